@@ -1,0 +1,40 @@
+# bulkhead: top-level entry points. `make run` and `make test` do all setup themselves.
+JOBS ?= $(shell nproc)
+BUILD_DIR ?= build
+ASAN_DIR ?= build-asan
+ARGS ?=
+
+.PHONY: setup build build-asan run test unit-test unit-test-asan interop-test bench clean
+
+setup:
+	@bash scripts/setup
+
+build: setup
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+build-asan: setup
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DBULKHEAD_SANITIZE=ON -DBULKHEAD_BENCH=OFF >/dev/null
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+
+run: build
+	mkdir -p data
+	./$(BUILD_DIR)/bulkhead serve $(ARGS)
+
+unit-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+unit-test-asan: build-asan
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 600
+
+interop-test: build
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 interop/
+
+test: unit-test unit-test-asan interop-test
+
+bench: build
+	bash bench/run
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

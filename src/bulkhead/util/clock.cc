@@ -1,0 +1,10 @@
+#include "bulkhead/util/clock.h"
+
+namespace bulkhead {
+
+SystemClock& SystemClock::Instance() {
+  static SystemClock clock;
+  return clock;
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,23 @@
+// RFC 3339 timestamps as Faktory writes them (Go's RFC3339Nano: UTC, "Z", fraction without
+// trailing zeros), and a parser that accepts any RFC 3339 timestamp clients send.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+// "2026-11-29T18:49:56.123456Z" (microsecond precision, trailing zeros trimmed, "Z").
+std::string FormatRfc3339(TimePoint t);
+
+// Parses "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; 't' and 'z' are accepted too.
+// Fractions beyond microseconds are truncated. InvalidArgument names what is wrong.
+Result<TimePoint> ParseRfc3339(std::string_view s);
+
+// "YYYY-MM-DD" of t in UTC; used for daily counters.
+std::string FormatDate(TimePoint t);
+
+}  // namespace bulkhead
