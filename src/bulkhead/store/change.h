@@ -1,0 +1,30 @@
+// Change: one row-level mutation of the durable store, produced by MemoryState for every state
+// transition and applied by a durable backend (SqliteWriter) in the same order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bulkhead/store/job_record.h"
+
+namespace bulkhead {
+
+struct Change {
+  enum class Kind : uint8_t {
+    kInsertJob,      // a new row: id, job (all fields)
+    kUpdateJob,      // the row's state, queue, score, enqueued_us and payload change
+    kUpdateState,    // only state and score change (FETCH, cheap)
+    kDeleteJob,      // id
+    kAddCounter,     // name += delta
+    kSetPaused,      // queue paused (flag) or resumed
+    kDeleteAll,      // FLUSH: every job, counter and paused flag
+  };
+  Kind kind;
+  int64_t id = 0;
+  JobRecord job;       // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
+  std::string name;    // kAddCounter: counter name; kSetPaused: queue
+  int64_t delta = 0;   // kAddCounter
+  bool flag = false;   // kSetPaused
+};
+
+}  // namespace bulkhead

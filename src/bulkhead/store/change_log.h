@@ -1,0 +1,26 @@
+// ChangeLog: where an embedded store makes its changes durable. MemoryState decides what changes;
+// a ChangeLog persists the resulting rows and tells when they are safe.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "bulkhead/store/change.h"
+#include "bulkhead/store/memory_state.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+class ChangeLog {
+ public:
+  virtual ~ChangeLog() = default;
+  // Fills `state` with everything persisted. Called once, before any Append.
+  virtual Status Load(MemoryState& state) = 0;
+  // Queues `changes` (in order, after all earlier ones). `durable` (may be empty) runs on the event
+  // loop once they are committed, with the commit's Status. Thread-safe.
+  virtual void Append(std::vector<Change> changes, std::function<void(Status)> durable) = 0;
+  // Commits what is queued and stops. Idempotent.
+  virtual void Close() = 0;
+};
+
+}  // namespace bulkhead

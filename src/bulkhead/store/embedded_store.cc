@@ -1,0 +1,152 @@
+#include "bulkhead/store/embedded_store.h"
+
+#include "bulkhead/util/time_format.h"
+
+namespace bulkhead {
+
+EmbeddedStore::EmbeddedStore(std::string name, std::unique_ptr<ChangeLog> log)
+    : name_(std::move(name)), log_(std::move(log)) {}
+
+EmbeddedStore::~EmbeddedStore() { Close(); }
+
+Status EmbeddedStore::Open() {
+  if (!log_) return Status::Ok();
+  return log_->Load(state_);
+}
+
+void EmbeddedStore::Close() {
+  if (closed_) return;
+  closed_ = true;
+  if (log_) log_->Close();
+}
+
+void EmbeddedStore::Commit(std::vector<Change> changes, std::function<void(Status)> durable) {
+  if (!log_ || changes.empty()) {
+    if (durable) durable(Status::Ok());
+    return;
+  }
+  log_->Append(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::Push(JobRecord job, Done durable) {
+  std::vector<Change> changes;
+  Status s = state_.Add(std::move(job), changes);
+  if (!s.ok()) {
+    durable(s);
+    return;
+  }
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
+                          JobCallback cb) {
+  std::vector<Change> changes;
+  auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
+  Commit(std::move(changes), nullptr);
+  cb(std::move(job));
+}
+
+void EmbeddedStore::Ack(const std::string& jid, std::function<void(Result<bool>)> durable) {
+  std::vector<Change> changes;
+  bool found = state_.Ack(jid, changes);
+  Commit(std::move(changes), [found, durable = std::move(durable)](Status s) {
+    if (!s.ok()) {
+      durable(s);
+    } else {
+      durable(found);
+    }
+  });
+}
+
+void EmbeddedStore::GetWorking(const std::string& jid, JobCallback cb) {
+  cb(state_.GetWorking(jid));
+}
+
+void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
+  std::vector<Change> changes;
+  Status s = state_.Move(job, ToUnixMicros(now), changes);
+  if (!s.ok()) {
+    durable(s);
+    return;
+  }
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::Remove(const std::string& jid, Done durable) {
+  std::vector<Change> changes;
+  state_.Remove(jid, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) {
+  std::vector<Change> changes;
+  auto moved = state_.EnqueueDue(set, ToUnixMicros(now), limit, changes);
+  Commit(std::move(changes), nullptr);
+  cb(std::move(moved));
+}
+
+void EmbeddedStore::ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) {
+  cb(state_.ExpiredReservations(ToUnixMicros(now), limit));
+}
+
+void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
+  std::vector<Change> changes;
+  size_t n = state_.PurgeDead(ToUnixMicros(now), limit, changes);
+  Commit(std::move(changes), nullptr);
+  cb(n);
+}
+
+void EmbeddedStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
+                           Duration dead_ttl, CountCallback durable) {
+  std::vector<Change> changes;
+  size_t n = state_.Mutate(op, set, filter, ToUnixMicros(now),
+                           std::chrono::duration_cast<std::chrono::microseconds>(dead_ttl).count(),
+                           changes);
+  Commit(std::move(changes), [n, durable = std::move(durable)](Status s) {
+    if (!s.ok()) {
+      durable(s);
+    } else {
+      durable(n);
+    }
+  });
+}
+
+void EmbeddedStore::SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) {
+  std::vector<Change> changes;
+  state_.SetPaused(queues, paused, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::RemoveQueues(const std::vector<std::string>& queues, Done durable) {
+  std::vector<Change> changes;
+  state_.RemoveQueues(queues, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint now) {
+  std::vector<Change> changes;
+  std::string day = FormatDate(now);
+  if (processed != 0) {
+    state_.AddCounter("processed", processed, changes);
+    state_.AddCounter("processed:" + day, processed, changes);
+  }
+  if (failures != 0) {
+    state_.AddCounter("failures", failures, changes);
+    state_.AddCounter("failures:" + day, failures, changes);
+  }
+  Commit(std::move(changes), nullptr);
+}
+
+void EmbeddedStore::Flush(Done durable) {
+  std::vector<Change> changes;
+  state_.DeleteAll(changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state_.Stats()); }
+
+void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {
+  cb(state_.List(set, offset, limit));
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,57 @@
+// EmbeddedStore: the in-process Store — state in memory (MemoryState), made durable by an optional
+// ChangeLog. Without a log it is the `memory:` store (nothing survives a restart); with a
+// SqliteChangeLog it is the default `sqlite:` store.
+//
+// Reads and state changes happen inline on the calling thread (the event loop), so a FETCH costs a
+// hash lookup and a deque pop; only `durable` callbacks wait, for the log's group commit.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "bulkhead/store/change_log.h"
+#include "bulkhead/store/memory_state.h"
+#include "bulkhead/store/store.h"
+
+namespace bulkhead {
+
+class EmbeddedStore final : public Store {
+ public:
+  // `log` may be null (memory only).
+  EmbeddedStore(std::string name, std::unique_ptr<ChangeLog> log);
+  ~EmbeddedStore() override;
+
+  std::string_view Name() const override { return name_; }
+  Status Open() override;
+  void Close() override;
+
+  void Push(JobRecord job, Done durable) override;
+  void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
+  void Ack(const std::string& jid, std::function<void(Result<bool>)> durable) override;
+  void GetWorking(const std::string& jid, JobCallback cb) override;
+  void Move(JobRecord job, TimePoint now, Done durable) override;
+  void Remove(const std::string& jid, Done durable) override;
+  void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override;
+  void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override;
+  void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override;
+  void Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
+              Duration dead_ttl, CountCallback durable) override;
+  void SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) override;
+  void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
+  void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
+  void Flush(Done durable) override;
+  void Stats(std::function<void(Result<StoreStats>)> cb) override;
+  void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
+
+ private:
+  // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or
+  // nothing changed).
+  void Commit(std::vector<Change> changes, std::function<void(Status)> durable);
+
+  const std::string name_;
+  std::unique_ptr<ChangeLog> log_;
+  MemoryState state_;
+  bool closed_ = false;
+};
+
+}  // namespace bulkhead

@@ -1,0 +1,360 @@
+#include "bulkhead/store/memory_state.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/time_format.h"
+
+namespace bulkhead {
+namespace {
+
+Change JobChange(Change::Kind kind, int64_t id, const JobRecord& job) {
+  Change c{kind};
+  c.id = id;
+  c.job = job;
+  return c;
+}
+
+}  // namespace
+
+std::set<MemoryState::SetKey>* MemoryState::SetFor(JobState s) {
+  return const_cast<std::set<SetKey>*>(std::as_const(*this).SetFor(s));
+}
+
+const std::set<MemoryState::SetKey>* MemoryState::SetFor(JobState s) const {
+  switch (s) {
+    case JobState::kScheduled: return &scheduled_;
+    case JobState::kRetry: return &retries_;
+    case JobState::kDead: return &dead_;
+    case JobState::kWorking: return &working_;
+    case JobState::kQueued: return nullptr;
+  }
+  return nullptr;
+}
+
+void MemoryState::Link(Entry* e) {
+  if (e->job.state == JobState::kQueued) {
+    queues_[e->job.queue].jobs.push_back(e);
+  } else {
+    SetFor(e->job.state)->insert({e->job.score, e->id, e});
+  }
+}
+
+void MemoryState::Unlink(Entry* e) {
+  if (e->job.state == JobState::kQueued) {
+    auto it = queues_.find(e->job.queue);
+    if (it == queues_.end()) return;
+    auto& dq = it->second.jobs;
+    if (!dq.empty() && dq.back() == e) {
+      dq.pop_back();
+    } else if (!dq.empty() && dq.front() == e) {
+      dq.pop_front();
+    } else {
+      dq.erase(std::find(dq.begin(), dq.end(), e));  // rare: admin removal from mid-queue
+    }
+  } else {
+    SetFor(e->job.state)->erase({e->job.score, e->id, e});
+  }
+}
+
+void MemoryState::AssignQueueSeq(Entry* e) { e->job.score = next_seq_++; }
+
+void MemoryState::SetEnqueuedAt(JobRecord& job, int64_t now_us) {
+  job.enqueued_us = now_us;
+  auto doc = nlohmann::json::parse(job.payload, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_object()) {
+    doc["enqueued_at"] = FormatRfc3339(FromUnixMicros(now_us));
+    job.payload = doc.dump();
+  }
+}
+
+Status MemoryState::LoadJob(int64_t id, JobRecord job) {
+  if (by_jid_.contains(job.jid)) {
+    return Status::AlreadyExists("duplicate jid " + job.jid + " in stored jobs");
+  }
+  auto entry = std::make_unique<Entry>(Entry{id, std::move(job)});
+  Entry* e = entry.get();
+  by_jid_.emplace(e->job.jid, std::move(entry));
+  next_id_ = std::max(next_id_, id + 1);
+  if (e->job.state == JobState::kQueued) {
+    next_seq_ = std::max(next_seq_, e->job.score + 1);
+  }
+  Link(e);
+  return Status::Ok();
+}
+
+void MemoryState::LoadCounter(const std::string& name, int64_t value) { counters_[name] = value; }
+
+void MemoryState::LoadPaused(const std::string& queue) { queues_[queue].paused = true; }
+
+void MemoryState::FinishLoad() {
+  for (auto& [name, q] : queues_) {
+    std::sort(q.jobs.begin(), q.jobs.end(),
+              [](const Entry* a, const Entry* b) { return a->job.score < b->job.score; });
+  }
+}
+
+Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
+  if (by_jid_.contains(job.jid)) {
+    return Status::AlreadyExists("jid " + job.jid + " is already known to the server");
+  }
+  auto entry = std::make_unique<Entry>(Entry{next_id_++, std::move(job)});
+  Entry* e = entry.get();
+  if (e->job.state == JobState::kQueued) {
+    AssignQueueSeq(e);
+  }
+  by_jid_.emplace(e->job.jid, std::move(entry));
+  Link(e);
+  out.push_back(JobChange(Change::Kind::kInsertJob, e->id, e->job));
+  return Status::Ok();
+}
+
+std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues,
+                                            int64_t now_us, std::vector<Change>& out) {
+  for (const auto& name : queues) {
+    auto it = queues_.find(name);
+    if (it == queues_.end() || it->second.paused || it->second.jobs.empty()) continue;
+    Entry* e = it->second.jobs.front();
+    it->second.jobs.pop_front();
+    e->job.state = JobState::kWorking;
+    e->job.score = now_us + int64_t{e->job.reserve_for_s} * 1'000'000;
+    Link(e);
+    Change c{Change::Kind::kUpdateState};
+    c.id = e->id;
+    c.job.state = e->job.state;
+    c.job.score = e->job.score;
+    out.push_back(std::move(c));
+    return e->job;
+  }
+  return std::nullopt;
+}
+
+bool MemoryState::Ack(const std::string& jid, std::vector<Change>& out) {
+  auto it = by_jid_.find(jid);
+  if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return false;
+  Entry* e = it->second.get();
+  Unlink(e);
+  Change c{Change::Kind::kDeleteJob};
+  c.id = e->id;
+  out.push_back(std::move(c));
+  by_jid_.erase(it);
+  return true;
+}
+
+std::optional<JobRecord> MemoryState::GetWorking(const std::string& jid) const {
+  auto it = by_jid_.find(jid);
+  if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return std::nullopt;
+  return it->second->job;
+}
+
+Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Change>& out) {
+  auto it = by_jid_.find(job.jid);
+  if (it == by_jid_.end()) return Status::NotFound("Job not found " + job.jid);
+  Entry* e = it->second.get();
+  Unlink(e);
+  e->job.state = job.state;
+  e->job.queue = job.queue;
+  e->job.payload = job.payload;
+  e->job.score = job.score;
+  if (job.state == JobState::kQueued) {
+    SetEnqueuedAt(e->job, now_us);
+    AssignQueueSeq(e);
+  }
+  Link(e);
+  out.push_back(JobChange(Change::Kind::kUpdateJob, e->id, e->job));
+  return Status::Ok();
+}
+
+bool MemoryState::Remove(const std::string& jid, std::vector<Change>& out) {
+  auto it = by_jid_.find(jid);
+  if (it == by_jid_.end()) return false;
+  Unlink(it->second.get());
+  Change c{Change::Kind::kDeleteJob};
+  c.id = it->second->id;
+  out.push_back(std::move(c));
+  by_jid_.erase(it);
+  return true;
+}
+
+std::vector<JobRecord> MemoryState::EnqueueDue(JobState set, int64_t now_us, size_t limit,
+                                               std::vector<Change>& out) {
+  std::vector<JobRecord> moved;
+  auto* s = SetFor(set);
+  while (!s->empty() && moved.size() < limit) {
+    auto [score, id, e] = *s->begin();
+    if (score > now_us) break;
+    s->erase(s->begin());
+    e->job.state = JobState::kQueued;
+    SetEnqueuedAt(e->job, now_us);
+    AssignQueueSeq(e);
+    Link(e);
+    out.push_back(JobChange(Change::Kind::kUpdateJob, e->id, e->job));
+    moved.push_back(e->job);
+  }
+  return moved;
+}
+
+std::vector<JobRecord> MemoryState::ExpiredReservations(int64_t now_us, size_t limit) const {
+  std::vector<JobRecord> expired;
+  for (const auto& [score, id, e] : working_) {
+    if (score > now_us || expired.size() >= limit) break;
+    expired.push_back(e->job);
+  }
+  return expired;
+}
+
+size_t MemoryState::PurgeDead(int64_t now_us, size_t limit, std::vector<Change>& out) {
+  size_t n = 0;
+  while (!dead_.empty() && n < limit) {
+    auto [score, id, e] = *dead_.begin();
+    if (score > now_us) break;
+    Remove(e->job.jid, out);
+    ++n;
+  }
+  return n;
+}
+
+size_t MemoryState::Mutate(MutateOp op, JobState set, const MutateFilter& filter, int64_t now_us,
+                           int64_t dead_ttl_us, std::vector<Change>& out) {
+  auto* s = SetFor(set);
+  std::vector<Entry*> targets;
+  for (const auto& [score, id, e] : *s) {
+    if (op == MutateOp::kClear || filter.Matches(e->job)) targets.push_back(e);
+  }
+  for (Entry* e : targets) {
+    switch (op) {
+      case MutateOp::kClear:
+      case MutateOp::kDiscard:
+        Remove(e->job.jid, out);
+        break;
+      case MutateOp::kKill: {
+        if (set == JobState::kDead) break;
+        JobRecord moved = e->job;
+        moved.state = JobState::kDead;
+        moved.score = now_us + dead_ttl_us;
+        Move(moved, now_us, out);
+        break;
+      }
+      case MutateOp::kRequeue: {
+        JobRecord moved = e->job;
+        moved.state = JobState::kQueued;
+        Move(moved, now_us, out);
+        break;
+      }
+    }
+  }
+  return targets.size();
+}
+
+void MemoryState::SetPaused(const std::vector<std::string>& queues, bool paused,
+                            std::vector<Change>& out) {
+  auto apply = [&](const std::string& name, Queue& q) {
+    if (q.paused == paused) return;
+    q.paused = paused;
+    Change c{Change::Kind::kSetPaused};
+    c.name = name;
+    c.flag = paused;
+    out.push_back(std::move(c));
+  };
+  for (const auto& name : queues) {
+    if (name == "*") {
+      for (auto& [n, q] : queues_) apply(n, q);
+    } else {
+      apply(name, queues_[name]);
+    }
+  }
+}
+
+void MemoryState::RemoveQueues(const std::vector<std::string>& queues, std::vector<Change>& out) {
+  std::vector<std::string> names;
+  for (const auto& name : queues) {
+    if (name == "*") {
+      for (const auto& [n, q] : queues_) names.push_back(n);
+    } else if (queues_.contains(name)) {
+      names.push_back(name);
+    }
+  }
+  for (const auto& name : names) {
+    auto it = queues_.find(name);
+    if (it == queues_.end()) continue;
+    std::deque<Entry*> jobs = std::move(it->second.jobs);
+    bool paused = it->second.paused;
+    queues_.erase(it);
+    for (Entry* e : jobs) {
+      Change c{Change::Kind::kDeleteJob};
+      c.id = e->id;
+      out.push_back(std::move(c));
+      by_jid_.erase(e->job.jid);
+    }
+    if (paused) {
+      Change c{Change::Kind::kSetPaused};
+      c.name = name;
+      c.flag = false;
+      out.push_back(std::move(c));
+    }
+  }
+}
+
+void MemoryState::AddCounter(const std::string& name, int64_t delta, std::vector<Change>& out) {
+  counters_[name] += delta;
+  Change c{Change::Kind::kAddCounter};
+  c.name = name;
+  c.delta = delta;
+  out.push_back(std::move(c));
+}
+
+void MemoryState::DeleteAll(std::vector<Change>& out) {
+  by_jid_.clear();
+  queues_.clear();
+  scheduled_.clear();
+  retries_.clear();
+  dead_.clear();
+  working_.clear();
+  counters_.clear();
+  out.push_back(Change{Change::Kind::kDeleteAll});
+}
+
+StoreStats MemoryState::Stats() const {
+  StoreStats s;
+  for (const auto& [name, q] : queues_) {
+    QueueStats qs;
+    qs.size = q.jobs.size();
+    qs.paused = q.paused;
+    qs.oldest_enqueued_us = q.jobs.empty() ? 0 : q.jobs.front()->job.enqueued_us;
+    s.enqueued += qs.size;
+    s.queues.emplace(name, qs);
+  }
+  s.scheduled = scheduled_.size();
+  s.retries = retries_.size();
+  s.dead = dead_.size();
+  s.working = working_.size();
+  auto counter = [&](const char* n) {
+    auto it = counters_.find(n);
+    return it == counters_.end() ? int64_t{0} : it->second;
+  };
+  s.processed = counter("processed");
+  s.failures = counter("failures");
+  return s;
+}
+
+std::vector<JobRecord> MemoryState::List(JobState set, size_t offset, size_t limit) const {
+  std::vector<JobRecord> out;
+  const auto* s = SetFor(set);
+  if (s == nullptr) return out;
+  size_t i = 0;
+  for (const auto& [score, id, e] : *s) {
+    if (i++ < offset) continue;
+    if (out.size() >= limit) break;
+    out.push_back(e->job);
+  }
+  return out;
+}
+
+bool MemoryState::IsPaused(const std::string& queue) const {
+  auto it = queues_.find(queue);
+  return it != queues_.end() && it->second.paused;
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,120 @@
+// MemoryState: every job, queue, set and counter, in memory, with the cost of each operation
+// independent of the backlog (hash lookup by jid, O(1) queue ends, O(log n) sorted sets).
+//
+// It is the read side of the embedded stores: MemoryStore uses it alone, SqliteStore pairs it with
+// a write-behind SQLite log. Every mutation appends the row-level Changes that make it durable to
+// the sink passed in, in order.
+//
+// Thread-compatible: the owner serialises calls (bulkhead calls it only from the event loop).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "bulkhead/store/change.h"
+#include "bulkhead/store/job_record.h"
+#include "bulkhead/store/mutate_filter.h"
+#include "bulkhead/store/store_stats.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+class MemoryState {
+ public:
+  MemoryState() = default;
+  MemoryState(const MemoryState&) = delete;
+  MemoryState& operator=(const MemoryState&) = delete;
+
+  // Loading (at open): adds a persisted row as-is. Queued rows may come in any order; call
+  // FinishLoad() once afterwards to order queues by their sequence numbers.
+  Status LoadJob(int64_t id, JobRecord job);
+  void LoadCounter(const std::string& name, int64_t value);
+  void LoadPaused(const std::string& queue);
+  void FinishLoad();
+
+  // Adds a new job (state kQueued or kScheduled). AlreadyExists when the jid is known.
+  // For kQueued, the FIFO sequence is assigned here (job.score is ignored).
+  Status Add(JobRecord job, std::vector<Change>& out);
+
+  // Pops the first job of the first non-empty, non-paused queue in `queues` and reserves it until
+  // now + its reserve_for. nullopt when all are empty or paused.
+  std::optional<JobRecord> Fetch(const std::vector<std::string>& queues, int64_t now_us,
+                                 std::vector<Change>& out);
+
+  // Removes a reserved job. Returns false (and changes nothing) when the jid is not in working.
+  bool Ack(const std::string& jid, std::vector<Change>& out);
+
+  // The job reserved under `jid`, if any.
+  std::optional<JobRecord> GetWorking(const std::string& jid) const;
+
+  // Moves an existing job to job.state (kRetry, kDead, kScheduled or kQueued) with job.score and
+  // job.payload; for kQueued the job goes to the back of job.queue. NotFound when jid is unknown.
+  Status Move(const JobRecord& job, int64_t now_us, std::vector<Change>& out);
+
+  // Deletes a job wherever it is. Returns false when unknown.
+  bool Remove(const std::string& jid, std::vector<Change>& out);
+
+  // Moves up to `limit` due jobs (score <= now) of `set` (kScheduled or kRetry) onto their queues,
+  // setting enqueued_at. Returns the jobs moved (their queue names matter to waiting fetchers).
+  std::vector<JobRecord> EnqueueDue(JobState set, int64_t now_us, size_t limit,
+                                    std::vector<Change>& out);
+
+  // Up to `limit` reservations that expired at or before now (they stay in working).
+  std::vector<JobRecord> ExpiredReservations(int64_t now_us, size_t limit) const;
+
+  // Deletes up to `limit` dead jobs whose purge time passed. Returns how many.
+  size_t PurgeDead(int64_t now_us, size_t limit, std::vector<Change>& out);
+
+  // Applies a MUTATE to the jobs of `set` (kScheduled, kRetry or kDead) that match `filter`.
+  // kClear ignores the filter (as Faktory's clear empties the whole set). Returns jobs touched.
+  size_t Mutate(MutateOp op, JobState set, const MutateFilter& filter, int64_t now_us,
+                int64_t dead_ttl_us, std::vector<Change>& out);
+
+  // Pause/resume/remove queues by name; "*" means every known queue.
+  void SetPaused(const std::vector<std::string>& queues, bool paused, std::vector<Change>& out);
+  void RemoveQueues(const std::vector<std::string>& queues, std::vector<Change>& out);
+
+  void AddCounter(const std::string& name, int64_t delta, std::vector<Change>& out);
+  void DeleteAll(std::vector<Change>& out);
+
+  StoreStats Stats() const;
+  // Jobs of a sorted set in score order, for listings (at most `limit`, starting at `offset`).
+  std::vector<JobRecord> List(JobState set, size_t offset, size_t limit) const;
+  bool IsPaused(const std::string& queue) const;
+  bool Contains(const std::string& jid) const { return by_jid_.contains(jid); }
+
+ private:
+  struct Entry {
+    int64_t id;
+    JobRecord job;
+  };
+  struct Queue {
+    std::deque<Entry*> jobs;
+    bool paused = false;
+  };
+  using SetKey = std::tuple<int64_t, int64_t, Entry*>;  // score, id, entry
+
+  std::set<SetKey>* SetFor(JobState s);
+  const std::set<SetKey>* SetFor(JobState s) const;
+  void Unlink(Entry* e);           // out of its queue/set (queued: only the back is O(1); front via Fetch)
+  void Link(Entry* e);             // into its queue/set per e->job.state
+  void AssignQueueSeq(Entry* e);
+  static void SetEnqueuedAt(JobRecord& job, int64_t now_us);
+
+  std::unordered_map<std::string, std::unique_ptr<Entry>> by_jid_;
+  std::map<std::string, Queue> queues_;
+  std::set<SetKey> scheduled_, retries_, dead_, working_;
+  std::map<std::string, int64_t> counters_;
+  int64_t next_id_ = 1;
+  int64_t next_seq_ = 1;
+};
+
+}  // namespace bulkhead

@@ -1,0 +1,293 @@
+#include "bulkhead/store/sqlite_change_log.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+namespace bulkhead {
+namespace {
+
+// Schema, version 1.
+//   meta(key, value): schema_version.
+//   jobs: one row per job wherever it is (see JobState); `id` is assigned by MemoryState and
+//     never reused while the row exists; no secondary index: the whole table is loaded at open and
+//     every later write addresses a row by id.
+//   counters(name, value): processed, failures, processed:YYYY-MM-DD, failures:YYYY-MM-DD.
+//   paused(queue).
+// Upgrade steps: when the schema changes, bump kSchemaVersion, add a step here that migrates
+// version N to N+1 in one transaction, and keep every earlier step.
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS jobs(
+  id INTEGER PRIMARY KEY,
+  jid TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  queue TEXT NOT NULL,
+  jobtype TEXT NOT NULL,
+  score INTEGER NOT NULL,
+  enqueued INTEGER NOT NULL,
+  reserve_for INTEGER NOT NULL,
+  payload TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS paused(queue TEXT PRIMARY KEY) WITHOUT ROWID;
+)sql";
+
+}  // namespace
+
+SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::string durability)
+    : path_(std::move(path)), poster_(std::move(poster)), durability_(std::move(durability)) {}
+
+SqliteChangeLog::~SqliteChangeLog() { Close(); }
+
+Status SqliteChangeLog::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    return Status::Unavailable("sqlite " + path_ + ": " + msg);
+  }
+  return Status::Ok();
+}
+
+Status SqliteChangeLog::Prepare(const char* sql, sqlite3_stmt** stmt) {
+  if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr) != SQLITE_OK) {
+    return Status::Internal("sqlite prepare failed: " + std::string(sqlite3_errmsg(db_)));
+  }
+  return Status::Ok();
+}
+
+Status SqliteChangeLog::OpenDatabase() {
+  std::filesystem::path p(path_);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (sqlite3_open_v2(path_.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return Status::Unavailable("cannot open sqlite database " + path_ + ": " +
+                               (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  Status s = Exec("PRAGMA journal_mode=WAL");
+  if (!s.ok()) return s;
+  s = Exec(durability_ == "power" ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+  if (!s.ok()) return s;
+  // Bigger page cache and checkpoints: the write pattern is append-mostly.
+  Exec("PRAGMA cache_size=-65536");
+  Exec("PRAGMA wal_autocheckpoint=10000");
+  Exec("PRAGMA temp_store=MEMORY");
+  s = Exec(kSchema);
+  if (!s.ok()) return s;
+  // Schema version check.
+  sqlite3_stmt* st = nullptr;
+  s = Prepare("SELECT value FROM meta WHERE key='schema_version'", &st);
+  if (!s.ok()) return s;
+  int version = 0;
+  if (sqlite3_step(st) == SQLITE_ROW) version = std::atoi((const char*)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (version == 0) {
+    s = Exec("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '1')");
+    if (!s.ok()) return s;
+  } else if (version > kSchemaVersion) {
+    return Status::FailedPrecondition(
+        "sqlite database " + path_ + " has schema version " + std::to_string(version) +
+        ", newer than this bulkhead understands (" + std::to_string(kSchemaVersion) + ")");
+  }
+  for (auto [sql, stmt] : std::initializer_list<std::pair<const char*, sqlite3_stmt**>>{
+           {"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &insert_},
+           {"UPDATE jobs SET state=?2, queue=?3, score=?4, enqueued=?5, payload=?6 WHERE id=?1",
+            &update_},
+           {"UPDATE jobs SET state=?2, score=?3 WHERE id=?1", &update_state_},
+           {"DELETE FROM jobs WHERE id=?1", &delete_},
+           {"INSERT INTO counters(name, value) VALUES(?1, ?2)"
+            " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value", &counter_},
+           {"INSERT OR IGNORE INTO paused(queue) VALUES(?1)", &pause_},
+           {"DELETE FROM paused WHERE queue=?1", &unpause_}}) {
+    s = Prepare(sql, stmt);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status SqliteChangeLog::Load(MemoryState& state) {
+  Status s = OpenDatabase();
+  if (!s.ok()) return s;
+  sqlite3_stmt* st = nullptr;
+  s = Prepare("SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload"
+              " FROM jobs", &st);
+  if (!s.ok()) return s;
+  size_t jobs = 0;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    JobRecord job;
+    auto text = [&](int col) {
+      return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, col)),
+                         sqlite3_column_bytes(st, col));
+    };
+    int64_t id = sqlite3_column_int64(st, 0);
+    job.jid = text(1);
+    job.state = static_cast<JobState>(sqlite3_column_int(st, 2));
+    job.queue = text(3);
+    job.jobtype = text(4);
+    job.score = sqlite3_column_int64(st, 5);
+    job.enqueued_us = sqlite3_column_int64(st, 6);
+    job.reserve_for_s = sqlite3_column_int(st, 7);
+    job.payload = text(8);
+    Status ls = state.LoadJob(id, std::move(job));
+    if (!ls.ok()) spdlog::warn("sqlite {}: skipping row {}: {}", path_, id, ls.message());
+    ++jobs;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return Status::Unavailable("sqlite load failed: " + std::string(sqlite3_errmsg(db_)));
+  Prepare("SELECT name, value FROM counters", &st);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    state.LoadCounter(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+                      sqlite3_column_int64(st, 1));
+  }
+  sqlite3_finalize(st);
+  Prepare("SELECT queue FROM paused", &st);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    state.LoadPaused(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  }
+  sqlite3_finalize(st);
+  state.FinishLoad();
+  spdlog::info("sqlite store {}: loaded {} jobs", path_, jobs);
+  writer_ = std::thread([this] { WriterLoop(); });
+  return Status::Ok();
+}
+
+void SqliteChangeLog::Append(std::vector<Change> changes, std::function<void(Status)> durable) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(Pending{std::move(changes), std::move(durable)});
+  }
+  cv_.notify_one();
+}
+
+void SqliteChangeLog::WriterLoop() {
+  std::vector<Pending> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty() && stopping_) break;
+      batch.swap(pending_);
+    }
+    Status s = CommitBatch(batch);
+    if (!s.ok()) spdlog::error("sqlite commit failed: {}", s.message());
+    // One post per batch carries every completion of the batch back to the event loop.
+    auto callbacks = std::make_shared<std::vector<std::function<void(Status)>>>();
+    callbacks->reserve(batch.size());
+    for (auto& p : batch) {
+      if (p.durable) callbacks->push_back(std::move(p.durable));
+    }
+    batch.clear();
+    if (!callbacks->empty()) {
+      poster_([callbacks, s] {
+        for (auto& cb : *callbacks) cb(s);
+      });
+    }
+  }
+}
+
+Status SqliteChangeLog::ApplyChange(const Change& c,
+                                    std::map<std::string, int64_t>& counter_deltas) {
+  sqlite3_stmt* st = nullptr;
+  switch (c.kind) {
+    case Change::Kind::kInsertJob:
+      st = insert_;
+      sqlite3_bind_int64(st, 1, c.id);
+      sqlite3_bind_text(st, 2, c.job.jid.data(), (int)c.job.jid.size(), SQLITE_STATIC);
+      sqlite3_bind_int(st, 3, static_cast<int>(c.job.state));
+      sqlite3_bind_text(st, 4, c.job.queue.data(), (int)c.job.queue.size(), SQLITE_STATIC);
+      sqlite3_bind_text(st, 5, c.job.jobtype.data(), (int)c.job.jobtype.size(), SQLITE_STATIC);
+      sqlite3_bind_int64(st, 6, c.job.score);
+      sqlite3_bind_int64(st, 7, c.job.enqueued_us);
+      sqlite3_bind_int(st, 8, c.job.reserve_for_s);
+      sqlite3_bind_text(st, 9, c.job.payload.data(), (int)c.job.payload.size(), SQLITE_STATIC);
+      break;
+    case Change::Kind::kUpdateJob:
+      st = update_;
+      sqlite3_bind_int64(st, 1, c.id);
+      sqlite3_bind_int(st, 2, static_cast<int>(c.job.state));
+      sqlite3_bind_text(st, 3, c.job.queue.data(), (int)c.job.queue.size(), SQLITE_STATIC);
+      sqlite3_bind_int64(st, 4, c.job.score);
+      sqlite3_bind_int64(st, 5, c.job.enqueued_us);
+      sqlite3_bind_text(st, 6, c.job.payload.data(), (int)c.job.payload.size(), SQLITE_STATIC);
+      break;
+    case Change::Kind::kUpdateState:
+      st = update_state_;
+      sqlite3_bind_int64(st, 1, c.id);
+      sqlite3_bind_int(st, 2, static_cast<int>(c.job.state));
+      sqlite3_bind_int64(st, 3, c.job.score);
+      break;
+    case Change::Kind::kDeleteJob:
+      st = delete_;
+      sqlite3_bind_int64(st, 1, c.id);
+      break;
+    case Change::Kind::kAddCounter:
+      counter_deltas[c.name] += c.delta;  // written once per transaction
+      return Status::Ok();
+    case Change::Kind::kSetPaused:
+      st = c.flag ? pause_ : unpause_;
+      sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
+      break;
+    case Change::Kind::kDeleteAll:
+      counter_deltas.clear();
+      return Exec("DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;");
+  }
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (rc != SQLITE_DONE) {
+    return Status::Unavailable("sqlite write failed: " + std::string(sqlite3_errmsg(db_)));
+  }
+  return Status::Ok();
+}
+
+Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
+  Status s = Exec("BEGIN");
+  if (!s.ok()) return s;
+  std::map<std::string, int64_t> counter_deltas;
+  for (const auto& p : batch) {
+    for (const auto& c : p.changes) {
+      Status cs = ApplyChange(c, counter_deltas);
+      if (!cs.ok()) {
+        Exec("ROLLBACK");
+        return cs;
+      }
+    }
+  }
+  for (const auto& [name, delta] : counter_deltas) {
+    sqlite3_bind_text(counter_, 1, name.data(), (int)name.size(), SQLITE_STATIC);
+    sqlite3_bind_int64(counter_, 2, delta);
+    int rc = sqlite3_step(counter_);
+    sqlite3_reset(counter_);
+    if (rc != SQLITE_DONE) {
+      Exec("ROLLBACK");
+      return Status::Unavailable("sqlite counter write failed: " + std::string(sqlite3_errmsg(db_)));
+    }
+  }
+  return Exec("COMMIT");
+}
+
+void SqliteChangeLog::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (writer_.joinable()) writer_.join();
+  for (sqlite3_stmt* st : {insert_, update_, update_state_, delete_, counter_, pause_, unpause_}) {
+    if (st) sqlite3_finalize(st);
+  }
+  insert_ = update_ = update_state_ = delete_ = counter_ = pause_ = unpause_ = nullptr;
+  if (db_) sqlite3_close(db_);
+  db_ = nullptr;
+}
+
+}  // namespace bulkhead

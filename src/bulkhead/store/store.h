@@ -1,0 +1,98 @@
+// Store: where jobs live. The engine talks only to this interface, so the embedded stores (memory,
+// SQLite) and a networked one (Redis) are interchangeable.
+//
+// Contract for every implementation:
+// - Methods are called from one thread (the event loop). Callbacks run on that thread too; an
+//   implementation may run a callback before the method returns (the embedded stores answer reads
+//   inline) or later (after a commit, or a network round trip).
+// - A callback named `durable` runs once the change survives a crash of the process (see each
+//   implementation for power loss). Reads reflect every change made so far, durable or not.
+// - No method blocks the calling thread on disk or network.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bulkhead/store/job_record.h"
+#include "bulkhead/store/mutate_filter.h"
+#include "bulkhead/store/store_stats.h"
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+class Store {
+ public:
+  using Done = std::function<void(Status)>;
+  using JobCallback = std::function<void(Result<std::optional<JobRecord>>)>;
+  using JobsCallback = std::function<void(Result<std::vector<JobRecord>>)>;
+  using CountCallback = std::function<void(Result<size_t>)>;
+  // Runs a closure on the event loop thread; how stores deliver deferred callbacks.
+  using Poster = std::function<void(std::function<void()>)>;
+
+  virtual ~Store() = default;
+
+  // Short name for logs and benchmarks: "memory", "sqlite", "redis".
+  virtual std::string_view Name() const = 0;
+
+  // Loads persisted state. Must be called once before anything else; fatal errors are returned.
+  virtual Status Open() = 0;
+  // Flushes pending changes and releases resources. Idempotent.
+  virtual void Close() = 0;
+
+  // Adds a new job in state kQueued or kScheduled. AlreadyExists when the jid is known.
+  virtual void Push(JobRecord job, Done durable) = 0;
+  // Reserves the head of the first non-empty, non-paused queue in `queues` until
+  // now + reserve_for; nullopt when there is none. The reservation is made durable with the next
+  // commit without delaying the answer (a crash before that leaves the job queued: at-least-once).
+  virtual void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) = 0;
+  // Ends a reservation. The Result is false when the jid was not reserved.
+  virtual void Ack(const std::string& jid, std::function<void(Result<bool>)> durable) = 0;
+  // The reserved job with this jid, or nullopt.
+  virtual void GetWorking(const std::string& jid, JobCallback cb) = 0;
+  // Moves an existing job to job.state with job.score, job.queue and job.payload.
+  virtual void Move(JobRecord job, TimePoint now, Done durable) = 0;
+  // Deletes a job wherever it is (no error when unknown).
+  virtual void Remove(const std::string& jid, Done durable) = 0;
+
+  // Moves up to `limit` due jobs of kScheduled or kRetry to their queues.
+  virtual void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) = 0;
+  // Up to `limit` expired reservations (still in working).
+  virtual void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) = 0;
+  // Deletes up to `limit` dead jobs past their purge time.
+  virtual void PurgeDead(TimePoint now, size_t limit, CountCallback cb) = 0;
+  // MUTATE on a sorted set; the count is the number of jobs touched.
+  virtual void Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
+                      Duration dead_ttl, CountCallback durable) = 0;
+
+  virtual void SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) = 0;
+  virtual void RemoveQueues(const std::vector<std::string>& queues, Done durable) = 0;
+
+  // Adds to the processed/failures counters (total and the day of `now`). Made durable with the
+  // next commit; no callback.
+  virtual void CountOutcome(int64_t processed, int64_t failures, TimePoint now) = 0;
+
+  // FLUSH: deletes every job, queue, counter and pause flag.
+  virtual void Flush(Done durable) = 0;
+
+  virtual void Stats(std::function<void(Result<StoreStats>)> cb) = 0;
+  // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.
+  virtual void List(JobState set, size_t offset, size_t limit, JobsCallback cb) = 0;
+};
+
+// Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working
+// directory). `poster` delivers deferred callbacks to the event loop. InvalidArgument names the
+// unsupported scheme.
+struct StoreOptions {
+  // "process": a commit survives kill -9 (SQLite synchronous=NORMAL in WAL mode: no fsync per
+  // commit; a power loss may lose the last commits). "power": fsync per commit (synchronous=FULL).
+  std::string durability = "process";
+};
+Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::Poster poster,
+                                                const StoreOptions& options = {});
+
+}  // namespace bulkhead
