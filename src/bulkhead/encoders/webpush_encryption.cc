@@ -1,0 +1,220 @@
+#include "bulkhead/encoders/webpush_encryption.h"
+
+#include <openssl/rand.h>
+
+#include <optional>
+
+#include "bulkhead/encoders/openssl_util.h"
+#include "bulkhead/encoders/p256.h"
+#include "bulkhead/util/base64.h"
+
+namespace bulkhead {
+namespace {
+
+using encoders_internal::EvpCipherCtxPtr;
+using encoders_internal::HkdfSha256;
+using encoders_internal::OpenSslError;
+
+constexpr size_t kTagSize = 16;
+constexpr size_t kKeySize = 16;
+constexpr size_t kNonceSize = 12;
+constexpr size_t kAes128gcmHeaderSize = 16 + 4 + 1 + 65;  // 86
+
+// AES-128-GCM over prefix ‖ data ‖ suffix, appending ciphertext and tag to `out`.
+Status SealRecord(const unsigned char* key, const unsigned char* nonce, std::string_view prefix,
+                  std::string_view data, std::string_view suffix, std::string& out) {
+  EvpCipherCtxPtr ctx(EVP_CIPHER_CTX_new());
+  if (!ctx || EVP_EncryptInit_ex2(ctx.get(), encoders_internal::Aes128Gcm(), key, nonce,
+                                  nullptr) != 1) {
+    return Status::Internal(OpenSslError("AES-128-GCM init"));
+  }
+  size_t start = out.size();
+  out.resize(start + prefix.size() + data.size() + suffix.size() + kTagSize);
+  auto* p = reinterpret_cast<unsigned char*>(out.data()) + start;
+  for (std::string_view part : {prefix, data, suffix}) {
+    if (part.empty()) continue;
+    int n = 0;
+    if (EVP_EncryptUpdate(ctx.get(), p, &n, reinterpret_cast<const unsigned char*>(part.data()),
+                          static_cast<int>(part.size())) != 1) {
+      return Status::Internal(OpenSslError("AES-128-GCM encrypt"));
+    }
+    p += n;
+  }
+  int n = 0;
+  if (EVP_EncryptFinal_ex(ctx.get(), p, &n) != 1) {
+    return Status::Internal(OpenSslError("AES-128-GCM final"));
+  }
+  p += n;
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kTagSize, p) != 1) {
+    return Status::Internal(OpenSslError("AES-128-GCM tag"));
+  }
+  return Status::Ok();
+}
+
+std::string LengthPrefixed(std::string_view key) {
+  std::string out;
+  out += static_cast<char>((key.size() >> 8) & 0xff);
+  out += static_cast<char>(key.size() & 0xff);
+  out += key;
+  return out;
+}
+
+}  // namespace
+
+const char* ContentEncodingName(ContentEncoding encoding) {
+  return encoding == ContentEncoding::kAesgcm ? "aesgcm" : "aes128gcm";
+}
+
+Result<ContentEncoding> ParseContentEncoding(std::string_view name) {
+  if (name == "aes128gcm") return ContentEncoding::kAes128gcm;
+  if (name == "aesgcm") return ContentEncoding::kAesgcm;
+  return Status::InvalidArgument("content_encoding must be \"aes128gcm\" or \"aesgcm\", got \"" +
+                                 std::string(name.substr(0, 32)) + "\"");
+}
+
+size_t MaxWebPushPlaintext(ContentEncoding encoding) {
+  return encoding == ContentEncoding::kAesgcm ? kAesgcmMaxPlaintext : kAes128gcmMaxPlaintext;
+}
+
+Result<WebPushSubscriberKeys> WebPushSubscriberKeys::Parse(std::string_view p256dh_b64url,
+                                                           std::string_view auth_b64url) {
+  Result<std::string> p256dh = Base64Decode(p256dh_b64url);
+  if (!p256dh.ok()) {
+    return Status::InvalidArgument("p256dh is not base64url: " + p256dh.status().message());
+  }
+  Result<std::string> auth = Base64Decode(auth_b64url);
+  if (!auth.ok()) {
+    return Status::InvalidArgument("auth is not base64url: " + auth.status().message());
+  }
+  if (auth->size() != kWebPushAuthSecretSize) {
+    return Status::InvalidArgument("auth must decode to 16 bytes, got " +
+                                   std::to_string(auth->size()));
+  }
+  Result<encoders_internal::EvpPkeyPtr> key =
+      encoders_internal::P256PublicKeyFromPoint(*p256dh);
+  if (!key.ok()) return Status::InvalidArgument("p256dh: " + key.status().message());
+  WebPushSubscriberKeys out;
+  out.p256dh_ = std::move(*p256dh);
+  out.auth_ = std::move(*auth);
+  out.key_ = encoders_internal::ShareKey(std::move(*key));
+  return out;
+}
+
+Result<WebPushSenderKey> WebPushSenderKey::Generate() {
+  Result<encoders_internal::EvpPkeyPtr> key = encoders_internal::GenerateP256Key();
+  if (!key.ok()) return key.status();
+  Result<std::string> pub = encoders_internal::P256PublicPoint(key->get());
+  if (!pub.ok()) return pub.status();
+  WebPushSenderKey out;
+  out.public_key_ = std::move(*pub);
+  out.key_ = encoders_internal::ShareKey(std::move(*key));
+  return out;
+}
+
+Result<WebPushSenderKey> WebPushSenderKey::FromPrivateKey(std::string_view scalar) {
+  Result<encoders_internal::EvpPkeyPtr> key = encoders_internal::P256KeyFromPrivateScalar(scalar);
+  if (!key.ok()) return key.status();
+  Result<std::string> pub = encoders_internal::P256PublicPoint(key->get());
+  if (!pub.ok()) return pub.status();
+  WebPushSenderKey out;
+  out.public_key_ = std::move(*pub);
+  out.key_ = encoders_internal::ShareKey(std::move(*key));
+  return out;
+}
+
+Result<EncryptedPush> EncryptWebPush(const WebPushSubscriberKeys& keys, std::string_view plaintext,
+                                     const WebPushEncryptOptions& options) {
+  const ContentEncoding encoding = options.encoding;
+  if (plaintext.size() > MaxWebPushPlaintext(encoding)) {
+    return Status::InvalidArgument("payload is " + std::to_string(plaintext.size()) +
+                                   " bytes; " + ContentEncodingName(encoding) + " allows at most " +
+                                   std::to_string(MaxWebPushPlaintext(encoding)));
+  }
+  EncryptedPush out;
+  out.encoding = encoding;
+  if (options.salt.empty()) {
+    out.salt.resize(kWebPushSaltSize);
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(out.salt.data()), kWebPushSaltSize) != 1) {
+      return Status::Internal(OpenSslError("RAND_bytes"));
+    }
+  } else if (options.salt.size() != kWebPushSaltSize) {
+    return Status::InvalidArgument("salt must be 16 bytes");
+  } else {
+    out.salt = options.salt;
+  }
+
+  std::optional<WebPushSenderKey> fresh;
+  const WebPushSenderKey* sender = options.sender_key;
+  if (sender == nullptr) {
+    Result<WebPushSenderKey> generated = WebPushSenderKey::Generate();
+    if (!generated.ok()) return generated.status();
+    fresh = std::move(*generated);
+    sender = &*fresh;
+  }
+  out.sender_public_key = sender->public_key();
+
+  Result<std::string> ecdh = encoders_internal::P256Ecdh(sender->key(), keys.key());
+  if (!ecdh.ok()) return ecdh.status();
+
+  unsigned char ikm[32];
+  unsigned char cek[kKeySize];
+  unsigned char nonce[kNonceSize];
+  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
+  Status st;
+  if (encoding == ContentEncoding::kAes128gcm) {
+    // RFC 8291 §3.4: IKM = HKDF(auth, ecdh, "WebPush: info\0" ‖ ua_public ‖ as_public, 32).
+    std::string key_info("WebPush: info\0", 14);
+    key_info += keys.p256dh();
+    key_info += sender->public_key();
+    st = HkdfSha256(keys.auth(), *ecdh, key_info, ikm, sizeof(ikm));
+    if (st.ok()) {
+      st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: aes128gcm\0", 28),
+                      cek, sizeof(cek));
+    }
+    if (st.ok()) {
+      st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: nonce\0", 24),
+                      nonce, sizeof(nonce));
+    }
+    if (!st.ok()) return st;
+    out.body.reserve(kAes128gcmHeaderSize + plaintext.size() + 1 + kTagSize);
+    out.body.append(out.salt);
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      out.body += static_cast<char>((kAes128gcmRecordSize >> shift) & 0xff);
+    }
+    out.body += static_cast<char>(encoders_internal::kP256PointSize);
+    out.body += sender->public_key();
+    st = SealRecord(cek, nonce, {}, plaintext, std::string_view("\x02", 1), out.body);
+    if (!st.ok()) return st;
+    return out;
+  }
+
+  // aesgcm (draft-ietf-webpush-encryption-04): IKM = HKDF(auth, ecdh, "Content-Encoding: auth\0",
+  // 32); context = "P-256\0" ‖ len(ua) ‖ ua_public ‖ len(as) ‖ as_public.
+  st = HkdfSha256(keys.auth(), *ecdh, std::string_view("Content-Encoding: auth\0", 23), ikm,
+                  sizeof(ikm));
+  if (!st.ok()) return st;
+  std::string context("P-256\0", 6);
+  context += LengthPrefixed(keys.p256dh());
+  context += LengthPrefixed(sender->public_key());
+  std::string cek_info = std::string("Content-Encoding: aesgcm\0", 25) + context;
+  std::string nonce_info = std::string("Content-Encoding: nonce\0", 24) + context;
+  st = HkdfSha256(out.salt, ikm_view, cek_info, cek, sizeof(cek));
+  if (st.ok()) st = HkdfSha256(out.salt, ikm_view, nonce_info, nonce, sizeof(nonce));
+  if (!st.ok()) return st;
+  out.body.reserve(2 + plaintext.size() + kTagSize);
+  st = SealRecord(cek, nonce, std::string_view("\0\0", 2), plaintext, {}, out.body);
+  if (!st.ok()) return st;
+  out.headers.emplace_back("Encryption", "salt=" + Base64UrlEncode(out.salt));
+  out.headers.emplace_back("Crypto-Key", "dh=" + Base64UrlEncode(out.sender_public_key));
+  return out;
+}
+
+Result<EncryptedPush> EncryptWebPush(std::string_view p256dh_b64url, std::string_view auth_b64url,
+                                     std::string_view plaintext,
+                                     const WebPushEncryptOptions& options) {
+  Result<WebPushSubscriberKeys> keys = WebPushSubscriberKeys::Parse(p256dh_b64url, auth_b64url);
+  if (!keys.ok()) return keys.status();
+  return EncryptWebPush(*keys, plaintext, options);
+}
+
+}  // namespace bulkhead
