@@ -1,0 +1,105 @@
+// The names, label names and help texts of every metric bulkhead exposes, in one place. The
+// server registers its metrics with these constants; docs/operations.md and the shipped rules in
+// deploy/prometheus/ use the same names, so a rename here must be repeated there.
+//
+// Conventions (Prometheus naming practice): `bulkhead_` namespace, base units (seconds), counters
+// end in `_total`. Every per-queue series carries label `queue`, every per-remote-host series
+// label `host` (folded to at most N values plus "other" by TopNLabels).
+#pragma once
+
+#include <string_view>
+
+namespace bulkhead::metric_names {
+
+// ---- Label names -------------------------------------------------------------------------------
+inline constexpr std::string_view kLabelQueue = "queue";
+inline constexpr std::string_view kLabelHost = "host";
+inline constexpr std::string_view kLabelOutcome = "outcome";
+inline constexpr std::string_view kLabelJobType = "jobtype";
+inline constexpr std::string_view kLabelVersion = "version";
+inline constexpr std::string_view kLabelMetric = "metric";
+
+// Values of `outcome` on bulkhead_deliveries_total.
+inline constexpr std::string_view kOutcomeSuccess = "success";        // 2xx
+inline constexpr std::string_view kOutcomeClientError = "client_error";  // 4xx, not retried
+inline constexpr std::string_view kOutcomeServerError = "server_error";  // 5xx, retried
+inline constexpr std::string_view kOutcomeTimeout = "timeout";        // connect/read deadline
+inline constexpr std::string_view kOutcomeNetworkError = "network_error";  // DNS, refused, TLS
+inline constexpr std::string_view kOutcomeRejected = "rejected";  // breaker open or host cap full
+
+// ---- Queues and job sets (gauges computed at scrape time) ---------------------------------------
+// Jobs waiting in the queue. Label: queue.
+inline constexpr std::string_view kQueueSize = "bulkhead_queue_size";
+inline constexpr std::string_view kQueueSizeHelp = "Jobs waiting in the queue.";
+// Age of the oldest waiting job, computed when scraped (0 for an empty queue). Label: queue.
+// Never updated by workers, so it keeps climbing while every worker is stuck.
+inline constexpr std::string_view kQueueLatencySeconds = "bulkhead_queue_latency_seconds";
+inline constexpr std::string_view kQueueLatencySecondsHelp =
+    "Age of the oldest job waiting in the queue, computed at scrape time (0 when empty).";
+inline constexpr std::string_view kRetrySetSize = "bulkhead_retry_set_size";
+inline constexpr std::string_view kRetrySetSizeHelp = "Jobs waiting in the retry set.";
+inline constexpr std::string_view kScheduledSetSize = "bulkhead_scheduled_set_size";
+inline constexpr std::string_view kScheduledSetSizeHelp = "Jobs waiting in the scheduled set.";
+inline constexpr std::string_view kDeadSetSize = "bulkhead_dead_set_size";
+inline constexpr std::string_view kDeadSetSizeHelp = "Jobs in the dead set (retries exhausted).";
+inline constexpr std::string_view kParkedJobs = "bulkhead_parked_jobs";
+inline constexpr std::string_view kParkedJobsHelp =
+    "Delivery jobs parked because their host's breaker is open or its cap is full.";
+
+// ---- Workers and jobs ---------------------------------------------------------------------------
+inline constexpr std::string_view kWorkingJobs = "bulkhead_working_jobs";
+inline constexpr std::string_view kWorkingJobsHelp = "Jobs fetched by a worker and not yet acked.";
+// Age of the longest-running fetched job, computed at scrape time (0 when none): the hung-worker
+// detector that pairs with queue latency.
+inline constexpr std::string_view kOldestWorkingJobSeconds = "bulkhead_oldest_working_job_seconds";
+inline constexpr std::string_view kOldestWorkingJobSecondsHelp =
+    "Time since the longest-running unacked job was fetched, computed at scrape time.";
+inline constexpr std::string_view kWorkersConnected = "bulkhead_workers_connected";
+inline constexpr std::string_view kWorkersConnectedHelp =
+    "Worker processes with a live heartbeat.";
+inline constexpr std::string_view kJobsProcessedTotal = "bulkhead_jobs_processed_total";
+inline constexpr std::string_view kJobsProcessedTotalHelp = "Jobs acked (ACK) since start.";
+inline constexpr std::string_view kJobsFailedTotal = "bulkhead_jobs_failed_total";
+inline constexpr std::string_view kJobsFailedTotalHelp = "Jobs failed (FAIL or reservation expiry).";
+// Histogram. Label: jobtype. Buckets: kJobRuntimeBuckets.
+inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
+inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";
+
+// ---- Outbound delivery, per remote host ---------------------------------------------------------
+inline constexpr std::string_view kHostInflight = "bulkhead_host_inflight";
+inline constexpr std::string_view kHostInflightHelp = "Deliveries in flight to the host.";
+inline constexpr std::string_view kHostCap = "bulkhead_host_cap";
+inline constexpr std::string_view kHostCapHelp = "Concurrency cap (bulkhead) for the host.";
+// 1 while the host's breaker is not closed (open or half-open), else 0. For host="other" the
+// value is the number of folded hosts whose breaker is not closed.
+inline constexpr std::string_view kHostBreakerOpen = "bulkhead_host_breaker_open";
+inline constexpr std::string_view kHostBreakerOpenHelp =
+    "1 while the host's circuit breaker is open or half-open (for host=\"other\": how many).";
+inline constexpr std::string_view kDeliveriesTotal = "bulkhead_deliveries_total";
+inline constexpr std::string_view kDeliveriesTotalHelp = "Delivery attempts by host and outcome.";
+// Histogram. Label: host. Buckets: kDeliveryLatencyBuckets.
+inline constexpr std::string_view kDeliveryLatencySeconds = "bulkhead_delivery_latency_seconds";
+inline constexpr std::string_view kDeliveryLatencySecondsHelp =
+    "Duration of one delivery attempt (request sent to response or error).";
+
+// ---- Process ------------------------------------------------------------------------------------
+// Always 1; label version. Its presence proves /metrics answers with bulkhead's own figures.
+inline constexpr std::string_view kBuildInfo = "bulkhead_build_info";
+inline constexpr std::string_view kBuildInfoHelp = "Always 1; labelled with the bulkhead version.";
+inline constexpr std::string_view kStartTimeSeconds = "bulkhead_start_time_seconds";
+inline constexpr std::string_view kStartTimeSecondsHelp = "Unix time the server started.";
+// Registered by Registry itself: a scrape-time callback failed, so its family was left out of the
+// scrape instead of showing a frozen value. Label: metric.
+inline constexpr std::string_view kMetricsCollectErrorsTotal = "bulkhead_metrics_collect_errors_total";
+inline constexpr std::string_view kMetricsCollectErrorsTotalHelp =
+    "Scrape-time metric callbacks that failed; the family was omitted from that scrape.";
+
+// ---- Histogram buckets (seconds) ----------------------------------------------------------------
+// Jobs run from milliseconds to the Faktory default reservation of 30 min.
+inline constexpr double kJobRuntimeBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                                2.5,   5,    10,    30,   60,  120,  300, 1800};
+// One HTTP delivery: bounded by the delivery deadline (tens of seconds).
+inline constexpr double kDeliveryLatencyBuckets[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                     1,    2.5,   5,    10,  20,   30};
+
+}  // namespace bulkhead::metric_names
