@@ -1,0 +1,167 @@
+#include "bulkhead/delivery/compartment_registry.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace bulkhead {
+namespace {
+
+struct Candidate {
+  Compartment* compartment;
+  int want;  // fresh + parked, decremented per grant
+  int fresh;
+};
+
+}  // namespace
+
+CompartmentRegistry::CompartmentRegistry(const CompartmentRegistryConfig& config, Rng& rng)
+    : config_(config), global_max_(std::max(1, config.global_max_in_flight)), rng_(rng) {}
+
+Compartment& CompartmentRegistry::Get(std::string_view host, TimePoint now) {
+  auto it = compartments_.find(host);
+  if (it == compartments_.end()) {
+    it = compartments_
+             .emplace(std::string(host), std::make_unique<Compartment>(
+                                             std::string(host), config_.compartment, rng_, now))
+             .first;
+  }
+  return *it->second;
+}
+
+Compartment* CompartmentRegistry::Find(std::string_view host) {
+  auto it = compartments_.find(host);
+  return it == compartments_.end() ? nullptr : it->second.get();
+}
+
+const Compartment* CompartmentRegistry::Find(std::string_view host) const {
+  auto it = compartments_.find(host);
+  return it == compartments_.end() ? nullptr : it->second.get();
+}
+
+Status CompartmentRegistry::Park(std::string_view host, std::string job_id, TimePoint now) {
+  return Get(host, now).Park(std::move(job_id));
+}
+
+std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fresh,
+                                                 TimePoint now) {
+  std::vector<Grant> grants;
+
+  // Gather candidates in host order (compartments_ is sorted), fresh demand merged with parked.
+  std::map<std::string_view, int> fresh_by_host;
+  for (const HostDemand& d : fresh) {
+    if (d.fresh > 0) {
+      Get(d.host, now);  // make sure it exists
+      fresh_by_host[d.host] += d.fresh;
+    }
+  }
+  std::vector<Candidate> cands;
+  for (auto& [host, c] : compartments_) {
+    auto f = fresh_by_host.find(host);
+    const int fresh_count = f == fresh_by_host.end() ? 0 : f->second;
+    const int want = fresh_count + static_cast<int>(c->parked_count());
+    if (want > 0) cands.push_back({c.get(), want, fresh_count});
+  }
+  if (cands.empty()) return grants;
+
+  // Round robin: start after the host served first last time.
+  auto start = std::upper_bound(
+      cands.begin(), cands.end(), last_first_served_,
+      [](const std::string& h, const Candidate& c) { return h < c.compartment->host(); });
+  std::rotate(cands.begin(), start, cands.end());
+
+  // Contention: could the hosts able to start now take more than the free global slots?
+  const int free_slots = global_max_ - global_in_flight_;
+  int could_take = 0;
+  int active = 0;
+  for (const Candidate& c : cands) {
+    const Compartment& comp = *c.compartment;
+    if (comp.Check(now, /*ignore_parked=*/true) == ParkReason::kNone) {
+      could_take += std::min(c.want, std::max(1, comp.limit() - comp.in_flight()));
+      if (comp.in_flight() == 0) ++active;  // holders are counted below
+    }
+  }
+  for (const auto& [host, c] : compartments_) {
+    if (c->in_flight() > 0) ++active;
+  }
+  const bool contended = could_take > free_slots;
+  const int fair_share = std::max(1, global_max_ / std::max(1, active));
+
+  auto run_pass = [&](bool cap_at_share) {
+    bool progress = true;
+    while (progress && global_in_flight_ < global_max_) {
+      progress = false;
+      for (Candidate& c : cands) {
+        if (global_in_flight_ >= global_max_) break;
+        if (c.want <= 0) continue;
+        Compartment& comp = *c.compartment;
+        if (cap_at_share && comp.in_flight() >= fair_share) continue;
+        Grant g;
+        g.host = comp.host();
+        if (comp.parked_count() > 0) {
+          std::optional<ReadyJob> job = comp.NextReady(now);
+          if (!job) {
+            c.want = 0;  // blocked by its own compartment for the rest of this call
+            continue;
+          }
+          g.permit = job->permit;
+          g.parked_job_id = std::move(job->job_id);
+        } else {
+          AcquireResult r = comp.TryAcquire(now);
+          if (!r.granted) {
+            c.want = 0;
+            continue;
+          }
+          g.permit = r.permit;
+        }
+        if (grants.empty()) last_first_served_ = g.host;
+        --c.want;
+        ++global_in_flight_;
+        grants.push_back(std::move(g));
+        progress = true;
+      }
+    }
+  };
+  run_pass(/*cap_at_share=*/contended);
+  if (contended) run_pass(/*cap_at_share=*/false);
+  return grants;
+}
+
+void CompartmentRegistry::OnResult(const Grant& grant, const Outcome& outcome, Duration latency,
+                                   TimePoint now, std::optional<TimePoint> retry_after) {
+  if (global_in_flight_ > 0) --global_in_flight_;
+  Compartment* c = Find(grant.host);
+  assert(c != nullptr && "compartments with attempts in flight are never evicted");
+  if (c != nullptr) c->OnResult(grant.permit, outcome, latency, now, retry_after);
+}
+
+size_t CompartmentRegistry::EvictIdle(TimePoint now) {
+  size_t evicted = 0;
+  for (auto it = compartments_.begin(); it != compartments_.end();) {
+    if (it->second->Evictable(now, config_.idle_eviction, config_.failing_retention)) {
+      it = compartments_.erase(it);
+      ++evicted;
+    } else {
+      ++it;
+    }
+  }
+  return evicted;
+}
+
+std::optional<TimePoint> CompartmentRegistry::NextWakeup(TimePoint now) const {
+  std::optional<TimePoint> best;
+  for (const auto& [host, c] : compartments_) {
+    std::optional<TimePoint> t = c->NextWakeup(now);
+    if (t && (!best || *t < *best)) best = t;
+  }
+  return best;
+}
+
+std::vector<CompartmentSnapshot> CompartmentRegistry::Snapshot(TimePoint now) const {
+  std::vector<CompartmentSnapshot> out;
+  out.reserve(compartments_.size());
+  for (const auto& [host, c] : compartments_) out.push_back(c->Snapshot(now));
+  return out;
+}
+
+}  // namespace bulkhead

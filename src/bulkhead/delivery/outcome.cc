@@ -1,0 +1,78 @@
+#include "bulkhead/delivery/outcome.h"
+
+namespace bulkhead {
+
+const char* TransportErrorName(TransportError e) {
+  switch (e) {
+    case TransportError::kNone: return "none";
+    case TransportError::kTimeout: return "timeout";
+    case TransportError::kConnectError: return "connect_error";
+    case TransportError::kDnsError: return "dns_error";
+    case TransportError::kConnectionReset: return "connection_reset";
+    case TransportError::kTlsError: return "tls_error";
+    case TransportError::kBlockedAddress: return "blocked_address";
+    case TransportError::kTooManyRedirects: return "too_many_redirects";
+    case TransportError::kOther: return "other";
+  }
+  return "unknown";
+}
+
+const char* OutcomeClassName(OutcomeClass c) {
+  switch (c) {
+    case OutcomeClass::kOk: return "ok";
+    case OutcomeClass::kGone: return "gone";
+    case OutcomeClass::kPermanent: return "permanent";
+    case OutcomeClass::kRetryable: return "retryable";
+  }
+  return "unknown";
+}
+
+const char* HostSignalName(HostSignal s) {
+  switch (s) {
+    case HostSignal::kHealthy: return "healthy";
+    case HostSignal::kFailure: return "failure";
+    case HostSignal::kOverloaded: return "overloaded";
+    case HostSignal::kNone: return "none";
+  }
+  return "unknown";
+}
+
+Outcome Classify(JobKind kind, const AttemptResult& r) {
+  switch (r.error) {
+    case TransportError::kNone:
+      break;
+    case TransportError::kTimeout:
+    case TransportError::kConnectError:
+    case TransportError::kDnsError:
+    case TransportError::kConnectionReset:
+    case TransportError::kTlsError:
+      return {OutcomeClass::kRetryable, HostSignal::kFailure, TransportErrorName(r.error)};
+    case TransportError::kBlockedAddress:
+    case TransportError::kTooManyRedirects:
+      return {OutcomeClass::kPermanent, HostSignal::kNone, TransportErrorName(r.error)};
+    case TransportError::kOther:
+      return {OutcomeClass::kRetryable, HostSignal::kNone, TransportErrorName(r.error)};
+  }
+
+  const int code = r.http_status;
+  std::string reason = "http " + std::to_string(code);
+  if (code >= 200 && code <= 299) return {OutcomeClass::kOk, HostSignal::kHealthy, std::move(reason)};
+  if (code == 429 || code == 503) {
+    return {OutcomeClass::kRetryable, HostSignal::kOverloaded, std::move(reason)};
+  }
+  if (code == 408 || (code >= 500 && code <= 599)) {
+    return {OutcomeClass::kRetryable, HostSignal::kFailure, std::move(reason)};
+  }
+  if (kind == JobKind::kWebPush && (code == 404 || code == 410)) {
+    return {OutcomeClass::kGone, HostSignal::kHealthy, std::move(reason)};
+  }
+  if (code >= 400 && code <= 499) {
+    return {OutcomeClass::kPermanent, HostSignal::kHealthy, std::move(reason)};
+  }
+  // 1xx or 3xx: the host answered, so it is reachable. Anything else is not an HTTP status at all;
+  // say nothing about the host.
+  const HostSignal host = (code >= 100 && code <= 399) ? HostSignal::kHealthy : HostSignal::kNone;
+  return {OutcomeClass::kPermanent, host, std::move(reason)};
+}
+
+}  // namespace bulkhead
