@@ -1,0 +1,140 @@
+#include "bulkhead/config/config.h"
+
+#include <charconv>
+#include <set>
+
+#include <toml++/toml.h>
+
+namespace bulkhead {
+
+std::string Config::StoreUrl() const {
+  if (!store.empty()) return store;
+  std::string dir = data_dir.empty() ? "." : data_dir;
+  return "sqlite:" + dir + "/bulkhead.db";
+}
+
+int Config::RetryFor(const std::string& jobtype) const {
+  auto it = jobtypes.find(jobtype);
+  if (it != jobtypes.end() && it->second.retry) return *it->second.retry;
+  return default_retry;
+}
+
+Status Config::Validate() const {
+  auto bad = [](const std::string& m) { return Status::InvalidArgument(m); };
+  if (!ParseHostPort(listen).ok()) return ParseHostPort(listen).status();
+  if (!ParseHostPort(http).ok()) return ParseHostPort(http).status();
+  if (durability != "process" && durability != "power") {
+    return bad("durability must be \"process\" or \"power\", not \"" + durability + "\"");
+  }
+  if (max_connections < 1) return bad("max_connections must be at least 1");
+  if (max_line_bytes < 1024) return bad("max_line_bytes must be at least 1024");
+  if (line_timeout_seconds < 1) return bad("line_timeout_seconds must be at least 1");
+  if (handshake_timeout_seconds < 1) return bad("handshake_timeout_seconds must be at least 1");
+  if (fetch_block_ms < 0 || fetch_block_ms > 4000) {
+    return bad("fetch_block_ms must be between 0 and 4000 (clients give up at 5 s)");
+  }
+  if (scheduler_interval_ms < 10) return bad("scheduler_interval_ms must be at least 10");
+  if (reaper_interval_ms < 10) return bad("reaper_interval_ms must be at least 10");
+  if (dead_ttl_days < 1) return bad("dead_ttl_days must be at least 1");
+  if (default_retry < -1) return bad("default_retry must be -1 or more");
+  for (const auto& [name, jt] : jobtypes) {
+    if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
+  }
+  return Status::Ok();
+}
+
+Result<HostPort> ParseHostPort(const std::string& s) {
+  auto bad = [&] {
+    return Status::InvalidArgument("invalid address \"" + s + "\": expected HOST:PORT");
+  };
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return bad();
+  HostPort hp;
+  hp.host = s.substr(0, colon);
+  if (hp.host.front() == '[' && hp.host.back() == ']') hp.host = hp.host.substr(1, hp.host.size() - 2);
+  unsigned port = 0;
+  auto [p, ec] = std::from_chars(s.data() + colon + 1, s.data() + s.size(), port);
+  if (ec != std::errc() || p != s.data() + s.size() || port > 65535) return bad();
+  hp.port = static_cast<uint16_t>(port);
+  return hp;
+}
+
+Result<Config> LoadConfigFile(const std::string& path, Config base) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    std::string msg = "config file " + path + ": " + std::string(e.description());
+    if (e.source().begin) {
+      msg += " (line " + std::to_string(e.source().begin.line) + ")";
+    }
+    return Status::InvalidArgument(msg);
+  }
+  Config c = std::move(base);
+  auto err = [&](const std::string& key, const std::string& want) {
+    return Status::InvalidArgument("config file " + path + ": " + key + " must be " + want);
+  };
+  for (auto&& [k, node] : tbl) {
+    std::string key(k.str());
+    auto str = [&](std::string& out) -> Status {
+      if (auto v = node.value<std::string>()) {
+        out = *v;
+        return Status::Ok();
+      }
+      return err(key, "a string");
+    };
+    auto integer = [&](auto& out) -> Status {
+      if (auto v = node.value<int64_t>()) {
+        out = static_cast<std::remove_reference_t<decltype(out)>>(*v);
+        return Status::Ok();
+      }
+      return err(key, "an integer");
+    };
+    Status s;
+    if (key == "listen") s = str(c.listen);
+    else if (key == "http") s = str(c.http);
+    else if (key == "data_dir") s = str(c.data_dir);
+    else if (key == "store") s = str(c.store);
+    else if (key == "durability") s = str(c.durability);
+    else if (key == "password") s = str(c.password);
+    else if (key == "log_level") s = str(c.log_level);
+    else if (key == "max_connections") s = integer(c.max_connections);
+    else if (key == "max_line_bytes") s = integer(c.max_line_bytes);
+    else if (key == "line_timeout_seconds") s = integer(c.line_timeout_seconds);
+    else if (key == "handshake_timeout_seconds") s = integer(c.handshake_timeout_seconds);
+    else if (key == "fetch_block_ms") s = integer(c.fetch_block_ms);
+    else if (key == "scheduler_interval_ms") s = integer(c.scheduler_interval_ms);
+    else if (key == "reaper_interval_ms") s = integer(c.reaper_interval_ms);
+    else if (key == "dead_ttl_days") s = integer(c.dead_ttl_days);
+    else if (key == "default_retry") s = integer(c.default_retry);
+    else if (key == "worker_timeout_seconds") s = integer(c.worker_timeout_seconds);
+    else if (key == "allow_private_targets") {
+      if (auto v = node.value<bool>()) c.allow_private_targets = *v;
+      else s = err(key, "true or false");
+    } else if (key == "jobtypes") {
+      const toml::table* jts = node.as_table();
+      if (!jts) return err(key, "a table of [jobtypes.NAME] tables");
+      for (auto&& [name, jnode] : *jts) {
+        const toml::table* jt = jnode.as_table();
+        std::string prefix = "jobtypes." + std::string(name.str());
+        if (!jt) return err(prefix, "a table");
+        for (auto&& [jk, jv] : *jt) {
+          if (jk.str() == "retry") {
+            auto v = jv.value<int64_t>();
+            if (!v) return err(prefix + ".retry", "an integer");
+            c.jobtypes[std::string(name.str())].retry = static_cast<int>(*v);
+          } else {
+            return Status::InvalidArgument("config file " + path + ": unknown key " + prefix +
+                                           "." + std::string(jk.str()));
+          }
+        }
+      }
+    } else {
+      return Status::InvalidArgument("config file " + path + ": unknown key " + key);
+    }
+    if (!s.ok()) return s;
+  }
+  return c;
+}
+
+}  // namespace bulkhead
