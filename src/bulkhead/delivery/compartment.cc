@@ -44,8 +44,8 @@ ParkReason Compartment::Check(TimePoint now, bool ignore_parked) const {
   const BreakerState state = breaker_.state(now);
   if (state == BreakerState::kOpen) return ParkReason::kBreakerOpen;
   if (!ignore_parked && !parked_.empty()) return ParkReason::kParkedAhead;
-  if (in_flight_ >= limit_.limit()) return ParkReason::kAtCapacity;
   if (!breaker_.CanAcquire(now)) return ParkReason::kProbeInFlight;
+  if (in_flight_ >= limit_.limit()) return ParkReason::kAtCapacity;
   return ParkReason::kNone;
 }
 

@@ -105,7 +105,7 @@ class Compartment {
   const std::string& host() const { return host_; }
 
   // Admits one attempt now, or says why not. Checks, in order: Retry-After, breaker open, parked
-  // jobs ahead, adaptive cap, half-open probe slots. A grant increments in_flight().
+  // jobs ahead, half-open probe slots, adaptive cap. A grant increments in_flight().
   AcquireResult TryAcquire(TimePoint now);
   // What TryAcquire would answer, without taking anything. Ignores parked jobs when
   // `ignore_parked` (that is the question "could the head of the parked queue start?").
