@@ -1,0 +1,351 @@
+#include "bulkhead/engine/engine.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "bulkhead/util/time_format.h"
+
+namespace bulkhead {
+namespace {
+
+constexpr size_t kScanBatch = 1000;
+
+int64_t ResidentMemoryMb() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return pages_resident * sysconf(_SC_PAGESIZE) / (1024 * 1024);
+}
+
+}  // namespace
+
+Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, Clock& clock,
+               Rng& rng)
+    : io_(io),
+      store_(store),
+      config_(config),
+      clock_(clock),
+      rng_(rng),
+      retry_policy_([&config](const std::string& jt) { return config.RetryFor(jt); }, rng,
+                    std::chrono::hours(24) * config.dead_ttl_days),
+      started_at_(clock.Now()),
+      scheduler_timer_(io),
+      reaper_timer_(io),
+      purge_timer_(io),
+      worker_timer_(io) {}
+
+Engine::~Engine() { Stop(); }
+
+void Engine::Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
+                   std::function<void()> task) {
+  timer.expires_after(period);
+  timer.async_wait([this, &timer, period, task = std::move(task)](boost::system::error_code ec) {
+    if (ec || stopped_) return;
+    task();
+    Every(timer, period, task);
+  });
+}
+
+void Engine::Start() {
+  RunScheduledOnce();
+  RunReaperOnce();
+  RunDeadPurgeOnce();
+  Every(scheduler_timer_, std::chrono::milliseconds(config_.scheduler_interval_ms),
+        [this] { RunScheduledOnce(); });
+  Every(reaper_timer_, std::chrono::milliseconds(config_.reaper_interval_ms),
+        [this] { RunReaperOnce(); });
+  Every(purge_timer_, std::chrono::seconds(60), [this] { RunDeadPurgeOnce(); });
+  Every(worker_timer_, std::chrono::seconds(15), [this] {
+    task_runs_["workers"]++;
+    for (const auto& wid :
+         workers_.Reap(clock_.Now(), std::chrono::seconds(config_.worker_timeout_seconds))) {
+      spdlog::info("worker {} silent for over {} s: dropped", wid, config_.worker_timeout_seconds);
+      if (on_worker_reaped_) on_worker_reaped_(wid);
+    }
+  });
+}
+
+void Engine::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto* t : {&scheduler_timer_, &reaper_timer_, &purge_timer_, &worker_timer_}) t->cancel();
+  // Answer every waiting FETCH with "no job" so clients are not left hanging.
+  while (!waiters_.empty()) CompleteWaiter(waiters_.begin(), std::optional<std::string>());
+}
+
+void Engine::Push(JobRecord job, Done done) {
+  std::string queue = job.queue;
+  bool queued = job.state == JobState::kQueued;
+  store_.Push(std::move(job), std::move(done));
+  if (queued) WakeWaiters(queue, 1);
+}
+
+uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid,
+                       FetchCallback cb) {
+  auto block = std::chrono::milliseconds(config_.fetch_block_ms);
+  if (!wid.empty() && workers_.StateOf(wid) != WorkerState::kRunning) {
+    queues.clear();  // a quiet or terminating worker gets no more jobs: wait, then $-1
+  }
+  if (!queues.empty()) {
+    std::optional<Result<std::optional<std::string>>> immediate;
+    store_.Fetch(queues, clock_.Now(), [&](Result<std::optional<JobRecord>> r) {
+      if (!r.ok()) {
+        immediate = r.status();
+      } else if (r->has_value()) {
+        immediate = std::optional<std::string>(std::move((*r)->payload));
+      }
+    });
+    if (immediate) {
+      cb(std::move(*immediate));
+      return 0;
+    }
+  }
+  uint64_t ticket = next_ticket_++;
+  waiters_.push_back(Waiter{ticket, std::move(queues), std::move(cb),
+                            std::make_unique<boost::asio::steady_timer>(io_)});
+  auto it = std::prev(waiters_.end());
+  waiter_index_[ticket] = it;
+  it->timer->expires_after(block);
+  it->timer->async_wait([this, ticket](boost::system::error_code ec) {
+    if (ec) return;
+    auto found = waiter_index_.find(ticket);
+    if (found == waiter_index_.end()) return;
+    CompleteWaiter(found->second, std::optional<std::string>());
+  });
+  return ticket;
+}
+
+void Engine::CancelFetch(uint64_t ticket) {
+  auto found = waiter_index_.find(ticket);
+  if (found == waiter_index_.end()) return;
+  found->second->timer->cancel();
+  waiters_.erase(found->second);
+  waiter_index_.erase(found);
+}
+
+void Engine::CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result) {
+  FetchCallback cb = std::move(it->cb);
+  it->timer->cancel();
+  waiter_index_.erase(it->ticket);
+  waiters_.erase(it);
+  cb(std::move(result));
+}
+
+void Engine::WakeWaiters(const std::string& queue, size_t count) {
+  for (auto it = waiters_.begin(); it != waiters_.end() && count > 0;) {
+    auto next = std::next(it);
+    bool wants = false;
+    for (const auto& q : it->queues) wants = wants || q == queue;
+    if (wants) {
+      std::optional<JobRecord> job;
+      store_.Fetch(it->queues, clock_.Now(), [&](Result<std::optional<JobRecord>> r) {
+        if (r.ok()) job = std::move(*r);
+      });
+      if (job) {
+        --count;
+        CompleteWaiter(it, std::optional<std::string>(std::move(job->payload)));
+      } else {
+        break;  // nothing left for anyone (or the queue is paused)
+      }
+    }
+    it = next;
+  }
+}
+
+void Engine::Ack(const std::string& jid, Done done) {
+  store_.Ack(jid, [this, jid, done = std::move(done)](Result<bool> found) {
+    if (!found.ok()) {
+      done(found.status());
+      return;
+    }
+    if (*found) {
+      store_.CountOutcome(1, 0, clock_.Now());
+    } else {
+      spdlog::debug("ACK of unknown jid {}", jid);
+    }
+    done(Status::Ok());
+  });
+}
+
+void Engine::Fail(const std::string& jid, FailureReport report, Done done) {
+  store_.GetWorking(jid, [this, jid, report = std::move(report),
+                          done = std::move(done)](Result<std::optional<JobRecord>> r) mutable {
+    if (!r.ok()) {
+      done(r.status());
+      return;
+    }
+    if (!r->has_value()) {
+      done(Status::NotFound("Job not found " + jid));
+      return;
+    }
+    FailReserved(**r, std::move(report), std::move(done));
+  });
+}
+
+void Engine::FailReserved(const JobRecord& job, FailureReport report, Done done) {
+  TimePoint now = clock_.Now();
+  auto decision = retry_policy_.Decide(job, report, now);
+  store_.CountOutcome(1, 1, now);
+  if (!decision.ok() || decision->kind == RetryDecision::Kind::kDiscard) {
+    if (!decision.ok()) spdlog::error("job {}: {}", job.jid, decision.status().message());
+    store_.Remove(job.jid, std::move(done));
+    return;
+  }
+  if (decision->kind == RetryDecision::Kind::kDead) {
+    spdlog::info("job {} ({}) is dead after {}: {}", job.jid, job.jobtype, report.errtype,
+                 report.message.substr(0, 200));
+  }
+  store_.Move(std::move(decision->job), now, std::move(done));
+}
+
+Result<WorkerState> Engine::Beat(const std::string& wid, const std::string& reported_state,
+                                 int64_t rss_kb) {
+  return workers_.Beat(wid, reported_state, rss_kb, clock_.Now());
+}
+
+void Engine::Flush(Done done) { store_.Flush(std::move(done)); }
+
+void Engine::Mutate(MutateOp op, JobState set, MutateFilter filter, Done done) {
+  store_.Mutate(op, set, filter, clock_.Now(), std::chrono::hours(24) * config_.dead_ttl_days,
+                [this, op, done = std::move(done)](Result<size_t> n) {
+                  if (!n.ok()) {
+                    done(n.status());
+                    return;
+                  }
+                  if (op == MutateOp::kRequeue && *n > 0) {
+                    // Requeued jobs may be for any queue: let every waiter look.
+                    std::vector<std::string> queues;
+                    for (const auto& w : waiters_) {
+                      for (const auto& q : w.queues) queues.push_back(q);
+                    }
+                    for (const auto& q : queues) WakeWaiters(q, *n);
+                  }
+                  done(Status::Ok());
+                });
+}
+
+void Engine::PauseQueues(const std::vector<std::string>& queues, bool paused, Done done) {
+  store_.SetPaused(queues, paused, [this, queues, paused, done = std::move(done)](Status s) {
+    if (s.ok() && !paused) {
+      for (const auto& q : queues) WakeWaiters(q, SIZE_MAX);
+    }
+    done(s);
+  });
+}
+
+void Engine::RemoveQueues(const std::vector<std::string>& queues, Done done) {
+  store_.RemoveQueues(queues, std::move(done));
+}
+
+void Engine::QueueLatency(const std::vector<std::string>& queues,
+                          std::function<void(Result<std::map<std::string, double>>)> cb) {
+  store_.Stats([this, queues, cb = std::move(cb)](Result<StoreStats> stats) {
+    if (!stats.ok()) {
+      cb(stats.status());
+      return;
+    }
+    int64_t now = ToUnixMicros(clock_.Now());
+    std::map<std::string, double> out;
+    for (const auto& q : queues) {
+      auto it = stats->queues.find(q);
+      double latency = 0;
+      if (it != stats->queues.end() && it->second.oldest_enqueued_us > 0) {
+        latency = std::max<int64_t>(0, now - it->second.oldest_enqueued_us) / 1e6;
+      }
+      out[q] = latency;
+    }
+    cb(std::move(out));
+  });
+}
+
+void Engine::Info(const ServerCounters& server, std::function<void(Result<std::string>)> cb) {
+  store_.Stats([this, server, cb = std::move(cb)](Result<StoreStats> stats) {
+    if (!stats.ok()) {
+      cb(stats.status());
+      return;
+    }
+    TimePoint now = clock_.Now();
+    nlohmann::json queues = nlohmann::json::object();
+    for (const auto& [name, q] : stats->queues) queues[name] = q.size;
+    nlohmann::json tasks = nlohmann::json::object();
+    for (const auto& [name, runs] : task_runs_) tasks[name] = {{"runs", runs}};
+    std::string utc = FormatRfc3339(now);
+    nlohmann::json doc = {
+        {"now", utc},
+        {"server_utc_time", utc.substr(11, 8) + " UTC"},
+        {"faktory",
+         {{"total_failures", stats->failures},
+          {"total_processed", stats->processed},
+          {"total_enqueued", stats->enqueued},
+          {"total_queues", stats->queues.size()},
+          {"queues", queues},
+          {"sets",
+           {{"scheduled", stats->scheduled},
+            {"retries", stats->retries},
+            {"dead", stats->dead},
+            {"working", stats->working}}},
+          {"tasks", tasks}}},
+        {"server",
+         {{"description", "bulkhead"},
+          {"faktory_version", "1.10.0"},
+          {"bulkhead_version", BULKHEAD_VERSION},
+          {"store", std::string(store_.Name())},
+          {"uptime", std::chrono::duration_cast<std::chrono::seconds>(now - started_at_).count()},
+          {"connections", server.connections},
+          {"command_count", server.command_count},
+          {"workers", workers_.size()},
+          {"used_memory_mb", ResidentMemoryMb()}}},
+    };
+    cb(doc.dump());
+  });
+}
+
+void Engine::RunScheduledOnce() {
+  task_runs_["scheduled"]++;
+  for (JobState set : {JobState::kScheduled, JobState::kRetry}) {
+    for (;;) {
+      size_t moved = 0;
+      store_.EnqueueDue(set, clock_.Now(), kScanBatch, [&](Result<std::vector<JobRecord>> r) {
+        if (!r.ok()) {
+          spdlog::error("scheduler: {}", r.status().message());
+          return;
+        }
+        moved = r->size();
+        std::map<std::string, size_t> per_queue;
+        for (const auto& j : *r) per_queue[j.queue]++;
+        for (const auto& [q, n] : per_queue) WakeWaiters(q, n);
+      });
+      if (moved < kScanBatch) break;
+    }
+  }
+}
+
+void Engine::RunReaperOnce() {
+  task_runs_["reservations"]++;
+  store_.ExpiredReservations(clock_.Now(), kScanBatch, [this](Result<std::vector<JobRecord>> r) {
+    if (!r.ok()) {
+      spdlog::error("reservation reaper: {}", r.status().message());
+      return;
+    }
+    for (const auto& job : *r) {
+      spdlog::info("job {} reservation expired", job.jid);
+      FailReserved(job, FailureReport{"ReservationExpired", "Faktory job reservation expired", {}},
+                   [](Status s) {
+                     if (!s.ok()) spdlog::error("reaper: {}", s.message());
+                   });
+    }
+  });
+}
+
+void Engine::RunDeadPurgeOnce() {
+  task_runs_["dead_purge"]++;
+  store_.PurgeDead(clock_.Now(), kScanBatch, [](Result<size_t> n) {
+    if (n.ok() && *n > 0) spdlog::info("purged {} dead jobs past their retention", *n);
+  });
+}
+
+}  // namespace bulkhead

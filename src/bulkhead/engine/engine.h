@@ -1,0 +1,133 @@
+// Engine: the job server's operations (push, fetch with blocking, ack, fail through the retry
+// policy, heartbeats, admin commands) and its periodic tasks (scheduled/retry scanners,
+// reservation reaper, dead purge, worker reaper), over a Store.
+//
+// Threading: everything runs on the io_context's thread; callbacks are invoked on it, sometimes
+// before the call returns. Commands are parsed by the protocol layer; the engine takes typed
+// arguments and answers with Status/Result.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bulkhead/config/config.h"
+#include "bulkhead/engine/retry_policy.h"
+#include "bulkhead/engine/worker_registry.h"
+#include "bulkhead/store/store.h"
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/rng.h"
+
+namespace bulkhead {
+
+// Figures the protocol server contributes to INFO.
+struct ServerCounters {
+  int64_t connections = 0;
+  int64_t command_count = 0;
+};
+
+class Engine {
+ public:
+  using Done = std::function<void(Status)>;
+  // A job's JSON, or nullopt for "no job" ($-1).
+  using FetchCallback = std::function<void(Result<std::optional<std::string>>)>;
+
+  Engine(boost::asio::io_context& io, Store& store, const Config& config, Clock& clock, Rng& rng);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Starts the periodic tasks. Stop() cancels them and answers pending FETCHes with no job.
+  void Start();
+  void Stop();
+
+  TimePoint Now() const { return clock_.Now(); }
+  const Config& config() const { return config_; }
+  Store& store() { return store_; }
+  WorkerRegistry& workers() { return workers_; }
+
+  // PUSH of a parsed job; `done` runs once it is durable.
+  void Push(JobRecord job, Done done);
+
+  // FETCH: the first job from `queues` (in order), waiting up to fetch_block_ms for one.
+  // Returns a ticket for CancelFetch while the fetch waits, or 0 when `cb` already ran.
+  uint64_t Fetch(std::vector<std::string> queues, const std::string& wid, FetchCallback cb);
+  // Forgets a waiting fetch (its connection closed); its callback never runs.
+  void CancelFetch(uint64_t ticket);
+
+  // ACK: ends the reservation (an unknown jid is not an error, as in Faktory).
+  void Ack(const std::string& jid, Done done);
+  // FAIL: NotFound "Job not found <jid>" when the jid is not reserved.
+  void Fail(const std::string& jid, FailureReport report, Done done);
+  // BEAT: the worker's state after the beat.
+  Result<WorkerState> Beat(const std::string& wid, const std::string& reported_state,
+                           int64_t rss_kb);
+
+  void Flush(Done done);
+  void Mutate(MutateOp op, JobState set, MutateFilter filter, Done done);
+  void PauseQueues(const std::vector<std::string>& queues, bool paused, Done done);
+  void RemoveQueues(const std::vector<std::string>& queues, Done done);
+  // Seconds since enqueued_at of the oldest job, per queue (0 for empty queues).
+  void QueueLatency(const std::vector<std::string>& queues,
+                    std::function<void(Result<std::map<std::string, double>>)> cb);
+
+  // The INFO document (compact JSON, Faktory's shape).
+  void Info(const ServerCounters& server, std::function<void(Result<std::string>)> cb);
+
+  // Called with the wid of each worker dropped for silence (its connections should close).
+  void SetWorkerReapedHandler(std::function<void(const std::string&)> handler) {
+    on_worker_reaped_ = std::move(handler);
+  }
+
+  // Runs the periodic tasks once, now (tests; also used at start-up).
+  void RunScheduledOnce();
+  void RunReaperOnce();
+  void RunDeadPurgeOnce();
+
+ private:
+  struct Waiter {
+    uint64_t ticket;
+    std::vector<std::string> queues;
+    FetchCallback cb;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+  };
+  using WaiterList = std::list<Waiter>;
+
+  // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.
+  void WakeWaiters(const std::string& queue, size_t count);
+  void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);
+  void FailReserved(const JobRecord& job, FailureReport report, Done done);
+  void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
+             std::function<void()> task);
+
+  boost::asio::io_context& io_;
+  Store& store_;
+  const Config& config_;
+  Clock& clock_;
+  Rng& rng_;
+  RetryPolicy retry_policy_;
+  WorkerRegistry workers_;
+  TimePoint started_at_;
+
+  WaiterList waiters_;
+  std::map<uint64_t, WaiterList::iterator> waiter_index_;
+  uint64_t next_ticket_ = 1;
+
+  std::function<void(const std::string&)> on_worker_reaped_;
+  boost::asio::steady_timer scheduler_timer_;
+  boost::asio::steady_timer reaper_timer_;
+  boost::asio::steady_timer purge_timer_;
+  boost::asio::steady_timer worker_timer_;
+  bool stopped_ = false;
+  std::map<std::string, int64_t> task_runs_;
+};
+
+}  // namespace bulkhead

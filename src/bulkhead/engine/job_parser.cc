@@ -1,0 +1,127 @@
+#include "bulkhead/engine/job_parser.h"
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/util/time_format.h"
+
+namespace bulkhead {
+namespace {
+
+constexpr int kDefaultReserveFor = 1800;
+constexpr int kMinReserveFor = 60;
+constexpr int kMaxReserveFor = 86400;
+
+}  // namespace
+
+bool IsValidQueueName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now) {
+  nlohmann::json doc = nlohmann::json::parse(line_payload, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // Re-parse with exceptions on to get the parser's position message.
+    try {
+      (void)nlohmann::json::parse(line_payload);
+    } catch (const nlohmann::json::parse_error& e) {
+      std::string what = e.what();
+      auto pos = what.find("parse error");
+      return Status::InvalidArgument("invalid JSON: " +
+                                     (pos == std::string::npos ? what : what.substr(pos)));
+    }
+    return Status::InvalidArgument("invalid JSON");
+  }
+  return ParseJobDocument(std::move(doc), now);
+}
+
+Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
+  using nlohmann::json;
+  if (!doc.is_object()) return Status::InvalidArgument("job must be a JSON object");
+  JobRecord job;
+  auto jid = doc.find("jid");
+  if (jid == doc.end() || !jid->is_string() || jid->get_ref<const std::string&>().size() < 8) {
+    return Status::InvalidArgument("jobs must have a reasonable jid parameter");
+  }
+  job.jid = jid->get<std::string>();
+  auto jobtype = doc.find("jobtype");
+  if (jobtype == doc.end() || !jobtype->is_string() ||
+      jobtype->get_ref<const std::string&>().empty()) {
+    return Status::InvalidArgument("jobs must have a jobtype parameter");
+  }
+  job.jobtype = jobtype->get<std::string>();
+  auto args = doc.find("args");
+  if (args == doc.end() || args->is_null()) {
+    return Status::InvalidArgument("jobs must have an args parameter");
+  }
+  if (!args->is_array()) return Status::InvalidArgument("args must be a JSON array");
+
+  auto queue = doc.find("queue");
+  if (queue == doc.end() || queue->is_null() ||
+      (queue->is_string() && queue->get_ref<const std::string&>().empty())) {
+    job.queue = "default";
+    doc["queue"] = "default";
+  } else if (!queue->is_string() || !IsValidQueueName(queue->get_ref<const std::string&>())) {
+    return Status::InvalidArgument("queue names must match \\A[a-zA-Z0-9._-]+\\z");
+  } else {
+    job.queue = queue->get<std::string>();
+  }
+
+  auto reserve = doc.find("reserve_for");
+  int64_t reserve_for = kDefaultReserveFor;
+  if (reserve != doc.end() && !reserve->is_null()) {
+    if (!reserve->is_number()) return Status::InvalidArgument("reserve_for must be an integer");
+    reserve_for = reserve->get<int64_t>();
+    if (reserve_for > kMaxReserveFor) {
+      return Status::InvalidArgument("jobs cannot be reserved for more than one day");
+    }
+    if (reserve_for == 0) reserve_for = kDefaultReserveFor;
+    if (reserve_for < kMinReserveFor) reserve_for = kMinReserveFor;
+  }
+  job.reserve_for_s = static_cast<int32_t>(reserve_for);
+
+  auto retry = doc.find("retry");
+  if (retry != doc.end() && !retry->is_null() && !retry->is_number_integer()) {
+    return Status::InvalidArgument("retry must be an integer (or null for the default)");
+  }
+
+  auto created = doc.find("created_at");
+  if (created == doc.end() || !created->is_string() ||
+      created->get_ref<const std::string&>().empty()) {
+    doc["created_at"] = FormatRfc3339(now);
+  }
+
+  job.state = JobState::kQueued;
+  auto at = doc.find("at");
+  if (at != doc.end() && at->is_string() && !at->get_ref<const std::string&>().empty()) {
+    const std::string& text = at->get_ref<const std::string&>();
+    auto when = ParseRfc3339(text);
+    if (!when.ok()) {
+      std::string why = when.status().message();
+      auto colon = why.rfind(": ");
+      return Status::InvalidArgument("invalid timestamp for 'at': \"" + text + "\": " +
+                                     (colon == std::string::npos ? why : why.substr(colon + 2)));
+    }
+    if (*when > now) {
+      job.state = JobState::kScheduled;
+      job.score = ToUnixMicros(*when);
+    }
+  } else if (at != doc.end() && !at->is_null() && !at->is_string()) {
+    return Status::InvalidArgument("invalid timestamp for 'at': must be an RFC 3339 string");
+  }
+  if (job.state == JobState::kQueued) {
+    doc["enqueued_at"] = FormatRfc3339(now);
+    job.enqueued_us = ToUnixMicros(now);
+  } else {
+    doc.erase("enqueued_at");
+  }
+  job.payload = doc.dump(-1, ' ', false, json::error_handler_t::replace);
+  return job;
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,24 @@
+// Job parsing and validation for PUSH/PUSHB, with the reference server's error texts (see
+// docs/protocol.md). On success the job's JSON is normalised: created_at set when missing,
+// enqueued_at set when it goes straight to a queue, reserve_for clamped.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "bulkhead/store/job_record.h"
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+// `line_payload` is the text after "PUSH ". InvalidArgument carries the client-facing message.
+Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now);
+// Same, for one element of a PUSHB array.
+Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now);
+
+// The Faktory queue-name rule: [a-zA-Z0-9._-]+.
+bool IsValidQueueName(std::string_view name);
+
+}  // namespace bulkhead

@@ -1,0 +1,70 @@
+#include "bulkhead/engine/job_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace bulkhead {
+namespace {
+
+using namespace std::chrono_literals;
+
+const TimePoint kNow = FromUnixMicros(1'700'000'000'000'000);
+
+std::string ErrorOf(std::string_view line) {
+  auto r = ParseJob(line, kNow);
+  return r.ok() ? "OK" : r.status().message();
+}
+
+TEST(JobParserTest, ReferenceServerErrorTexts) {
+  EXPECT_EQ(ErrorOf(R"({"jobtype":"a","args":[]})"), "jobs must have a reasonable jid parameter");
+  EXPECT_EQ(ErrorOf(R"({"jid":"short","jobtype":"a","args":[]})"),
+            "jobs must have a reasonable jid parameter");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","args":[]})"), "jobs must have a jobtype parameter");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"","args":[]})"),
+            "jobs must have a jobtype parameter");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"a"})"), "jobs must have an args parameter");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"a","args":null})"),
+            "jobs must have an args parameter");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"a","args":[],"reserve_for":86401})"),
+            "jobs cannot be reserved for more than one day");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"a","args":[],"queue":"a b"})"),
+            "queue names must match \\A[a-zA-Z0-9._-]+\\z");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"a","args":[],"at":"soon"})"),
+            "invalid timestamp for 'at': \"soon\": expected YYYY-MM-DD");
+  EXPECT_EQ(ErrorOf("[1,2]"), "job must be a JSON object");
+  EXPECT_EQ(ErrorOf("{nope").rfind("invalid JSON: parse error at line 1, column ", 0), 0u)
+      << ErrorOf("{nope");
+}
+
+TEST(JobParserTest, DefaultsAndNormalisation) {
+  auto r = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[1],"priority":5})", kNow);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->queue, "default");
+  EXPECT_EQ(r->state, JobState::kQueued);
+  EXPECT_EQ(r->reserve_for_s, 1800);
+  auto doc = nlohmann::json::parse(r->payload);
+  EXPECT_EQ(doc["queue"], "default");
+  EXPECT_EQ(doc["created_at"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(doc["enqueued_at"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(doc["priority"], 5) << "unknown fields are kept";
+}
+
+TEST(JobParserTest, ReserveForIsClampedUpTo60) {
+  auto r = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"reserve_for":5})", kNow);
+  EXPECT_EQ(r->reserve_for_s, 60);
+}
+
+TEST(JobParserTest, FutureAtIsScheduledPastAtIsQueued) {
+  auto future = ParseJob(
+      R"({"jid":"12345678","jobtype":"a","args":[],"at":"2023-11-14T22:13:21.5Z"})", kNow);
+  EXPECT_EQ(future->state, JobState::kScheduled);
+  EXPECT_EQ(future->score, ToUnixMicros(kNow + 1500ms));
+  EXPECT_FALSE(nlohmann::json::parse(future->payload).contains("enqueued_at"));
+  auto past =
+      ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"at":"2020-01-01T00:00:00Z"})", kNow);
+  EXPECT_EQ(past->state, JobState::kQueued);
+}
+
+}  // namespace
+}  // namespace bulkhead
