@@ -1,0 +1,186 @@
+#include "bulkhead/encoders/http_signature.h"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "bulkhead/encoders/openssl_util.h"
+#include "bulkhead/encoders/target_url.h"
+#include "bulkhead/util/base64.h"
+
+namespace bulkhead {
+namespace {
+
+using encoders_internal::BioPtr;
+using encoders_internal::EvpMdCtxPtr;
+using encoders_internal::EvpPkeyPtr;
+using encoders_internal::OpenSslError;
+
+constexpr int kMinRsaBits = 2048;
+
+int NoPassphrase(char*, int, int, void*) { return -1; }
+
+}  // namespace
+
+Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) return Status::Internal(OpenSslError("BIO_new_mem_buf"));
+  EvpPkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
+  if (!key) {
+    OpenSslError("");
+    return Status::InvalidArgument("signing key is not an unencrypted PEM private key");
+  }
+  if (!EVP_PKEY_is_a(key.get(), "RSA")) {
+    return Status::InvalidArgument("signing key must be an RSA key");
+  }
+  if (EVP_PKEY_get_bits(key.get()) < kMinRsaBits) {
+    return Status::InvalidArgument("signing key must have at least 2048 bits, has " +
+                                   std::to_string(EVP_PKEY_get_bits(key.get())));
+  }
+  SigningKey out;
+  out.key_ = encoders_internal::ShareKey(std::move(key));
+  return out;
+}
+
+Result<SigningKey> SigningKey::LoadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int err = errno;
+    std::string msg = "cannot read signing key file " + path + ": " + std::strerror(err);
+    if (err == ENOENT) return Status::NotFound(msg);
+    if (err == EACCES) return Status::PermissionDenied(msg);
+    return Status::Unavailable(msg);
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string pem = buf.str();
+  Result<SigningKey> key = FromPem(pem);
+  OPENSSL_cleanse(pem.data(), pem.size());
+  if (!key.ok()) return Status(key.status().code(), path + ": " + key.status().message());
+  return key;
+}
+
+Result<SigningKey> SigningKey::Generate(int bits) {
+  if (bits < kMinRsaBits) return Status::InvalidArgument("RSA keys need at least 2048 bits");
+  EvpPkeyPtr key(EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(bits)));
+  if (!key) return Status::Internal(OpenSslError("RSA key generation"));
+  SigningKey out;
+  out.key_ = encoders_internal::ShareKey(std::move(key));
+  return out;
+}
+
+std::string SigningKey::PublicKeyPem() const {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio || PEM_write_bio_PUBKEY(bio.get(), key_.get()) != 1) return {};
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(len));
+}
+
+int SigningKey::bits() const { return EVP_PKEY_get_bits(key_.get()); }
+
+Result<std::string> SigningKey::SignRsaSha256(std::string_view data) const {
+  EvpMdCtxPtr ctx(EVP_MD_CTX_new());
+  EVP_PKEY_CTX* pctx = nullptr;
+  if (!ctx || EVP_DigestSignInit(ctx.get(), &pctx, encoders_internal::Sha256Md(), nullptr,
+                                 key_.get()) != 1 ||
+      EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) != 1) {
+    return Status::Internal(OpenSslError("rsa-sha256 sign init"));
+  }
+  size_t len = 0;
+  const auto* in = reinterpret_cast<const unsigned char*>(data.data());
+  if (EVP_DigestSign(ctx.get(), nullptr, &len, in, data.size()) != 1) {
+    return Status::Internal(OpenSslError("rsa-sha256 sign size"));
+  }
+  std::string sig(len, '\0');
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len, in,
+                     data.size()) != 1) {
+    return Status::Internal(OpenSslError("rsa-sha256 sign"));
+  }
+  sig.resize(len);
+  return sig;
+}
+
+std::string FormatImfFixdate(TimePoint t) {
+  using namespace std::chrono;
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  auto secs = floor<seconds>(t);
+  auto day = floor<days>(secs);
+  year_month_day ymd(day);
+  weekday wd(day);
+  hh_mm_ss<seconds> hms(secs - day);
+  char buf[40];
+  int n = std::snprintf(buf, sizeof(buf), "%s, %02u %s %04d %02d:%02d:%02d GMT",
+                        kDays[wd.c_encoding()], unsigned(ymd.day()),
+                        kMonths[unsigned(ymd.month()) - 1], int(ymd.year()),
+                        static_cast<int>(hms.hours().count()),
+                        static_cast<int>(hms.minutes().count()),
+                        static_cast<int>(hms.seconds().count()));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string DigestHeaderValue(std::string_view body) {
+  return "SHA-256=" + Base64Encode(encoders_internal::Sha256(body));
+}
+
+Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url,
+                                   std::string_view body, std::string_view key_id,
+                                   const SigningKey& key, const Clock& clock,
+                                   std::string_view content_type) {
+  Result<TargetUrl> target = ParseTargetUrl(url);
+  if (!target.ok()) return Status::InvalidArgument("inbox URL: " + target.status().message());
+  if (method.empty()) return Status::InvalidArgument("HTTP method is empty");
+  std::string lower_method;
+  for (char c : method) {
+    if (!std::isalpha(static_cast<unsigned char>(c))) {
+      return Status::InvalidArgument("HTTP method must be letters only");
+    }
+    lower_method += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (key_id.empty()) return Status::InvalidArgument("keyId is empty");
+  for (char c : key_id) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
+      return Status::InvalidArgument("keyId must not contain quotes, backslashes or controls");
+    }
+  }
+  for (char c : content_type) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return Status::InvalidArgument("Content-Type has a control byte");
+  }
+
+  HeaderList headers;
+  headers.reserve(5);
+  headers.emplace_back("Host", target->Authority());
+  headers.emplace_back("Date", FormatImfFixdate(clock.Now()));
+  headers.emplace_back("Digest", DigestHeaderValue(body));
+  headers.emplace_back("Content-Type", std::string(content_type));
+
+  std::string signing_string = "(request-target): " + lower_method + " " + target->target;
+  for (const auto& [name, value] : headers) {
+    signing_string += "\n";
+    for (char c : name) signing_string += static_cast<char>(std::tolower(c));
+    signing_string += ": ";
+    signing_string += value;
+  }
+  Result<std::string> sig = key.SignRsaSha256(signing_string);
+  if (!sig.ok()) return sig.status();
+  headers.emplace_back("Signature", "keyId=\"" + std::string(key_id) +
+                                        "\",algorithm=\"rsa-sha256\",headers=\"" +
+                                        kDeliverySignedHeaders + "\",signature=\"" +
+                                        Base64Encode(*sig) + "\"");
+  return headers;
+}
+
+}  // namespace bulkhead
