@@ -94,6 +94,14 @@ inline constexpr std::string_view kMetricsCollectErrorsTotal = "bulkhead_metrics
 inline constexpr std::string_view kMetricsCollectErrorsTotalHelp =
     "Scrape-time metric callbacks that failed; the family was omitted from that scrape.";
 
+// Registered by StatsdEmitter: datagrams sent, and dropped because they could not be sent at once.
+inline constexpr std::string_view kStatsdDatagramsSentTotal = "bulkhead_statsd_datagrams_sent_total";
+inline constexpr std::string_view kStatsdDatagramsSentTotalHelp = "StatsD datagrams sent.";
+inline constexpr std::string_view kStatsdDatagramsDroppedTotal =
+    "bulkhead_statsd_datagrams_dropped_total";
+inline constexpr std::string_view kStatsdDatagramsDroppedTotalHelp =
+    "StatsD datagrams dropped because the non-blocking send failed.";
+
 // ---- Histogram buckets (seconds) ----------------------------------------------------------------
 // Jobs run from milliseconds to the Faktory default reservation of 30 min.
 inline constexpr double kJobRuntimeBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
