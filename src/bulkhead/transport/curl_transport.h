@@ -1,0 +1,73 @@
+// CurlTransport: the real Transport. One libcurl multi handle driven by a Boost.Asio io_context
+// through the socket-action API: every socket is an asio descriptor waited on for readiness, and
+// libcurl's timer is one asio steady_timer. Thousands of exchanges share one thread; a host that
+// never answers costs a socket and a timer, never a thread.
+//
+// Per exchange: the URL's scheme and every address of its host are checked by SsrfGuard (names are
+// resolved by HostResolver off the loop), then libcurl is pinned to the checked addresses with
+// CURLOPT_RESOLVE and every socket it opens is checked again, so it cannot reach anything else.
+// Connections are reused per host (HTTP/1.1 keep-alive, HTTP/2 multiplexing where offered); TLS
+// peers are always verified.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "bulkhead/transport/host_resolver.h"
+#include "bulkhead/transport/ssrf_guard.h"
+#include "bulkhead/transport/transport.h"
+#include "bulkhead/util/status.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace bulkhead {
+
+struct TransportOptions {
+  SsrfPolicy ssrf;
+  // Response bytes kept in HttpResponse::body; later bytes are read and dropped (body_truncated).
+  size_t max_body_bytes = 64 * 1024;
+  // A response body longer than this is cut off (the response is still reported, truncated), so a
+  // fast endless body cannot hold a connection until the total deadline.
+  size_t max_drain_bytes = 1024 * 1024;
+  // Open connections per host:port (CURLMOPT_MAX_HOST_CONNECTIONS); further exchanges to that host
+  // wait inside libcurl for a free connection (still bound by their total deadline). The delivery
+  // compartment caps concurrency per host well below this; 0 = no limit.
+  long max_connections_per_host = 64;
+  // Test-only: a PEM CA file trusted instead of the system bundle (the local TLS test server).
+  std::string ca_file_for_tests;
+  HostResolverOptions resolver;
+};
+
+// Thread-safety: Send() and InFlight() may be called from any thread (Send from another thread
+// posts to the loop). Everything else happens on the thread running `io`: callbacks, Shutdown(),
+// destruction (or destruction after `io` has stopped). `io` must outlive the transport. Destroying
+// the transport cancels what is in flight: callbacks run with kCancelled before the destructor
+// returns.
+class CurlTransport final : public Transport {
+ public:
+  // InvalidArgument/Internal when libcurl cannot be set up.
+  static Result<std::unique_ptr<CurlTransport>> Create(boost::asio::io_context& io,
+                                                       TransportOptions options);
+  ~CurlTransport() override;
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  // Transport:
+  void Send(HttpRequest request, DoneCallback done) override;
+  size_t InFlight() const override;
+  void Shutdown() override;
+
+  // Sockets currently registered with the loop (open connections, idle ones included).
+  size_t OpenSockets() const;
+
+  class Impl;
+
+ private:
+  explicit CurlTransport(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bulkhead
