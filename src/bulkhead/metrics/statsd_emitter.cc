@@ -16,7 +16,12 @@
 
 namespace bulkhead {
 
-Result<std::pair<std::string, uint16_t>> ParseHostPort(std::string_view address) {
+namespace {
+
+// Splits "host:port" / "[v6]:port". InvalidArgument if malformed or the port is not 1..65535.
+// (config.h has its own ParseHostPort for the server's listen addresses; metrics stays
+// independent of the config module.)
+Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address) {
   std::string_view host;
   std::string_view port;
   if (address.starts_with('[')) {
@@ -47,8 +52,10 @@ Result<std::pair<std::string, uint16_t>> ParseHostPort(std::string_view address)
   return std::make_pair(std::string(host), static_cast<uint16_t>(value));
 }
 
+}  // namespace
+
 Status ValidateStatsdConfig(const StatsdConfig& config) {
-  if (auto hp = ParseHostPort(config.address); !hp.ok()) {
+  if (auto hp = SplitHostPort(config.address); !hp.ok()) {
     return Status::InvalidArgument("[statsd] address: " + hp.status().message());
   }
   if (config.interval < std::chrono::milliseconds(1)) {
@@ -91,7 +98,7 @@ Status StatsdEmitter::Open() {
   std::lock_guard<std::mutex> lock(emit_mu_);
   if (fd_ >= 0) return Status::Ok();
   if (Status s = ValidateStatsdConfig(config_); !s.ok()) return s;
-  auto hp = ParseHostPort(config_.address);
+  auto hp = SplitHostPort(config_.address);
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

@@ -52,9 +52,6 @@ struct StatsdConfig {
 // Checks a config without touching the network: InvalidArgument naming the bad key.
 Status ValidateStatsdConfig(const StatsdConfig& config);
 
-// Splits "host:port" / "[v6]:port". InvalidArgument if malformed or the port is not 1..65535.
-Result<std::pair<std::string, uint16_t>> ParseHostPort(std::string_view address);
-
 class StatsdEmitter {
  public:
   struct Stats {
