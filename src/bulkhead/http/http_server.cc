@@ -1,0 +1,180 @@
+#include "bulkhead/http/http_server.h"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace bulkhead {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::ip::tcp;
+
+HttpResponseOut HttpResponseOut::Json(int status, std::string body) {
+  HttpResponseOut r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponseOut HttpResponseOut::Error(int status, const std::string& message) {
+  return Json(status, nlohmann::json{{"error", message}}.dump());
+}
+
+class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, HttpServer& server, uint64_t id)
+      : stream_(std::move(socket)), server_(server), id_(id) {}
+
+  void Start() { DoRead(); }
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+ private:
+  void DoRead() {
+    parser_.emplace();
+    parser_->body_limit(1024 * 1024);
+    stream_.expires_after(std::chrono::seconds(60));
+    auto self = shared_from_this();
+    http::async_read(stream_, buffer_, *parser_, [this, self](beast::error_code ec, size_t) {
+      if (ec) {
+        if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+            ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
+          HttpResponseOut r = HttpResponseOut::Error(400, "bad request: " + ec.message());
+          Write(std::move(r), false);
+          return;
+        }
+        Finish();
+        return;
+      }
+      auto& msg = parser_->get();
+      HttpRequestIn req;
+      req.method = std::string(msg.method_string());
+      std::string target(msg.target());
+      auto q = target.find('?');
+      req.path = target.substr(0, q);
+      if (q != std::string::npos) req.query = target.substr(q + 1);
+      req.body = msg.body();
+      for (const auto& field : msg) {
+        std::string name(field.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        req.headers[name] = std::string(field.value());
+      }
+      bool keep_alive = msg.keep_alive();
+      server_.Dispatch(req, [self, keep_alive](HttpResponseOut r) {
+        self->Write(std::move(r), keep_alive);
+      });
+    });
+  }
+
+  void Write(HttpResponseOut r, bool keep_alive) {
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(11);
+    res->result(static_cast<http::status>(r.status));
+    res->set(http::field::server, "bulkhead/" BULKHEAD_VERSION);
+    res->set(http::field::content_type, r.content_type);
+    res->set(http::field::cache_control, "no-store");
+    for (auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive);
+    res->prepare_payload();
+    auto self = shared_from_this();
+    http::async_write(stream_, *res, [this, self, res, keep_alive](beast::error_code ec, size_t) {
+      if (ec || !keep_alive) {
+        Close();
+        Finish();
+        return;
+      }
+      DoRead();
+    });
+  }
+
+  void Finish() { server_.connections_.erase(id_); }
+
+  beast::tcp_stream stream_;
+  HttpServer& server_;
+  uint64_t id_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+};
+
+HttpServer::HttpServer(asio::io_context& io) : io_(io), acceptor_(io) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Route(const std::string& method, const std::string& path, Handler handler) {
+  routes_.push_back(RouteEntry{method, path, std::move(handler)});
+}
+
+Status HttpServer::Listen(const std::string& host, uint16_t port) {
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec) return Status::InvalidArgument("cannot listen on \"" + host + "\": not an IP address");
+  tcp::endpoint endpoint(address, port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen (HTTP) on " + host + ":" + std::to_string(port) +
+                               ": " + ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  DoAccept();
+  return Status::Ok();
+}
+
+void HttpServer::DoAccept() {
+  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || stopping_) return;
+      spdlog::warn("HTTP accept failed: {}", ec.message());
+      DoAccept();
+      return;
+    }
+    uint64_t id = next_id_++;
+    auto conn = std::make_shared<Connection>(std::move(socket), *this, id);
+    connections_[id] = conn;
+    conn->Start();
+    DoAccept();
+  });
+}
+
+void HttpServer::Dispatch(const HttpRequestIn& req, Reply reply) {
+  const RouteEntry* best = nullptr;
+  bool path_matched = false;
+  for (const auto& r : routes_) {
+    bool match = r.path == req.path ||
+                 (r.path.size() > 1 && r.path.back() == '/' && req.path.rfind(r.path, 0) == 0);
+    if (!match) continue;
+    path_matched = true;
+    if (r.method != "*" && r.method != req.method) continue;
+    if (!best || r.path.size() > best->path.size()) best = &r;
+  }
+  if (!best) {
+    reply(path_matched ? HttpResponseOut::Error(405, "method " + req.method + " not allowed on " + req.path)
+                       : HttpResponseOut::Error(404, "no such path: " + req.path));
+    return;
+  }
+  best->handler(req, std::move(reply));
+}
+
+void HttpServer::Stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  auto conns = connections_;
+  for (auto& [id, weak] : conns) {
+    if (auto c = weak.lock()) c->Close();
+  }
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,380 @@
+#include "bulkhead/protocol/commands.h"
+
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "bulkhead/engine/engine.h"
+#include "bulkhead/engine/job_parser.h"
+#include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/protocol/pwdhash.h"
+#include "bulkhead/protocol/replies.h"
+
+namespace bulkhead {
+namespace {
+
+using nlohmann::json;
+
+// Parses a JSON payload; on failure replies "invalid JSON: ..." and returns discarded.
+json ParseOrReply(std::string_view text, Responder& r, bool* ok) {
+  json doc = json::parse(text, nullptr, false);
+  *ok = !doc.is_discarded();
+  if (!*ok) {
+    try {
+      (void)json::parse(text);
+    } catch (const json::parse_error& e) {
+      std::string what = e.what();
+      auto pos = what.find("parse error");
+      r.Error("invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+      return doc;
+    }
+    r.Error("invalid JSON");
+  }
+  return doc;
+}
+
+std::vector<std::string> SplitWords(std::string_view s) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(s)};
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+std::string StringField(const json& doc, const char* key) {
+  auto it = doc.find(key);
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+void Reply(Responder& r, Status s) {
+  if (s.ok()) {
+    r.Ok();
+  } else {
+    r.Error(s.message());
+  }
+}
+
+// HELLO {"v":2,"hostname":...,"wid":...,"pid":...,"labels":[...],"pwdhash":...}
+void CmdHello(Session& s, std::string_view args, Responder r) {
+  if (s.identified()) {
+    r.Error(replies::kHelloAgain);
+    return;
+  }
+  bool ok;
+  json doc = ParseOrReply(args, r, &ok);
+  if (!ok) return;
+  if (!doc.is_object()) {
+    r.ErrorAndClose("HELLO needs a JSON object");
+    return;
+  }
+  if (s.over_limit()) {
+    r.ErrorAndClose(std::string(replies::kTooManyConnections) +
+                    std::to_string(s.server().config().max_connections));
+    return;
+  }
+  const std::string& password = s.server().config().password;
+  if (!password.empty()) {
+    int v = doc.value("v", 1);
+    int iterations = v < 2 ? 1 : s.iterations();
+    std::string expected = PasswordHash(password, s.salt(), iterations);
+    if (!ConstantTimeEquals(StringField(doc, "pwdhash"), expected)) {
+      r.ErrorAndClose(replies::kInvalidPassword);
+      return;
+    }
+  }
+  std::string wid = StringField(doc, "wid");
+  if (!wid.empty()) {
+    WorkerInfo info;
+    info.wid = wid;
+    info.hostname = StringField(doc, "hostname");
+    if (doc.contains("pid") && doc["pid"].is_number_integer()) info.pid = doc["pid"].get<int64_t>();
+    if (doc.contains("labels") && doc["labels"].is_array()) {
+      for (const auto& l : doc["labels"]) {
+        if (l.is_string()) info.labels.push_back(l.get<std::string>());
+      }
+    }
+    s.server().engine().workers().Connect(info, s.server().engine().Now());
+  }
+  s.SetIdentified(wid);
+  r.Ok();
+}
+
+void CmdPush(Session& s, std::string_view args, Responder r) {
+  Engine& engine = s.server().engine();
+  auto job = ParseJob(args, engine.Now());
+  if (!job.ok()) {
+    r.Error(job.status().message());
+    return;
+  }
+  engine.Push(std::move(*job), [r](Status st) mutable { Reply(r, st); });
+}
+
+void CmdPushBulk(Session& s, std::string_view args, Responder r) {
+  bool ok;
+  json doc = ParseOrReply(args, r, &ok);
+  if (!ok) return;
+  if (!doc.is_array()) {
+    r.Error(replies::kPushbNeedsArray);
+    return;
+  }
+  Engine& engine = s.server().engine();
+  struct Batch {
+    json errors = json::object();
+    size_t pending = 0;
+    bool sealed = false;
+  };
+  auto batch = std::make_shared<Batch>();
+  auto finish = [batch, r]() mutable {
+    if (batch->sealed && batch->pending == 0) r.Bulk(batch->errors.dump());
+  };
+  for (auto& element : doc) {
+    std::string jid = element.is_object() ? StringField(element, "jid") : std::string();
+    auto job = ParseJobDocument(std::move(element), engine.Now());
+    if (!job.ok()) {
+      batch->errors[jid] = job.status().message();
+      continue;
+    }
+    batch->pending++;
+    engine.Push(std::move(*job), [batch, jid, finish](Status st) mutable {
+      if (!st.ok()) batch->errors[jid] = st.message();
+      batch->pending--;
+      finish();
+    });
+  }
+  batch->sealed = true;
+  finish();
+}
+
+void CmdFetch(Session& s, std::string_view args, Responder r) {
+  auto queues = SplitWords(args);
+  if (queues.empty()) {
+    r.Error(replies::kFetchNeedsQueue);
+    return;
+  }
+  auto self = s.shared_from_this();
+  uint64_t ticket = s.server().engine().Fetch(
+      std::move(queues), s.wid(), [r](Result<std::optional<std::string>> job) mutable {
+        if (!job.ok()) {
+          r.Error(job.status().message());
+        } else if (job->has_value()) {
+          r.Bulk(**job);
+        } else {
+          r.Null();
+        }
+      });
+  if (ticket != 0) s.SetFetchTicket(ticket);
+}
+
+void CmdAck(Session& s, std::string_view args, Responder r) {
+  bool ok;
+  json doc = ParseOrReply(args, r, &ok);
+  if (!ok) return;
+  std::string jid = doc.is_object() ? StringField(doc, "jid") : std::string();
+  if (jid.empty()) {
+    r.Error(replies::kAckNeedsJid);
+    return;
+  }
+  s.server().engine().Ack(jid, [r](Status st) mutable { Reply(r, st); });
+}
+
+void CmdFail(Session& s, std::string_view args, Responder r) {
+  bool ok;
+  json doc = ParseOrReply(args, r, &ok);
+  if (!ok) return;
+  std::string jid = doc.is_object() ? StringField(doc, "jid") : std::string();
+  if (jid.empty()) {
+    r.Error(replies::kFailNeedsJid);
+    return;
+  }
+  FailureReport report;
+  report.errtype = StringField(doc, "errtype");
+  report.message = StringField(doc, "message");
+  if (doc.contains("backtrace") && doc["backtrace"].is_array()) {
+    for (const auto& line : doc["backtrace"]) {
+      if (report.backtrace.size() >= 50) break;
+      if (line.is_string()) report.backtrace.push_back(line.get<std::string>());
+    }
+  }
+  s.server().engine().Fail(jid, std::move(report), [r](Status st) mutable { Reply(r, st); });
+}
+
+void CmdBeat(Session& s, std::string_view args, Responder r) {
+  bool ok;
+  json doc = ParseOrReply(args, r, &ok);
+  if (!ok) return;
+  std::string wid = doc.is_object() ? StringField(doc, "wid") : std::string();
+  if (wid.empty()) {
+    r.Error(replies::kBeatNeedsWid);
+    return;
+  }
+  int64_t rss = doc.contains("rss_kb") && doc["rss_kb"].is_number_integer()
+                    ? doc["rss_kb"].get<int64_t>()
+                    : 0;
+  auto state = s.server().engine().Beat(wid, StringField(doc, "current_state"), rss);
+  if (!state.ok()) {
+    r.Error(state.status().message());
+  } else if (*state == WorkerState::kRunning) {
+    r.Ok();
+  } else {
+    r.Bulk(json{{"state", WorkerStateName(*state)}}.dump());
+  }
+}
+
+void CmdInfo(Session& s, std::string_view, Responder r) {
+  s.server().engine().Info(s.server().counters(), [r](Result<std::string> info) mutable {
+    if (info.ok()) {
+      r.Bulk(*info);
+    } else {
+      r.Error(info.status().message());
+    }
+  });
+}
+
+void CmdFlush(Session& s, std::string_view, Responder r) {
+  spdlog::warn("FLUSH from connection {}: every job and counter deleted", s.id());
+  s.server().engine().Flush([r](Status st) mutable { Reply(r, st); });
+}
+
+void CmdEnd(Session&, std::string_view, Responder r) { r.CloseQuietly(); }
+
+void CmdMutate(Session& s, std::string_view args, Responder r) {
+  bool ok;
+  json doc = ParseOrReply(args, r, &ok);
+  if (!ok) return;
+  if (!doc.is_object()) {
+    r.Error("MUTATE needs a JSON object with cmd, target and filter");
+    return;
+  }
+  static const std::map<std::string, MutateOp> kOps = {{"clear", MutateOp::kClear},
+                                                       {"kill", MutateOp::kKill},
+                                                       {"discard", MutateOp::kDiscard},
+                                                       {"requeue", MutateOp::kRequeue}};
+  static const std::map<std::string, JobState> kTargets = {{"scheduled", JobState::kScheduled},
+                                                           {"retries", JobState::kRetry},
+                                                           {"dead", JobState::kDead}};
+  std::string cmd = StringField(doc, "cmd");
+  std::string target = StringField(doc, "target");
+  auto op = kOps.find(cmd);
+  if (op == kOps.end()) {
+    r.Error("unknown MUTATE cmd " + cmd);
+    return;
+  }
+  auto set = kTargets.find(target);
+  if (set == kTargets.end()) {
+    r.Error("unknown MUTATE target " + target);
+    return;
+  }
+  MutateFilter filter;
+  if (doc.contains("filter") && doc["filter"].is_object()) {
+    const json& f = doc["filter"];
+    filter.jobtype = StringField(f, "jobtype");
+    filter.glob = StringField(f, "regexp");
+    if (f.contains("jids") && f["jids"].is_array()) {
+      for (const auto& j : f["jids"]) {
+        if (j.is_string()) filter.jids.insert(j.get<std::string>());
+      }
+    }
+  }
+  s.server().engine().Mutate(op->second, set->second, std::move(filter),
+                             [r](Status st) mutable { Reply(r, st); });
+}
+
+void CmdQueue(Session& s, std::string_view args, Responder r) {
+  auto words = SplitWords(args);
+  if (words.empty()) {
+    r.Error(replies::kQueueNeedsSubcommand);
+    return;
+  }
+  std::string sub = words[0];
+  std::vector<std::string> names(words.begin() + 1, words.end());
+  if (sub != "PAUSE" && sub != "RESUME" && sub != "REMOVE" && sub != "LATENCY") {
+    r.Error(replies::kQueueNeedsSubcommand);
+    return;
+  }
+  if (names.empty()) {
+    r.Error("QUEUE " + sub + " needs at least one queue name");
+    return;
+  }
+  for (const auto& n : names) {
+    if (n != "*" && !IsValidQueueName(n)) {
+      r.Error("queue names must match \\A[a-zA-Z0-9._-]+\\z");
+      return;
+    }
+  }
+  Engine& engine = s.server().engine();
+  auto done = [r](Status st) mutable { Reply(r, st); };
+  if (sub == "PAUSE" || sub == "RESUME") {
+    engine.PauseQueues(names, sub == "PAUSE", done);
+  } else if (sub == "REMOVE") {
+    engine.RemoveQueues(names, done);
+  } else {
+    engine.QueueLatency(names, [r](Result<std::map<std::string, double>> lat) mutable {
+      if (!lat.ok()) {
+        r.Error(lat.status().message());
+        return;
+      }
+      json out = json::object();
+      for (const auto& [q, secs] : *lat) out[q] = secs;
+      r.Bulk(out.dump());
+    });
+  }
+}
+
+void CmdEnterprise(Session&, std::string_view, Responder r, const std::string& verb) {
+  r.Error(verb + replies::kEnterpriseOnly);
+}
+
+using Handler = void (*)(Session&, std::string_view, Responder);
+
+struct CommandSpec {
+  Handler handler;
+  bool needs_identity;  // only after a successful HELLO
+};
+
+const std::map<std::string, CommandSpec, std::less<>>& CommandTable() {
+  static const std::map<std::string, CommandSpec, std::less<>> table = {
+      {"HELLO", {CmdHello, false}}, {"PUSH", {CmdPush, true}},   {"PUSHB", {CmdPushBulk, true}},
+      {"FETCH", {CmdFetch, true}},  {"ACK", {CmdAck, true}},     {"FAIL", {CmdFail, true}},
+      {"BEAT", {CmdBeat, true}},    {"INFO", {CmdInfo, true}},   {"FLUSH", {CmdFlush, true}},
+      {"END", {CmdEnd, false}},     {"MUTATE", {CmdMutate, true}}, {"QUEUE", {CmdQueue, true}},
+  };
+  return table;
+}
+
+}  // namespace
+
+void RunCommand(Session& session, std::string_view line, Responder responder) {
+  size_t space = line.find(' ');
+  std::string_view verb = line.substr(0, space);
+  std::string_view args = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+  if (!session.identified()) {
+    // The first line must be HELLO {...}; anything else closes the connection without a reply.
+    if (verb != "HELLO" || args.empty() || args.front() != '{') {
+      if (verb == "END") {
+        responder.CloseQuietly();
+        return;
+      }
+      responder.CloseQuietly();
+      return;
+    }
+  }
+  if (session.server().stopping() && verb != "END" && verb != "ACK" && verb != "FAIL") {
+    responder.Error(replies::kShutdown);
+    return;
+  }
+  const auto& table = CommandTable();
+  auto it = table.find(verb);
+  if (it == table.end()) {
+    if (verb == "BATCH" || verb == "TRACK") {
+      CmdEnterprise(session, args, std::move(responder), std::string(verb));
+      return;
+    }
+    responder.Error(std::string(replies::kUnknownCommand) + std::string(verb));
+    return;
+  }
+  it->second.handler(session, args, std::move(responder));
+}
+
+}  // namespace bulkhead

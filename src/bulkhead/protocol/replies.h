@@ -1,0 +1,26 @@
+// Every fixed reply text of the FWP server, in one place (docs/protocol.md is the contract).
+#pragma once
+
+namespace bulkhead::replies {
+
+inline constexpr char kOk[] = "OK";
+inline constexpr char kInvalidPassword[] = "Invalid password";
+inline constexpr char kHandshakeTimeout[] = "handshake timeout: HELLO not received within ";
+inline constexpr char kLineTooLong[] = "line too long: limit is ";
+inline constexpr char kLineTimeout[] = "timed out waiting for the end of the command line";
+inline constexpr char kTooManyConnections[] = "too many connections: limit is ";
+inline constexpr char kUnknownCommand[] = "unknown command ";
+inline constexpr char kFetchNeedsQueue[] = "must call fetch with at least one queue";
+inline constexpr char kAckNeedsJid[] = "ACK needs a jid";
+inline constexpr char kFailNeedsJid[] = "FAIL needs a jid";
+inline constexpr char kBeatNeedsWid[] = "BEAT needs a wid";
+inline constexpr char kPushbNeedsArray[] = "PUSHB needs a JSON array of jobs";
+inline constexpr char kQueueNeedsSubcommand[] =
+    "QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY";
+inline constexpr char kQueueNeedsNames[] = "QUEUE %s needs at least one queue name";
+inline constexpr char kEnterpriseOnly[] = " is only available in Faktory Enterprise";
+inline constexpr char kShutdown[] = "shutdown in progress";
+inline constexpr char kHelloAgain[] = "HELLO was already received on this connection";
+inline constexpr char kNotIdentified[] = "HELLO must be the first command";
+
+}  // namespace bulkhead::replies

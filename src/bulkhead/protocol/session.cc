@@ -1,0 +1,209 @@
+#include "bulkhead/protocol/session.h"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "bulkhead/protocol/commands.h"
+#include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/protocol/replies.h"
+#include "bulkhead/protocol/resp.h"
+
+namespace bulkhead {
+
+namespace asio = boost::asio;
+
+void Responder::Ok() {
+  std::string r;
+  resp::AppendSimple(r, replies::kOk);
+  session_->Complete(std::move(r), false);
+}
+void Responder::Error(std::string_view message) {
+  std::string r;
+  resp::AppendError(r, message);
+  session_->Complete(std::move(r), false);
+}
+void Responder::Bulk(std::string_view bytes) {
+  std::string r;
+  resp::AppendBulk(r, bytes);
+  session_->Complete(std::move(r), false);
+}
+void Responder::Null() {
+  std::string r;
+  resp::AppendNull(r);
+  session_->Complete(std::move(r), false);
+}
+void Responder::CloseQuietly() { session_->Complete(std::string(), true); }
+void Responder::ErrorAndClose(std::string_view message) {
+  std::string r;
+  resp::AppendError(r, message);
+  session_->Complete(std::move(r), true);
+}
+
+Session::Session(asio::ip::tcp::socket socket, FwpServer& server, uint64_t id)
+    : socket_(std::move(socket)),
+      server_(server),
+      id_(id),
+      handshake_timer_(socket_.get_executor()),
+      line_timer_(socket_.get_executor()) {}
+
+Session::~Session() = default;
+
+void Session::Start(bool over_limit) {
+  over_limit_ = over_limit;
+  std::string hi = "HI {\"v\":2";
+  if (!server_.config().password.empty()) {
+    // Salt: random 63-bit integer in hex; iterations in 4000..8095 (as the reference server).
+    char salt[32];
+    std::snprintf(salt, sizeof(salt), "%llx",
+                  static_cast<unsigned long long>(server_.rng().Next64() >> 1));
+    salt_ = salt;
+    iterations_ = 4000 + static_cast<int>(server_.rng().Uniform(4096));
+    hi += ",\"i\":" + std::to_string(iterations_) + ",\"s\":\"" + salt_ + "\"";
+  }
+  hi += "}";
+  resp::AppendSimple(out_, hi);
+  MaybeWrite();
+  auto self = shared_from_this();
+  handshake_timer_.expires_after(std::chrono::seconds(server_.config().handshake_timeout_seconds));
+  handshake_timer_.async_wait([this, self](boost::system::error_code ec) {
+    if (ec || identified_ || closed_) return;
+    resp::AppendError(out_, std::string(replies::kHandshakeTimeout) +
+                                std::to_string(server_.config().handshake_timeout_seconds) + " s");
+    close_after_write_ = true;
+    MaybeWrite();
+  });
+  DoRead();
+}
+
+void Session::Close() {
+  if (closed_) return;
+  closed_ = true;
+  handshake_timer_.cancel();
+  line_timer_.cancel();
+  if (fetch_ticket_ != 0) {
+    server_.engine().CancelFetch(fetch_ticket_);
+    fetch_ticket_ = 0;
+  }
+  boost::system::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  server_.OnSessionClosed(id_, identified_ ? wid_ : std::string());
+}
+
+void Session::DoRead() {
+  if (reading_ || closed_ || close_after_write_) return;
+  reading_ = true;
+  auto self = shared_from_this();
+  socket_.async_read_some(asio::buffer(read_buf_),
+                          [this, self](boost::system::error_code ec, size_t n) {
+                            reading_ = false;
+                            if (ec) {
+                              Close();  // EOF or reset: nothing to answer
+                              return;
+                            }
+                            in_.append(read_buf_.data(), n);
+                            ProcessBuffer();
+                          });
+}
+
+void Session::ArmLineTimer() {
+  if (line_timer_armed_) return;
+  line_timer_armed_ = true;
+  auto self = shared_from_this();
+  line_timer_.expires_after(std::chrono::seconds(server_.config().line_timeout_seconds));
+  line_timer_.async_wait([this, self](boost::system::error_code ec) {
+    line_timer_armed_ = false;
+    if (ec || closed_) return;
+    if (in_.empty() || busy_) return;  // the line completed meanwhile
+    resp::AppendError(out_, replies::kLineTimeout);
+    close_after_write_ = true;
+    MaybeWrite();
+  });
+}
+
+void Session::ProcessBuffer() {
+  if (closed_) return;
+  processing_ = true;
+  size_t consumed = 0;
+  while (!busy_ && !closed_ && !close_after_write_) {
+    size_t nl = in_.find('\n', std::max(scan_from_, consumed));
+    if (nl == std::string::npos) {
+      scan_from_ = in_.size();
+      break;
+    }
+    size_t end = nl;
+    if (end > consumed && in_[end - 1] == '\r') --end;
+    std::string_view line(in_.data() + consumed, end - consumed);
+    size_t next = nl + 1;
+    if (line.size() > static_cast<size_t>(server_.config().max_line_bytes)) {
+      resp::AppendError(out_, std::string(replies::kLineTooLong) +
+                                  std::to_string(server_.config().max_line_bytes) + " bytes");
+      close_after_write_ = true;
+      consumed = next;
+      break;
+    }
+    busy_ = true;
+    Dispatch(line);  // may complete inline (busy_ false again) or later
+    consumed = next;
+  }
+  if (consumed > 0) {
+    in_.erase(0, consumed);
+    scan_from_ = scan_from_ > consumed ? scan_from_ - consumed : 0;
+  }
+  processing_ = false;
+  if (!busy_ && !close_after_write_ && !closed_) {
+    if (in_.size() > static_cast<size_t>(server_.config().max_line_bytes)) {
+      resp::AppendError(out_, std::string(replies::kLineTooLong) +
+                                  std::to_string(server_.config().max_line_bytes) + " bytes");
+      close_after_write_ = true;
+    } else if (!in_.empty()) {
+      ArmLineTimer();  // a partial line: it must complete in time
+    } else if (line_timer_armed_) {
+      line_timer_.cancel();
+    }
+  }
+  MaybeWrite();
+  if (!busy_) DoRead();
+}
+
+void Session::Dispatch(std::string_view line) {
+  server_.CountCommand();
+  Responder responder(shared_from_this());
+  RunCommand(*this, line, std::move(responder));
+}
+
+void Session::Complete(std::string reply, bool close_after) {
+  if (closed_) return;
+  busy_ = false;
+  fetch_ticket_ = 0;
+  out_ += reply;
+  if (close_after) close_after_write_ = true;
+  if (processing_) return;  // ProcessBuffer continues and writes once for all replies
+  MaybeWrite();
+  if (!close_after_write_) ProcessBuffer();
+}
+
+void Session::MaybeWrite() {
+  if (writing_ || closed_) return;
+  if (out_.empty()) {
+    if (close_after_write_) Close();
+    return;
+  }
+  writing_ = true;
+  writing_buf_.swap(out_);
+  out_.clear();
+  auto self = shared_from_this();
+  asio::async_write(socket_, asio::buffer(writing_buf_),
+                    [this, self](boost::system::error_code ec, size_t) {
+                      writing_ = false;
+                      writing_buf_.clear();
+                      if (ec) {
+                        Close();
+                        return;
+                      }
+                      MaybeWrite();
+                    });
+}
+
+}  // namespace bulkhead

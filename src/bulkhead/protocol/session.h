@@ -1,0 +1,102 @@
+// Session: one FWP client connection. Reads command lines, runs them one at a time in order
+// (pipelined lines wait in the buffer), and writes replies, coalescing the replies of pipelined
+// commands answered at once into one write.
+//
+// Lifetime: owned by shared_ptr; pending callbacks (a durable PUSH, a blocked FETCH) hold a
+// reference, so a session outlives its socket until they run. Close() is idempotent.
+// Threading: event loop thread only.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <array>
+#include <memory>
+#include <string>
+
+namespace bulkhead {
+
+class FwpServer;
+class Session;
+
+// The one reply to one command; may be used after the handler returned. Replying twice, or not at
+// all, is a bug.
+class Responder {
+ public:
+  explicit Responder(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  void Ok();
+  void Error(std::string_view message);
+  void Bulk(std::string_view bytes);
+  void Null();
+  // No reply; the connection closes (END).
+  void CloseQuietly();
+  // An error reply, then the connection closes.
+  void ErrorAndClose(std::string_view message);
+
+ private:
+  std::shared_ptr<Session> session_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(boost::asio::ip::tcp::socket socket, FwpServer& server, uint64_t id);
+  ~Session();
+
+  // Sends the greeting and starts reading. `over_limit`: the connection is past the connection
+  // cap; its HELLO will be refused.
+  void Start(bool over_limit);
+  void Close();
+
+  uint64_t id() const { return id_; }
+  FwpServer& server() { return server_; }
+  bool identified() const { return identified_; }
+  const std::string& wid() const { return wid_; }
+  const std::string& salt() const { return salt_; }
+  int iterations() const { return iterations_; }
+  bool over_limit() const { return over_limit_; }
+  void SetIdentified(std::string wid) {
+    identified_ = true;
+    wid_ = std::move(wid);
+  }
+  // The ticket of a FETCH blocked in the engine (cancelled if the connection closes).
+  void SetFetchTicket(uint64_t ticket) { fetch_ticket_ = ticket; }
+
+ private:
+  friend class Responder;
+
+  void DoRead();
+  void ProcessBuffer();
+  void Dispatch(std::string_view line);
+  // Called by Responder: appends `reply`, marks the command done, resumes processing.
+  void Complete(std::string reply, bool close_after);
+  void MaybeWrite();
+  void ArmLineTimer();
+
+  boost::asio::ip::tcp::socket socket_;
+  FwpServer& server_;
+  const uint64_t id_;
+  boost::asio::steady_timer handshake_timer_;
+  boost::asio::steady_timer line_timer_;
+  bool line_timer_armed_ = false;
+
+  std::array<char, 64 * 1024> read_buf_;
+  std::string in_;          // bytes received, not yet consumed
+  size_t scan_from_ = 0;    // no '\n' in in_[0, scan_from_)
+  std::string out_;         // replies not yet handed to a write
+  std::string writing_buf_; // the write in progress
+  bool reading_ = false;
+  bool writing_ = false;
+  bool busy_ = false;        // a command is waiting for its reply
+  bool processing_ = false;  // inside ProcessBuffer (replies are coalesced)
+  bool close_after_write_ = false;
+  bool closed_ = false;
+
+  bool identified_ = false;
+  bool over_limit_ = false;
+  std::string wid_;
+  std::string salt_;
+  int iterations_ = 1;
+  uint64_t fetch_ticket_ = 0;
+};
+
+}  // namespace bulkhead

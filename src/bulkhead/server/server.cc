@@ -1,0 +1,123 @@
+#include "bulkhead/server/server.h"
+
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+
+namespace bulkhead {
+
+namespace asio = boost::asio;
+
+Server::Server(Config config)
+    : config_(std::move(config)), signals_(io_, SIGINT, SIGTERM), clock_(SystemClock::Instance()) {}
+
+Server::~Server() { Shutdown(); }
+
+Status Server::Start() {
+  Status s = config_.Validate();
+  if (!s.ok()) return s;
+  // A peer that vanishes mid-write must not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  StoreOptions options;
+  options.durability = config_.durability;
+  auto store = OpenStoreFromUrl(
+      config_.StoreUrl(), [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
+      options);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+  fwp_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
+  auto listen = ParseHostPort(config_.listen);
+  s = fwp_->Listen(listen->host, listen->port);
+  if (!s.ok()) return s;
+  http_ = std::make_unique<HttpServer>(io_);
+  RegisterRoutes();
+  auto http = ParseHostPort(config_.http);
+  s = http_->Listen(http->host, http->port);
+  if (!s.ok()) return s;
+  engine_->Start();
+  signals_.async_wait([this](boost::system::error_code ec, int signo) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signo);
+    Shutdown();
+  });
+  spdlog::info("bulkhead {} serving Faktory protocol on {}:{}, HTTP on {}:{}, store {}{}",
+               BULKHEAD_VERSION, listen->host, fwp_->port(), http->host, http_->port(),
+               config_.StoreUrl(), config_.password.empty() ? " (no password)" : "");
+  return Status::Ok();
+}
+
+void Server::RegisterRoutes() {
+  http_->Route("GET", "/healthz", [](const HttpRequestIn&, HttpServer::Reply reply) {
+    HttpResponseOut r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "ok\n";
+    reply(std::move(r));
+  });
+  http_->Route("GET", "/api/info", [this](const HttpRequestIn&, HttpServer::Reply reply) {
+    engine_->Info(fwp_->counters(), [reply](Result<std::string> info) {
+      reply(info.ok() ? HttpResponseOut::Json(200, *info)
+                      : HttpResponseOut::Error(503, info.status().message()));
+    });
+  });
+  http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& [wid, w] : engine_->workers().workers()) {
+      out.push_back({{"wid", wid},
+                     {"hostname", w.hostname},
+                     {"pid", w.pid},
+                     {"labels", w.labels},
+                     {"state", WorkerStateName(w.state)},
+                     {"connections", w.connections},
+                     {"rss_kb", w.rss_kb}});
+    }
+    reply(HttpResponseOut::Json(200, out.dump()));
+  });
+  // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all)
+  http_->Route("POST", "/api/workers/", [this](const HttpRequestIn& req, HttpServer::Reply reply) {
+    std::string rest = req.path.substr(std::string("/api/workers/").size());
+    auto slash = rest.rfind('/');
+    std::string wid = slash == std::string::npos ? "" : rest.substr(0, slash);
+    std::string action = slash == std::string::npos ? rest : rest.substr(slash + 1);
+    auto state = ParseWorkerState(action);
+    if (!state.ok() || *state == WorkerState::kRunning) {
+      reply(HttpResponseOut::Error(400, "action must be quiet or terminate, not \"" + action + "\""));
+      return;
+    }
+    if (wid.empty()) {
+      engine_->workers().SignalAll(*state);
+    } else {
+      Status s = engine_->workers().Signal(wid, *state);
+      if (!s.ok()) {
+        reply(HttpResponseOut::Error(404, s.message()));
+        return;
+      }
+    }
+    reply(HttpResponseOut::Json(200, nlohmann::json{{"state", action}}.dump()));
+  });
+}
+
+void Server::Run() { io_.run(); }
+
+void Server::Stop() {
+  asio::post(io_, [this] { Shutdown(); });
+}
+
+void Server::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  if (engine_) engine_->Stop();  // answers blocked FETCHes
+  if (fwp_) fwp_->Stop();
+  if (http_) http_->Stop();
+  // Let the replies above reach their sockets, then commit the store's last changes.
+  io_.poll();
+  if (store_) store_->Close();
+  io_.poll();  // durable callbacks posted by the final commit
+  io_.stop();
+}
+
+}  // namespace bulkhead

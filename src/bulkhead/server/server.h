@@ -1,0 +1,54 @@
+// Server: one bulkhead process — store, engine, Faktory listener and HTTP side on one event loop,
+// plus the store's writer thread. Start() opens everything or fails with a clear Status;
+// Run() serves until Stop() or SIGINT/SIGTERM, then shuts down gracefully (pending FETCHes are
+// answered, sessions closed, the store's last changes committed).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <memory>
+
+#include "bulkhead/config/config.h"
+#include "bulkhead/engine/engine.h"
+#include "bulkhead/http/http_server.h"
+#include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/store/store.h"
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/rng.h"
+
+namespace bulkhead {
+
+class Server {
+ public:
+  explicit Server(Config config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  Status Start();
+  // Serves until stopped. Returns after a graceful shutdown.
+  void Run();
+  // Thread-safe: asks the loop to shut down.
+  void Stop();
+
+  uint16_t fwp_port() const { return fwp_ ? fwp_->port() : 0; }
+  uint16_t http_port() const { return http_ ? http_->port() : 0; }
+
+ private:
+  void RegisterRoutes();
+  void Shutdown();
+
+  Config config_;
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  Clock& clock_;
+  DefaultRng rng_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<FwpServer> fwp_;
+  std::unique_ptr<HttpServer> http_;
+  bool shut_down_ = false;
+};
+
+}  // namespace bulkhead
