@@ -7,9 +7,12 @@ namespace bulkhead {
 
 const char* BreakerStateName(BreakerState s) {
   switch (s) {
-    case BreakerState::kClosed: return "closed";
-    case BreakerState::kOpen: return "open";
-    case BreakerState::kHalfOpen: return "half_open";
+    case BreakerState::kClosed:
+      return "closed";
+    case BreakerState::kOpen:
+      return "open";
+    case BreakerState::kHalfOpen:
+      return "half_open";
   }
   return "unknown";
 }
@@ -38,8 +41,10 @@ void CircuitBreaker::Advance(TimePoint now) {
 
 bool CircuitBreaker::CanAcquire(TimePoint now) const {
   switch (state(now)) {
-    case BreakerState::kClosed: return true;
-    case BreakerState::kOpen: return false;
+    case BreakerState::kClosed:
+      return true;
+    case BreakerState::kOpen:
+      return false;
     case BreakerState::kHalfOpen:
       // After Advance a fresh half-open state has no probes in flight.
       if (state_ == BreakerState::kOpen) return true;

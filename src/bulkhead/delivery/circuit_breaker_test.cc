@@ -105,8 +105,8 @@ TEST_F(CircuitBreakerTest, ProbeFailureReopensWithDoubledInterval) {
 
 TEST_F(CircuitBreakerTest, IntervalGrowsExponentiallyAndIsCapped) {
   Trip();
-  Duration expected[] = {seconds(30), seconds(60), seconds(120), seconds(240), minutes(5),
-                         minutes(5),  minutes(5)};
+  Duration expected[] = {seconds(30), seconds(60), seconds(120), seconds(240),
+                         minutes(5),  minutes(5),  minutes(5)};
   for (Duration want : expected) {
     EXPECT_EQ(breaker_.TimeUntilProbe(Now()), want);
     clock_.Advance(want);

@@ -19,18 +19,23 @@ Duration Percentile(const std::vector<Duration>& sorted, double q) {
 
 const char* ParkReasonName(ParkReason r) {
   switch (r) {
-    case ParkReason::kNone: return "none";
-    case ParkReason::kRetryAfter: return "retry_after";
-    case ParkReason::kBreakerOpen: return "breaker_open";
-    case ParkReason::kProbeInFlight: return "probe_in_flight";
-    case ParkReason::kAtCapacity: return "at_capacity";
-    case ParkReason::kParkedAhead: return "parked_ahead";
+    case ParkReason::kNone:
+      return "none";
+    case ParkReason::kRetryAfter:
+      return "retry_after";
+    case ParkReason::kBreakerOpen:
+      return "breaker_open";
+    case ParkReason::kProbeInFlight:
+      return "probe_in_flight";
+    case ParkReason::kAtCapacity:
+      return "at_capacity";
+    case ParkReason::kParkedAhead:
+      return "parked_ahead";
   }
   return "unknown";
 }
 
-Compartment::Compartment(std::string host, const CompartmentConfig& config, Rng& rng,
-                         TimePoint now)
+Compartment::Compartment(std::string host, const CompartmentConfig& config, Rng& rng, TimePoint now)
     : host_(std::move(host)),
       config_(config),
       limit_(config.limit),
@@ -83,8 +88,8 @@ void Compartment::OnResult(const CompartmentPermit& permit, const Outcome& outco
       ++successes_;
       failing_since_.reset();
       RecordLatency(latency);
-      const bool slow = config_.slow_call_threshold > Duration::zero() &&
-                        latency > config_.slow_call_threshold;
+      const bool slow =
+          config_.slow_call_threshold > Duration::zero() && latency > config_.slow_call_threshold;
       if (slow) {
         breaker_.OnFailure(permit.breaker, now);
       } else {
@@ -120,8 +125,8 @@ void Compartment::OnResult(const CompartmentPermit& permit, const Outcome& outco
 }
 
 void Compartment::RecordLatency(Duration latency) {
-  const double us = static_cast<double>(
-      std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
+  const double us =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
   if (!have_latency_) {
     latency_ewma_us_ = us;
     have_latency_ = true;

@@ -43,8 +43,7 @@ Status CompartmentRegistry::Park(std::string_view host, std::string job_id, Time
   return Get(host, now).Park(std::move(job_id));
 }
 
-std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fresh,
-                                                 TimePoint now) {
+std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fresh, TimePoint now) {
   std::vector<Grant> grants;
 
   // Gather candidates in host order (compartments_ is sorted), fresh demand merged with parked.

@@ -8,6 +8,13 @@
 namespace bulkhead {
 namespace {
 
+// Built by append: GCC 12 warns falsely (-Wrestrict) on "j" + std::to_string(i).
+std::string JobId(int i) {
+  std::string id = "j";
+  id += std::to_string(i);
+  return id;
+}
+
 using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -173,6 +180,42 @@ TEST_F(RegistryTest, HostWithOpenBreakerDoesNotReduceOthersShare) {
   EXPECT_EQ(CountByHost(g), (std::map<std::string, int>{{"b", 4}}));
   EXPECT_EQ(reg_->Find("a")->parked_count(), 1u);
   EXPECT_EQ(reg_->NextWakeup(Now()), Now() + seconds(30));
+}
+
+TEST_F(RegistryTest, HalfOpenHostGetsExactlyOneProbe) {
+  Make(10, 4);
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Grant> g = Schedule({{"a", 1}});
+    ASSERT_EQ(g.size(), 1u);
+    reg_->OnResult(g[0], kTimeout, seconds(30), Now());
+  }
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(reg_->Park("a", JobId(i), Now()).ok());
+  EXPECT_TRUE(Schedule({}).empty());
+  clock_.Advance(seconds(30));
+  EXPECT_EQ(reg_->NextWakeup(Now()), std::nullopt);  // startable now
+  std::vector<Grant> g = Schedule({{"a", 3}});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(g[0].permit.breaker.probe);
+  EXPECT_EQ(g[0].parked_job_id, "j0");
+  EXPECT_TRUE(Schedule({{"a", 3}}).empty());
+  Finish(g[0]);  // probe succeeds: closed, the cap of 4 applies again
+  g = Schedule({});
+  EXPECT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[0].parked_job_id, "j1");
+}
+
+TEST_F(RegistryTest, RetryAfterReachesTheCompartment) {
+  Make(10, 4);
+  std::vector<Grant> g = Schedule({{"a", 1}});
+  reg_->OnResult(g[0], {OutcomeClass::kRetryable, HostSignal::kOverloaded, "http 429"},
+                 milliseconds(10), Now(), Now() + seconds(20));
+  EXPECT_TRUE(Schedule({{"a", 1}, {"b", 1}}).size() == 1u);
+  ASSERT_TRUE(reg_->Park("a", "j", Now()).ok());
+  EXPECT_EQ(reg_->NextWakeup(Now()), Now() + seconds(20));
+  clock_.Advance(seconds(20));
+  g = Schedule({});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].parked_job_id, "j");
 }
 
 TEST_F(RegistryTest, OnResultUpdatesBothCounts) {

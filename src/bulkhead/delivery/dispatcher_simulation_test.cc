@@ -1,8 +1,8 @@
 // The point of the delivery module, as a deterministic simulation: one destination host never
 // answers (every attempt runs into the 30 s deadline) while another answers in 200 ms. With
 // compartments the healthy host keeps its full rate and the dead host's jobs wait parked, spending
-// neither slots nor retries. A counterfactual run with the breaker off and a flat per-host cap shows
-// what the compartments prevent.
+// neither slots nor retries. A counterfactual run with the breaker off and a flat per-host cap
+// shows what the compartments prevent.
 //
 // Everything runs on ManualClock and ScriptedRng: no sleeps, no sockets, no threads.
 
@@ -53,8 +53,8 @@ class FakeTransport {
 
   void Start(Grant grant, std::string job_id, TimePoint now) {
     const Behaviour& b = behaviour_.at(grant.host);
-    Completion c{now + b.latency, std::move(grant), std::move(job_id), now, b.result,
-                 b.retry_after};
+    Completion c{now + b.latency, std::move(grant), std::move(job_id), now,
+                 b.result,        b.retry_after};
     if (b.latency >= kDeadline) {
       c.at = now + kDeadline;
       c.result = {TransportError::kTimeout, 0};
@@ -117,10 +117,10 @@ struct HostStats {
   int arrived = 0;
   int completed = 0;
   int dead = 0;
-  int retries_spent = 0;     // attempts beyond the first
-  int never_attempted = 0;   // at the end of the run
-  int max_attempts = 0;      // of any single job
-  Duration max_wait{};       // enqueue → first attempt, over jobs that started
+  int retries_spent = 0;    // attempts beyond the first
+  int never_attempted = 0;  // at the end of the run
+  int max_attempts = 0;     // of any single job
+  Duration max_wait{};      // enqueue → first attempt, over jobs that started
 };
 
 struct SimResult {
@@ -135,7 +135,8 @@ struct SimResult {
 class Simulation {
  public:
   Simulation(const CompartmentRegistryConfig& config, int max_attempts)
-      : registry_(config, rng_), global_max_(config.global_max_in_flight),
+      : registry_(config, rng_),
+        global_max_(config.global_max_in_flight),
         max_attempts_(max_attempts) {}
 
   FakeTransport& transport() { return transport_; }
@@ -159,7 +160,10 @@ class Simulation {
       for (Source& s : sources_) {
         while (s.next <= now && s.next < end) {
           const std::string id = s.host + "#" + std::to_string(next_id_++);
-          jobs_[id] = JobState{s.host, s.next};
+          JobState job;
+          job.host = s.host;
+          job.enqueued = s.next;
+          jobs_[id] = std::move(job);
           ++stats_[s.host].arrived;
           Park(id, now);
           s.next += s.every;
@@ -279,10 +283,10 @@ const FakeTransport::Behaviour kNeverAnswers{minutes(5), {TransportError::kNone,
 void Print(const char* name, const SimResult& r) {
   if (getenv("SIM_VERBOSE") == nullptr) return;
   for (const auto& [host, h] : r.hosts) {
-    printf("%s %s arrived=%d completed=%d dead=%d retries=%d never=%d max_attempts=%d wait=%lldms\n",
-           name, host.c_str(), h.arrived, h.completed, h.dead, h.retries_spent, h.never_attempted,
-           h.max_attempts,
-           (long long)std::chrono::duration_cast<milliseconds>(h.max_wait).count());
+    printf(
+        "%s %s arrived=%d completed=%d dead=%d retries=%d never=%d max_attempts=%d wait=%lldms\n",
+        name, host.c_str(), h.arrived, h.completed, h.dead, h.retries_spent, h.never_attempted,
+        h.max_attempts, (long long)std::chrono::duration_cast<milliseconds>(h.max_wait).count());
   }
   for (const auto& s : r.snapshot) {
     printf("%s snap %s inflight=%d limit=%d breaker=%s openings=%lld parked=%zu fail=%lld\n", name,
@@ -295,7 +299,7 @@ SimResult RunScenario(const CompartmentRegistryConfig& config, bool with_bad_hos
   Simulation sim(config, /*max_attempts=*/5);
   sim.transport().Script(kGood, kHealthy);
   sim.transport().Script(kBad, kNeverAnswers);
-  sim.Arrivals(kGood, milliseconds(20));  // 50 jobs/s × 200 ms: needs 10 slots
+  sim.Arrivals(kGood, milliseconds(20));                     // 50 jobs/s × 200 ms: needs 10 slots
   if (with_bad_host) sim.Arrivals(kBad, milliseconds(100));  // 10 jobs/s
   SimResult r = sim.Run(minutes(10));
   Print(with_bad_host ? "mixed" : "alone", r);

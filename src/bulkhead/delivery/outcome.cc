@@ -4,35 +4,52 @@ namespace bulkhead {
 
 const char* TransportErrorName(TransportError e) {
   switch (e) {
-    case TransportError::kNone: return "none";
-    case TransportError::kTimeout: return "timeout";
-    case TransportError::kConnectError: return "connect_error";
-    case TransportError::kDnsError: return "dns_error";
-    case TransportError::kConnectionReset: return "connection_reset";
-    case TransportError::kTlsError: return "tls_error";
-    case TransportError::kBlockedAddress: return "blocked_address";
-    case TransportError::kTooManyRedirects: return "too_many_redirects";
-    case TransportError::kOther: return "other";
+    case TransportError::kNone:
+      return "none";
+    case TransportError::kTimeout:
+      return "timeout";
+    case TransportError::kConnectError:
+      return "connect_error";
+    case TransportError::kDnsError:
+      return "dns_error";
+    case TransportError::kConnectionReset:
+      return "connection_reset";
+    case TransportError::kTlsError:
+      return "tls_error";
+    case TransportError::kBlockedAddress:
+      return "blocked_address";
+    case TransportError::kTooManyRedirects:
+      return "too_many_redirects";
+    case TransportError::kOther:
+      return "other";
   }
   return "unknown";
 }
 
 const char* OutcomeClassName(OutcomeClass c) {
   switch (c) {
-    case OutcomeClass::kOk: return "ok";
-    case OutcomeClass::kGone: return "gone";
-    case OutcomeClass::kPermanent: return "permanent";
-    case OutcomeClass::kRetryable: return "retryable";
+    case OutcomeClass::kOk:
+      return "ok";
+    case OutcomeClass::kGone:
+      return "gone";
+    case OutcomeClass::kPermanent:
+      return "permanent";
+    case OutcomeClass::kRetryable:
+      return "retryable";
   }
   return "unknown";
 }
 
 const char* HostSignalName(HostSignal s) {
   switch (s) {
-    case HostSignal::kHealthy: return "healthy";
-    case HostSignal::kFailure: return "failure";
-    case HostSignal::kOverloaded: return "overloaded";
-    case HostSignal::kNone: return "none";
+    case HostSignal::kHealthy:
+      return "healthy";
+    case HostSignal::kFailure:
+      return "failure";
+    case HostSignal::kOverloaded:
+      return "overloaded";
+    case HostSignal::kNone:
+      return "none";
   }
   return "unknown";
 }
@@ -56,7 +73,8 @@ Outcome Classify(JobKind kind, const AttemptResult& r) {
 
   const int code = r.http_status;
   std::string reason = "http " + std::to_string(code);
-  if (code >= 200 && code <= 299) return {OutcomeClass::kOk, HostSignal::kHealthy, std::move(reason)};
+  if (code >= 200 && code <= 299)
+    return {OutcomeClass::kOk, HostSignal::kHealthy, std::move(reason)};
   if (code == 429 || code == 503) {
     return {OutcomeClass::kRetryable, HostSignal::kOverloaded, std::move(reason)};
   }

@@ -61,7 +61,8 @@ struct Outcome {
 
 // Classifies `r` for a job of type `kind`. Total: every input maps to exactly one outcome.
 //
-// Rules (Mastodon's workers plus the GoToSocial/Misskey exceptions, see shared/reference/delivery.md):
+// Rules (Mastodon's workers plus the GoToSocial/Misskey exceptions, see
+// shared/reference/delivery.md):
 //  * 2xx: kOk.
 //  * webpush 404/410: kGone (delete the subscription; no retry).
 //  * 408, 429, 5xx: kRetryable.

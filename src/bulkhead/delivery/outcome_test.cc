@@ -97,9 +97,9 @@ TEST(OutcomeTest, NonHttpStatusIsPermanentWithoutHostSignal) {
 
 TEST(OutcomeTest, NetworkErrorsAreRetryableHostFailures) {
   for (JobKind kind : kAllKinds) {
-    for (TransportError e : {TransportError::kTimeout, TransportError::kConnectError,
-                             TransportError::kDnsError, TransportError::kConnectionReset,
-                             TransportError::kTlsError}) {
+    for (TransportError e :
+         {TransportError::kTimeout, TransportError::kConnectError, TransportError::kDnsError,
+          TransportError::kConnectionReset, TransportError::kTlsError}) {
       Outcome o = Classify(kind, {e, 0});
       EXPECT_EQ(o.cls, OutcomeClass::kRetryable) << TransportErrorName(e);
       EXPECT_EQ(o.host, HostSignal::kFailure) << TransportErrorName(e);

@@ -126,15 +126,15 @@ std::optional<int64_t> ToUnixSeconds(const DateParts& d) {
 
 }  // namespace
 
-std::optional<TimePoint> ParseRetryAfter(std::string_view value, TimePoint now, Duration max_delay) {
+std::optional<TimePoint> ParseRetryAfter(std::string_view value, TimePoint now,
+                                         Duration max_delay) {
   if (max_delay < Duration::zero()) max_delay = Duration::zero();
   const std::string_view s = Trim(value);
   if (s.empty()) return std::nullopt;
 
   if (IsDigit(s.front())) {
     // delta-seconds. Saturate instead of overflowing; the clamp below caps it anyway.
-    const int64_t max_seconds =
-        std::chrono::duration_cast<std::chrono::seconds>(max_delay).count();
+    const int64_t max_seconds = std::chrono::duration_cast<std::chrono::seconds>(max_delay).count();
     int64_t secs = 0;
     for (char c : s) {
       if (!IsDigit(c)) return std::nullopt;

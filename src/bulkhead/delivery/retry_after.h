@@ -12,15 +12,16 @@ namespace bulkhead {
 //
 // Accepted forms (surrounding spaces/tabs ignored):
 //  * delta-seconds: 1*DIGIT, e.g. "120". Values too large to represent are clamped like any other.
-//  * IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" (exact RFC 9110 layout, weekday not cross-checked).
+//  * IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" (exact RFC 9110 layout, weekday not
+//  cross-checked).
 //  * The obsolete HTTP-date forms recipients must still accept: RFC 850
 //    ("Sunday, 06-Nov-94 08:49:37 GMT", two-digit years >= 70 are 19xx, else 20xx) and asctime
 //    ("Sun Nov  6 08:49:37 1994").
 //
 // Returns the absolute time until which the host asked to be left alone, clamped to
-// [now, now + max_delay]; a date in the past yields `now`. Anything else (empty, negative, fractional,
-// trailing junk, impossible dates such as Feb 30 or hour 24) yields std::nullopt, meaning "no
-// Retry-After present". max_delay < 0 is treated as 0.
+// [now, now + max_delay]; a date in the past yields `now`. Anything else (empty, negative,
+// fractional, trailing junk, impossible dates such as Feb 30 or hour 24) yields std::nullopt,
+// meaning "no Retry-After present". max_delay < 0 is treated as 0.
 std::optional<TimePoint> ParseRetryAfter(std::string_view value, TimePoint now, Duration max_delay);
 
 }  // namespace bulkhead

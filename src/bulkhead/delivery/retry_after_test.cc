@@ -65,13 +65,27 @@ TEST(RetryAfterTest, NegativeBoundActsAsZero) {
 }
 
 TEST(RetryAfterTest, JunkIsNotPresent) {
-  for (const char* junk : {"", "   ", "-5", "+5", "1.5", "12abc", "abc", "5 s", "0x10",
-                           "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC",
-                           "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 nov 1994 08:49:37 GMT",
-                           "Xyz, 06 Nov 1994 08:49:37 GMT", "Sun, 30 Feb 1994 08:49:37 GMT",
-                           "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT",
-                           "Sun, 06 Nov 1994 08:49:37 GMT junk", "Sun, 06 Nov 94 08:49:37 GMT",
-                           "Sunday, 06-Nov-1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994",
+  for (const char* junk : {"",
+                           "   ",
+                           "-5",
+                           "+5",
+                           "1.5",
+                           "12abc",
+                           "abc",
+                           "5 s",
+                           "0x10",
+                           "Sun, 06 Nov 1994 08:49:37",
+                           "Sun, 06 Nov 1994 08:49:37 UTC",
+                           "Sun, 6 Nov 1994 08:49:37 GMT",
+                           "Sun, 06 nov 1994 08:49:37 GMT",
+                           "Xyz, 06 Nov 1994 08:49:37 GMT",
+                           "Sun, 30 Feb 1994 08:49:37 GMT",
+                           "Sun, 06 Nov 1994 24:00:00 GMT",
+                           "Sun, 06 Nov 1994 08:60:00 GMT",
+                           "Sun, 06 Nov 1994 08:49:37 GMT junk",
+                           "Sun, 06 Nov 94 08:49:37 GMT",
+                           "Sunday, 06-Nov-1994 08:49:37 GMT",
+                           "Sun Nov 6 08:49:37 1994",
                            "2026-11-29T18:00:00Z"}) {
     EXPECT_EQ(ParseRetryAfter(junk, kNow, kMax), std::nullopt) << "'" << junk << "'";
   }
