@@ -273,9 +273,8 @@ bool TakeAckReply(Shared& s, const FaktoryReply& r, int64_t idx) {
   return true;
 }
 
-void FetchAckWorker(int port, Shared& s, int pipeline) {
-  std::string wid = "bench-" + std::to_string(getpid()) + "-" +
-                    std::to_string(reinterpret_cast<uintptr_t>(&wid) & 0xffffff);
+void FetchAckWorker(int port, Shared& s, int pipeline, int index) {
+  const std::string wid = "bench-" + std::to_string(getpid()) + "-" + std::to_string(index);
   auto c = FaktoryClient::Connect("127.0.0.1", port, "", wid);
   if (!c.ok()) return s.Fail("fetch connect: " + c.status().ToString());
   FaktoryClient& client = **c;
@@ -406,7 +405,7 @@ int Run(int argc, char** argv) {
       auto fetch_start = SteadyClock::now();
       std::vector<std::thread> threads;
       for (int i = 0; i < connections; ++i) {
-        threads.emplace_back(FetchAckWorker, proc.port(), std::ref(s), pipeline);
+        threads.emplace_back(FetchAckWorker, proc.port(), std::ref(s), pipeline, i);
       }
       for (std::thread& t : threads) t.join();
       fetch_s = SecondsSince(fetch_start);
