@@ -44,6 +44,33 @@ Compartment::Compartment(std::string host, const CompartmentConfig& config, Rng&
   latency_ring_.reserve(std::max<size_t>(1, config_.latency_window));
 }
 
+bool CompartmentByHost::operator()(const Compartment* a, const Compartment* b) const {
+  return a->host() < b->host();
+}
+
+Compartment::~Compartment() { AttachIndex(nullptr); }
+
+void Compartment::AttachIndex(CompartmentIndex* index) {
+  if (index_ != nullptr) {
+    index_->parked.erase(this);
+    if (in_flight_ > 0) --index_->holders;
+  }
+  index_ = index;
+  if (index_ != nullptr) {
+    if (!parked_.empty()) index_->parked.insert(this);
+    if (in_flight_ > 0) ++index_->holders;
+  }
+}
+
+void Compartment::OnParkedChanged() {
+  if (index_ == nullptr) return;
+  if (parked_.empty()) {
+    index_->parked.erase(this);
+  } else {
+    index_->parked.insert(this);
+  }
+}
+
 ParkReason Compartment::Check(TimePoint now, bool ignore_parked) const {
   if (retry_after_until_ && now < *retry_after_until_) return ParkReason::kRetryAfter;
   const BreakerState state = breaker_.state(now);
@@ -70,7 +97,7 @@ AcquireResult Compartment::Admit(TimePoint now, bool ignore_parked) {
     r.reason = ParkReason::kProbeInFlight;
     return r;
   }
-  ++in_flight_;
+  if (in_flight_++ == 0 && index_ != nullptr) ++index_->holders;
   last_activity_ = now;
   return r;
 }
@@ -79,7 +106,7 @@ AcquireResult Compartment::TryAcquire(TimePoint now) { return Admit(now, /*ignor
 
 void Compartment::OnResult(const CompartmentPermit& permit, const Outcome& outcome,
                            Duration latency, TimePoint now, std::optional<TimePoint> retry_after) {
-  if (in_flight_ > 0) --in_flight_;
+  if (in_flight_ > 0 && --in_flight_ == 0 && index_ != nullptr) --index_->holders;
   last_activity_ = now;
   if (latency < Duration::zero()) latency = Duration::zero();
 
@@ -148,6 +175,7 @@ Status Compartment::Park(std::string job_id) {
     return Status::ResourceExhausted("too many parked jobs for host " + host_);
   }
   parked_.push_back(std::move(job_id));
+  if (parked_.size() == 1) OnParkedChanged();
   return Status::Ok();
 }
 
@@ -157,6 +185,7 @@ std::optional<ReadyJob> Compartment::NextReady(TimePoint now) {
   if (!r.granted) return std::nullopt;
   ReadyJob job{std::move(parked_.front()), r.permit};
   parked_.pop_front();
+  if (parked_.empty()) OnParkedChanged();
   return job;
 }
 
@@ -164,6 +193,7 @@ bool Compartment::Unpark(const std::string& job_id) {
   auto it = std::find(parked_.begin(), parked_.end(), job_id);
   if (it == parked_.end()) return false;
   parked_.erase(it);
+  if (parked_.empty()) OnParkedChanged();
   return true;
 }
 

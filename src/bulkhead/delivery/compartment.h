@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,20 @@ struct CompartmentSnapshot {
   std::optional<TimePoint> retry_after_until;
 };
 
+class Compartment;
+
+// Orders compartments by host name.
+struct CompartmentByHost {
+  bool operator()(const Compartment* a, const Compartment* b) const;
+};
+
+// What a CompartmentRegistry needs to find without scanning every compartment. An attached
+// Compartment keeps it current as its parked queue and in-flight count change.
+struct CompartmentIndex {
+  std::set<Compartment*, CompartmentByHost> parked;  // compartments with parked jobs
+  int holders = 0;                                   // compartments with attempts in flight
+};
+
 // Not thread-safe: one event-loop thread owns all compartments (through CompartmentRegistry).
 // The Rng must outlive it.
 //
@@ -102,7 +117,14 @@ class Compartment {
   Compartment(const Compartment&) = delete;
   Compartment& operator=(const Compartment&) = delete;
 
+  // Leaves the attached index (if any).
+  ~Compartment();
+
   const std::string& host() const { return host_; }
+
+  // Makes this compartment keep `index` current (CompartmentRegistry does this on creation).
+  // `index` must outlive the compartment or be detached with nullptr.
+  void AttachIndex(CompartmentIndex* index);
 
   // Admits one attempt now, or says why not. Checks, in order: Retry-After, breaker open, parked
   // jobs ahead, half-open probe slots, adaptive cap. A grant increments in_flight().
@@ -157,12 +179,14 @@ class Compartment {
  private:
   AcquireResult Admit(TimePoint now, bool ignore_parked);
   void RecordLatency(Duration latency);
+  void OnParkedChanged();  // after parked_ changed size
 
   const std::string host_;
   const CompartmentConfig config_;
   AdaptiveLimit limit_;
   CircuitBreaker breaker_;
 
+  CompartmentIndex* index_ = nullptr;
   int in_flight_ = 0;
   std::deque<std::string> parked_;
   std::optional<TimePoint> retry_after_until_;

@@ -25,6 +25,7 @@ Compartment& CompartmentRegistry::Get(std::string_view host, TimePoint now) {
              .emplace(std::string(host), std::make_unique<Compartment>(
                                              std::string(host), config_.compartment, rng_, now))
              .first;
+    it->second->AttachIndex(&index_);
   }
   return *it->second;
 }
@@ -46,22 +47,18 @@ Status CompartmentRegistry::Park(std::string_view host, std::string job_id, Time
 std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fresh, TimePoint now) {
   std::vector<Grant> grants;
 
-  // Gather candidates in host order (compartments_ is sorted), fresh demand merged with parked.
-  std::map<std::string_view, int> fresh_by_host;
+  // Candidates in host order: hosts with fresh demand merged with hosts that have parked jobs.
+  std::map<Compartment*, int, CompartmentByHost> fresh_by_host;
   for (const HostDemand& d : fresh) {
-    if (d.fresh > 0) {
-      Get(d.host, now);  // make sure it exists
-      fresh_by_host[d.host] += d.fresh;
-    }
+    if (d.fresh > 0) fresh_by_host[&Get(d.host, now)] += d.fresh;
   }
+  for (Compartment* c : index_.parked) fresh_by_host.try_emplace(c, 0);
+  if (fresh_by_host.empty()) return grants;
   std::vector<Candidate> cands;
-  for (auto& [host, c] : compartments_) {
-    auto f = fresh_by_host.find(host);
-    const int fresh_count = f == fresh_by_host.end() ? 0 : f->second;
-    const int want = fresh_count + static_cast<int>(c->parked_count());
-    if (want > 0) cands.push_back({c.get(), want, fresh_count});
+  cands.reserve(fresh_by_host.size());
+  for (const auto& [c, fresh_count] : fresh_by_host) {
+    cands.push_back({c, fresh_count + static_cast<int>(c->parked_count()), fresh_count});
   }
-  if (cands.empty()) return grants;
 
   // Round robin: start after the host served first last time.
   auto start = std::upper_bound(
@@ -69,19 +66,17 @@ std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fre
       [](const std::string& h, const Candidate& c) { return h < c.compartment->host(); });
   std::rotate(cands.begin(), start, cands.end());
 
-  // Contention: could the hosts able to start now take more than the free global slots?
+  // Contention: could the hosts able to start now take more than the free global slots? Active
+  // hosts: those holding slots plus those that could start one now.
   const int free_slots = global_max_ - global_in_flight_;
   int could_take = 0;
-  int active = 0;
+  int active = index_.holders;
   for (const Candidate& c : cands) {
     const Compartment& comp = *c.compartment;
     if (comp.Check(now, /*ignore_parked=*/true) == ParkReason::kNone) {
       could_take += std::min(c.want, std::max(1, comp.limit() - comp.in_flight()));
-      if (comp.in_flight() == 0) ++active;  // holders are counted below
+      if (comp.in_flight() == 0) ++active;
     }
-  }
-  for (const auto& [host, c] : compartments_) {
-    if (c->in_flight() > 0) ++active;
   }
   const bool contended = could_take > free_slots;
   const int fair_share = std::max(1, global_max_ / std::max(1, active));
@@ -149,7 +144,7 @@ size_t CompartmentRegistry::EvictIdle(TimePoint now) {
 
 std::optional<TimePoint> CompartmentRegistry::NextWakeup(TimePoint now) const {
   std::optional<TimePoint> best;
-  for (const auto& [host, c] : compartments_) {
+  for (const Compartment* c : index_.parked) {
     std::optional<TimePoint> t = c->NextWakeup(now);
     if (t && (!best || *t < *best)) best = t;
   }

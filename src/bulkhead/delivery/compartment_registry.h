@@ -75,6 +75,9 @@ class CompartmentRegistry {
   // take a slot: global cap, fair share (while contended), or the host's own compartment (Retry-
   // After, breaker, adaptive cap). Every returned grant is admitted and counted in flight: the
   // caller must start it and report it with OnResult.
+  //
+  // Cost: O(k log k) for the k hosts with fresh or parked work, plus the grants; independent of
+  // how many idle compartments exist.
   std::vector<Grant> Schedule(std::span<const HostDemand> fresh, TimePoint now);
 
   // Reports the end of an attempt granted by Schedule. See Compartment::OnResult. A host that was
@@ -100,6 +103,7 @@ class CompartmentRegistry {
   const CompartmentRegistryConfig config_;
   const int global_max_;
   Rng& rng_;
+  CompartmentIndex index_;  // declared before compartments_: they detach from it when destroyed
   std::map<std::string, std::unique_ptr<Compartment>, std::less<>> compartments_;
   int global_in_flight_ = 0;
   std::string last_first_served_;  // round-robin cursor

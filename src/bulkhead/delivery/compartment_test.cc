@@ -403,3 +403,50 @@ TEST(ParkReasonTest, Names) {
 
 }  // namespace
 }  // namespace bulkhead
+
+namespace bulkhead {
+namespace {
+
+TEST(CompartmentIndexTest, TracksParkedAndHolders) {
+  ManualClock clock;
+  ScriptedRng rng;
+  CompartmentIndex index;
+  CompartmentConfig config = Config();
+  auto c = std::make_unique<Compartment>("b.example", config, rng, clock.Now());
+  Compartment a("a.example", config, rng, clock.Now());
+  ASSERT_TRUE(c->Park("early").ok());  // parked before attaching: picked up on attach
+  c->AttachIndex(&index);
+  a.AttachIndex(&index);
+  EXPECT_EQ(index.parked.size(), 1u);
+  ASSERT_TRUE(a.Park("x").ok());
+  ASSERT_TRUE(a.Park("y").ok());
+  ASSERT_EQ(index.parked.size(), 2u);
+  EXPECT_EQ((*index.parked.begin())->host(), "a.example");  // ordered by host
+  std::optional<ReadyJob> x = a.NextReady(clock.Now());
+  ASSERT_TRUE(x);
+  EXPECT_EQ(index.holders, 1);
+  EXPECT_EQ(index.parked.size(), 2u);  // y still parked
+  EXPECT_TRUE(a.Unpark("y"));
+  EXPECT_EQ(index.parked.size(), 1u);
+  AcquireResult r = a.TryAcquire(clock.Now());
+  ASSERT_TRUE(r.granted);
+  EXPECT_EQ(index.holders, 1);  // counts compartments, not attempts
+  a.OnResult(x->permit, kOk, milliseconds(1), clock.Now());
+  EXPECT_EQ(index.holders, 1);
+  a.OnResult(r.permit, kOk, milliseconds(1), clock.Now());
+  EXPECT_EQ(index.holders, 0);
+  // Destruction and detaching leave the index clean.
+  std::optional<ReadyJob> e = c->NextReady(clock.Now());
+  ASSERT_TRUE(e);
+  ASSERT_TRUE(c->Park("late").ok());
+  EXPECT_EQ(index.holders, 1);
+  c.reset();
+  EXPECT_EQ(index.holders, 0);
+  EXPECT_TRUE(index.parked.empty());
+  ASSERT_TRUE(a.Park("z").ok());
+  a.AttachIndex(nullptr);
+  EXPECT_TRUE(index.parked.empty());
+}
+
+}  // namespace
+}  // namespace bulkhead

@@ -1,5 +1,6 @@
 #include "bulkhead/delivery/retry_after.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -128,7 +129,8 @@ std::optional<int64_t> ToUnixSeconds(const DateParts& d) {
 
 std::optional<TimePoint> ParseRetryAfter(std::string_view value, TimePoint now,
                                          Duration max_delay) {
-  if (max_delay < Duration::zero()) max_delay = Duration::zero();
+  // Keep now + max_delay far from overflow whatever the caller passes.
+  max_delay = std::clamp<Duration>(max_delay, Duration::zero(), std::chrono::hours(24 * 366));
   const std::string_view s = Trim(value);
   if (s.empty()) return std::nullopt;
 

@@ -21,7 +21,8 @@ namespace bulkhead {
 // Returns the absolute time until which the host asked to be left alone, clamped to
 // [now, now + max_delay]; a date in the past yields `now`. Anything else (empty, negative,
 // fractional, trailing junk, impossible dates such as Feb 30 or hour 24) yields std::nullopt,
-// meaning "no Retry-After present". max_delay < 0 is treated as 0.
+// meaning "no Retry-After present". max_delay is clamped to
+// [0, 366 days].
 std::optional<TimePoint> ParseRetryAfter(std::string_view value, TimePoint now, Duration max_delay);
 
 }  // namespace bulkhead

@@ -64,6 +64,12 @@ TEST(RetryAfterTest, NegativeBoundActsAsZero) {
   EXPECT_EQ(ParseRetryAfter("120", kNow, -seconds(5)), kNow);
 }
 
+TEST(RetryAfterTest, HugeBoundDoesNotOverflow) {
+  EXPECT_EQ(ParseRetryAfter("99999999999999999999", kNow, Duration::max()), kNow + hours(24 * 366));
+  EXPECT_EQ(ParseRetryAfter("Fri, 31 Dec 9999 23:59:59 GMT", kNow, Duration::max()),
+            kNow + hours(24 * 366));
+}
+
 TEST(RetryAfterTest, JunkIsNotPresent) {
   for (const char* junk : {"",
                            "   ",
