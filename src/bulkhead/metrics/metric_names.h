@@ -20,10 +20,10 @@ inline constexpr std::string_view kLabelVersion = "version";
 inline constexpr std::string_view kLabelMetric = "metric";
 
 // Values of `outcome` on bulkhead_deliveries_total.
-inline constexpr std::string_view kOutcomeSuccess = "success";        // 2xx
-inline constexpr std::string_view kOutcomeClientError = "client_error";  // 4xx, not retried
-inline constexpr std::string_view kOutcomeServerError = "server_error";  // 5xx, retried
-inline constexpr std::string_view kOutcomeTimeout = "timeout";        // connect/read deadline
+inline constexpr std::string_view kOutcomeSuccess = "success";             // 2xx
+inline constexpr std::string_view kOutcomeClientError = "client_error";    // 4xx, not retried
+inline constexpr std::string_view kOutcomeServerError = "server_error";    // 5xx, retried
+inline constexpr std::string_view kOutcomeTimeout = "timeout";             // connect/read deadline
 inline constexpr std::string_view kOutcomeNetworkError = "network_error";  // DNS, refused, TLS
 inline constexpr std::string_view kOutcomeRejected = "rejected";  // breaker open or host cap full
 
@@ -55,12 +55,12 @@ inline constexpr std::string_view kOldestWorkingJobSeconds = "bulkhead_oldest_wo
 inline constexpr std::string_view kOldestWorkingJobSecondsHelp =
     "Time since the longest-running unacked job was fetched, computed at scrape time.";
 inline constexpr std::string_view kWorkersConnected = "bulkhead_workers_connected";
-inline constexpr std::string_view kWorkersConnectedHelp =
-    "Worker processes with a live heartbeat.";
+inline constexpr std::string_view kWorkersConnectedHelp = "Worker processes with a live heartbeat.";
 inline constexpr std::string_view kJobsProcessedTotal = "bulkhead_jobs_processed_total";
 inline constexpr std::string_view kJobsProcessedTotalHelp = "Jobs acked (ACK) since start.";
 inline constexpr std::string_view kJobsFailedTotal = "bulkhead_jobs_failed_total";
-inline constexpr std::string_view kJobsFailedTotalHelp = "Jobs failed (FAIL or reservation expiry).";
+inline constexpr std::string_view kJobsFailedTotalHelp =
+    "Jobs failed (FAIL or reservation expiry).";
 // Histogram. Label: jobtype. Buckets: kJobRuntimeBuckets.
 inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
 inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";
@@ -90,12 +90,14 @@ inline constexpr std::string_view kStartTimeSeconds = "bulkhead_start_time_secon
 inline constexpr std::string_view kStartTimeSecondsHelp = "Unix time the server started.";
 // Registered by Registry itself: a scrape-time callback failed, so its family was left out of the
 // scrape instead of showing a frozen value. Label: metric.
-inline constexpr std::string_view kMetricsCollectErrorsTotal = "bulkhead_metrics_collect_errors_total";
+inline constexpr std::string_view kMetricsCollectErrorsTotal =
+    "bulkhead_metrics_collect_errors_total";
 inline constexpr std::string_view kMetricsCollectErrorsTotalHelp =
     "Scrape-time metric callbacks that failed; the family was omitted from that scrape.";
 
 // Registered by StatsdEmitter: datagrams sent, and dropped because they could not be sent at once.
-inline constexpr std::string_view kStatsdDatagramsSentTotal = "bulkhead_statsd_datagrams_sent_total";
+inline constexpr std::string_view kStatsdDatagramsSentTotal =
+    "bulkhead_statsd_datagrams_sent_total";
 inline constexpr std::string_view kStatsdDatagramsSentTotalHelp = "StatsD datagrams sent.";
 inline constexpr std::string_view kStatsdDatagramsDroppedTotal =
     "bulkhead_statsd_datagrams_dropped_total";

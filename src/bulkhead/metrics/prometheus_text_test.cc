@@ -34,9 +34,13 @@ TEST(PrometheusTextTest, FormatsValues) {
 }
 
 TEST(PrometheusTextTest, EscapesLabelValuesAndHelp) {
-  EXPECT_EQ(EscapeLabelValue(R"(a\b"c)" "\nd"), R"(a\\b\"c\nd)");
+  EXPECT_EQ(EscapeLabelValue(R"(a\b"c)"
+                             "\nd"),
+            R"(a\\b\"c\nd)");
   // HELP escapes only backslash and newline; a quote stays as is.
-  EXPECT_EQ(EscapeHelp(R"(say "hi" \ )" "\nbye"), R"(say "hi" \\ \nbye)");
+  EXPECT_EQ(EscapeHelp(R"(say "hi" \ )"
+                       "\nbye"),
+            R"(say "hi" \\ \nbye)");
 }
 
 TEST(PrometheusTextTest, RendersASmallRegistryExactly) {
@@ -50,9 +54,8 @@ TEST(PrometheusTextTest, RendersASmallRegistryExactly) {
       *registry.AddCounter(mn::kDeliveriesTotal, "Delivery attempts.", {"host", "outcome"});
   deliveries->WithLabels({"weird\"host\\\n", "success"}).Increment();
   const double bounds[] = {0.1, 1};
-  HistogramFamily* runtime = *registry.AddHistogram(mn::kJobRuntimeSeconds,
-                                                    "Fetch to ack.\nMultiline \\ help.",
-                                                    {"jobtype"}, bounds);
+  HistogramFamily* runtime = *registry.AddHistogram(
+      mn::kJobRuntimeSeconds, "Fetch to ack.\nMultiline \\ help.", {"jobtype"}, bounds);
   runtime->WithLabels({"Deliver"}).Observe(0.05);
   runtime->WithLabels({"Deliver"}).Observe(0.5);
   runtime->WithLabels({"Deliver"}).Observe(4);
@@ -105,14 +108,12 @@ TEST(PrometheusTextTest, UnlabelledHistogramHasOnlyLe) {
 std::unique_ptr<Registry> ExampleRegistry() {
   auto r = std::make_unique<Registry>();
   {
-    auto gauge = [&r](std::string_view name, std::string_view help,
-                     std::vector<std::string> labels,
-                     std::vector<MetricSample> samples) {
-      EXPECT_TRUE(r->AddCallbackGauge(name, help, std::move(labels),
-                                      [samples]() -> Result<std::vector<MetricSample>> {
-                                        return samples;
-                                      })
-                      .ok());
+    auto gauge = [&r](std::string_view name, std::string_view help, std::vector<std::string> labels,
+                      std::vector<MetricSample> samples) {
+      EXPECT_TRUE(
+          r->AddCallbackGauge(name, help, std::move(labels),
+                              [samples]() -> Result<std::vector<MetricSample>> { return samples; })
+              .ok());
     };
     std::string q(mn::kLabelQueue), h(mn::kLabelHost);
     gauge(mn::kQueueSize, mn::kQueueSizeHelp, {q}, {{{"default"}, 2}, {{"push"}, 340}});
@@ -140,14 +141,14 @@ std::unique_ptr<Registry> ExampleRegistry() {
                                       {h, std::string(mn::kLabelOutcome)});
     d->WithLabels({"mastodon.social", mn::kOutcomeSuccess}).Increment(1000);
     d->WithLabels({"other", mn::kOutcomeTimeout}).Increment(12);
-    HistogramFamily* rt = *r->AddHistogram(mn::kJobRuntimeSeconds, mn::kJobRuntimeSecondsHelp,
-                                           {std::string(mn::kLabelJobType)},
-                                           mn::kJobRuntimeBuckets);
+    HistogramFamily* rt =
+        *r->AddHistogram(mn::kJobRuntimeSeconds, mn::kJobRuntimeSecondsHelp,
+                         {std::string(mn::kLabelJobType)}, mn::kJobRuntimeBuckets);
     rt->WithLabels({"ActivityPub::DeliveryWorker"}).Observe(0.2);
     rt->WithLabels({"ActivityPub::DeliveryWorker"}).Observe(129);
-    HistogramFamily* dl = *r->AddHistogram(mn::kDeliveryLatencySeconds,
-                                           mn::kDeliveryLatencySecondsHelp, {h},
-                                           mn::kDeliveryLatencyBuckets);
+    HistogramFamily* dl =
+        *r->AddHistogram(mn::kDeliveryLatencySeconds, mn::kDeliveryLatencySecondsHelp, {h},
+                         mn::kDeliveryLatencyBuckets);
     dl->WithLabels({"mastodon.social"}).Observe(0.08);
     (void)r->AddCallbackGauge("bulkhead_broken_gauge", "Always fails.", {},
                               []() -> Result<std::vector<MetricSample>> {

@@ -1,9 +1,9 @@
 #include "bulkhead/metrics/registry.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <spdlog/spdlog.h>
 
 #include "bulkhead/metrics/metric_names.h"
 
@@ -79,7 +79,8 @@ Histogram::Histogram(std::vector<double> upper_bounds)
 void Histogram::Observe(double v) {
   if (std::isnan(v)) return;
   // First bound >= v: buckets are "less than or equal" (le).
-  size_t i = std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), v) - upper_bounds_.begin();
+  size_t i =
+      std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), v) - upper_bounds_.begin();
   counts_[i].fetch_add(1, std::memory_order_relaxed);
   sum_.fetch_add(v, std::memory_order_relaxed);
 }
@@ -177,10 +178,9 @@ class Registry::CallbackFamily final : public MetricFamily {
                                 " label names");
       }
     }
-    std::sort(samples->begin(), samples->end(),
-              [](const MetricSample& a, const MetricSample& b) {
-                return a.label_values < b.label_values;
-              });
+    std::sort(samples->begin(), samples->end(), [](const MetricSample& a, const MetricSample& b) {
+      return a.label_values < b.label_values;
+    });
     for (size_t i = 1; i < samples->size(); ++i) {
       if ((*samples)[i].label_values == (*samples)[i - 1].label_values) {
         return Status::Internal("callback returned the same label values twice");
@@ -223,8 +223,8 @@ Result<F*> Registry::AddOwned(std::string_view name, std::string_view help,
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = families_.find(name); it != families_.end()) {
     auto* existing = dynamic_cast<F*>(it->second.get());
-    bool same = existing != nullptr && existing->type() == type &&
-                existing->label_names() == label_names;
+    bool same =
+        existing != nullptr && existing->type() == type && existing->label_names() == label_names;
     if (same && type == MetricType::kHistogram) {
       auto b = histogram_bounds_.find(name);
       same = b != histogram_bounds_.end() && b->second == bounds;
@@ -331,8 +331,8 @@ std::vector<FamilySnapshot> Registry::Collect() const {
       errors_family = family;
       continue;
     }
-    FamilySnapshot snap{family->name(), family->help(), family->type(), family->label_names(),
-                        {}, {}};
+    FamilySnapshot snap{
+        family->name(), family->help(), family->type(), family->label_names(), {}, {}};
     Status s = family->CollectInto(snap);
     if (!s.ok()) {
       if (s.code() != StatusCode::kNotFound) {  // NotFound: removed concurrently, not a failure
@@ -346,8 +346,12 @@ std::vector<FamilySnapshot> Registry::Collect() const {
     out.push_back(std::move(snap));
   }
   if (errors_family != nullptr) {
-    FamilySnapshot snap{errors_family->name(), errors_family->help(), errors_family->type(),
-                        errors_family->label_names(), {}, {}};
+    FamilySnapshot snap{errors_family->name(),
+                        errors_family->help(),
+                        errors_family->type(),
+                        errors_family->label_names(),
+                        {},
+                        {}};
     (void)errors_family->CollectInto(snap);
     if (!snap.samples.empty()) {
       auto pos = std::lower_bound(

@@ -121,7 +121,7 @@ struct FamilySnapshot {
   std::vector<HistogramSample> histograms;  // histograms
 };
 
-// Interface of a registered family, for Registry's bookkeeping. Implementations are thread-safe.
+// Implementations are thread-safe. Interface of a registered family, for Registry's bookkeeping.
 class MetricFamily {
  public:
   virtual ~MetricFamily() = default;
@@ -137,7 +137,9 @@ class MetricFamily {
  protected:
   MetricFamily(std::string name, std::string help, MetricType type,
                std::vector<std::string> label_names)
-      : name_(std::move(name)), help_(std::move(help)), type_(type),
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        type_(type),
         label_names_(std::move(label_names)) {}
 
  private:
@@ -148,7 +150,7 @@ class MetricFamily {
   const std::vector<std::string> label_names_;
 };
 
-// The children of one metric name, one per distinct label-value list. Thread-safe: children are
+// Thread-safe. The children of one metric name, one per distinct label-value list: children are
 // created under mu_ and never destroyed before the family, so a returned reference stays valid for
 // the registry's lifetime and can be cached by hot paths.
 template <typename T>
@@ -191,8 +193,9 @@ using HistogramFamily = Family<Histogram>;
 // Each sample needs one label value per label name, and label-value lists must be distinct.
 using SampleCallback = std::function<Result<std::vector<MetricSample>>()>;
 
-// Owns all metric families. Thread-safe (see the file comment). Families live as long as the
-// registry; the pointers Add* return stay valid until it is destroyed.
+// Thread-safe: registration, updates and Collect() may run concurrently from any threads (see the
+// file comment). Owns all metric families; they live as long as the registry, so the pointers
+// Add* return stay valid until it is destroyed.
 class Registry {
  public:
   Registry();

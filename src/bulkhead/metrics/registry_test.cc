@@ -73,9 +73,11 @@ TEST(RegistryTest, ReRegisteringTheSameDefinitionReturnsTheSameFamily) {
             StatusCode::kAlreadyExists);
   EXPECT_EQ(registry.AddGauge("x_total", "X.", {"host"}).status().code(),
             StatusCode::kAlreadyExists);
-  EXPECT_EQ(registry.AddCallbackGauge("x_total", "X.", {}, [] {
-                      return Result<std::vector<MetricSample>>(std::vector<MetricSample>{});
-                    }).code(),
+  EXPECT_EQ(registry
+                .AddCallbackGauge(
+                    "x_total", "X.", {},
+                    [] { return Result<std::vector<MetricSample>>(std::vector<MetricSample>{}); })
+                .code(),
             StatusCode::kAlreadyExists);
   const double b1[] = {1, 2};
   const double b2[] = {1, 3};
@@ -127,12 +129,12 @@ TEST(RegistryTest, CallbackGaugeIsEvaluatedAtEveryCollection) {
   int calls = 0;
   double oldest_age = 0.5;
   ASSERT_TRUE(registry
-                  .AddCallbackGauge(metric_names::kQueueLatencySeconds, "Latency.", {"queue"},
-                                    [&]() -> Result<std::vector<MetricSample>> {
-                                      ++calls;
-                                      return std::vector<MetricSample>{{{"push"}, oldest_age},
-                                                                       {{"default"}, 0}};
-                                    })
+                  .AddCallbackGauge(
+                      metric_names::kQueueLatencySeconds, "Latency.", {"queue"},
+                      [&]() -> Result<std::vector<MetricSample>> {
+                        ++calls;
+                        return std::vector<MetricSample>{{{"push"}, oldest_age}, {{"default"}, 0}};
+                      })
                   .ok());
   auto first = registry.Collect();
   oldest_age = 60;  // nobody "updates" the gauge: the next scrape simply sees the new age

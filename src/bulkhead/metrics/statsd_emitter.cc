@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "bulkhead/metrics/metric_names.h"
 

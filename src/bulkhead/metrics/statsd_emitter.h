@@ -52,10 +52,12 @@ struct StatsdConfig {
 // Checks a config without touching the network: InvalidArgument naming the bad key.
 Status ValidateStatsdConfig(const StatsdConfig& config);
 
+// Thread-safe as described in the file comment: Start/Stop from the owner, EmitOnce/stats from
+// anywhere. Sends registry figures over UDP without ever blocking.
 class StatsdEmitter {
  public:
   struct Stats {
-    uint64_t emissions = 0;          // EmitOnce calls that ran
+    uint64_t emissions = 0;  // EmitOnce calls that ran
     uint64_t datagrams_sent = 0;
     uint64_t datagrams_dropped = 0;  // not sent at once (never retried)
   };
@@ -90,8 +92,8 @@ class StatsdEmitter {
   Counter* sent_counter_ = nullptr;
   Counter* dropped_counter_ = nullptr;
 
-  std::mutex emit_mu_;  // serialises Open and EmitOnce
-  int fd_ = -1;                        // guarded by emit_mu_
+  std::mutex emit_mu_;                          // serialises Open and EmitOnce
+  int fd_ = -1;                                 // guarded by emit_mu_
   std::unique_ptr<StatsdFormatter> formatter_;  // guarded by emit_mu_
 
   std::atomic<uint64_t> emissions_{0};

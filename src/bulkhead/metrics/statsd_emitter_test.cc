@@ -1,15 +1,14 @@
 #include "bulkhead/metrics/statsd_emitter.h"
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "bulkhead/metrics/metric_names.h"
 

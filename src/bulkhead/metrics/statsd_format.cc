@@ -46,6 +46,17 @@ std::string NameText(std::string_view s) {
   return out;
 }
 
+// "k:v,k2,k3:v3" from configured tags (a tag with an empty value is sent bare).
+std::string JoinTags(const std::vector<std::pair<std::string, std::string>>& tags) {
+  std::string t;
+  for (const auto& [k, v] : tags) {
+    if (!t.empty()) t += ',';
+    t += TagText(k);
+    if (!v.empty()) t += ':' + TagText(v);
+  }
+  return t;
+}
+
 }  // namespace
 
 Result<StatsdFlavor> ParseStatsdFlavor(std::string_view s) {
@@ -64,24 +75,16 @@ Result<std::pair<std::string, std::string>> ParseStatsdTag(std::string_view s) {
     }
   }
   size_t colon = s.find(':');
-  if (colon == 0) return Status::InvalidArgument("statsd tag \"" + std::string(s) + "\" has no key");
+  if (colon == 0) {
+    return Status::InvalidArgument("statsd tag \"" + std::string(s) + "\" has no key");
+  }
   if (colon == std::string_view::npos) return std::make_pair(std::string(s), std::string());
   return std::make_pair(std::string(s.substr(0, colon)), std::string(s.substr(colon + 1)));
 }
 
 StatsdFormatter::StatsdFormatter(StatsdFlavor flavor, std::string prefix,
                                  std::vector<std::pair<std::string, std::string>> tags)
-    : flavor_(flavor),
-      prefix_(NameText(prefix)),
-      global_tags_([&] {
-        std::string t;
-        for (const auto& [k, v] : tags) {
-          if (!t.empty()) t += ',';
-          t += TagText(k);
-          if (!v.empty()) t += ':' + TagText(v);
-        }
-        return t;
-      }()) {}
+    : flavor_(flavor), prefix_(NameText(prefix)), global_tags_(JoinTags(tags)) {}
 
 std::string StatsdFormatter::MetricName(std::string_view family, std::string_view suffix,
                                         const std::vector<std::string>& label_names,
@@ -118,8 +121,7 @@ std::string StatsdFormatter::Tags(const std::vector<std::string>& label_names,
 
 void StatsdFormatter::Emit(std::vector<std::string>& out, std::string_view family,
                            std::string_view suffix, const std::vector<std::string>& label_names,
-                           const std::vector<std::string>& label_values, double value,
-                           char type) {
+                           const std::vector<std::string>& label_values, double value, char type) {
   if (!std::isfinite(value)) return;
   std::string name = MetricName(family, suffix, label_names, label_values);
   std::string tail = std::string("|") + type;
@@ -160,8 +162,14 @@ std::vector<std::string> StatsdFormatter::Format(const std::vector<FamilySnapsho
       for (const std::string& v : h.label_values) key += '\x1f' + v;
       const HistogramSnapshot& d = h.data;
       Emit(out, f.name, ".count", f.label_names, h.label_values,
-           CounterDelta(key + "\x1f" "count", static_cast<double>(d.count)), 'c');
-      Emit(out, f.name, ".sum", f.label_names, h.label_values, CounterDelta(key + "\x1f" "sum", d.sum),
+           CounterDelta(key + "\x1f"
+                              "count",
+                        static_cast<double>(d.count)),
+           'c');
+      Emit(out, f.name, ".sum", f.label_names, h.label_values,
+           CounterDelta(key + "\x1f"
+                              "sum",
+                        d.sum),
            'c');
       std::vector<std::string> names = f.label_names;
       names.push_back("le");
@@ -170,10 +178,15 @@ std::vector<std::string> StatsdFormatter::Format(const std::vector<FamilySnapsho
       for (size_t i = 0; i <= d.upper_bounds.size(); ++i) {
         values.back() =
             i < d.upper_bounds.size() ? FormatPrometheusValue(d.upper_bounds[i]) : "+Inf";
-        double cumulative = static_cast<double>(
-            i < d.upper_bounds.size() ? d.cumulative_counts[i] : d.count);
+        double cumulative =
+            static_cast<double>(i < d.upper_bounds.size() ? d.cumulative_counts[i] : d.count);
         Emit(out, f.name, ".bucket", names, values,
-             CounterDelta(key + "\x1f" "le" + values.back(), cumulative), 'c');
+             CounterDelta(key +
+                              "\x1f"
+                              "le" +
+                              values.back(),
+                          cumulative),
+             'c');
       }
     }
   }

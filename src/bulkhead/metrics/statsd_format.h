@@ -39,8 +39,8 @@ Result<StatsdFlavor> ParseStatsdFlavor(std::string_view s);
 // '#' or whitespace.
 Result<std::pair<std::string, std::string>> ParseStatsdTag(std::string_view s);
 
-// Turns snapshots into StatsD lines. Keeps the previous value of every counter series to send
-// deltas. Thread-compatible (StatsdEmitter serialises calls).
+// Thread-compatible (StatsdEmitter serialises calls). Turns snapshots into StatsD lines, keeping
+// the previous value of every counter series to send deltas.
 class StatsdFormatter {
  public:
   StatsdFormatter(StatsdFlavor flavor, std::string prefix,

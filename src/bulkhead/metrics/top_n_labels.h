@@ -41,13 +41,14 @@
 namespace bulkhead {
 
 struct TopNLabelsOptions {
-  size_t top_n = 20;                                       // hosts with their own label
-  size_t max_tracked = 2000;                               // hosts whose activity is tracked
-  Duration refresh_interval = std::chrono::seconds(60);    // membership changes at most this often
-  Duration half_life = std::chrono::minutes(10);           // of the activity score
-  double stickiness = 1.25;                                // >= 1; a member's score counts this much
+  size_t top_n = 20;                                     // hosts with their own label
+  size_t max_tracked = 2000;                             // hosts whose activity is tracked
+  Duration refresh_interval = std::chrono::seconds(60);  // membership changes at most this often
+  Duration half_life = std::chrono::minutes(10);         // of the activity score
+  double stickiness = 1.25;                              // >= 1; a member's score counts this much
 };
 
+// Thread-safe (internal mutex). Maps hosts to bounded label values; rules in the file comment.
 class TopNLabels {
  public:
   static constexpr std::string_view kOther = "other";

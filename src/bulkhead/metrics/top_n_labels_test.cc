@@ -8,9 +8,9 @@
 namespace bulkhead {
 namespace {
 
-using ::testing::ElementsAre;
 using std::chrono::minutes;
 using std::chrono::seconds;
+using ::testing::ElementsAre;
 
 TopNLabelsOptions Options(size_t top_n, size_t max_tracked = 100) {
   TopNLabelsOptions o;
@@ -91,8 +91,8 @@ TEST(TopNLabelsTest, FoldSumsNonMembersIntoOther) {
   TopNLabels labels(clock, Options(2));
   labels.Record("a.example");
   labels.Record("b.example");
-  auto folded = labels.Fold({{"z.example", 3}, {"a.example", 4}, {"y.example", 2},
-                             {"other", 1}, {"b.example", 0}});
+  auto folded = labels.Fold(
+      {{"z.example", 3}, {"a.example", 4}, {"y.example", 2}, {"other", 1}, {"b.example", 0}});
   ASSERT_EQ(folded.size(), 3u);
   EXPECT_THAT(folded[0].label_values, ElementsAre("a.example"));
   EXPECT_EQ(folded[0].value, 4);
@@ -112,12 +112,11 @@ TEST(TopNLabelsTest, FoldOutputIsAValidCallbackResult) {
   labels.Record("a.example");
   Registry registry;
   ASSERT_TRUE(registry
-                  .AddCallbackGauge("bulkhead_host_inflight", "In flight.", {"host"},
-                                    [&]() -> Result<std::vector<MetricSample>> {
-                                      return labels.Fold({{"a.example", 2},
-                                                          {"b.example", 1},
-                                                          {"c.example", 5}});
-                                    })
+                  .AddCallbackGauge(
+                      "bulkhead_host_inflight", "In flight.", {"host"},
+                      [&]() -> Result<std::vector<MetricSample>> {
+                        return labels.Fold({{"a.example", 2}, {"b.example", 1}, {"c.example", 5}});
+                      })
                   .ok());
   auto snaps = registry.Collect();
   ASSERT_EQ(snaps.size(), 1u);
