@@ -1,0 +1,265 @@
+// Transcript tests: an in-process FWP server on 127.0.0.1 port 0 (memory store, its own event
+// loop thread), driven over a real socket line by line.
+#include "bulkhead/protocol/fwp_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <future>
+#include <thread>
+
+#include "bulkhead/engine/engine.h"
+#include "bulkhead/protocol/pwdhash.h"
+#include "bulkhead/store/store.h"
+
+namespace bulkhead {
+namespace {
+
+class Conn {
+ public:
+  explicit Conn(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  }
+  ~Conn() { ::close(fd_); }
+  void Send(const std::string& s) { ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), (ssize_t)s.size()); }
+  // Reads one RESP line (with the bulk body for $n), or "<closed>" / "<timeout>" after 5 s.
+  std::string Read() {
+    std::string line = ReadLine();
+    if (line.size() > 1 && line[0] == '$' && line != "$-1") {
+      size_t n = std::stoul(line.substr(1));
+      while (buf_.size() < n + 2 && Fill()) {}
+      std::string body = buf_.substr(0, n);
+      buf_.erase(0, std::min(buf_.size(), n + 2));
+      return line + " " + body;
+    }
+    return line;
+  }
+
+ private:
+  bool Fill() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) return false;
+    char tmp[65536];
+    ssize_t n = ::recv(fd_, tmp, sizeof(tmp), 0);
+    if (n <= 0) {
+      closed_ = true;
+      return false;
+    }
+    buf_.append(tmp, n);
+    return true;
+  }
+  std::string ReadLine() {
+    for (;;) {
+      auto nl = buf_.find("\r\n");
+      if (nl != std::string::npos) {
+        std::string line = buf_.substr(0, nl);
+        buf_.erase(0, nl + 2);
+        return line;
+      }
+      if (!Fill()) return closed_ ? "<closed>" : "<timeout>";
+    }
+  }
+  int fd_;
+  std::string buf_;
+  bool closed_ = false;
+};
+
+class FwpServerTest : public ::testing::Test {
+ protected:
+  void StartServer() {
+    auto store = OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); });
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    engine_ = std::make_unique<Engine>(io_, *store_, config_, SystemClock::Instance(), rng_);
+    server_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
+    ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
+    engine_->Start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    std::promise<void> stopped;
+    boost::asio::post(io_, [&] {
+      server_->Stop();
+      engine_->Stop();
+      stopped.set_value();
+    });
+    stopped.get_future().wait();
+    io_.stop();
+    thread_.join();
+  }
+  Conn Hello() {
+    Conn c(server_->port());
+    EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+    c.Send("HELLO {\"v\":2,\"hostname\":\"t\"}\r\n");
+    EXPECT_EQ(c.Read(), "+OK");
+    return c;
+  }
+
+  Config config_;
+  DefaultRng rng_{42};
+  boost::asio::io_context io_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<FwpServer> server_;
+  std::thread thread_;
+};
+
+TEST_F(FwpServerTest, PushFetchAckTranscript) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":\"abcdefgh1\",\"jobtype\":\"t\",\"args\":[1]}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("FETCH default\r\n");
+  std::string job = c.Read();
+  EXPECT_EQ(job.rfind("$", 0), 0u);
+  EXPECT_NE(job.find("\"jid\":\"abcdefgh1\""), std::string::npos);
+  c.Send("ACK {\"jid\":\"abcdefgh1\"}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("FETCH default\r\n");
+  EXPECT_EQ(c.Read(), "$-1") << "an empty queue answers null after the block time";
+}
+
+TEST_F(FwpServerTest, PipelinedCommandsAreAnsweredInOrder) {
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":\"pipe00001\",\"jobtype\":\"t\",\"args\":[]}\r\nBOGUS\r\n"
+         "FETCH default\r\nACK {\"jid\":\"pipe00001\"}\r\nFAIL {\"jid\":\"pipe00001\"}\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read(), "-ERR unknown command BOGUS");
+  EXPECT_NE(c.Read().find("pipe00001"), std::string::npos);
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read(), "-ERR Job not found pipe00001");
+}
+
+TEST_F(FwpServerTest, BlockedFetchIsWokenByAPush) {
+  config_.fetch_block_ms = 4000;
+  StartServer();
+  Conn worker = Hello();
+  Conn producer = Hello();
+  worker.Send("FETCH q1 q2\r\n");
+  producer.Send("PUSH {\"jid\":\"wake00001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"q2\"}\r\n");
+  EXPECT_EQ(producer.Read(), "+OK");
+  EXPECT_NE(worker.Read().find("wake00001"), std::string::npos);
+}
+
+TEST_F(FwpServerTest, FirstLineMustBeHello) {
+  StartServer();
+  Conn c(server_->port());
+  EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  c.Send("PUSH {}\r\n");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, HandshakeTimeout) {
+  config_.handshake_timeout_seconds = 1;
+  StartServer();
+  Conn c(server_->port());
+  EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  EXPECT_EQ(c.Read(), "-ERR handshake timeout: HELLO not received within 1 s");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, LineTooLongClosesWithError) {
+  config_.max_line_bytes = 1024;
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH " + std::string(2000, 'x') + "\r\n");
+  EXPECT_EQ(c.Read(), "-ERR line too long: limit is 1024 bytes");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, PartialLineTimesOut) {
+  config_.line_timeout_seconds = 1;
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":");
+  EXPECT_EQ(c.Read(), "-ERR timed out waiting for the end of the command line");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, ConnectionLimit) {
+  config_.max_connections = 1;
+  StartServer();
+  Conn first = Hello();
+  Conn second(server_->port());
+  EXPECT_EQ(second.Read(), "+HI {\"v\":2}");
+  second.Send("HELLO {\"v\":2}\r\n");
+  EXPECT_EQ(second.Read(), "-ERR too many connections: limit is 1");
+  EXPECT_EQ(second.Read(), "<closed>");
+  first.Send("INFO\r\n");
+  EXPECT_EQ(first.Read().rfind("$", 0), 0u) << "the first connection keeps working";
+}
+
+TEST_F(FwpServerTest, PasswordHandshake) {
+  config_.password = "sekret";
+  StartServer();
+  for (bool right : {true, false}) {
+    Conn c(server_->port());
+    std::string hi = c.Read();
+    ASSERT_EQ(hi.rfind("+HI {\"v\":2,\"i\":", 0), 0u) << hi;
+    EXPECT_EQ(hi.find(' ', 4), std::string::npos) << "no spaces in the greeting JSON";
+    auto i_pos = hi.find("\"i\":") + 4;
+    int iterations = std::stoi(hi.substr(i_pos));
+    auto s_pos = hi.find("\"s\":\"") + 5;
+    std::string salt = hi.substr(s_pos, hi.find('"', s_pos) - s_pos);
+    EXPECT_GE(iterations, 4000);
+    EXPECT_LE(iterations, 8095);
+    std::string hash = PasswordHash(right ? "sekret" : "wrong", salt, iterations);
+    c.Send("HELLO {\"v\":2,\"pwdhash\":\"" + hash + "\"}\r\n");
+    if (right) {
+      EXPECT_EQ(c.Read(), "+OK");
+    } else {
+      EXPECT_EQ(c.Read(), "-ERR Invalid password");
+      EXPECT_EQ(c.Read(), "<closed>");
+    }
+  }
+}
+
+TEST_F(FwpServerTest, BeatAndWorkerStates) {
+  StartServer();
+  Conn c(server_->port());
+  c.Read();
+  c.Send("HELLO {\"v\":2,\"wid\":\"w1\",\"pid\":1,\"labels\":[]}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("BEAT {\"wid\":\"w1\"}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("BEAT {\"wid\":\"nobody\"}\r\n");
+  EXPECT_EQ(c.Read(), "-ERR unknown worker nobody");
+  c.Send("BEAT {\"wid\":\"w1\",\"current_state\":\"quiet\"}\r\n");
+  EXPECT_EQ(c.Read(), "$17 {\"state\":\"quiet\"}");
+  c.Send("END\r\n");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, QueueCommands) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":\"queue0001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"p\"}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("QUEUE PAUSE p\r\nFETCH p\r\nQUEUE RESUME p\r\nQUEUE LATENCY p\r\nQUEUE\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read(), "$-1");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read().rfind("$", 0), 0u);
+  EXPECT_EQ(c.Read(), "-ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY");
+  c.Send("QUEUE REMOVE p\r\nFETCH p\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read(), "$-1");
+}
+
+}  // namespace
+}  // namespace bulkhead
