@@ -40,9 +40,7 @@ Compartment::Compartment(std::string host, const CompartmentConfig& config, Rng&
       config_(config),
       limit_(config.limit),
       breaker_(config.breaker, rng),
-      last_activity_(now) {
-  latency_ring_.reserve(std::max<size_t>(1, config_.latency_window));
-}
+      last_activity_(now) {}
 
 bool CompartmentByHost::operator()(const Compartment* a, const Compartment* b) const {
   return a->host() < b->host();

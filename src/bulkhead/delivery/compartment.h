@@ -25,7 +25,8 @@ struct CompartmentConfig {
   AdaptiveLimitConfig limit;
   CircuitBreakerConfig breaker;
   // A host failing continuously (no healthy answer in between) for this long is "unavailable"
-  // (Misskey/Pleroma/Mastodon all use 7 days). Cleared by the next healthy answer.
+  // (Misskey and Pleroma use 7 days; Mastodon 7 distinct days with failures). Cleared by the next
+  // healthy answer from the host itself, never by other traffic (Mastodon issue 31118).
   Duration unavailable_after = std::chrono::hours(24 * 7);
   // A success slower than this still completes its job but counts as a failure for the breaker
   // (resilience4j's slow-call rule): a host that takes longer than the 10 s first-byte budget on

@@ -2,6 +2,7 @@
 // for the destination host (healthy, failing, overloaded). Pure classification: no I/O, no state.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,11 @@ namespace bulkhead {
 
 // The built-in job types bulkhead delivers itself.
 enum class JobKind { kWebPush, kActivityPub, kWebhook };
+
+// "webpush", "activitypub", "webhook": the Faktory jobtype names of the built-in kinds.
+const char* JobKindName(JobKind kind);
+// The kind named `name` (exact, lowercase), or nullopt for any other jobtype.
+std::optional<JobKind> JobKindFromName(std::string_view name);
 
 // How an attempt ended below HTTP. kNone means an HTTP status line was received.
 enum class TransportError {

@@ -130,6 +130,14 @@ TEST(OutcomeTest, OtherLocalErrorsAreRetryableWithoutHostSignal) {
   EXPECT_EQ(o.host, HostSignal::kNone);
 }
 
+TEST(OutcomeTest, JobKindNamesRoundTrip) {
+  for (JobKind kind : kAllKinds) EXPECT_EQ(JobKindFromName(JobKindName(kind)), kind);
+  EXPECT_STREQ(JobKindName(JobKind::kActivityPub), "activitypub");
+  EXPECT_EQ(JobKindFromName("WebPush"), std::nullopt);
+  EXPECT_EQ(JobKindFromName("email"), std::nullopt);
+  EXPECT_EQ(JobKindFromName(""), std::nullopt);
+}
+
 TEST(OutcomeTest, Names) {
   EXPECT_STREQ(OutcomeClassName(OutcomeClass::kGone), "gone");
   EXPECT_STREQ(HostSignalName(HostSignal::kOverloaded), "overloaded");
