@@ -218,10 +218,11 @@ bool Compartment::unavailable(TimePoint now) const {
 bool Compartment::Evictable(TimePoint now, Duration idle_after, Duration failing_retention) const {
   if (in_flight_ > 0 || !parked_.empty()) return false;
   if (retry_after_until_ && now < *retry_after_until_) return false;
-  if (breaker_.state(now) != BreakerState::kClosed) return false;
   const Duration idle = now - last_activity_;
-  if (failing_since_ || breaker_.consecutive_failures() > 0) return idle >= failing_retention;
-  return idle >= idle_after;
+  // An open or half-open breaker with no more traffic would otherwise pin a dead host forever.
+  const bool failing = failing_since_ || breaker_.consecutive_failures() > 0 ||
+                       breaker_.state(now) != BreakerState::kClosed;
+  return idle >= (failing ? failing_retention : idle_after);
 }
 
 CompartmentSnapshot Compartment::Snapshot(TimePoint now) const {

@@ -170,9 +170,10 @@ class Compartment {
   TimePoint last_activity() const { return last_activity_; }
   std::optional<TimePoint> retry_after_until() const { return retry_after_until_; }
 
-  // True when nothing is lost by forgetting this compartment: nothing in flight or parked, no
-  // pending Retry-After or open breaker, idle for `idle_after`; a host with failing state is kept
-  // until idle for `failing_retention` (so an unavailable verdict is not forgotten early).
+  // True when little is lost by forgetting this compartment: nothing in flight or parked, no
+  // pending Retry-After, and idle (no attempt started or finished) for `idle_after`; a host with
+  // failing state (failing_since, failures toward the breaker, breaker not closed) only after
+  // `failing_retention`, so that an unavailable verdict or a backoff is not forgotten early.
   bool Evictable(TimePoint now, Duration idle_after, Duration failing_retention) const;
 
   CompartmentSnapshot Snapshot(TimePoint now) const;

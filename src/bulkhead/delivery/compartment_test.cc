@@ -384,16 +384,27 @@ TEST_F(CompartmentTest, FailingHostIsRetainedLonger) {
   EXPECT_TRUE(c_.Evictable(Now(), idle, retention));
 }
 
-TEST_F(CompartmentTest, OpenBreakerOrRetryAfterPreventsEviction) {
-  OpenBreaker();
-  // Breaker open: kept even past the retention (cannot happen with sane settings, but be safe).
+TEST_F(CompartmentTest, OpenBreakerIsRetainedLikeFailingThenForgotten) {
+  const Duration idle = minutes(15);
+  const Duration retention = hours(24 * 8);
+  for (int i = 0; i < 2; ++i) Attempt(k429);  // failures toward the breaker, not "failing"
+  EXPECT_FALSE(c_.failing_since().has_value());
+  Attempt(k429);  // opens
+  ASSERT_EQ(c_.breaker().state(Now()), BreakerState::kOpen);
+  clock_.Advance(idle);
+  EXPECT_FALSE(c_.Evictable(Now(), idle, retention));
+  // No more traffic: the breaker sits half-open forever, but the host is not kept forever.
+  clock_.Advance(retention);
+  EXPECT_EQ(c_.breaker().state(Now()), BreakerState::kHalfOpen);
+  EXPECT_TRUE(c_.Evictable(Now(), idle, retention));
+}
+
+TEST_F(CompartmentTest, PendingRetryAfterPreventsEviction) {
+  CompartmentPermit p = Acquire();
+  c_.OnResult(p, kOk, milliseconds(1), Now(), Now() + seconds(60));
   EXPECT_FALSE(c_.Evictable(Now(), Duration::zero(), Duration::zero()));
-  Compartment c("r.example", config_, rng_, Now());
-  AcquireResult r = c.TryAcquire(Now());
-  c.OnResult(r.permit, kOk, milliseconds(1), Now(), Now() + seconds(60));
-  EXPECT_FALSE(c.Evictable(Now(), Duration::zero(), Duration::zero()));
   clock_.Advance(seconds(60));
-  EXPECT_TRUE(c.Evictable(Now(), Duration::zero(), Duration::zero()));
+  EXPECT_TRUE(c_.Evictable(Now(), Duration::zero(), Duration::zero()));
 }
 
 TEST(ParkReasonTest, Names) {
