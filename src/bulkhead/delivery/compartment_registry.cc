@@ -40,6 +40,11 @@ const Compartment* CompartmentRegistry::Find(std::string_view host) const {
   return it == compartments_.end() ? nullptr : it->second.get();
 }
 
+bool CompartmentRegistry::IsUnavailable(std::string_view host, TimePoint now) const {
+  const Compartment* c = Find(host);
+  return c != nullptr && c->unavailable(now);
+}
+
 Status CompartmentRegistry::Park(std::string_view host, std::string job_id, TimePoint now) {
   return Get(host, now).Park(std::move(job_id));
 }

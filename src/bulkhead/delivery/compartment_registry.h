@@ -27,9 +27,10 @@ struct CompartmentRegistryConfig {
   int global_max_in_flight = 256;
   // A healthy compartment with nothing in flight or parked is forgotten after this long.
   Duration idle_eviction = std::chrono::minutes(15);
-  // A compartment with failing state (failing_since set, or failures counted toward the breaker)
-  // is kept this long after its last activity, longer than the unavailable period, so that a dead
-  // host keeps its verdict (and its backoff) while jobs for it keep arriving.
+  // A compartment with failing state (failing_since set, failures counted toward the breaker, or
+  // breaker not closed) is kept this long after its last activity, longer than the unavailable
+  // period, so that a dead host keeps its verdict (and its backoff) while jobs for it keep
+  // arriving.
   Duration failing_retention = std::chrono::hours(24 * 8);
 };
 
@@ -54,6 +55,12 @@ struct Grant {
 // only receive a slot while it holds fewer than global_max_in_flight / active_hosts (at least 1),
 // where active hosts are those holding slots or able to start one now. Slots nobody else can use
 // go to whoever can (max-min fairness: the share is a floor for others, not a ceiling when alone).
+// Attempts already running are never preempted: a host above its share gives slots back as its
+// attempts finish (within the transport deadline).
+//
+// Start attempts only through Schedule: grants taken directly with Compartment::TryAcquire or
+// NextReady are not counted against the global cap. Get/Find are for everything else (Park,
+// Unpark, RestoreFailingSince, inspection).
 class CompartmentRegistry {
  public:
   CompartmentRegistry(const CompartmentRegistryConfig& config, Rng& rng);
@@ -65,6 +72,9 @@ class CompartmentRegistry {
   Compartment& Get(std::string_view host, TimePoint now);
   Compartment* Find(std::string_view host);
   const Compartment* Find(std::string_view host) const;
+
+  // Whether `host` is known and unavailable (Compartment::unavailable). False for unknown hosts.
+  bool IsUnavailable(std::string_view host, TimePoint now) const;
 
   // Parks a job in its host's compartment (creating it). See Compartment::Park.
   Status Park(std::string_view host, std::string job_id, TimePoint now);

@@ -247,6 +247,17 @@ TEST_F(RegistryTest, EvictsIdleHealthyHostsButKeepsFailingOnes) {
   EXPECT_EQ(reg_->size(), 2u);
 }
 
+TEST_F(RegistryTest, IsUnavailable) {
+  Make(10, 4);
+  EXPECT_FALSE(reg_->IsUnavailable("never.example", Now()));
+  std::vector<Grant> g = Schedule({{"dead", 1}});
+  reg_->OnResult(g[0], kTimeout, seconds(30), Now());
+  EXPECT_FALSE(reg_->IsUnavailable("dead", Now()));
+  clock_.Advance(hours(24 * 7));
+  EXPECT_TRUE(reg_->IsUnavailable("dead", Now()));
+  EXPECT_EQ(reg_->Find("never.example"), nullptr);  // asking does not create
+}
+
 TEST_F(RegistryTest, SnapshotIsOrderedByHost) {
   Make(10, 4);
   Schedule({{"b", 1}, {"a", 2}});
