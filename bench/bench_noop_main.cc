@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +324,12 @@ void FetchAckWorker(int port, Shared& s, int pipeline, int index) {
   client.End();
 }
 
+double CpuSeconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
+}
+
 std::string StoreName(const std::string& url) {
   size_t colon = url.find(':');
   return colon == std::string::npos ? url : url.substr(0, colon);
@@ -468,6 +475,9 @@ int Run(int argc, char** argv) {
       std::printf("verified: every job fetched once and acked once (+OK); FETCH nulls %lld; %s\n",
                   static_cast<long long>(s.nulls.load()), info_summary.c_str());
       std::printf("server: %s\n", stopped.c_str());
+      // Where the CPU went (the server is this process's only child, reaped by Stop()).
+      std::printf("cpu: bench client %.2f s, server %.2f s, wall %.2f s\n", CpuSeconds(RUSAGE_SELF),
+                  CpuSeconds(RUSAGE_CHILDREN), push_s + fetch_s);
       std::printf("jobs_per_second %.0f store=%s\n", jobs / (push_s + fetch_s),
                   StoreName(store).c_str());
     }
