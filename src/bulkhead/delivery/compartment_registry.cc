@@ -53,17 +53,33 @@ std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fre
   std::vector<Grant> grants;
 
   // Candidates in host order: hosts with fresh demand merged with hosts that have parked jobs.
-  std::map<Compartment*, int, CompartmentByHost> fresh_by_host;
+  // Hosts blocked by their own compartment are left out at once (a dead host with a long parked
+  // queue costs one Check per call).
+  std::vector<std::pair<Compartment*, int>> fresh_hosts;
   for (const HostDemand& d : fresh) {
-    if (d.fresh > 0) fresh_by_host[&Get(d.host, now)] += d.fresh;
+    if (d.fresh > 0) fresh_hosts.emplace_back(&Get(d.host, now), d.fresh);
   }
-  for (Compartment* c : index_.parked) fresh_by_host.try_emplace(c, 0);
-  if (fresh_by_host.empty()) return grants;
+  std::sort(fresh_hosts.begin(), fresh_hosts.end(),
+            [](const auto& a, const auto& b) { return CompartmentByHost()(a.first, b.first); });
   std::vector<Candidate> cands;
-  cands.reserve(fresh_by_host.size());
-  for (const auto& [c, fresh_count] : fresh_by_host) {
+  auto add = [&](Compartment* c, int fresh_count) {
+    if (!cands.empty() && cands.back().compartment == c) {  // the same host listed twice
+      cands.back().want += fresh_count;
+      cands.back().fresh += fresh_count;
+      return;
+    }
+    if (c->Check(now, /*ignore_parked=*/true) != ParkReason::kNone) return;
     cands.push_back({c, fresh_count + static_cast<int>(c->parked_count()), fresh_count});
+  };
+  auto f = fresh_hosts.begin();
+  for (Compartment* p : index_.parked) {
+    for (; f != fresh_hosts.end() && !CompartmentByHost()(p, f->first); ++f) {
+      add(f->first, f->second);
+    }
+    add(p, 0);
   }
+  for (; f != fresh_hosts.end(); ++f) add(f->first, f->second);
+  if (cands.empty()) return grants;
 
   // Round robin: start after the host served first last time.
   auto start = std::upper_bound(
@@ -78,10 +94,8 @@ std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fre
   int active = index_.holders;
   for (const Candidate& c : cands) {
     const Compartment& comp = *c.compartment;
-    if (comp.Check(now, /*ignore_parked=*/true) == ParkReason::kNone) {
-      could_take += std::min(c.want, std::max(1, comp.limit() - comp.in_flight()));
-      if (comp.in_flight() == 0) ++active;
-    }
+    could_take += std::min(c.want, std::max(1, comp.limit() - comp.in_flight()));
+    if (comp.in_flight() == 0) ++active;
   }
   const bool contended = could_take > free_slots;
   const int fair_share = std::max(1, global_max_ / std::max(1, active));
@@ -119,6 +133,7 @@ std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fre
         grants.push_back(std::move(g));
         progress = true;
       }
+      std::erase_if(cands, [](const Candidate& c) { return c.want <= 0; });
     }
   };
   run_pass(/*cap_at_share=*/contended);

@@ -237,5 +237,12 @@ TEST_F(HttpSignatureTest, NpmHttpSignatureVerifies) {
   EXPECT_FALSE(out["digest_ok"].get<bool>());  // ...but the body no longer matches the Digest
 }
 
+// The private key has no string form: no ToString, no operator<<.
+template <typename T>
+concept Streamable = requires(std::ostream& os, const T& v) { os << v; };
+template <typename T>
+concept HasToString = requires(const T& v) { v.ToString(); };
+static_assert(!Streamable<SigningKey> && !HasToString<SigningKey>);
+
 }  // namespace
 }  // namespace bulkhead

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <openssl/pem.h>
 
@@ -230,6 +232,42 @@ TEST_F(VapidTest, FromBase64UrlMatchesRfc8291ApplicationServerKey) {
   EXPECT_FALSE(VapidKey::FromBase64Url(kPrivate, NewKey().public_key_b64url()).ok());
   EXPECT_FALSE(VapidKey::FromBase64Url("AAAA").ok());
 }
+
+TEST_F(VapidTest, ConcurrentCallersShareTheCache) {
+  VapidKey key = NewKey();
+  auto signer = VapidSigner::Create(key, "mailto:a@b.example", clock_);
+  ASSERT_TRUE(signer.ok());
+  const std::vector<std::string> audiences = {"https://a.example", "https://b.example",
+                                              "https://c.example"};
+  std::vector<std::vector<std::string>> tokens(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 60; ++i) {
+        tokens[t].push_back(*(*signer)->Token(audiences[i % audiences.size()]));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  // Racing misses may sign an audience more than once, but never more than once per thread.
+  EXPECT_GE((*signer)->tokens_signed(), 3u);
+  EXPECT_LE((*signer)->tokens_signed(), 12u);
+  for (const auto& per_thread : tokens) {
+    for (size_t i = 0; i < per_thread.size(); i += 17) {
+      Jwt jwt = SplitJwt(per_thread[i]);
+      EXPECT_EQ(jwt.claims["aud"], audiences[i % audiences.size()]);
+      EXPECT_TRUE(VerifyEs256(key.public_key(), jwt.signing_input, jwt.signature));
+    }
+  }
+}
+
+// The private key has no string form: no ToString, no operator<<.
+template <typename T>
+concept Streamable = requires(std::ostream& os, const T& v) { os << v; };
+template <typename T>
+concept HasToString = requires(const T& v) { v.ToString(); };
+static_assert(!Streamable<VapidKey> && !HasToString<VapidKey>);
+static_assert(!Streamable<VapidSigner> && !HasToString<VapidSigner>);
 
 }  // namespace
 }  // namespace bulkhead

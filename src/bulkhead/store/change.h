@@ -19,6 +19,8 @@ struct Change {
     kSetPaused,      // queue paused (flag) or resumed
     kDeleteAll,      // FLUSH: every job, counter and paused flag
   };
+  explicit Change(Kind k) : kind(k) {}
+
   Kind kind;
   int64_t id = 0;
   JobRecord job;       // kInsertJob, kUpdateJob (kUpdateState uses state and score only)

@@ -104,7 +104,7 @@ Result<UrlParts> ParseUrl(const std::string& url) {
   return parts;
 }
 
-HttpResponse ErrorResponse(TransportError error, std::string message) {
+HttpResponse ErrorResponse(TransportErrorKind error, std::string message) {
   HttpResponse r;
   r.error = error;
   r.error_message = std::move(message);
@@ -124,8 +124,7 @@ class CurlTransport::Impl {
       : io_(io),
         options_(std::move(options)),
         guard_(options_.ssrf),
-        resolver_(io.get_executor(), options_.resolver),
-        curl_timer_(io) {}
+        resolver_(io.get_executor(), options_.resolver) {}
 
   ~Impl();
 
@@ -136,11 +135,27 @@ class CurlTransport::Impl {
   size_t OpenSockets() const { return sockets_.size(); }
 
  private:
+  // One libcurl multi handle per origin (scheme://host:port), with its own connection cache and
+  // timer. libcurl 7.88 walks a multi's whole connection cache on every curl_multi_remove_handle
+  // after a reusable transfer (close_connect_only), so one shared multi would make every healthy
+  // completion pay for each connection held open to a stuck host. Per-origin multis keep that
+  // cost, and any other per-cache walk inside libcurl, within the origin that causes it.
+  struct HostMulti {
+    explicit HostMulti(asio::io_context& io) : timer(io), idle_timer(io) {}
+    Impl* impl = nullptr;
+    std::string origin;
+    CURLM* multi = nullptr;
+    asio::steady_timer timer;       // libcurl's timer for this multi
+    asio::steady_timer idle_timer;  // closes the multi once no exchange has used it for a while
+    size_t active = 0;              // easy handles attached
+  };
+
   // One socket libcurl asked us to watch.
   struct Socket {
     explicit Socket(asio::io_context& io) : descriptor(io) {}
     asio::posix::stream_descriptor descriptor;
     curl_socket_t fd = CURL_SOCKET_BAD;
+    HostMulti* owner = nullptr;  // the multi whose connection this is
     int wanted = 0;  // CURL_POLL_IN / CURL_POLL_OUT bits
     bool read_outstanding = false;
     bool write_outstanding = false;
@@ -174,6 +189,7 @@ class CurlTransport::Impl {
     // The current attempt.
     bool resolving = false;
     CURL* easy = nullptr;
+    HostMulti* hm = nullptr;  // set while easy is attached
     curl_slist* header_list = nullptr;
     curl_slist* resolve_list = nullptr;
     char errbuf[CURL_ERROR_SIZE] = {0};
@@ -216,8 +232,11 @@ class CurlTransport::Impl {
   void OnSocketReady(const std::shared_ptr<Socket>& s, int direction,
                      const boost::system::error_code& ec);
   void ForgetSocket(curl_socket_t fd);
-  void SocketAction(curl_socket_t fd, int events);
-  void DrainMessages();
+  void SocketAction(HostMulti* hm, curl_socket_t fd, int events);
+  void DrainMessages(HostMulti* hm);
+  Result<HostMulti*> MultiFor(const UrlParts& url);
+  void MaybeRetire(HostMulti* hm);
+  void CleanupMulti(HostMulti* hm);
 
   std::weak_ptr<int> Alive() const { return alive_; }
 
@@ -227,8 +246,7 @@ class CurlTransport::Impl {
   const SsrfGuard guard_;
 
   HostResolver resolver_;
-  CURLM* multi_ = nullptr;
-  asio::steady_timer curl_timer_;
+  std::unordered_map<std::string, std::unique_ptr<HostMulti>> multis_;
   std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets_;
   std::unordered_map<uint64_t, std::unique_ptr<Exchange>> exchanges_;
   uint64_t next_id_ = 1;
@@ -241,15 +259,65 @@ class CurlTransport::Impl {
 
 Status CurlTransport::Impl::Init() {
   GlobalInitOnce();
-  multi_ = curl_multi_init();
-  if (multi_ == nullptr) return Status::Internal("curl_multi_init failed");
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &Impl::OnSocket);
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &Impl::OnTimer);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_PIPELINING, long{CURLPIPE_MULTIPLEX});
-  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_connections_per_host);
+  CURLM* probe = curl_multi_init();
+  if (probe == nullptr) return Status::Internal("curl_multi_init failed");
+  curl_multi_cleanup(probe);
   return Status::Ok();
+}
+
+Result<CurlTransport::Impl::HostMulti*> CurlTransport::Impl::MultiFor(const UrlParts& url) {
+  std::string origin;
+  for (char c : url.scheme + "://" + url.host + ":" + std::to_string(url.port)) {
+    origin += char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  auto it = multis_.find(origin);
+  if (it != multis_.end()) {
+    it->second->idle_timer.cancel();
+    return it->second.get();
+  }
+  auto hm = std::make_unique<HostMulti>(io_);
+  hm->impl = this;
+  hm->origin = origin;
+  hm->multi = curl_multi_init();
+  if (hm->multi == nullptr) return Status::ResourceExhausted("curl_multi_init failed");
+  CURLM* m = hm->multi;
+  curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, &Impl::OnSocket);
+  curl_multi_setopt(m, CURLMOPT_SOCKETDATA, hm.get());
+  curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, &Impl::OnTimer);
+  curl_multi_setopt(m, CURLMOPT_TIMERDATA, hm.get());
+  curl_multi_setopt(m, CURLMOPT_PIPELINING, long{CURLPIPE_MULTIPLEX});
+  curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_connections_per_host);
+  HostMulti* raw = hm.get();
+  multis_.emplace(origin, std::move(hm));
+  return raw;
+}
+
+// An origin nobody has used for a while gives back its idle connections and its multi.
+void CurlTransport::Impl::MaybeRetire(HostMulti* hm) {
+  if (hm->active > 0) return;
+  hm->idle_timer.expires_after(std::chrono::seconds(60));
+  hm->idle_timer.async_wait([this, alive = Alive(), origin = hm->origin](
+                                const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    auto it = multis_.find(origin);
+    if (it == multis_.end() || it->second->active > 0) return;
+    std::unique_ptr<HostMulti> owned = std::move(it->second);
+    multis_.erase(it);
+    CleanupMulti(owned.get());
+  });
+}
+
+void CurlTransport::Impl::CleanupMulti(HostMulti* hm) {
+  if (hm->multi != nullptr) curl_multi_cleanup(hm->multi);  // closes via OnCloseSocket
+  hm->multi = nullptr;
+  hm->timer.cancel();
+  hm->idle_timer.cancel();
+  // Sockets libcurl did not close through us (none expected) stop being watched.
+  std::vector<curl_socket_t> left;
+  for (auto& [fd, s] : sockets_) {
+    if (s->owner == hm) left.push_back(fd);
+  }
+  for (curl_socket_t fd : left) ForgetSocket(fd);
 }
 
 CurlTransport::Impl::~Impl() {
@@ -259,11 +327,11 @@ CurlTransport::Impl::~Impl() {
     std::vector<uint64_t> ids;
     for (auto& [id, x] : exchanges_) ids.push_back(id);
     for (uint64_t id : ids) {
-      Complete(id, ErrorResponse(TransportError::kCancelled, "transport shut down"));
+      Complete(id, ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
     }
   }
-  if (multi_ != nullptr) curl_multi_cleanup(multi_);  // closes cached connections via OnCloseSocket
-  multi_ = nullptr;
+  for (auto& [origin, hm] : multis_) CleanupMulti(hm.get());
+  multis_.clear();
   boost::system::error_code ignored;
   for (auto& [fd, s] : sockets_) {
     s->closed = true;
@@ -271,7 +339,6 @@ CurlTransport::Impl::~Impl() {
     s->descriptor.release();  // libcurl owns the descriptor; never close it here
   }
   sockets_.clear();
-  curl_timer_.cancel();
   alive_.reset();
 }
 
@@ -280,7 +347,7 @@ void CurlTransport::Impl::Shutdown() {
   std::vector<uint64_t> ids;
   for (auto& [id, x] : exchanges_) ids.push_back(id);
   for (uint64_t id : ids) {
-    Complete(id, ErrorResponse(TransportError::kCancelled, "transport shut down"));
+    Complete(id, ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
   }
 }
 
@@ -295,7 +362,7 @@ void CurlTransport::Impl::Send(HttpRequest request, DoneCallback done) {
   asio::post(io_, [this, alive = Alive(), request = std::move(request),
                    done = std::move(done)]() mutable {
     if (alive.expired()) {
-      done(ErrorResponse(TransportError::kCancelled, "transport shut down"));
+      done(ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
       return;
     }
     StartExchange(std::move(request), std::move(done));
@@ -313,7 +380,7 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
   exchanges_.emplace(x->id, std::move(owned));
   if (shut_down_) {
     CompleteSoon(x->id, x->attempt,
-                 ErrorResponse(TransportError::kCancelled, "transport shut down"));
+                 ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
     return;
   }
   milliseconds total = x->request.deadlines.total;
@@ -322,7 +389,7 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
   x->total_timer.async_wait([this, alive = Alive(), id = x->id,
                              total](const boost::system::error_code& ec) {
     if (ec || alive.expired() || exchanges_.count(id) == 0) return;
-    Complete(id, ErrorResponse(TransportError::kTimeoutTotal,
+    Complete(id, ErrorResponse(TransportErrorKind::kTimeoutTotal,
                                "no complete response within the total deadline of " +
                                    std::to_string(total.count()) + " ms"));
   });
@@ -332,16 +399,16 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
 void CurlTransport::Impl::StartAttempt(Exchange* x) {
   Result<UrlParts> url = ParseUrl(x->request.url);
   if (!url.ok()) {
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kOther, url.status().message()));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, url.status().message()));
     return;
   }
   if (Status s = guard_.CheckScheme(url->scheme); !s.ok()) {
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kSsrfRefused, s.message()));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kSsrfRefused, s.message()));
     return;
   }
   if (std::optional<IpAddress> literal = IpAddress::Parse(url->host)) {
     if (Status s = guard_.CheckAddress(*literal); !s.ok()) {
-      CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kSsrfRefused, s.message()));
+      CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kSsrfRefused, s.message()));
       return;
     }
     StartCurl(x, *url, {});
@@ -357,7 +424,7 @@ void CurlTransport::Impl::StartAttempt(Exchange* x) {
       if (ec || alive.expired()) return;
       Exchange* x = Find(id, attempt);
       if (x == nullptr || !x->resolving) return;
-      Complete(id, ErrorResponse(TransportError::kDns,
+      Complete(id, ErrorResponse(TransportErrorKind::kDns,
                                  "resolving '" + host + "' took longer than the connect deadline (" +
                                      std::to_string(budget.count()) + " ms)"));
     });
@@ -377,14 +444,14 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
   x->resolving = false;
   x->phase_timer.cancel();
   if (!addresses.ok()) {
-    Complete(id, ErrorResponse(TransportError::kDns, addresses.status().message()));
+    Complete(id, ErrorResponse(TransportErrorKind::kDns, addresses.status().message()));
     return;
   }
   // Every address must pass: a name with one private address among public ones is refused, so
   // that a rebinding answer cannot slip through on a later connection attempt.
   for (const IpAddress& a : *addresses) {
     if (Status s = guard_.CheckAddress(a); !s.ok()) {
-      Complete(id, ErrorResponse(TransportError::kSsrfRefused,
+      Complete(id, ErrorResponse(TransportErrorKind::kSsrfRefused,
                                  "host '" + host + "' resolves to a refused address: " +
                                      s.message()));
       return;
@@ -392,7 +459,7 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
   }
   Result<UrlParts> url = ParseUrl(x->request.url);
   if (!url.ok()) {
-    Complete(id, ErrorResponse(TransportError::kOther, url.status().message()));
+    Complete(id, ErrorResponse(TransportErrorKind::kOther, url.status().message()));
     return;
   }
   StartCurl(x, *url, *addresses);
@@ -402,7 +469,7 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
                                     const std::vector<IpAddress>& pinned) {
   CURL* e = curl_easy_init();
   if (e == nullptr) {
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kOther, "curl_easy_init failed"));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, "curl_easy_init failed"));
     return;
   }
   x->easy = e;
@@ -487,11 +554,21 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
   x->header_list = headers;
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
 
-  CURLMcode rc = curl_multi_add_handle(multi_, e);
-  if (rc != CURLM_OK) {
+  Result<HostMulti*> hm = MultiFor(url);
+  if (!hm.ok()) {
     x->ReleaseCurl();
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, hm.status().message()));
+    return;
+  }
+  CURLMcode rc = curl_multi_add_handle((*hm)->multi, e);
+  if (rc == CURLM_OK) {
+    x->hm = *hm;
+    ++x->hm->active;
+  } else {
+    x->ReleaseCurl();
+    MaybeRetire(*hm);
     CompleteSoon(x->id, x->attempt,
-                 ErrorResponse(TransportError::kOther,
+                 ErrorResponse(TransportErrorKind::kOther,
                                std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc)));
   }
 }
@@ -506,7 +583,7 @@ void CurlTransport::Impl::OnCurlDone(Exchange* x, CURLcode code) {
   }
   if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && x->cut_for_size)) {
     x->response.status = int(status);
-    x->response.error = TransportError::kNone;
+    x->response.error = TransportErrorKind::kNone;
     x->response.error_message.clear();
     if (MaybeRedirect(x)) return;
     Complete(x->id, std::move(x->response));
@@ -528,20 +605,20 @@ HttpResponse CurlTransport::Impl::ClassifyFailure(Exchange* x, CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_CONNECT:
       if (!x->ssrf_refusal.empty()) {
-        return ErrorResponse(TransportError::kSsrfRefused, x->ssrf_refusal);
+        return ErrorResponse(TransportErrorKind::kSsrfRefused, x->ssrf_refusal);
       }
-      return ErrorResponse(TransportError::kConnectRefused, detail);
+      return ErrorResponse(TransportErrorKind::kConnectRefused, detail);
     case CURLE_COULDNT_RESOLVE_HOST:
-      return ErrorResponse(TransportError::kDns, detail);
+      return ErrorResponse(TransportErrorKind::kDns, detail);
     case CURLE_OPERATION_TIMEDOUT:
-      if (!x->connected) return ErrorResponse(TransportError::kConnectTimeout, detail);
+      if (!x->connected) return ErrorResponse(TransportErrorKind::kConnectTimeout, detail);
       if (detail.find("too slow") != std::string::npos) {
-        return ErrorResponse(TransportError::kLowSpeed, detail);
+        return ErrorResponse(TransportErrorKind::kLowSpeed, detail);
       }
-      return ErrorResponse(TransportError::kTimeoutTotal, detail);
+      return ErrorResponse(TransportErrorKind::kTimeoutTotal, detail);
     case CURLE_SSL_CONNECT_ERROR:
-      if (reset_errno) return ErrorResponse(TransportError::kReset, detail);
-      return ErrorResponse(TransportError::kTls, detail);
+      if (reset_errno) return ErrorResponse(TransportErrorKind::kReset, detail);
+      return ErrorResponse(TransportErrorKind::kTls, detail);
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
@@ -555,17 +632,17 @@ HttpResponse CurlTransport::Impl::ClassifyFailure(Exchange* x, CURLcode code) {
     case CURLE_SSL_ENGINE_INITFAILED:
     case CURLE_SSL_SHUTDOWN_FAILED:
     case CURLE_USE_SSL_FAILED:
-      return ErrorResponse(TransportError::kTls, detail);
+      return ErrorResponse(TransportErrorKind::kTls, detail);
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2_STREAM:
-      return ErrorResponse(TransportError::kReset, detail);
+      return ErrorResponse(TransportErrorKind::kReset, detail);
     case CURLE_UNSUPPORTED_PROTOCOL:
-      return ErrorResponse(TransportError::kSsrfRefused, detail);
+      return ErrorResponse(TransportErrorKind::kSsrfRefused, detail);
     default:
-      return ErrorResponse(TransportError::kOther,
+      return ErrorResponse(TransportErrorKind::kOther,
                            std::string(curl_easy_strerror(code)) + ": " + detail);
   }
 }
@@ -581,7 +658,7 @@ bool CurlTransport::Impl::MaybeRedirect(Exchange* x) {
     return false;
   }
   if (x->response.redirects_followed >= kMaxRedirects) {
-    x->response.error = TransportError::kOther;
+    x->response.error = TransportErrorKind::kTooManyRedirects;
     x->response.error_message = "more than " + std::to_string(kMaxRedirects) + " redirects";
     return false;
   }
@@ -620,8 +697,14 @@ CurlTransport::Impl::Exchange* CurlTransport::Impl::Find(uint64_t id, int attemp
 }
 
 void CurlTransport::Impl::DetachCurl(Exchange* x) {
-  if (x->easy != nullptr) curl_multi_remove_handle(multi_, x->easy);
+  HostMulti* hm = x->hm;
+  x->hm = nullptr;
+  if (x->easy != nullptr && hm != nullptr) curl_multi_remove_handle(hm->multi, x->easy);
   x->ReleaseCurl();
+  if (hm != nullptr) {
+    --hm->active;
+    MaybeRetire(hm);
+  }
 }
 
 void CurlTransport::Impl::Complete(uint64_t id, HttpResponse response) {
@@ -680,6 +763,7 @@ curl_socket_t CurlTransport::Impl::OnOpenSocket(void* clientp, curlsocktype purp
     return CURL_SOCKET_BAD;
   }
   s->fd = fd;
+  s->owner = x->hm;
   s->opened_by_us = true;
   self->sockets_[fd] = std::move(s);
   return fd;
@@ -693,7 +777,8 @@ int CurlTransport::Impl::OnCloseSocket(void* clientp, curl_socket_t fd) {
 
 int CurlTransport::Impl::OnSocket(CURL* easy, curl_socket_t fd, int what, void* userp,
                                   void* socketp) {
-  auto* self = static_cast<Impl*>(userp);
+  auto* hm = static_cast<HostMulti*>(userp);
+  Impl* self = hm->impl;
   auto it = self->sockets_.find(fd);
   if (what == CURL_POLL_REMOVE) {
     if (it == self->sockets_.end()) return 0;
@@ -713,21 +798,26 @@ int CurlTransport::Impl::OnSocket(CURL* easy, curl_socket_t fd, int what, void* 
     s->fd = fd;
     self->sockets_[fd] = s;
   }
+  s->owner = hm;
   s->wanted = what & (CURL_POLL_IN | CURL_POLL_OUT);
   self->WatchSocket(s);
   return 0;
 }
 
 int CurlTransport::Impl::OnTimer(CURLM* multi, long timeout_ms, void* userp) {
-  auto* self = static_cast<Impl*>(userp);
+  auto* hm = static_cast<HostMulti*>(userp);
+  Impl* self = hm->impl;
   if (timeout_ms < 0) {
-    self->curl_timer_.cancel();
+    hm->timer.cancel();
     return 0;
   }
-  self->curl_timer_.expires_after(milliseconds(timeout_ms));
-  self->curl_timer_.async_wait([self, alive = self->Alive()](const boost::system::error_code& ec) {
+  hm->timer.expires_after(milliseconds(timeout_ms));
+  hm->timer.async_wait([self, hm, alive = self->Alive(), origin = hm->origin](
+                           const boost::system::error_code& ec) {
     if (ec || alive.expired()) return;
-    self->SocketAction(CURL_SOCKET_TIMEOUT, 0);
+    auto it = self->multis_.find(origin);
+    if (it == self->multis_.end() || it->second.get() != hm) return;
+    self->SocketAction(hm, CURL_SOCKET_TIMEOUT, 0);
   });
   return 0;
 }
@@ -747,7 +837,7 @@ int CurlTransport::Impl::OnPrereq(void* clientp, char* primary_ip, char* local_i
       if (ec || alive.expired()) return;
       Exchange* x = self->Find(id, attempt);
       if (x == nullptr || x->got_first_byte || x->easy == nullptr) return;
-      self->Complete(id, ErrorResponse(TransportError::kTimeoutFirstByte,
+      self->Complete(id, ErrorResponse(TransportErrorKind::kTimeoutFirstByte,
                                        "no response byte within the first-byte deadline of " +
                                            std::to_string(first_byte.count()) + " ms"));
     });
@@ -825,7 +915,7 @@ void CurlTransport::Impl::OnSocketReady(const std::shared_ptr<Socket>& s, int di
   if (s->wanted & direction) {
     int events = ec ? CURL_CSELECT_ERR
                     : (direction == CURL_POLL_IN ? CURL_CSELECT_IN : CURL_CSELECT_OUT);
-    SocketAction(s->fd, events);
+    SocketAction(s->owner, s->fd, events);
   }
   WatchSocket(s);
 }
@@ -842,17 +932,18 @@ void CurlTransport::Impl::ForgetSocket(curl_socket_t fd) {
   s->descriptor.release();  // deregisters from the reactor; the caller closes the fd
 }
 
-void CurlTransport::Impl::SocketAction(curl_socket_t fd, int events) {
+void CurlTransport::Impl::SocketAction(HostMulti* hm, curl_socket_t fd, int events) {
+  if (hm == nullptr || hm->multi == nullptr) return;
   int running = 0;
-  curl_multi_socket_action(multi_, fd, events, &running);
-  DrainMessages();
+  curl_multi_socket_action(hm->multi, fd, events, &running);
+  DrainMessages(hm);
 }
 
-void CurlTransport::Impl::DrainMessages() {
+void CurlTransport::Impl::DrainMessages(HostMulti* hm) {
   // Collect first: callbacks run from here may start or end other exchanges.
   std::vector<std::pair<uint64_t, CURLcode>> finished;
   int queued = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
+  while (CURLMsg* msg = curl_multi_info_read(hm->multi, &queued)) {
     if (msg->msg != CURLMSG_DONE) continue;
     Exchange* x = nullptr;
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &x);

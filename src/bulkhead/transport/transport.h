@@ -49,8 +49,9 @@ struct HttpRequest {
   bool follow_redirects = false;
 };
 
-// Why an exchange produced no usable HTTP response.
-enum class TransportError {
+// Why an exchange produced no usable HTTP response. (Named ...Kind so as not to collide with the
+// delivery module's coarser TransportError in outcome.h, which these map onto.)
+enum class TransportErrorKind {
   kNone = 0,          // an HTTP response arrived (any status)
   kDns,               // the name did not resolve
   kConnectRefused,    // TCP connect failed (refused, unreachable)
@@ -61,12 +62,13 @@ enum class TransportError {
   kLowSpeed,          // the low-speed cut fired
   kReset,             // the peer reset or closed the connection before a full response
   kSsrfRefused,       // the target address or scheme is not allowed (see SsrfGuard)
+  kTooManyRedirects,  // follow_redirects was set and the hop limit (3) was exceeded
   kCancelled,         // the transport shut down before the exchange ended
   kOther,             // anything else (bad URL, out of memory, protocol error); see message
 };
 
 // "none", "dns", "connect_refused", ... (stable, used in metrics labels and logs).
-const char* TransportErrorName(TransportError error);
+const char* TransportErrorKindName(TransportErrorKind error);
 
 // Times measured from Send(). Zero when the phase was not reached.
 struct HttpTimings {
@@ -76,7 +78,7 @@ struct HttpTimings {
 };
 
 struct HttpResponse {
-  TransportError error = TransportError::kNone;
+  TransportErrorKind error = TransportErrorKind::kNone;
   std::string error_message;  // empty when error == kNone
 
   int status = 0;  // 0 when no status line arrived
@@ -87,7 +89,7 @@ struct HttpResponse {
   std::string remote_address;  // the address actually connected to, when known
   int redirects_followed = 0;
 
-  bool ok() const { return error == TransportError::kNone; }
+  bool ok() const { return error == TransportErrorKind::kNone; }
   // The first header with this name (ASCII case-insensitive), or nullopt.
   std::optional<std::string_view> Header(std::string_view name) const;
 };
