@@ -268,6 +268,13 @@ TEST_F(RegistryTest, SnapshotIsOrderedByHost) {
   EXPECT_EQ(s[1].host, "b");
 }
 
+TEST_F(RegistryTest, DemandForTheSameHostListedTwiceAdds) {
+  Make(100, 8);
+  ASSERT_TRUE(reg_->Park("b", "p1", Now()).ok());
+  std::vector<Grant> g = Schedule({{"c", 1}, {"b", 2}, {"a", 1}, {"b", 1}});
+  EXPECT_EQ(CountByHost(g), (std::map<std::string, int>{{"a", 1}, {"b", 4}, {"c", 1}}));
+}
+
 TEST_F(RegistryTest, ZeroOrNegativeDemandIsIgnored) {
   Make(10, 4);
   EXPECT_TRUE(Schedule({{"a", 0}, {"b", -3}}).empty());
