@@ -29,6 +29,7 @@ using std::chrono::seconds;
 
 constexpr char kGood[] = "good.example";
 constexpr char kBad[] = "dead.example";
+constexpr char kSlow[] = "slow-relay.example";
 constexpr Duration kDeadline = seconds(30);  // the transport's total deadline
 
 // Test-only transport: each host has a scripted behaviour; a request "completes" at
@@ -372,6 +373,31 @@ TEST(DispatcherSimulationTest, WithoutCompartmentsTheDeadHostEatsSlotsAndRetries
   const int attempts = bad.retries_spent + (bad.arrived - bad.never_attempted);
   EXPECT_GT(attempts, 100);
   EXPECT_GT(bad.arrived - bad.never_attempted, 100);
+}
+
+// The incident itself: a push relay that answers, but only after 25 s. Every answer is a success,
+// so a breaker counting only errors never trips (Mastodon's stoplight); here the slow answers
+// shrink the host's cap to 1 and the slow-call rule opens the breaker.
+TEST(DispatcherSimulationTest, SlowRelayIsSqueezedWhileTheHealthyHostKeepsItsRate) {
+  const SimResult alone = RunScenario(BulkheadConfig(), /*with_bad_host=*/false);
+  Simulation sim(BulkheadConfig(), /*max_attempts=*/5);
+  sim.transport().Script(kGood, kHealthy);
+  sim.transport().Script(kSlow, {seconds(25), {TransportError::kNone, 201}, ""});
+  sim.Arrivals(kGood, milliseconds(20));
+  sim.Arrivals(kSlow, milliseconds(100));
+  const SimResult r = sim.Run(minutes(10));
+  Print("slow", r);
+  const HostStats& slow = r.hosts.at(kSlow);
+  const CompartmentSnapshot& snap = SnapshotOf(r, kSlow);
+  EXPECT_EQ(snap.limit, 1);
+  EXPECT_GE(snap.breaker_openings, 1);
+  EXPECT_GE(slow.completed, 5);  // it does deliver, slowly
+  EXPECT_EQ(slow.dead, 0);
+  EXPECT_EQ(slow.retries_spent, 0);
+  EXPECT_FALSE(snap.failing_since.has_value());        // answering, so never "unavailable"
+  EXPECT_LE(sim.transport().max_in_flight(kSlow), 4);  // the initial cap, never more
+  EXPECT_EQ(r.hosts.at(kGood).completed, alone.hosts.at(kGood).completed);
+  EXPECT_EQ(r.hosts.at(kGood).max_wait, alone.hosts.at(kGood).max_wait);
 }
 
 TEST(DispatcherSimulationTest, RateLimitedHostIsLeftAloneUntilRetryAfter) {
