@@ -54,13 +54,14 @@ test('kill -9 during processing, restart on the same store: every job acked or s
   let killed = null;
   const worker = new faktory.Worker({
     url: server.url,
-    concurrency: 10,
+    concurrency: 20,
     timeout: 60,  // never let the worker's shutdown timeout call process.exit
     registry: {
       Crash: async (i) => {
         const jid = jidOf(i);
         started.set(jid, (started.get(jid) ?? 0) + 1);
-        await new Promise((r) => setImmediate(r));
+        // 0-3 ms of "work", so that several jobs are in flight at any moment.
+        await new Promise((r) => setTimeout(r, i % 4));
       },
     },
   });
@@ -149,4 +150,65 @@ test('kill -9 during processing, restart on the same store: every job acked or s
   const last = await drainClient.fetch('default');
   assert.equal(last?.jobtype, 'Crash');
   await drainClient.ack(last.jid);
+});
+
+test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the restart', async (t) => {
+  const defer = cleanupStack(t);
+  const server = await startServer(defer, { store: 'sqlite' });
+  const client = new faktory.Client({ url: server.url, poolSize: 8 });
+  client.connectionFactory.onConnectionError = () => {};
+  client.pool.removeAllListeners('factoryCreateError').on('factoryCreateError', () => {});
+  let clientClosed = false;
+  defer(async () => {
+    if (!clientClosed) {
+      clientClosed = true;
+      await client.close();
+    }
+  });
+
+  const killAfterPushes = 100 + Math.floor(Math.random() * 600);
+  t.diagnostic(`kill -9 after ${killAfterPushes} confirmed PUSHes`);
+  const confirmed = new Set();
+  const attempted = new Set();
+  let killed = null;
+  let next = 0;
+  // 8 producers, each PUSHing one job at a time until the server dies.
+  const producer = async () => {
+    while (!killed && next < N) {
+      const jid = `push-${String(next).padStart(6, '0')}`;
+      next += 1;
+      attempted.add(jid);
+      try {
+        await client.push({ jid, jobtype: 'Pushed', args: [], queue: 'pushed' });
+      } catch {
+        return;  // the server is gone
+      }
+      confirmed.add(jid);
+      if (confirmed.size >= killAfterPushes && !killed) killed = server.kill9();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, producer));
+  assert.ok(killed, 'the kill happened before all jobs were pushed');
+  assert.equal((await killed).signal, 'SIGKILL');
+  clientClosed = true;
+  await Promise.race([client.close(), new Promise((r) => setTimeout(r, 10_000))]);
+  t.diagnostic(`attempted ${attempted.size}, confirmed ${confirmed.size}`);
+
+  await server.start();
+  const drainClient = new faktory.Client({ url: server.url });
+  defer(() => drainClient.close());
+  const queued = (await drainClient.info()).faktory.queues.pushed ?? 0;
+  const drained = new Set();
+  for (let n = 0; n < queued; n += 1) {
+    const job = await drainClient.fetch('pushed');
+    assert.ok(job, `FETCH ${n + 1} of ${queued}`);
+    assert.ok(!drained.has(job.jid), `${job.jid} stored twice`);
+    drained.add(job.jid);
+    await drainClient.ack(job.jid);
+  }
+  const lost = [...confirmed].filter((j) => !drained.has(j));
+  assert.deepEqual(lost, [], `${lost.length} PUSHes answered +OK were lost by kill -9`);
+  const unknown = [...drained].filter((j) => !attempted.has(j));
+  assert.deepEqual(unknown, [], 'jobs that were never pushed');
+  t.diagnostic(`after restart: ${drained.size} stored (${drained.size - confirmed.size} of them unconfirmed)`);
 });
