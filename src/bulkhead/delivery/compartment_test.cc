@@ -104,6 +104,35 @@ TEST_F(CompartmentTest, SequentialTrafficDoesNotInflateTheCap) {
   EXPECT_EQ(c_.limit(), 2);
 }
 
+TEST_F(CompartmentTest, LateResultsFromBeforeTheOpeningFreeSlotsButDoNotMoveTheBreaker) {
+  config_.limit.initial_limit = 4;
+  Compartment c("late.example", config_, rng_, Now());
+  std::vector<CompartmentPermit> permits;
+  for (int i = 0; i < 4; ++i) {
+    AcquireResult r = c.TryAcquire(Now());
+    ASSERT_TRUE(r.granted);
+    permits.push_back(r.permit);
+  }
+  clock_.Advance(seconds(30));
+  for (int i = 0; i < 3; ++i) c.OnResult(permits[i], kTimeout, seconds(30), Now());
+  ASSERT_EQ(c.breaker().state(Now()), BreakerState::kOpen);
+  EXPECT_EQ(c.in_flight(), 1);
+  // The fourth answers late with a success: the slot is freed and the success is counted, but
+  // the breaker waits for its own probe.
+  clock_.Advance(seconds(1));
+  c.OnResult(permits[3], kOk, seconds(31), Now());
+  EXPECT_EQ(c.in_flight(), 0);
+  EXPECT_EQ(c.breaker().state(Now()), BreakerState::kOpen);
+  EXPECT_EQ(c.Snapshot(Now()).successes, 1);
+  EXPECT_FALSE(c.failing_since().has_value());
+}
+
+TEST_F(CompartmentTest, NegativeLatencyIsTreatedAsZero) {
+  CompartmentPermit p = Acquire();
+  c_.OnResult(p, kOk, -seconds(5), Now());
+  EXPECT_EQ(c_.Snapshot(Now()).latency_p99, Duration::zero());
+}
+
 TEST_F(CompartmentTest, TimeoutsShrinkTheCap) {
   // Rounds that use the whole cap grow it.
   for (int round = 0; round < 20; ++round) {
