@@ -1,0 +1,296 @@
+// transport_bench: deliveries per second to a healthy local HTTPS host, alone and while N
+// connections are held open to a host that never answers. The ratio of the two is the isolation
+// figure (target >= 0.95): a stuck host must cost sockets and timers, not throughput.
+//
+// Threads: the event loop (this thread, running CurlTransport), the HTTPS server's thread, and a
+// forked child process (one thread) that accepts the stuck connections and never reads them — a
+// separate process so that both ends of 10,000 connections do not share one descriptor table.
+//
+// Usage: transport_bench [--stuck N] [--seconds S] [--window W]
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bulkhead/transport/curl_transport.h"
+#include "bulkhead/transport/testing/test_certificates.h"
+#include "bulkhead/transport/testing/test_server.h"
+
+namespace {
+
+using namespace bulkhead;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct Args {
+  int stuck = 10'000;
+  double seconds = 3.0;
+  int window = 32;
+};
+
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--stuck") a.stuck = std::atoi(argv[i + 1]);
+    else if (k == "--seconds") a.seconds = std::atof(argv[i + 1]);
+    else if (k == "--window") a.window = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+// Raises the soft descriptor limit to the hard one; returns the soft limit in force.
+rlim_t RaiseFdLimit() {
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur;
+}
+
+int ThreadCount() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  }
+  return -1;
+}
+
+// The stuck host: a child process that accepts and holds connections, reporting how many it
+// holds through `report_fd` (one int per 100 accepts).
+[[noreturn]] void RunStuckHost(int listen_fd, int report_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  RaiseFdLimit();
+  std::vector<int> held;
+  while (true) {
+    int fd = accept(listen_fd, nullptr, nullptr);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        std::fprintf(stderr, "stuck host: out of descriptors at %zu\n", held.size());
+        pause();
+      }
+      continue;
+    }
+    held.push_back(fd);
+    if (held.size() % 100 == 0) {
+      int n = int(held.size());
+      (void)!write(report_fd, &n, sizeof(n));
+    }
+  }
+}
+
+class Bench {
+ public:
+  Bench(boost::asio::io_context& io, CurlTransport& transport, std::string url, int window)
+      : io_(io), transport_(transport), url_(std::move(url)), window_(window) {}
+
+  // Runs healthy deliveries with `window` in flight for `seconds`; returns deliveries per second.
+  double Measure(double seconds) {
+    ok_ = 0;
+    failed_ = 0;
+    counting_ = false;
+    running_ = true;
+    for (int i = 0; i < window_; ++i) StartOne();
+    // Warm-up (connections established), then the measured interval.
+    RunFor(milliseconds(500));
+    uint64_t ok_before = ok_;
+    counting_ = true;
+    Clock::time_point start = Clock::now();
+    RunFor(milliseconds(int64_t(seconds * 1000)));
+    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    uint64_t done = ok_ - ok_before;
+    running_ = false;
+    Clock::time_point drain_end = Clock::now() + std::chrono::seconds(10);
+    while (outstanding_ > 0 && Clock::now() < drain_end) {
+      io_.run_one_for(milliseconds(20));
+    }
+    if (failed_ > 0) std::printf("  healthy failures during measurement: %llu\n",
+                                 static_cast<unsigned long long>(failed_));
+    return done / elapsed;
+  }
+
+  void RunFor(milliseconds d) {
+    Clock::time_point end = Clock::now() + d;
+    while (Clock::now() < end) io_.run_one_for(milliseconds(10));
+  }
+
+ private:
+  void StartOne() {
+    HttpRequest r;
+    r.method = "POST";
+    r.url = url_;
+    r.body = std::string(512, 'x');  // about an encrypted push message
+    r.headers = {{"Content-Type", "application/octet-stream"}, {"TTL", "60"}};
+    r.deadlines.first_byte = milliseconds(5000);
+    ++outstanding_;
+    transport_.Send(std::move(r), [this](HttpResponse resp) {
+      --outstanding_;
+      if (resp.ok() && resp.status == 200) {
+        ++ok_;
+      } else {
+        ++failed_;
+        if (failed_ <= 5) {
+          std::printf("  healthy request failed: %s %s (status %d)\n",
+                      TransportErrorKindName(resp.error), resp.error_message.c_str(), resp.status);
+        }
+      }
+      if (running_) StartOne();
+    });
+  }
+
+  boost::asio::io_context& io_;
+  CurlTransport& transport_;
+  const std::string url_;
+  const int window_;
+  bool running_ = false;
+  bool counting_ = false;
+  int outstanding_ = 0;
+  uint64_t ok_ = 0;
+  uint64_t failed_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args = ParseArgs(argc, argv);
+  rlim_t limit = RaiseFdLimit();
+  // Client side: one socket per stuck connection plus the healthy window and a margin.
+  rlim_t needed = rlim_t(args.stuck) + rlim_t(args.window) * 2 + 200;
+  if (limit < needed) {
+    int fit = int(limit) - args.window * 2 - 200;
+    std::printf("descriptor limit %llu too low for %d stuck connections; using %d\n",
+                static_cast<unsigned long long>(limit), args.stuck, fit);
+    args.stuck = fit;
+  }
+
+  // The stuck host is forked before any thread exists.
+  int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (listen_fd < 0 || bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(listen_fd, 4096) != 0 ||
+      getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("stuck host listen");
+    return 1;
+  }
+  int stuck_port = ntohs(addr.sin_port);
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    std::perror("pipe");
+    return 1;
+  }
+  pid_t child = fork();
+  if (child < 0) {
+    std::perror("fork");
+    return 1;
+  }
+  if (child == 0) {
+    close(report[0]);
+    RunStuckHost(listen_fd, report[1]);
+  }
+  close(listen_fd);
+  close(report[1]);
+  fcntl(report[0], F_SETFL, O_NONBLOCK);
+
+  int status = 0;
+  {
+    testing::TestCertificates certs = testing::MakeTestCertificates("transport bench CA");
+    testing::TempFile ca(certs.ca_pem);
+    testing::TestServer healthy(
+        {.tls = true, .cert_pem = certs.cert_pem, .key_pem = certs.key_pem});
+
+    boost::asio::io_context io;
+    TransportOptions options;
+    options.ssrf.allow_private_targets = true;  // both hosts are on 127.0.0.1
+    options.ca_file_for_tests = ca.path();
+    options.max_connections_per_host = 0;  // let the stuck host take every connection it is sent
+    options.resolver.threads = 1;          // started only if a name is resolved; URLs are literal
+    Result<std::unique_ptr<CurlTransport>> made = CurlTransport::Create(io, options);
+    if (!made.ok()) {
+      std::fprintf(stderr, "%s\n", made.status().ToString().c_str());
+      kill(child, SIGKILL);
+      return 1;
+    }
+    CurlTransport& transport = **made;
+    Bench bench(io, transport, healthy.Url("/echo"), args.window);
+
+    std::printf("transport_bench: healthy HTTPS host, %d in flight, %.1f s per phase; fd limit %llu\n",
+                args.window, args.seconds, static_cast<unsigned long long>(limit));
+    double alone = bench.Measure(args.seconds);
+    std::printf("alone:                 %10.0f deliveries/s\n", alone);
+
+    // Hold `stuck` connections open to the host that never answers.
+    int stuck_done = 0;
+    for (int i = 0; i < args.stuck; ++i) {
+      HttpRequest r;
+      r.url = "http://127.0.0.1:" + std::to_string(stuck_port) + "/inbox";
+      r.method = "POST";
+      r.body = std::string(512, 'x');
+      r.deadlines.connect = milliseconds(60'000);
+      r.deadlines.first_byte = milliseconds(0);
+      r.deadlines.total = milliseconds(600'000);
+      transport.Send(std::move(r), [&](HttpResponse) { ++stuck_done; });
+    }
+    int held = 0;
+    Clock::time_point wait_end = Clock::now() + std::chrono::seconds(120);
+    Clock::time_point start_hold = Clock::now();
+    while (held < args.stuck - args.stuck % 100 && Clock::now() < wait_end) {
+      io.run_one_for(milliseconds(10));
+      int n;
+      while (read(report[0], &n, sizeof(n)) == sizeof(n)) held = n;
+    }
+    double hold_s = std::chrono::duration<double>(Clock::now() - start_hold).count();
+    std::printf("stuck host holds %d connections (opened in %.1f s); in flight %zu, sockets %zu\n",
+                held, hold_s, transport.InFlight(), transport.OpenSockets());
+    if (held < args.stuck - args.stuck % 100) {
+      std::printf("FAILED: the stuck host did not get all connections\n");
+      status = 1;
+    }
+
+    double loaded = bench.Measure(args.seconds);
+    std::printf("with %5d stuck:      %10.0f deliveries/s\n", args.stuck, loaded);
+    if (stuck_done != 0) {
+      std::printf("FAILED: %d stuck requests ended early\n", stuck_done);
+      status = 1;
+    }
+    double ratio = alone > 0 ? loaded / alone : 0;
+    std::printf("threads in this process: %d (+1 in the stuck-host process)\n", ThreadCount());
+    std::printf("ratio: %.3f (target >= 0.95)\n", ratio);
+    std::printf("transport_ratio %.3f\n", ratio);
+
+    transport.Shutdown();
+    if (stuck_done != args.stuck) {
+      std::printf("FAILED: shutdown cancelled %d of %d stuck requests\n", stuck_done, args.stuck);
+      status = 1;
+    }
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  return status;
+}
