@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { RawConn } from './lib/fwp.mjs';
-import { startServer } from './lib/server.mjs';
+import { startServer, waitFor } from './lib/server.mjs';
 
 const job = (fields) => JSON.stringify({ jid: 'goodjid-0001', jobtype: 'Noop', args: [], ...fields });
 
@@ -47,7 +47,7 @@ describe('bad input on an identified connection', () => {
     const server = await startServer(t);
     const c = await RawConn.open(server.port);
     t.after(() => c.destroy());
-    assert.deepEqual(c.greeting, { v: 2 });
+    assert.equal(c.greetingText, 'HI {"v":2}');
     await c.hello();
 
     for (const [name, line, expected] of BAD_LINES) {
@@ -68,6 +68,12 @@ describe('bad input on an identified connection', () => {
     const info = await c.reply();
     assert.equal(info.type, '$');
     assert.ok(JSON.parse(info.text).faktory, 'INFO has a faktory section');
+    // ACK of an unknown jid is +OK, as Faktory.
+    assert.deepEqual(await c.call('ACK {"jid":"never-pushed-1"}'), { type: '+', text: 'OK' });
+    // END: no reply, the server closes.
+    c.write('END\r\n');
+    await c.closed(5000);
+    assert.equal(c.buf.length, 0, `END got a reply: ${c.buf.toString()}`);
   });
 
   test('pipelined bad and good lines are answered in order', async (t) => {
@@ -161,6 +167,7 @@ describe('connection limits', () => {
     const c = await RawConn.open(server.port);
     t.after(() => c.destroy());
     assert.equal(c.greeting.v, 2);
+    assert.doesNotMatch(c.greetingText.slice(3), / /, 'no spaces in the HI JSON');
     assert.match(c.greeting.s, /^[0-9a-f]+$/);
     assert.ok(c.greeting.i >= 4000 && c.greeting.i <= 8095, `iterations ${c.greeting.i}`);
     const r = await c.call('HELLO {"v":2,"hostname":"h","pwdhash":"00"}');
@@ -170,6 +177,31 @@ describe('connection limits', () => {
     const ok = await RawConn.open(server.port);
     t.after(() => ok.destroy());
     await ok.hello({ password: 'secret' });
+  });
+
+  test('past max_connections the HELLO gets "too many connections" and a close', async (t) => {
+    const server = await startServer(t, { config: 'max_connections = 2\n', store: 'memory' });
+    const held = [];
+    t.after(() => held.forEach((c) => c.destroy()));
+    for (let i = 0; i < 2; i += 1) {
+      held.push(await RawConn.open(server.port));
+      await held[i].hello();
+    }
+    const extra = await RawConn.open(server.port);
+    held.push(extra);
+    assert.equal(extra.greetingText, 'HI {"v":2}', 'the greeting is sent as usual');
+    const r = await extra.call('HELLO {"v":2,"hostname":"h"}');
+    assertReply(r, 'ERR too many connections: limit is 2', 'third connection');
+    await extra.closed(5000);
+    // Closing one of the two frees a slot.
+    held[0].destroy();
+    const again = await waitFor(async () => {
+      const c = await RawConn.open(server.port);
+      held.push(c);
+      const reply = await c.call('HELLO {"v":2,"hostname":"h"}');
+      return reply.type === '+' && reply.text === 'OK';
+    }, { timeout: 5000, message: 'a slot to free up after a close' });
+    assert.ok(again);
   });
 
   test('the server still serves after all of the above', async (t) => {

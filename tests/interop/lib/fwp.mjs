@@ -52,6 +52,7 @@ export class RawConn {
           if (hi.type !== '+' || !hi.text.startsWith('HI ')) {
             throw new Error(`unexpected greeting ${JSON.stringify(hi)}`);
           }
+          conn.greetingText = hi.text;
           conn.greeting = JSON.parse(hi.text.slice(3));
           resolve(conn);
         } catch (e) {
