@@ -212,3 +212,47 @@ test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the 
   assert.deepEqual(unknown, [], 'jobs that were never pushed');
   t.diagnostic(`after restart: ${drained.size} stored (${drained.size - confirmed.size} of them unconfirmed)`);
 });
+
+test('graceful restart (SIGTERM) keeps queues, reservations, retries, dead and scheduled jobs', async (t) => {
+  const defer = cleanupStack(t);
+  const server = await startServer(defer, { store: 'sqlite' });
+  let client = new faktory.Client({ url: server.url });
+  const closeLater = (c) => {
+    let closed = false;
+    return async () => {
+      if (!closed) {
+        closed = true;
+        await c.close();
+      }
+    };
+  };
+  let closeClient = closeLater(client);
+  defer(() => closeClient());
+  for (let i = 0; i < 6; i += 1) {
+    await client.push({ jid: `graceful-${i}`, jobtype: 'G', args: [i], retry: i === 1 ? -1 : 25 });
+  }
+  const later = client.job('G', 'later');
+  later.at = new Date(Date.now() + 3_600_000);
+  await later.push();
+  const fetched = [];
+  for (let i = 0; i < 3; i += 1) fetched.push(await client.fetch('default'));
+  assert.deepEqual(fetched.map((j) => j.jid), ['graceful-0', 'graceful-1', 'graceful-2']);
+  await client.fail('graceful-0', Object.assign(new Error('to retries'), { code: 'E' }));
+  await client.fail('graceful-1', Object.assign(new Error('to dead'), { code: 'E' }));
+  const sets = (info) => ({ queue: info.faktory.queues.default ?? 0, ...info.faktory.sets });
+  const before = sets(await client.info());
+  assert.deepEqual(before, { queue: 3, scheduled: 1, retries: 1, dead: 1, working: 1 });
+  await closeClient();
+
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, `graceful stop: ${JSON.stringify(stopped)}\n${server.stderr}`);
+  await server.start();
+  client = new faktory.Client({ url: server.url });
+  closeClient = closeLater(client);
+  assert.deepEqual(sets(await client.info()), before, 'state after the restart');
+  // The reservation made before the restart is still ACKable.
+  await client.ack('graceful-2');
+  const after = await client.info();
+  assert.equal(after.faktory.sets.working, 0);
+  assert.equal((await client.fetch('default')).jid, 'graceful-3', 'FIFO order kept across the restart');
+});
