@@ -6,7 +6,7 @@
 // forked child process (one thread) that accepts the stuck connections and never reads them — a
 // separate process so that both ends of 10,000 connections do not share one descriptor table.
 //
-// Usage: transport_bench [--stuck N] [--seconds S] [--window W]
+// Usage: transport_bench [--stuck N] [--seconds S] [--rounds R] [--window W]
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -22,6 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -39,7 +41,8 @@ using std::chrono::milliseconds;
 
 struct Args {
   int stuck = 10'000;
-  double seconds = 3.0;
+  double seconds = 2.0;
+  int rounds = 3;
   int window = 32;
 };
 
@@ -50,6 +53,7 @@ Args ParseArgs(int argc, char** argv) {
     if (k == "--stuck") a.stuck = std::atoi(argv[i + 1]);
     else if (k == "--seconds") a.seconds = std::atof(argv[i + 1]);
     else if (k == "--window") a.window = std::atoi(argv[i + 1]);
+    else if (k == "--rounds") a.rounds = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       std::exit(2);
@@ -108,8 +112,13 @@ class Bench {
   Bench(boost::asio::io_context& io, CurlTransport& transport, std::string url, int window)
       : io_(io), transport_(transport), url_(std::move(url)), window_(window) {}
 
-  // Runs healthy deliveries with `window` in flight for `seconds`; returns deliveries per second.
-  double Measure(double seconds) {
+  struct Figures {
+    double rate = 0;              // deliveries per wall-clock second
+    double loop_cpu_us = 0;       // loop-thread CPU per delivery (insensitive to other processes)
+  };
+
+  // Runs healthy deliveries with `window` in flight for `seconds`.
+  Figures Measure(double seconds) {
     ok_ = 0;
     failed_ = 0;
     counting_ = false;
@@ -120,8 +129,10 @@ class Bench {
     uint64_t ok_before = ok_;
     counting_ = true;
     Clock::time_point start = Clock::now();
+    double cpu_start = ThreadCpuSeconds();
     RunFor(milliseconds(int64_t(seconds * 1000)));
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    double cpu = ThreadCpuSeconds() - cpu_start;
     uint64_t done = ok_ - ok_before;
     running_ = false;
     Clock::time_point drain_end = Clock::now() + std::chrono::seconds(10);
@@ -130,7 +141,16 @@ class Bench {
     }
     if (failed_ > 0) std::printf("  healthy failures during measurement: %llu\n",
                                  static_cast<unsigned long long>(failed_));
-    return done / elapsed;
+    Figures f;
+    f.rate = done / elapsed;
+    f.loop_cpu_us = done > 0 ? cpu * 1e6 / double(done) : 0;
+    return f;
+  }
+
+  static double ThreadCpuSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
   }
 
   void RunFor(milliseconds d) {
@@ -242,8 +262,26 @@ int main(int argc, char** argv) {
 
     std::printf("transport_bench: healthy HTTPS host, %d in flight, %.1f s per phase; fd limit %llu\n",
                 args.window, args.seconds, static_cast<unsigned long long>(limit));
-    double alone = bench.Measure(args.seconds);
-    std::printf("alone:                 %10.0f deliveries/s\n", alone);
+    // Several rounds per phase: other processes on the machine make single rounds noisy. The
+    // best round is the least disturbed one; loop CPU per delivery ignores the disturbance.
+    auto run_phase = [&](const char* label) {
+      std::vector<Bench::Figures> rounds;
+      for (int i = 0; i < args.rounds; ++i) {
+        rounds.push_back(bench.Measure(args.seconds));
+        std::printf("  %-12s round %d: %8.0f deliveries/s, loop CPU %6.1f us/delivery\n", label,
+                    i + 1, rounds.back().rate, rounds.back().loop_cpu_us);
+      }
+      Bench::Figures best;
+      best.loop_cpu_us = 1e18;
+      for (const Bench::Figures& f : rounds) {
+        best.rate = std::max(best.rate, f.rate);
+        best.loop_cpu_us = std::min(best.loop_cpu_us, f.loop_cpu_us);
+      }
+      return best;
+    };
+    Bench::Figures alone = run_phase("alone");
+    std::printf("alone:                 %10.0f deliveries/s (best round), %.1f us loop CPU each\n",
+                alone.rate, alone.loop_cpu_us);
 
     // Hold `stuck` connections open to the host that never answers.
     int stuck_done = 0;
@@ -273,15 +311,21 @@ int main(int argc, char** argv) {
       status = 1;
     }
 
-    double loaded = bench.Measure(args.seconds);
-    std::printf("with %5d stuck:      %10.0f deliveries/s\n", args.stuck, loaded);
+    Bench::Figures loaded = run_phase("stuck");
+    std::printf("with %5d stuck:      %10.0f deliveries/s (best round), %.1f us loop CPU each\n",
+                args.stuck, loaded.rate, loaded.loop_cpu_us);
     if (stuck_done != 0) {
       std::printf("FAILED: %d stuck requests ended early\n", stuck_done);
       status = 1;
     }
-    double ratio = alone > 0 ? loaded / alone : 0;
-    std::printf("threads in this process: %d (+1 in the stuck-host process)\n", ThreadCount());
-    std::printf("ratio: %.3f (target >= 0.95)\n", ratio);
+    double ratio = alone.rate > 0 ? loaded.rate / alone.rate : 0;
+    double cpu_ratio = loaded.loop_cpu_us > 0 ? alone.loop_cpu_us / loaded.loop_cpu_us : 0;
+    double load[3] = {0, 0, 0};
+    getloadavg(load, 3);
+    std::printf("threads in this process: %d (+1 in the stuck-host process); load average %.1f\n",
+                ThreadCount(), load[0]);
+    std::printf("ratio (deliveries/s, stuck / alone): %.3f (target >= 0.95)\n", ratio);
+    std::printf("ratio (loop CPU per delivery, alone / stuck): %.3f\n", cpu_ratio);
     std::printf("transport_ratio %.3f\n", ratio);
 
     transport.Shutdown();

@@ -133,6 +133,7 @@ class CurlTransport::Impl {
   void Shutdown();
   size_t InFlight() const { return in_flight_.load(); }
   size_t OpenSockets() const { return sockets_.size(); }
+  size_t ActiveOrigins() const { return multis_.size(); }
 
  private:
   // One libcurl multi handle per origin (scheme://host:port), with its own connection cache and
@@ -295,7 +296,7 @@ Result<CurlTransport::Impl::HostMulti*> CurlTransport::Impl::MultiFor(const UrlP
 // An origin nobody has used for a while gives back its idle connections and its multi.
 void CurlTransport::Impl::MaybeRetire(HostMulti* hm) {
   if (hm->active > 0) return;
-  hm->idle_timer.expires_after(std::chrono::seconds(60));
+  hm->idle_timer.expires_after(options_.idle_origin_timeout);
   hm->idle_timer.async_wait([this, alive = Alive(), origin = hm->origin](
                                 const boost::system::error_code& ec) {
     if (ec || alive.expired()) return;
@@ -974,5 +975,6 @@ void CurlTransport::Send(HttpRequest request, DoneCallback done) {
 size_t CurlTransport::InFlight() const { return impl_->InFlight(); }
 void CurlTransport::Shutdown() { impl_->Shutdown(); }
 size_t CurlTransport::OpenSockets() const { return impl_->OpenSockets(); }
+size_t CurlTransport::ActiveOrigins() const { return impl_->ActiveOrigins(); }
 
 }  // namespace bulkhead

@@ -3,13 +3,16 @@
 // libcurl's timer is one asio steady_timer. Thousands of exchanges share one thread; a host that
 // never answers costs a socket and a timer, never a thread.
 //
-// Per exchange: the URL's scheme and every address of its host are checked by SsrfGuard (names are
+// Each origin (scheme://host:port) gets its own multi handle, connection cache and timer, so that
+// libcurl's per-cache bookkeeping for a host with thousands of stuck connections is paid by that
+// host only. Per exchange: the URL's scheme and every address of its host are checked by SsrfGuard (names are
 // resolved by HostResolver off the loop), then libcurl is pinned to the checked addresses with
 // CURLOPT_RESOLVE and every socket it opens is checked again, so it cannot reach anything else.
 // Connections are reused per host (HTTP/1.1 keep-alive, HTTP/2 multiplexing where offered); TLS
 // peers are always verified.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -36,6 +39,9 @@ struct TransportOptions {
   // wait inside libcurl for a free connection (still bound by their total deadline). The delivery
   // compartment caps concurrency per host well below this; 0 = no limit.
   long max_connections_per_host = 64;
+  // An origin (scheme://host:port) with nothing in flight for this long closes its idle
+  // connections and its libcurl multi handle.
+  std::chrono::milliseconds idle_origin_timeout{60'000};
   // Test-only: a PEM CA file trusted instead of the system bundle (the local TLS test server).
   std::string ca_file_for_tests;
   HostResolverOptions resolver;
@@ -62,6 +68,8 @@ class CurlTransport final : public Transport {
 
   // Sockets currently registered with the loop (open connections, idle ones included).
   size_t OpenSockets() const;
+  // Origins with a libcurl multi handle (in use, or idle and not yet retired).
+  size_t ActiveOrigins() const;
 
   class Impl;
 

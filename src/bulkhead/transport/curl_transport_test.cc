@@ -142,6 +142,23 @@ TEST_F(CurlTransportTest, ConnectionsAreReusedPerHost) {
   EXPECT_EQ(server.accepted(), 1) << "sequential requests should share one keep-alive connection";
 }
 
+TEST_F(CurlTransportTest, IdleOriginsAreRetiredWithTheirConnections) {
+  TestServer a({});
+  TestServer b({});
+  TransportOptions options = OpenOptions();
+  options.idle_origin_timeout = milliseconds(100);
+  MakeTransport(options);
+  ASSERT_EQ(Fetch(Get(a.Url("/ok"))).response.status, 200);
+  ASSERT_EQ(Fetch(Get(b.Url("/ok"))).response.status, 200);
+  EXPECT_EQ(transport_->ActiveOrigins(), 2u);
+  EXPECT_EQ(transport_->OpenSockets(), 2u);  // one idle keep-alive connection per origin
+  RunUntil([&] { return transport_->ActiveOrigins() == 0; }, "idle origins to be retired");
+  EXPECT_EQ(transport_->OpenSockets(), 0u);
+  // A retired origin comes back on the next request.
+  ASSERT_EQ(Fetch(Get(a.Url("/ok"))).response.status, 200);
+  EXPECT_EQ(a.accepted(), 2);
+}
+
 TEST_F(CurlTransportTest, ServerErrorIsAResponseNotATransportError) {
   TestServer server({});
   MakeOpenTransport();
