@@ -16,28 +16,28 @@ namespace asio = boost::asio;
 void Responder::Ok() {
   std::string r;
   resp::AppendSimple(r, replies::kOk);
-  session_->Complete(std::move(r), false);
+  session_->Complete(seq_, std::move(r), false);
 }
 void Responder::Error(std::string_view message) {
   std::string r;
   resp::AppendError(r, message);
-  session_->Complete(std::move(r), false);
+  session_->Complete(seq_, std::move(r), false);
 }
 void Responder::Bulk(std::string_view bytes) {
   std::string r;
   resp::AppendBulk(r, bytes);
-  session_->Complete(std::move(r), false);
+  session_->Complete(seq_, std::move(r), false);
 }
 void Responder::Null() {
   std::string r;
   resp::AppendNull(r);
-  session_->Complete(std::move(r), false);
+  session_->Complete(seq_, std::move(r), false);
 }
-void Responder::CloseQuietly() { session_->Complete(std::string(), true); }
+void Responder::CloseQuietly() { session_->Complete(seq_, std::string(), true); }
 void Responder::ErrorAndClose(std::string_view message) {
   std::string r;
   resp::AppendError(r, message);
-  session_->Complete(std::move(r), true);
+  session_->Complete(seq_, std::move(r), true);
 }
 
 Session::Session(asio::ip::tcp::socket socket, FwpServer& server, uint64_t id)
@@ -115,18 +115,23 @@ void Session::ArmLineTimer() {
   line_timer_.async_wait([this, self](boost::system::error_code ec) {
     line_timer_armed_ = false;
     if (ec || closed_) return;
-    if (in_.empty() || busy_) return;  // the line completed meanwhile
+    if (in_.empty() || blocked_) return;  // the line completed meanwhile, or we are not reading
     resp::AppendError(out_, replies::kLineTimeout);
     close_after_write_ = true;
     MaybeWrite();
   });
 }
 
+namespace {
+// Replies not yet sent per connection; past it the session stops reading until some are sent.
+constexpr size_t kMaxCommandsInFlight = 4096;
+}  // namespace
+
 void Session::ProcessBuffer() {
   if (closed_) return;
   processing_ = true;
   size_t consumed = 0;
-  while (!busy_ && !closed_ && !close_after_write_) {
+  while (!blocked_ && !closed_ && !close_after_write_ && slots_.size() < kMaxCommandsInFlight) {
     size_t nl = in_.find('\n', std::max(scan_from_, consumed));
     if (nl == std::string::npos) {
       scan_from_ = in_.size();
@@ -135,24 +140,28 @@ void Session::ProcessBuffer() {
     size_t end = nl;
     if (end > consumed && in_[end - 1] == '\r') --end;
     std::string_view line(in_.data() + consumed, end - consumed);
-    size_t next = nl + 1;
+    consumed = nl + 1;
     if (line.size() > static_cast<size_t>(server_.config().max_line_bytes)) {
       resp::AppendError(out_, std::string(replies::kLineTooLong) +
                                   std::to_string(server_.config().max_line_bytes) + " bytes");
       close_after_write_ = true;
-      consumed = next;
       break;
     }
-    busy_ = true;
-    Dispatch(line);  // may complete inline (busy_ false again) or later
-    consumed = next;
+    uint64_t seq = next_seq_++;
+    slots_.emplace_back();
+    Dispatch(line, seq);  // may be answered inline or later
+    bool barrier = line.rfind("FETCH", 0) == 0 || line.rfind("HELLO", 0) == 0;
+    if (barrier && seq >= first_seq_ && !slots_.empty() && !slots_[seq - first_seq_].ready) {
+      blocked_ = true;
+      barrier_seq_ = seq;
+    }
   }
   if (consumed > 0) {
     in_.erase(0, consumed);
     scan_from_ = scan_from_ > consumed ? scan_from_ - consumed : 0;
   }
   processing_ = false;
-  if (!busy_ && !close_after_write_ && !closed_) {
+  if (!blocked_ && !close_after_write_ && !closed_) {
     if (in_.size() > static_cast<size_t>(server_.config().max_line_bytes)) {
       resp::AppendError(out_, std::string(replies::kLineTooLong) +
                                   std::to_string(server_.config().max_line_bytes) + " bytes");
@@ -164,24 +173,35 @@ void Session::ProcessBuffer() {
     }
   }
   MaybeWrite();
-  if (!busy_) DoRead();
+  if (!blocked_ && slots_.size() < kMaxCommandsInFlight) DoRead();
 }
 
-void Session::Dispatch(std::string_view line) {
+void Session::Dispatch(std::string_view line, uint64_t seq) {
   server_.CountCommand();
-  Responder responder(shared_from_this());
-  RunCommand(*this, line, std::move(responder));
+  RunCommand(*this, line, Responder(shared_from_this(), seq));
 }
 
-void Session::Complete(std::string reply, bool close_after) {
-  if (closed_) return;
-  busy_ = false;
-  fetch_ticket_ = 0;
-  out_ += reply;
-  if (close_after) close_after_write_ = true;
+void Session::Complete(uint64_t seq, std::string reply, bool close_after) {
+  if (closed_ || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
+  Slot& slot = slots_[seq - first_seq_];
+  slot.ready = true;
+  slot.reply = std::move(reply);
+  slot.close_after = close_after;
+  // Send every reply whose predecessors are all answered.
+  while (!slots_.empty() && slots_.front().ready && !close_after_write_) {
+    out_ += slots_.front().reply;
+    if (slots_.front().close_after) close_after_write_ = true;
+    slots_.pop_front();
+    ++first_seq_;
+  }
+  bool unblocked = blocked_ && seq == barrier_seq_;
+  if (unblocked) {
+    blocked_ = false;
+    fetch_ticket_ = 0;  // only a barrier can be a waiting FETCH
+  }
   if (processing_) return;  // ProcessBuffer continues and writes once for all replies
   MaybeWrite();
-  if (!close_after_write_) ProcessBuffer();
+  if (unblocked && !close_after_write_) ProcessBuffer();
 }
 
 void Session::MaybeWrite() {

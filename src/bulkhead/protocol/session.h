@@ -1,6 +1,7 @@
-// Session: one FWP client connection. Reads command lines, runs them one at a time in order
-// (pipelined lines wait in the buffer), and writes replies, coalescing the replies of pipelined
-// commands answered at once into one write.
+// Session: one FWP client connection. Runs command lines in the order received and answers them in
+// that order. A command that waits only for durability (PUSH, ACK, FAIL…) does not hold up the
+// commands pipelined behind it, so they share one group commit; a FETCH that blocks is a barrier:
+// nothing after it runs until it is answered. Replies ready together go out in one write.
 //
 // Lifetime: owned by shared_ptr; pending callbacks (a durable PUSH, a blocked FETCH) hold a
 // reference, so a session outlives its socket until they run. Close() is idempotent.
@@ -11,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -23,7 +25,8 @@ class Session;
 // all, is a bug.
 class Responder {
  public:
-  explicit Responder(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  Responder(std::shared_ptr<Session> session, uint64_t seq)
+      : session_(std::move(session)), seq_(seq) {}
   void Ok();
   void Error(std::string_view message);
   void Bulk(std::string_view bytes);
@@ -35,6 +38,7 @@ class Responder {
 
  private:
   std::shared_ptr<Session> session_;
+  uint64_t seq_;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -66,9 +70,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void DoRead();
   void ProcessBuffer();
-  void Dispatch(std::string_view line);
-  // Called by Responder: appends `reply`, marks the command done, resumes processing.
-  void Complete(std::string reply, bool close_after);
+  void Dispatch(std::string_view line, uint64_t seq);
+  // Called by Responder: stores the reply of command `seq`, sends every reply now in order, and
+  // resumes processing when a barrier was answered.
+  void Complete(uint64_t seq, std::string reply, bool close_after);
   void MaybeWrite();
   void ArmLineTimer();
 
@@ -86,7 +91,17 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string writing_buf_; // the write in progress
   bool reading_ = false;
   bool writing_ = false;
-  bool busy_ = false;        // a command is waiting for its reply
+  // Replies of commands not yet sent, oldest first; slots_[0] is command number first_seq_.
+  struct Slot {
+    bool ready = false;
+    bool close_after = false;
+    std::string reply;
+  };
+  std::deque<Slot> slots_;
+  uint64_t first_seq_ = 0;
+  uint64_t next_seq_ = 0;
+  bool blocked_ = false;         // a barrier command (a FETCH that waits) is unanswered
+  uint64_t barrier_seq_ = 0;
   bool processing_ = false;  // inside ProcessBuffer (replies are coalesced)
   bool close_after_write_ = false;
   bool closed_ = false;
