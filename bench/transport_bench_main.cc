@@ -298,14 +298,17 @@ int main(int argc, char** argv) {
     int held = 0;
     Clock::time_point wait_end = Clock::now() + std::chrono::seconds(120);
     Clock::time_point start_hold = Clock::now();
+    double cpu_hold = Bench::ThreadCpuSeconds();
     while (held < args.stuck - args.stuck % 100 && Clock::now() < wait_end) {
       io.run_one_for(milliseconds(10));
       int n;
       while (read(report[0], &n, sizeof(n)) == sizeof(n)) held = n;
     }
     double hold_s = std::chrono::duration<double>(Clock::now() - start_hold).count();
-    std::printf("stuck host holds %d connections (opened in %.1f s); in flight %zu, sockets %zu\n",
-                held, hold_s, transport.InFlight(), transport.OpenSockets());
+    cpu_hold = Bench::ThreadCpuSeconds() - cpu_hold;
+    std::printf("stuck host holds %d connections (opened in %.1f s, %.1f s of loop CPU); in flight "
+                "%zu, sockets %zu\n",
+                held, hold_s, cpu_hold, transport.InFlight(), transport.OpenSockets());
     if (held < args.stuck - args.stuck % 100) {
       std::printf("FAILED: the stuck host did not get all connections\n");
       status = 1;

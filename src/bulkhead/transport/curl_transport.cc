@@ -170,7 +170,7 @@ class CurlTransport::Impl {
     ~Exchange() { ReleaseCurl(); }
 
     void ReleaseCurl() {
-      if (easy != nullptr) curl_easy_cleanup(easy);
+      if (easy != nullptr) impl->RecycleEasy(easy);
       easy = nullptr;
       curl_slist_free_all(header_list);
       header_list = nullptr;
@@ -227,6 +227,10 @@ class CurlTransport::Impl {
   // Completes on a later turn of the loop (keeps callbacks out of Send()).
   void CompleteSoon(uint64_t id, int attempt, HttpResponse response);
   void DetachCurl(Exchange* x);
+  // Easy handles are reused (curl_easy_reset) so that a delivery does not allocate libcurl's
+  // per-handle buffers again each time.
+  CURL* NewEasy();
+  void RecycleEasy(CURL* easy);
   Exchange* Find(uint64_t id, int attempt);
 
   void WatchSocket(const std::shared_ptr<Socket>& s);
@@ -248,6 +252,7 @@ class CurlTransport::Impl {
 
   HostResolver resolver_;
   std::unordered_map<std::string, std::unique_ptr<HostMulti>> multis_;
+  std::vector<CURL*> spare_easy_;
   std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets_;
   std::unordered_map<uint64_t, std::unique_ptr<Exchange>> exchanges_;
   uint64_t next_id_ = 1;
@@ -340,6 +345,8 @@ CurlTransport::Impl::~Impl() {
     s->descriptor.release();  // libcurl owns the descriptor; never close it here
   }
   sockets_.clear();
+  for (CURL* e : spare_easy_) curl_easy_cleanup(e);
+  spare_easy_.clear();
   alive_.reset();
 }
 
@@ -468,7 +475,7 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
 
 void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
                                     const std::vector<IpAddress>& pinned) {
-  CURL* e = curl_easy_init();
+  CURL* e = NewEasy();
   if (e == nullptr) {
     CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, "curl_easy_init failed"));
     return;
@@ -689,6 +696,23 @@ bool CurlTransport::Impl::MaybeRedirect(Exchange* x) {
   x->response.timings = timings;
   StartAttempt(x);
   return true;
+}
+
+CURL* CurlTransport::Impl::NewEasy() {
+  if (spare_easy_.empty()) return curl_easy_init();
+  CURL* e = spare_easy_.back();
+  spare_easy_.pop_back();
+  return e;
+}
+
+void CurlTransport::Impl::RecycleEasy(CURL* easy) {
+  constexpr size_t kMaxSpare = 256;
+  if (spare_easy_.size() >= kMaxSpare || shut_down_) {
+    curl_easy_cleanup(easy);
+    return;
+  }
+  curl_easy_reset(easy);
+  spare_easy_.push_back(easy);
 }
 
 CurlTransport::Impl::Exchange* CurlTransport::Impl::Find(uint64_t id, int attempt) {
