@@ -71,9 +71,8 @@ class CurlTransport final : public Transport {
   // Origins with a libcurl multi handle (in use, or idle and not yet retired).
   size_t ActiveOrigins() const;
 
-  class Impl;
-
  private:
+  class Impl;
   explicit CurlTransport(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
