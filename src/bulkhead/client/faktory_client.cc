@@ -5,10 +5,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/time.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,8 +20,6 @@
 
 namespace bulkhead {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReadChunk = 64 * 1024;
 // Largest bulk reply accepted (a guard against a corrupt length, not a protocol limit).
@@ -111,6 +111,11 @@ Result<int> ConnectSocket(const std::string& host, int port, std::chrono::millis
       continue;
     }
     fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    timeval tv{};
+    tv.tv_sec = timeout.count() / 1000;
+    tv.tv_usec = (timeout.count() % 1000) * 1000;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     freeaddrinfo(res);
@@ -277,22 +282,17 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
 
 Status FaktoryClient::WriteAll(std::string_view bytes) {
   if (fd_ < 0) return Status::Unavailable("connection is closed");
-  const auto deadline = Clock::now() + timeout_;
   while (!bytes.empty()) {
-    ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    // Blocking send bounded by SO_SNDTIMEO (set to timeout_ in Connect).
+    ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return Status::Unavailable("write timed out");
-      pollfd p{fd_, POLLOUT, 0};
-      poll(&p, 1, static_cast<int>(left.count()));
-      continue;
-    }
-    Status s = Status::Unavailable(Errno("write"));
+    Status s = (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                   ? Status::Unavailable("write timed out")
+                   : Status::Unavailable(Errno("write"));
     CloseSocket();
     return s;
   }
@@ -301,39 +301,31 @@ Status FaktoryClient::WriteAll(std::string_view bytes) {
 
 Status FaktoryClient::FillBuffer() {
   if (fd_ < 0) return Status::Unavailable("connection is closed");
-  if (buf_pos_ > 0 && buf_pos_ == buf_.size()) {
-    buf_.clear();
-    buf_pos_ = 0;
-  } else if (buf_pos_ > kReadChunk) {
-    buf_.erase(0, buf_pos_);
+  // Unconsumed bytes live in buf_[buf_pos_, buf_end_); buf_.size() is the capacity, so that a read
+  // never zero-fills memory it is about to overwrite.
+  if (buf_pos_ == buf_end_) {
+    buf_pos_ = buf_end_ = 0;
+  } else if (buf_pos_ > 0 && buf_.size() - buf_end_ < kReadChunk) {
+    std::memmove(buf_.data(), buf_.data() + buf_pos_, buf_end_ - buf_pos_);
+    buf_end_ -= buf_pos_;
     buf_pos_ = 0;
   }
-  const auto deadline = Clock::now() + timeout_;
-  size_t old = buf_.size();
-  buf_.resize(old + kReadChunk);
+  if (buf_.size() - buf_end_ < kReadChunk) buf_.resize(std::max(buf_.size() * 2, buf_end_ + kReadChunk));
   while (true) {
-    ssize_t n = recv(fd_, buf_.data() + old, kReadChunk, MSG_DONTWAIT);
+    // Blocking recv bounded by SO_RCVTIMEO (set to timeout_ in Connect): one syscall per read.
+    ssize_t n = recv(fd_, buf_.data() + buf_end_, buf_.size() - buf_end_, 0);
     if (n > 0) {
-      buf_.resize(old + static_cast<size_t>(n));
+      buf_end_ += static_cast<size_t>(n);
       return Status::Ok();
     }
     if (n == 0) {
-      buf_.resize(old);
       CloseSocket();
       return Status::Unavailable("connection closed by the server");
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) {
-        buf_.resize(old);
-        return Status::Unavailable("timed out waiting for a reply");
-      }
-      pollfd p{fd_, POLLIN, 0};
-      poll(&p, 1, static_cast<int>(left.count()));
-      continue;
+      return Status::Unavailable("timed out waiting for a reply");
     }
-    buf_.resize(old);
     Status s = Status::Unavailable(Errno("read"));
     CloseSocket();
     return s;
@@ -341,29 +333,29 @@ Status FaktoryClient::FillBuffer() {
 }
 
 Result<std::string> FaktoryClient::ReadLine() {
-  size_t scanned = buf_pos_;
+  size_t scanned = 0;  // bytes after buf_pos_ already searched for '\n'
   while (true) {
-    size_t nl = buf_.find('\n', scanned);
-    if (nl != std::string::npos) {
-      size_t end = nl > buf_pos_ && buf_[nl - 1] == '\r' ? nl - 1 : nl;
-      std::string line = buf_.substr(buf_pos_, end - buf_pos_);
-      buf_pos_ = nl + 1;
+    const char* begin = buf_.data() + buf_pos_;
+    const void* nl = std::memchr(begin + scanned, '\n', buf_end_ - buf_pos_ - scanned);
+    if (nl != nullptr) {
+      size_t len = static_cast<const char*>(nl) - begin;
+      size_t text_len = len > 0 && begin[len - 1] == '\r' ? len - 1 : len;
+      std::string line(begin, text_len);
+      buf_pos_ += len + 1;
       return line;
     }
-    // FillBuffer may compact the buffer: remember the scanned length relative to buf_pos_.
-    size_t scanned_rel = buf_.size() - buf_pos_;
+    scanned = buf_end_ - buf_pos_;
     Status s = FillBuffer();
     if (!s.ok()) return s;
-    scanned = buf_pos_ + scanned_rel;
   }
 }
 
 Status FaktoryClient::ReadExact(size_t n, std::string* out) {
-  while (buf_.size() - buf_pos_ < n) {
+  while (buf_end_ - buf_pos_ < n) {
     Status s = FillBuffer();
     if (!s.ok()) return s;
   }
-  out->assign(buf_, buf_pos_, n);
+  out->assign(buf_.data() + buf_pos_, n);
   buf_pos_ += n;
   return Status::Ok();
 }

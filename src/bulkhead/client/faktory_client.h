@@ -62,8 +62,8 @@ struct FaktoryConnectOptions {
   std::string wid;                // empty: a producer (no BEAT)
   std::string hostname;           // empty: gethostname()
   std::vector<std::string> labels;
-  // Bound on connect, on each write and on each reply read. FETCH blocks up to 2 s on the
-  // server, so keep this well above 2 s.
+  // Bound on connect and on each socket write and read (SO_SNDTIMEO / SO_RCVTIMEO). FETCH blocks
+  // up to 2 s on the server, so keep this well above 2 s.
   std::chrono::milliseconds timeout{10'000};
 };
 
@@ -142,8 +142,9 @@ class FaktoryClient {
   const std::string wid_;
   const std::chrono::milliseconds timeout_;
   std::string greeting_;
-  std::string buf_;   // received, not yet consumed bytes start at buf_pos_
-  size_t buf_pos_ = 0;
+  std::string buf_;      // read buffer; buf_.size() is its capacity
+  size_t buf_pos_ = 0;   // first unconsumed byte
+  size_t buf_end_ = 0;   // end of the received bytes
 };
 
 // Turns a -ERR reply into a Status (PermissionDenied for "Invalid password", NotFound for
