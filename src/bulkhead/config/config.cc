@@ -111,6 +111,33 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     else if (key == "allow_private_targets") {
       if (auto v = node.value<bool>()) c.allow_private_targets = *v;
       else s = err(key, "true or false");
+    } else if (key == "statsd") {
+      const toml::table* st = node.as_table();
+      if (!st) return err(key, "a table");
+      for (auto&& [sk, sv] : *st) {
+        std::string name = "statsd." + std::string(sk.str());
+        if (sk.str() == "address" || sk.str() == "prefix" || sk.str() == "flavor") {
+          auto v = sv.value<std::string>();
+          if (!v) return err(name, "a string");
+          (sk.str() == "address" ? c.statsd.address
+                                 : sk.str() == "prefix" ? c.statsd.prefix : c.statsd.flavor) = *v;
+        } else if (sk.str() == "interval") {
+          auto v = sv.value<int64_t>();
+          if (!v || *v < 1) return err(name, "a whole number of seconds, at least 1");
+          c.statsd.interval_seconds = static_cast<int>(*v);
+        } else if (sk.str() == "tags") {
+          const toml::array* arr = sv.as_array();
+          if (!arr) return err(name, "an array of \"key:value\" strings");
+          c.statsd.tags.clear();
+          for (auto&& t : *arr) {
+            auto v = t.value<std::string>();
+            if (!v) return err(name, "an array of \"key:value\" strings");
+            c.statsd.tags.push_back(*v);
+          }
+        } else {
+          return Status::InvalidArgument("config file " + path + ": unknown key " + name);
+        }
+      }
     } else if (key == "jobtypes") {
       const toml::table* jts = node.as_table();
       if (!jts) return err(key, "a table of [jobtypes.NAME] tables");

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bulkhead/util/status.h"
 
@@ -15,6 +16,15 @@ namespace bulkhead {
 struct JobtypeConfig {
   // Retries for jobs of this type whose payload has no `retry` (or null).
   std::optional<int> retry;
+};
+
+// [statsd]: optional StatsD / DogStatsD emission of the same figures as /metrics.
+struct StatsdSettings {
+  std::string address;                // "host:port"; empty: StatsD off
+  std::string prefix = "bulkhead";
+  std::vector<std::string> tags;      // DogStatsD "key:value"
+  int interval_seconds = 10;
+  std::string flavor = "statsd";      // "statsd" or "dogstatsd"
 };
 
 struct Config {
@@ -38,6 +48,7 @@ struct Config {
   bool allow_private_targets = false;
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
+  StatsdSettings statsd;
 
   // The store URL in effect.
   std::string StoreUrl() const;

@@ -80,3 +80,30 @@ TEST(ParseHostPortTest, Forms) {
 
 }  // namespace
 }  // namespace bulkhead
+
+namespace bulkhead {
+namespace {
+
+TEST(ConfigTest, StatsdSection) {
+  auto path = WriteTemp(R"(
+[statsd]
+address = "127.0.0.1:8125"
+flavor = "dogstatsd"
+tags = ["env:prod", "service:bulkhead"]
+interval = 5
+)");
+  auto c = LoadConfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->statsd.address, "127.0.0.1:8125");
+  EXPECT_EQ(c->statsd.flavor, "dogstatsd");
+  EXPECT_EQ(c->statsd.tags.size(), 2u);
+  EXPECT_EQ(c->statsd.interval_seconds, 5);
+  EXPECT_EQ(c->statsd.prefix, "bulkhead");
+  path = WriteTemp("[statsd]\nadress = \"x\"\n");
+  EXPECT_NE(LoadConfigFile(path).status().message().find("unknown key statsd.adress"),
+            std::string::npos);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace bulkhead

@@ -21,6 +21,12 @@ int64_t ResidentMemoryMb() {
   return pages_resident * sysconf(_SC_PAGESIZE) / (1024 * 1024);
 }
 
+// Time since FETCH of a reserved job: its reservation expiry minus its reservation length.
+Duration RuntimeOf(const JobRecord& job, TimePoint now) {
+  TimePoint fetched = FromUnixMicros(job.score - int64_t{job.reserve_for_s} * 1'000'000);
+  return now > fetched ? now - fetched : Duration::zero();
+}
+
 }  // namespace
 
 Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, Clock& clock,
@@ -157,13 +163,15 @@ void Engine::WakeWaiters(const std::string& queue, size_t count) {
 }
 
 void Engine::Ack(const std::string& jid, Done done) {
-  store_.Ack(jid, [this, jid, done = std::move(done)](Result<bool> found) {
+  store_.Ack(jid, [this, jid, done = std::move(done)](Result<std::optional<JobRecord>> found) {
     if (!found.ok()) {
       done(found.status());
       return;
     }
-    if (*found) {
-      store_.CountOutcome(1, 0, clock_.Now());
+    if (found->has_value()) {
+      TimePoint now = clock_.Now();
+      store_.CountOutcome(1, 0, now);
+      if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
     } else {
       spdlog::debug("ACK of unknown jid {}", jid);
     }
@@ -190,6 +198,7 @@ void Engine::FailReserved(const JobRecord& job, FailureReport report, Done done)
   TimePoint now = clock_.Now();
   auto decision = retry_policy_.Decide(job, report, now);
   store_.CountOutcome(1, 1, now);
+  if (on_job_done_) on_job_done_(job, RuntimeOf(job, now), true);
   if (!decision.ok() || decision->kind == RetryDecision::Kind::kDiscard) {
     if (!decision.ok()) spdlog::error("job {}: {}", job.jid, decision.status().message());
     store_.Remove(job.jid, std::move(done));

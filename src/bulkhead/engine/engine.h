@@ -82,6 +82,11 @@ class Engine {
   // The INFO document (compact JSON, Faktory's shape).
   void Info(const ServerCounters& server, std::function<void(Result<std::string>)> cb);
 
+  // Called when a reserved job ends (ACK, FAIL or reservation expiry) with the time since FETCH.
+  void SetJobDoneHandler(std::function<void(const JobRecord&, Duration, bool failed)> handler) {
+    on_job_done_ = std::move(handler);
+  }
+
   // Called with the wid of each worker dropped for silence (its connections should close).
   void SetWorkerReapedHandler(std::function<void(const std::string&)> handler) {
     on_worker_reaped_ = std::move(handler);
@@ -122,6 +127,7 @@ class Engine {
   uint64_t next_ticket_ = 1;
 
   std::function<void(const std::string&)> on_worker_reaped_;
+  std::function<void(const JobRecord&, Duration, bool)> on_job_done_;
   boost::asio::steady_timer scheduler_timer_;
   boost::asio::steady_timer reaper_timer_;
   boost::asio::steady_timer purge_timer_;

@@ -57,7 +57,7 @@ inline constexpr std::string_view kOldestWorkingJobSecondsHelp =
 inline constexpr std::string_view kWorkersConnected = "bulkhead_workers_connected";
 inline constexpr std::string_view kWorkersConnectedHelp = "Worker processes with a live heartbeat.";
 inline constexpr std::string_view kJobsProcessedTotal = "bulkhead_jobs_processed_total";
-inline constexpr std::string_view kJobsProcessedTotalHelp = "Jobs acked (ACK) since start.";
+inline constexpr std::string_view kJobsProcessedTotalHelp = "Jobs finished, acked or failed (Faktory's processed count, kept across restarts).";
 inline constexpr std::string_view kJobsFailedTotal = "bulkhead_jobs_failed_total";
 inline constexpr std::string_view kJobsFailedTotalHelp =
     "Jobs failed (FAIL or reservation expiry).";

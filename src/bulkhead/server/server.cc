@@ -6,6 +6,8 @@
 
 #include <csignal>
 
+#include "bulkhead/metrics/prometheus_text.h"
+
 namespace bulkhead {
 
 namespace asio = boost::asio;
@@ -32,6 +34,26 @@ Status Server::Start() {
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
   if (!s.ok()) return s;
+  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, *fwp_, clock_);
+  s = metrics_->Register();
+  if (!s.ok()) return s;
+  if (!config_.statsd.address.empty()) {
+    StatsdConfig sc;
+    sc.address = config_.statsd.address;
+    sc.prefix = config_.statsd.prefix;
+    sc.interval = std::chrono::seconds(config_.statsd.interval_seconds);
+    auto flavor = ParseStatsdFlavor(config_.statsd.flavor);
+    if (!flavor.ok()) return flavor.status();
+    sc.flavor = *flavor;
+    for (const auto& t : config_.statsd.tags) {
+      auto tag = ParseStatsdTag(t);
+      if (!tag.ok()) return tag.status();
+      sc.tags.push_back(*tag);
+    }
+    statsd_ = std::make_unique<StatsdEmitter>(registry_, sc);
+    s = statsd_->Start();
+    if (!s.ok()) return s;
+  }
   http_ = std::make_unique<HttpServer>(io_);
   RegisterRoutes();
   auto http = ParseHostPort(config_.http);
@@ -54,6 +76,12 @@ void Server::RegisterRoutes() {
     HttpResponseOut r;
     r.content_type = "text/plain; charset=utf-8";
     r.body = "ok\n";
+    reply(std::move(r));
+  });
+  http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {
+    HttpResponseOut r;
+    r.content_type = std::string(kPrometheusTextContentType);
+    r.body = RenderPrometheusText(registry_);
     reply(std::move(r));
   });
   http_->Route("GET", "/api/info", [this](const HttpRequestIn&, HttpServer::Reply reply) {
@@ -110,6 +138,7 @@ void Server::Shutdown() {
   shut_down_ = true;
   boost::system::error_code ec;
   signals_.cancel(ec);
+  if (statsd_) statsd_->Stop();
   if (engine_) engine_->Stop();  // answers blocked FETCHes
   if (fwp_) fwp_->Stop();
   if (http_) http_->Stop();

@@ -12,6 +12,9 @@
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/http/http_server.h"
+#include "bulkhead/metrics/registry.h"
+#include "bulkhead/metrics/statsd_emitter.h"
+#include "bulkhead/server/server_metrics.h"
 #include "bulkhead/protocol/fwp_server.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
@@ -48,6 +51,9 @@ class Server {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<FwpServer> fwp_;
   std::unique_ptr<HttpServer> http_;
+  Registry registry_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<StatsdEmitter> statsd_;
   bool shut_down_ = false;
 };
 

@@ -46,14 +46,15 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
   cb(std::move(job));
 }
 
-void EmbeddedStore::Ack(const std::string& jid, std::function<void(Result<bool>)> durable) {
+void EmbeddedStore::Ack(const std::string& jid, JobCallback durable) {
   std::vector<Change> changes;
-  bool found = state_.Ack(jid, changes);
-  Commit(std::move(changes), [found, durable = std::move(durable)](Status s) {
+  std::optional<JobRecord> job = state_.Ack(jid, changes);
+  if (job) job->payload.clear();  // callers need the bookkeeping, not the JSON
+  Commit(std::move(changes), [job = std::move(job), durable = std::move(durable)](Status s) mutable {
     if (!s.ok()) {
       durable(s);
     } else {
-      durable(found);
+      durable(std::move(job));
     }
   });
 }

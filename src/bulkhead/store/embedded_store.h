@@ -27,7 +27,7 @@ class EmbeddedStore final : public Store {
 
   void Push(JobRecord job, Done durable) override;
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
-  void Ack(const std::string& jid, std::function<void(Result<bool>)> durable) override;
+  void Ack(const std::string& jid, JobCallback durable) override;
   void GetWorking(const std::string& jid, JobCallback cb) override;
   void Move(JobRecord job, TimePoint now, Done durable) override;
   void Remove(const std::string& jid, Done durable) override;

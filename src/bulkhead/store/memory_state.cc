@@ -131,16 +131,17 @@ std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queu
   return std::nullopt;
 }
 
-bool MemoryState::Ack(const std::string& jid, std::vector<Change>& out) {
+std::optional<JobRecord> MemoryState::Ack(const std::string& jid, std::vector<Change>& out) {
   auto it = by_jid_.find(jid);
-  if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return false;
+  if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return std::nullopt;
   Entry* e = it->second.get();
   Unlink(e);
   Change c{Change::Kind::kDeleteJob};
   c.id = e->id;
   out.push_back(std::move(c));
+  std::optional<JobRecord> job(std::move(e->job));
   by_jid_.erase(it);
-  return true;
+  return job;
 }
 
 std::optional<JobRecord> MemoryState::GetWorking(const std::string& jid) const {

@@ -49,8 +49,8 @@ class MemoryState {
   std::optional<JobRecord> Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                  std::vector<Change>& out);
 
-  // Removes a reserved job. Returns false (and changes nothing) when the jid is not in working.
-  bool Ack(const std::string& jid, std::vector<Change>& out);
+  // Removes a reserved job and returns it; nullopt (and no change) when the jid is not in working.
+  std::optional<JobRecord> Ack(const std::string& jid, std::vector<Change>& out);
 
   // The job reserved under `jid`, if any.
   std::optional<JobRecord> GetWorking(const std::string& jid) const;

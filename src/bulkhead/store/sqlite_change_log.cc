@@ -160,11 +160,15 @@ Status SqliteChangeLog::Load(MemoryState& state) {
 }
 
 void SqliteChangeLog::Append(std::vector<Change> changes, std::function<void(Status)> durable) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // The writer re-checks pending_ after every commit, so only the first append since it last
+    // took the list needs to wake it.
+    wake = pending_.empty();
     pending_.push_back(Pending{std::move(changes), std::move(durable)});
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
 }
 
 void SqliteChangeLog::WriterLoop() {

@@ -50,8 +50,9 @@ class Store {
   // now + reserve_for; nullopt when there is none. The reservation is made durable with the next
   // commit without delaying the answer (a crash before that leaves the job queued: at-least-once).
   virtual void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) = 0;
-  // Ends a reservation. The Result is false when the jid was not reserved.
-  virtual void Ack(const std::string& jid, std::function<void(Result<bool>)> durable) = 0;
+  // Ends a reservation. The Result holds the job that was reserved (its payload may be empty), or
+  // nullopt when the jid was not reserved.
+  virtual void Ack(const std::string& jid, JobCallback durable) = 0;
   // The reserved job with this jid, or nullopt.
   virtual void GetWorking(const std::string& jid, JobCallback cb) = 0;
   // Moves an existing job to job.state with job.score, job.queue and job.payload.

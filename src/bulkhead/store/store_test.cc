@@ -103,9 +103,9 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   bool Ack(const std::string& jid) {
     std::optional<bool> found;
-    store_->Ack(jid, [&](Result<bool> r) {
+    store_->Ack(jid, [&](Result<std::optional<JobRecord>> r) {
       ASSERT_TRUE(r.ok());
-      found = *r;
+      found = r->has_value();
     });
     loop_.RunUntil([&] { return found.has_value(); });
     return *found;
