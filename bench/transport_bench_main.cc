@@ -331,7 +331,10 @@ int main(int argc, char** argv) {
     std::printf("ratio (loop CPU per delivery, alone / stuck): %.3f\n", cpu_ratio);
     std::printf("transport_ratio %.3f\n", ratio);
 
+    Clock::time_point shutdown_start = Clock::now();
     transport.Shutdown();
+    std::printf("shutdown cancelled %d stuck requests in %.2f s\n", stuck_done,
+                std::chrono::duration<double>(Clock::now() - shutdown_start).count());
     if (stuck_done != args.stuck) {
       std::printf("FAILED: shutdown cancelled %d of %d stuck requests\n", stuck_done, args.stuck);
       status = 1;
