@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
@@ -256,8 +257,26 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
   Status s = Exec("BEGIN");
   if (!s.ok()) return s;
   std::map<std::string, int64_t> counter_deltas;
+  // Rows deleted in this batch need none of their earlier updates written, and rows both inserted
+  // and deleted in it need no write at all (row ids are never reused, so an update or insert of a
+  // deleted id always comes before its delete).
+  std::unordered_set<int64_t> deleted, inserted;
   for (const auto& p : batch) {
     for (const auto& c : p.changes) {
+      if (c.kind == Change::Kind::kDeleteJob) deleted.insert(c.id);
+      if (c.kind == Change::Kind::kDeleteAll) deleted.clear();
+    }
+  }
+  for (const auto& p : batch) {
+    for (const auto& c : p.changes) {
+      if (deleted.contains(c.id)) {
+        if (c.kind == Change::Kind::kInsertJob) {
+          inserted.insert(c.id);
+          continue;
+        }
+        if (c.kind == Change::Kind::kUpdateJob || c.kind == Change::Kind::kUpdateState) continue;
+        if (c.kind == Change::Kind::kDeleteJob && inserted.contains(c.id)) continue;
+      }
       Status cs = ApplyChange(c, counter_deltas);
       if (!cs.ok()) {
         Exec("ROLLBACK");

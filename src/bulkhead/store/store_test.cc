@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
 
@@ -306,6 +307,50 @@ TEST(GlobMatchTest, RedisStyle) {
   EXPECT_TRUE(GlobMatch("h?llo", "hello"));
   EXPECT_TRUE(GlobMatch("h[^e]llo", "hallo"));
   EXPECT_FALSE(GlobMatch("h[^e]llo", "hello"));
+}
+
+}  // namespace
+}  // namespace bulkhead
+
+namespace bulkhead {
+namespace {
+
+TEST(SqliteChangeLogTest, ChangesCancelledWithinOneBatchLeaveNoRow) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_changelog_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::string path = (dir / "log.db").string();
+  TestLoop loop;
+  {
+    SqliteChangeLog log(path, loop.poster(), "process");
+    MemoryState empty;
+    ASSERT_TRUE(log.Load(empty).ok());
+    std::vector<Change> changes;
+    for (int64_t id : {5, 6}) {
+      Change insert(Change::Kind::kInsertJob);
+      insert.id = id;
+      insert.job = MakeJob("job-batch-" + std::to_string(id));
+      changes.push_back(insert);
+    }
+    Change fetch(Change::Kind::kUpdateState);
+    fetch.id = 5;
+    fetch.job.state = JobState::kWorking;
+    changes.push_back(fetch);
+    Change ack(Change::Kind::kDeleteJob);
+    ack.id = 5;
+    changes.push_back(ack);
+    std::optional<Status> done;
+    log.Append(std::move(changes), [&](Status s) { done = s; });
+    loop.RunUntil([&] { return done.has_value(); });
+    ASSERT_TRUE(done->ok()) << done->ToString();
+  }
+  SqliteChangeLog log(path, loop.poster(), "process");
+  MemoryState state;
+  ASSERT_TRUE(log.Load(state).ok());
+  EXPECT_FALSE(state.Contains("job-batch-5"));
+  EXPECT_TRUE(state.Contains("job-batch-6"));
+  log.Close();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
