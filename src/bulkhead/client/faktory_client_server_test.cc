@@ -1,5 +1,6 @@
-// FaktoryClient against the real `bulkhead serve` (the binary from BULKHEAD_BUILD_DIR, which ctest
-// sets). A transcript of every client command against a live server on free loopback ports.
+// FaktoryClient against the real `bulkhead serve`: the binary in BULKHEAD_BUILD_DIR when set,
+// otherwise in the build dir this test binary lives in (<build>/src/bulkhead/client/client_test).
+// A transcript of every client command against a live server on free loopback ports.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -42,7 +43,12 @@ class RealServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* build = std::getenv("BULKHEAD_BUILD_DIR");
-    binary_ = std::string(build != nullptr ? build : ".") + "/bulkhead";
+    if (build != nullptr && *build != '\0') {
+      binary_ = std::string(build) + "/bulkhead";
+    } else {
+      fs::path exe = fs::read_symlink("/proc/self/exe");
+      binary_ = (exe.parent_path().parent_path().parent_path().parent_path() / "bulkhead").string();
+    }
     ASSERT_EQ(access(binary_.c_str(), X_OK), 0)
         << binary_ << " is not built (build the bulkhead target before the client tests)";
     char tmpl[] = "/tmp/client_server_test.XXXXXX";

@@ -315,7 +315,12 @@ TEST(FaktoryClientTest, CommandsAndReplies) {
   EXPECT_TRUE(client.End().ok());
   EXPECT_EQ(client.Flush().code(), StatusCode::kUnavailable);
 
+  // The fake server records END on its own thread: wait for it (bounded).
   std::vector<std::string> lines = server.lines();
+  for (int i = 0; i < 500 && (lines.empty() || lines.back() != "END"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lines = server.lines();
+  }
   EXPECT_NE(std::find(lines.begin(), lines.end(), "FETCH critical default"), lines.end());
   EXPECT_NE(std::find(lines.begin(), lines.end(),
                       R"(MUTATE {"cmd":"clear","filter":{},"target":"retries"})"),
