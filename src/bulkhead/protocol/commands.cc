@@ -48,6 +48,22 @@ std::string StringField(const json& doc, const char* key) {
   return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The jid of a payload that is exactly {"jid":"<jid>"} — what clients send for ACK — read without
+// building a JSON document; nullopt for any other shape (the caller then parses it fully).
+std::optional<std::string_view> SimpleJidPayload(std::string_view s) {
+  constexpr std::string_view kPrefix = "{\"jid\":\"";
+  constexpr std::string_view kSuffix = "\"}";
+  if (s.size() < kPrefix.size() + kSuffix.size() || !s.starts_with(kPrefix) ||
+      !s.ends_with(kSuffix)) {
+    return std::nullopt;
+  }
+  std::string_view jid = s.substr(kPrefix.size(), s.size() - kPrefix.size() - kSuffix.size());
+  for (char c : jid) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) return std::nullopt;
+  }
+  return jid;
+}
+
 void Reply(Responder& r, Status s) {
   if (s.ok()) {
     r.Ok();
@@ -168,6 +184,10 @@ void CmdFetch(Session& s, std::string_view args, Responder r) {
 }
 
 void CmdAck(Session& s, std::string_view args, Responder r) {
+  if (auto jid = SimpleJidPayload(args); jid && !jid->empty()) {
+    s.server().engine().Ack(std::string(*jid), [r](Status st) mutable { Reply(r, st); });
+    return;
+  }
   bool ok;
   json doc = ParseOrReply(args, r, &ok);
   if (!ok) return;
