@@ -84,6 +84,14 @@ void Engine::Stop() {
 }
 
 void Engine::Push(JobRecord job, Done done) {
+  if (builtin_ && builtin_->Handles(job.jobtype)) {
+    Status valid = builtin_->Validate(job);
+    if (!valid.ok()) {
+      done(valid);
+      return;
+    }
+    job.queue = kDeliveryQueue;  // the payload keeps the queue the client named
+  }
   std::string queue = job.queue;
   bool queued = job.state == JobState::kQueued;
   store_.Push(std::move(job), std::move(done));
@@ -142,6 +150,10 @@ void Engine::CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::s
 }
 
 void Engine::WakeWaiters(const std::string& queue, size_t count) {
+  if (queue == kDeliveryQueue) {
+    if (builtin_) builtin_->OnJobsAvailable();
+    return;
+  }
   for (auto it = waiters_.begin(); it != waiters_.end() && count > 0;) {
     auto next = std::next(it);
     bool wants = false;
@@ -179,9 +191,9 @@ void Engine::Ack(const std::string& jid, Done done) {
   });
 }
 
-void Engine::Fail(const std::string& jid, FailureReport report, Done done) {
-  store_.GetWorking(jid, [this, jid, report = std::move(report),
-                          done = std::move(done)](Result<std::optional<JobRecord>> r) mutable {
+void Engine::Fail(const std::string& jid, FailureReport report, Done done, FailOptions options) {
+  store_.GetWorking(jid, [this, jid, report = std::move(report), done = std::move(done),
+                          options](Result<std::optional<JobRecord>> r) mutable {
     if (!r.ok()) {
       done(r.status());
       return;
@@ -190,15 +202,16 @@ void Engine::Fail(const std::string& jid, FailureReport report, Done done) {
       done(Status::NotFound("Job not found " + jid));
       return;
     }
-    FailReserved(**r, std::move(report), std::move(done));
+    FailReserved(**r, std::move(report), std::move(done), options);
   });
 }
 
-void Engine::FailReserved(const JobRecord& job, FailureReport report, Done done) {
+void Engine::FailReserved(const JobRecord& job, FailureReport report, Done done,
+                          const FailOptions& options) {
   TimePoint now = clock_.Now();
-  auto decision = retry_policy_.Decide(job, report, now);
-  store_.CountOutcome(1, 1, now);
-  if (on_job_done_) on_job_done_(job, RuntimeOf(job, now), true);
+  auto decision = retry_policy_.Decide(job, report, now, options);
+  store_.CountOutcome(1, options.discard ? 0 : 1, now);
+  if (on_job_done_) on_job_done_(job, RuntimeOf(job, now), !options.discard);
   if (!decision.ok() || decision->kind == RetryDecision::Kind::kDiscard) {
     if (!decision.ok()) spdlog::error("job {}: {}", job.jid, decision.status().message());
     store_.Remove(job.jid, std::move(done));

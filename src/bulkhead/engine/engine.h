@@ -28,6 +28,23 @@
 
 namespace bulkhead {
 
+// The queue where built-in jobs (deliveries run by the server itself) wait. Its name is outside the
+// queue-name alphabet, so no client can push to it or FETCH from it.
+inline constexpr char kDeliveryQueue[] = "~deliveries";
+
+// Job types the server runs itself (webpush, activitypub, webhook). Implemented by the delivery
+// dispatcher; called on the event loop.
+class BuiltinJobs {
+ public:
+  virtual ~BuiltinJobs() = default;
+  // True when jobs of this type are run by the server, never handed to FETCH.
+  virtual bool Handles(std::string_view jobtype) const = 0;
+  // Checks a job at PUSH; a non-OK Status is the client's error (InvalidArgument names the field).
+  virtual Status Validate(const JobRecord& job) const = 0;
+  // Jobs became available in kDeliveryQueue.
+  virtual void OnJobsAvailable() = 0;
+};
+
 // Figures the protocol server contributes to INFO.
 struct ServerCounters {
   int64_t connections = 0;
@@ -65,8 +82,12 @@ class Engine {
 
   // ACK: ends the reservation (an unknown jid is not an error, as in Faktory).
   void Ack(const std::string& jid, Done done);
-  // FAIL: NotFound "Job not found <jid>" when the jid is not reserved.
-  void Fail(const std::string& jid, FailureReport report, Done done);
+  // FAIL: NotFound "Job not found <jid>" when the jid is not reserved. `options` (the delivery
+  // engine's) can delay the retry, send the job straight to dead, or discard it.
+  void Fail(const std::string& jid, FailureReport report, Done done, FailOptions options = {});
+
+  // Routes built-in job types to `builtin` (null: none). Must outlive the engine or be reset.
+  void SetBuiltinJobs(BuiltinJobs* builtin) { builtin_ = builtin; }
   // BEAT: the worker's state after the beat.
   Result<WorkerState> Beat(const std::string& wid, const std::string& reported_state,
                            int64_t rss_kb);
@@ -109,7 +130,8 @@ class Engine {
   // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.
   void WakeWaiters(const std::string& queue, size_t count);
   void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);
-  void FailReserved(const JobRecord& job, FailureReport report, Done done);
+  void FailReserved(const JobRecord& job, FailureReport report, Done done,
+                    const FailOptions& options = {});
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
              std::function<void()> task);
 
@@ -127,6 +149,7 @@ class Engine {
   uint64_t next_ticket_ = 1;
 
   std::function<void(const std::string&)> on_worker_reaped_;
+  BuiltinJobs* builtin_ = nullptr;
   std::function<void(const JobRecord&, Duration, bool)> on_job_done_;
   boost::asio::steady_timer scheduler_timer_;
   boost::asio::steady_timer reaper_timer_;

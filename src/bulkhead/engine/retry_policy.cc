@@ -26,7 +26,7 @@ FailureReport RetryPolicy::Normalize(FailureReport f) {
 }
 
 Result<RetryDecision> RetryPolicy::Decide(const JobRecord& job, const FailureReport& report,
-                                          TimePoint now) const {
+                                          TimePoint now, const FailOptions& options) const {
   auto doc = nlohmann::json::parse(job.payload, nullptr, false);
   if (!doc.is_object()) {
     return Status::InvalidArgument("stored payload of job " + job.jid + " is not a JSON object");
@@ -53,12 +53,13 @@ Result<RetryDecision> RetryPolicy::Decide(const JobRecord& job, const FailureRep
 
   RetryDecision d;
   d.job = job;
-  if (retry == 0) {
+  if (retry == 0 || options.discard) {
     d.kind = RetryDecision::Kind::kDiscard;
     return d;
   }
-  if (count < retry) {
+  if (count < retry && !options.dead) {
     TimePoint at = now + Backoff(count, rng_);
+    if (options.not_before && *options.not_before > at) at = *options.not_before;
     failure["next_at"] = FormatRfc3339(at);
     d.kind = RetryDecision::Kind::kRetry;
     d.job.state = JobState::kRetry;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct FailureReport {
   std::string errtype;    // trimmed to 100 chars; empty → "unknown"
   std::string message;    // trimmed to 1000 chars; empty → "unknown"
   std::vector<std::string> backtrace;  // first 50 lines kept
+};
+
+// How a caller that knows more than the retry count (the delivery engine) shapes a failure.
+struct FailOptions {
+  // The next attempt is not before this (e.g. a Retry-After); the backoff still applies if later.
+  std::optional<TimePoint> not_before;
+  // Straight to the dead set, whatever retries remain (a permanent failure).
+  bool dead = false;
+  // Straight out, as a success would be (e.g. a Web Push subscription that is gone).
+  bool discard = false;
 };
 
 struct RetryDecision {
@@ -40,8 +51,8 @@ class RetryPolicy {
               Duration dead_ttl);
 
   // InvalidArgument when the stored payload is not a JSON object (should not happen).
-  Result<RetryDecision> Decide(const JobRecord& job, const FailureReport& failure,
-                               TimePoint now) const;
+  Result<RetryDecision> Decide(const JobRecord& job, const FailureReport& failure, TimePoint now,
+                               const FailOptions& options = {}) const;
 
   // The delay before retry number `count` (0-based): count^4 + 15 + rand(30)·(count+1) seconds.
   static Duration Backoff(int count, Rng& rng);

@@ -169,6 +169,12 @@ void CmdFetch(Session& s, std::string_view args, Responder r) {
     r.Error(replies::kFetchNeedsQueue);
     return;
   }
+  for (const auto& q : queues) {
+    if (!IsValidQueueName(q)) {
+      r.Error("queue names must match \\A[a-zA-Z0-9._-]+\\z");
+      return;
+    }
+  }
   auto self = s.shared_from_this();
   uint64_t ticket = s.server().engine().Fetch(
       std::move(queues), s.wid(), [r](Result<std::optional<std::string>> job) mutable {
