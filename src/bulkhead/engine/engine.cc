@@ -91,6 +91,10 @@ void Engine::Push(JobRecord job, Done done) {
       return;
     }
     job.queue = kDeliveryQueue;  // the payload keeps the queue the client named
+    // The dispatcher holds a delivery's reservation while the job waits parked behind its host's
+    // breaker; its own deadlines end it long before this, and at start-up it adopts the
+    // reservations it held before a restart.
+    job.reserve_for_s = 86400;
   }
   std::string queue = job.queue;
   bool queued = job.state == JobState::kQueued;
@@ -322,6 +326,10 @@ void Engine::Info(const ServerCounters& server, std::function<void(Result<std::s
           {"workers", workers_.size()},
           {"used_memory_mb", ResidentMemoryMb()}}},
     };
+    if (info_hosts_) {
+      auto hosts = nlohmann::json::parse(info_hosts_(), nullptr, false);
+      if (hosts.is_array()) doc["hosts"] = std::move(hosts);
+    }
     cb(doc.dump());
   });
 }

@@ -86,6 +86,10 @@ class Engine {
   // engine's) can delay the retry, send the job straight to dead, or discard it.
   void Fail(const std::string& jid, FailureReport report, Done done, FailOptions options = {});
 
+  // Adds a "hosts" array to INFO (the delivery compartments' snapshot; `bulkhead stats` shows it).
+  // Each element: {"host","in_flight","cap","breaker","parked","latency_p99_ms",...}.
+  void SetInfoHosts(std::function<std::string()> hosts_json) { info_hosts_ = std::move(hosts_json); }
+
   // Routes built-in job types to `builtin` (null: none). Must outlive the engine or be reset.
   void SetBuiltinJobs(BuiltinJobs* builtin) { builtin_ = builtin; }
   // BEAT: the worker's state after the beat.
@@ -150,6 +154,7 @@ class Engine {
 
   std::function<void(const std::string&)> on_worker_reaped_;
   BuiltinJobs* builtin_ = nullptr;
+  std::function<std::string()> info_hosts_;
   std::function<void(const JobRecord&, Duration, bool)> on_job_done_;
   boost::asio::steady_timer scheduler_timer_;
   boost::asio::steady_timer reaper_timer_;
