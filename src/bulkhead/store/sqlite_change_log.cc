@@ -71,7 +71,12 @@ Status SqliteChangeLog::OpenDatabase() {
                                (db_ ? sqlite3_errmsg(db_) : "out of memory"));
   }
   sqlite3_busy_timeout(db_, 5000);
-  Status s = Exec("PRAGMA journal_mode=WAL");
+  // One process owns the database: exclusive locking keeps the lock across transactions (no
+  // fcntl calls per commit) and makes a second server on the same file fail to start instead of
+  // interleaving writes.
+  Status s = Exec("PRAGMA locking_mode=EXCLUSIVE");
+  if (!s.ok()) return s;
+  s = Exec("PRAGMA journal_mode=WAL");
   if (!s.ok()) return s;
   s = Exec(durability_ == "power" ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
   if (!s.ok()) return s;
