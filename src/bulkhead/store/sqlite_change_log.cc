@@ -1,5 +1,6 @@
 #include "bulkhead/store/sqlite_change_log.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -162,6 +163,7 @@ Status SqliteChangeLog::Load(MemoryState& state) {
   state.FinishLoad();
   spdlog::info("sqlite store {}: loaded {} jobs", path_, jobs);
   writer_ = std::thread([this] { WriterLoop(); });
+  pthread_setname_np(writer_.native_handle(), "bulkhead-sqlite");
   return Status::Ok();
 }
 
