@@ -23,20 +23,22 @@ bool IsValidQueueName(std::string_view name) {
   return true;
 }
 
+std::string JsonErrorMessage(std::string_view text) {
+  // Parsing again with exceptions on is the way to get nlohmann's position message; this runs
+  // only for input already known to be bad.
+  try {
+    (void)nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    return "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
+  }
+  return "invalid JSON";
+}
+
 Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now) {
   nlohmann::json doc = nlohmann::json::parse(line_payload, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    // Re-parse with exceptions on to get the parser's position message.
-    try {
-      (void)nlohmann::json::parse(line_payload);
-    } catch (const nlohmann::json::parse_error& e) {
-      std::string what = e.what();
-      auto pos = what.find("parse error");
-      return Status::InvalidArgument("invalid JSON: " +
-                                     (pos == std::string::npos ? what : what.substr(pos)));
-    }
-    return Status::InvalidArgument("invalid JSON");
-  }
+  if (doc.is_discarded()) return Status::InvalidArgument(JsonErrorMessage(line_payload));
   return ParseJobDocument(std::move(doc), now);
 }
 

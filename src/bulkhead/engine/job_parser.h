@@ -18,6 +18,9 @@ Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now);
 // Same, for one element of a PUSHB array.
 Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now);
 
+// "invalid JSON: parse error at line L, column C: ..." for text that does not parse.
+std::string JsonErrorMessage(std::string_view text);
+
 // The Faktory queue-name rule: [a-zA-Z0-9._-]+.
 bool IsValidQueueName(std::string_view name);
 

@@ -21,17 +21,7 @@ using nlohmann::json;
 json ParseOrReply(std::string_view text, Responder& r, bool* ok) {
   json doc = json::parse(text, nullptr, false);
   *ok = !doc.is_discarded();
-  if (!*ok) {
-    try {
-      (void)json::parse(text);
-    } catch (const json::parse_error& e) {
-      std::string what = e.what();
-      auto pos = what.find("parse error");
-      r.Error("invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-      return doc;
-    }
-    r.Error("invalid JSON");
-  }
+  if (!*ok) r.Error(JsonErrorMessage(text));
   return doc;
 }
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bulkhead/protocol/session.h"
+#include "bulkhead/util/tcp_listener.h"
 
 namespace bulkhead {
 
@@ -18,18 +19,8 @@ FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config,
 FwpServer::~FwpServer() { Stop(); }
 
 Status FwpServer::Listen(const std::string& host, uint16_t port) {
-  boost::system::error_code ec;
-  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
-  if (ec) return Status::InvalidArgument("cannot listen on \"" + host + "\": not an IP address");
-  tcp::endpoint endpoint(address, port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Status::Unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                               ec.message());
-  }
+  Status s = ListenTcp(acceptor_, host, port, "Faktory protocol");
+  if (!s.ok()) return s;
   port_ = acceptor_.local_endpoint().port();
   DoAccept();
   return Status::Ok();
