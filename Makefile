@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-asan run test unit-test unit-test-asan interop-test deploy-test bench clean
+.PHONY: setup build build-asan run test unit-test unit-test-asan interop-test e2e-test deploy-test bench clean
 
 setup:
 	@bash scripts/setup
@@ -31,10 +31,14 @@ unit-test-asan: build-asan
 interop-test: build
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 interop/
 
+# Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
+e2e-test: build
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
+
 deploy-test: setup
 	if [ -x deploy/test ]; then bash deploy/test; fi
 
-test: unit-test unit-test-asan interop-test deploy-test
+test: unit-test unit-test-asan interop-test e2e-test deploy-test
 
 bench: build
 	bash bench/run
