@@ -194,14 +194,14 @@ void Session::Complete(uint64_t seq, std::string reply, bool close_after) {
     slots_.pop_front();
     ++first_seq_;
   }
-  bool unblocked = blocked_ && seq == barrier_seq_;
-  if (unblocked) {
+  if (blocked_ && seq == barrier_seq_) {
     blocked_ = false;
     fetch_ticket_ = 0;  // only a barrier can be a waiting FETCH
   }
   if (processing_) return;  // ProcessBuffer continues and writes once for all replies
   MaybeWrite();
-  if (unblocked && !close_after_write_) ProcessBuffer();
+  // Resume: a barrier may have been answered, or the in-flight limit may have stopped reading.
+  if (!close_after_write_) ProcessBuffer();
 }
 
 void Session::MaybeWrite() {
