@@ -1,0 +1,67 @@
+// DeliveryJob: one built-in delivery job (webpush, activitypub, webhook) read from its Faktory
+// payload, and the HTTP request that delivers it. Pure functions: no I/O, no state, so PUSH-time
+// validation and the dispatcher share exactly one reading of a job.
+//
+// Job arguments (`args[0]`, one JSON object):
+//   webpush:     see encoders/webpush_request.h ({"subscription": {...}, "payload": ..., "ttl": ...})
+//   activitypub: {"inbox": URL, "activity": OBJECT or STRING, "key_id": KEY URI}
+//                POST, Content-Type application/activity+json, HTTP-signed with the key the
+//                KeyRegistry holds for key_id (draft-cavage, rsa-sha256).
+//   webhook:     {"url": URL, "method": "POST" (default; GET, PUT, PATCH, DELETE),
+//                 "headers": {NAME: VALUE, ...} (optional), "body": STRING or JSON (optional;
+//                 JSON is sent serialised, with Content-Type application/json unless given)}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "bulkhead/delivery/outcome.h"
+#include "bulkhead/dispatch/key_registry.h"
+#include "bulkhead/encoders/vapid.h"
+#include "bulkhead/store/job_record.h"
+#include "bulkhead/transport/transport.h"
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+struct DeliveryJobOptions {
+  // Accept http:// targets (local test services); https only otherwise.
+  bool allow_private_targets = false;
+  // How long after its creation a job may still be delivered; past it the job is dead ("host
+  // unavailable"). Web Push uses the job's own ttl instead.
+  Duration activitypub_deadline = std::chrono::hours(48);
+  Duration webhook_deadline = std::chrono::hours(24);
+  // Shortest deadline a webpush job gets, so that ttl 0 ("deliver now or never") still gets its
+  // first attempt.
+  Duration min_webpush_deadline = std::chrono::minutes(1);
+};
+
+struct DeliveryJob {
+  std::string jid;
+  std::string jobtype;
+  JobKind kind = JobKind::kWebhook;
+  nlohmann::json args;  // the job's `args` array, unchanged
+  std::string url;      // push endpoint, inbox or webhook URL
+  std::string host;     // compartment key: "host" or "host:port" (TargetUrl::Authority)
+  TimePoint deadline;   // created_at (else enqueued time) + the kind's allowance
+  // From the payload: `retry` (nullopt = the configured default) and the retry_count of the
+  // previous failure (nullopt = no failure yet). Used to tell whether a failure is the last.
+  std::optional<int> retry;
+  std::optional<int> last_retry_count;
+};
+
+// Reads and validates a stored delivery job. InvalidArgument names the field and the problem
+// (the PUSH error text), e.g. "activitypub: args[0].inbox: URL scheme must be https".
+// `keys` may be null (key_id then only has to be a non-empty string).
+Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
+                                     const KeyRegistry* keys);
+
+// Builds the HTTP request for `job`. `signer` is needed for webpush jobs, `keys` for activitypub.
+// InvalidArgument when the job cannot be sent as it is (e.g. its key_id was removed), Internal
+// for crypto failures.
+Result<HttpRequest> BuildDeliveryRequest(const DeliveryJob& job, VapidSigner* signer,
+                                         const KeyRegistry& keys, const Clock& clock);
+
+}  // namespace bulkhead

@@ -1,0 +1,206 @@
+// Dispatcher: runs the built-in delivery jobs (webpush, activitypub, webhook) inside the server.
+//
+// The path of a delivery:
+//   PUSH → Validate (here) → Engine stores it in kDeliveryQueue → OnJobsAvailable → Pump:
+//   1. take every job from kDeliveryQueue (the store reserves it for a day) and hold it in memory;
+//   2. ask the CompartmentRegistry which hosts may start an attempt now (per-host adaptive cap,
+//      breaker, Retry-After, global cap with fair share); jobs that may not start are parked in
+//      their host's compartment: still reserved, no retry spent, no slot taken;
+//   3. build the request (encoders/), send it through the Transport (never blocks the loop);
+//   4. classify the answer (delivery/outcome.h), report it to the compartment, and finish the job:
+//      ok → ACK; webpush 404/410 → discarded + `bulkhead.webpush_gone`; permanent → dead +
+//      `bulkhead.delivery_dead`; retryable → FAIL through the job's retry count, not before the
+//      host's Retry-After; past the job's deadline → dead "host unavailable" +
+//      `bulkhead.delivery_dead`.
+//   A timer set from the registry's NextWakeup and the earliest job deadline pumps again when time
+//   alone can change something (an open breaker's probe time, a Retry-After, a deadline).
+//
+// Outcome jobs are ordinary Faktory jobs pushed to DispatcherConfig::outcomes_queue for the
+// application's workers:
+//   bulkhead.webpush_gone     args [endpoint, jid]
+//   bulkhead.delivery_dead    args [jid, jobtype, reason, url]
+//   bulkhead.host_unavailable args [host]   (delivery/compartment.h's rule: failing continuously
+//   bulkhead.host_available   args [host]    for unavailable_after; cleared by a healthy answer)
+//
+// Threading: event loop thread only (the thread running the io_context given to the Engine),
+// except HostsJson's cached copy read by metric callbacks, which is guarded by a mutex.
+// Lifetime: the engine, transport, signer, key registry and clock must outlive the dispatcher;
+// call Stop() before shutting the transport down, so that cancelled attempts leave their jobs
+// reserved (adopted again at the next start) instead of failing them.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bulkhead/config/config.h"
+#include "bulkhead/delivery/compartment_registry.h"
+#include "bulkhead/dispatch/delivery_job.h"
+#include "bulkhead/dispatch/key_registry.h"
+#include "bulkhead/encoders/vapid.h"
+#include "bulkhead/engine/engine.h"
+#include "bulkhead/metrics/registry.h"
+#include "bulkhead/metrics/top_n_labels.h"
+#include "bulkhead/transport/transport.h"
+
+namespace bulkhead {
+
+// Outcome job types.
+inline constexpr char kWebPushGoneJobType[] = "bulkhead.webpush_gone";
+inline constexpr char kDeliveryDeadJobType[] = "bulkhead.delivery_dead";
+inline constexpr char kHostUnavailableJobType[] = "bulkhead.host_unavailable";
+inline constexpr char kHostAvailableJobType[] = "bulkhead.host_available";
+
+// Retries for webpush jobs that do not say (Mastodon's `retry: 5`: a push only matters in real
+// time), unless the configuration sets [jobtypes.webpush] retry.
+inline constexpr int kDefaultWebPushRetry = 5;
+
+// Applies the delivery defaults to `config` before the Engine reads it: webpush retry 5 unless
+// configured.
+void ApplyDeliveryDefaults(Config& config);
+
+struct DispatcherConfig {
+  // Where outcome jobs are pushed.
+  std::string outcomes_queue = "bulkhead";
+  DeliveryJobOptions jobs;
+  // A Retry-After further ahead than this is cut to it.
+  Duration max_retry_after = std::chrono::hours(1);
+  // Per-attempt deadlines handed to the transport.
+  Deadlines deadlines;
+  CompartmentRegistryConfig compartments;
+  // Most delivery jobs held in memory (in flight + parked + waiting); beyond it they stay queued
+  // in the store until some finish.
+  size_t max_held = 100'000;
+  // Bounded per-host metric labels.
+  TopNLabelsOptions host_labels;
+};
+
+// Counters since start, for tests and logs.
+struct DispatcherStats {
+  int64_t taken = 0;      // jobs taken from kDeliveryQueue (adopted ones included)
+  int64_t adopted = 0;    // reservations adopted at Start
+  int64_t attempts = 0;   // requests sent
+  int64_t acked = 0;
+  int64_t retried = 0;
+  int64_t dead = 0;
+  int64_t gone = 0;
+  int64_t expired = 0;    // dead because their deadline passed
+  int64_t outcome_jobs = 0;
+};
+
+class Dispatcher final : public BuiltinJobs {
+ public:
+  // `signer` may be null: webpush jobs are then refused at PUSH.
+  Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& transport,
+             VapidSigner* signer, const KeyRegistry& keys, const Clock& clock, Rng& rng,
+             DispatcherConfig config);
+  ~Dispatcher() override;
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Adopts the delivery reservations left by a previous run (the store's working set in
+  // kDeliveryQueue), then takes what is queued and starts delivering.
+  void Start();
+  // Stops taking and starting deliveries; results still arriving leave their jobs untouched
+  // (reserved). Idempotent.
+  void Stop();
+
+  // BuiltinJobs:
+  bool Handles(std::string_view jobtype) const override;
+  Status Validate(const JobRecord& job) const override;
+  void OnJobsAvailable() override;
+
+  // Takes what is available, expires jobs past their deadline and starts what may start.
+  // Called by the timer and by OnJobsAvailable; public for tests driving a ManualClock.
+  void Pump();
+
+  // The JSON array for /api/hosts and INFO "hosts": per host {host, in_flight, cap, breaker,
+  // latency_p50_ms, latency_p99_ms, successes, failures, overloaded, parked, unavailable,
+  // failing_since, retry_after_until}.
+  std::string HostsJson();
+
+  // Registers bulkhead_host_inflight / _cap / _breaker_open, bulkhead_parked_jobs,
+  // bulkhead_deliveries_total and bulkhead_delivery_latency_seconds (hosts folded by TopNLabels).
+  // The scrape-time gauges read a copy refreshed on the loop at most once a second. `registry`
+  // must outlive the dispatcher (its destructor removes the callbacks).
+  Status RegisterMetrics(Registry& registry);
+
+  // When the timer will pump next (nullopt: no timer set). For tests.
+  std::optional<TimePoint> next_wakeup() const { return next_wakeup_; }
+  const DispatcherStats& stats() const { return stats_; }
+  const CompartmentRegistry& compartments() const { return registry_; }
+  size_t held() const { return jobs_.size(); }
+
+ private:
+  struct Held {
+    DeliveryJob job;
+    bool in_flight = false;
+    std::optional<Grant> grant;  // while in flight
+    TimePoint started;
+  };
+
+  void Adopt(size_t offset);
+  void TakeAvailable();
+  // Adds a job taken from the store; jobs that can no longer be read are failed dead.
+  void Accept(JobRecord record);
+  void ExpireDue(TimePoint now);
+  void StartGranted(TimePoint now);
+  void Launch(const std::string& jid, Grant grant, TimePoint now);
+  void OnResponse(const std::string& jid, HttpResponse response);
+  void Finish(Held held, const Outcome& outcome, std::optional<TimePoint> retry_after,
+              TimePoint now);
+  // Sends the job to dead with `reason` and pushes bulkhead.delivery_dead.
+  void Dead(const DeliveryJob& job, const std::string& errtype, const std::string& reason);
+  bool LastAttempt(const DeliveryJob& job) const;
+  void PushOutcome(const std::string& jobtype, nlohmann::json args);
+  void CheckAvailability(const std::string& host, TimePoint now);
+  void Forget(const std::string& jid);
+  void ArmTimer(TimePoint now);
+  void RefreshSnapshot(TimePoint now, bool force);
+  void CountAttempt(const std::string& host, std::string_view outcome, Duration latency);
+
+  // Constant after construction.
+  boost::asio::io_context& io_;
+  Engine& engine_;
+  Transport& transport_;
+  VapidSigner* const signer_;
+  const KeyRegistry& keys_;
+  const Clock& clock_;
+  const DispatcherConfig config_;
+
+  CompartmentRegistry registry_;
+  boost::asio::steady_timer timer_;
+  std::optional<TimePoint> next_wakeup_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  bool started_ = false;
+  bool stopped_ = false;
+  bool taking_ = false;   // a store Fetch/List answer is outstanding
+  bool pumping_ = false;  // Pump is on the stack (re-entry from inline callbacks is deferred)
+  bool pump_again_ = false;
+
+  std::map<std::string, Held> jobs_;                  // by jid
+  std::map<std::string, std::deque<std::string>> fresh_;  // host → jids not yet parked/started
+  std::set<std::pair<TimePoint, std::string>> deadlines_;  // of held jobs not in flight
+  std::set<std::string> unavailable_hosts_;
+  DispatcherStats stats_;
+
+  // Metrics (null until RegisterMetrics).
+  TopNLabels host_labels_;
+  CounterFamily* deliveries_ = nullptr;
+  HistogramFamily* latency_ = nullptr;
+  Registry* metrics_registry_ = nullptr;
+  TimePoint snapshot_at_{};
+  TimePoint evicted_at_{};
+  mutable std::mutex snapshot_mu_;
+  std::vector<CompartmentSnapshot> snapshot_;  // guarded by snapshot_mu_
+};
+
+}  // namespace bulkhead

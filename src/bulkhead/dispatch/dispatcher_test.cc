@@ -1,0 +1,505 @@
+// Dispatcher with the real memory store and Engine, a scripted Transport and a ManualClock: every
+// delivery's request and outcome is decided by the test; no sockets, no sleeps, no threads.
+
+#include "bulkhead/dispatch/dispatcher.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "bulkhead/engine/job_parser.h"
+#include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/util/base64.h"
+
+namespace bulkhead {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using nlohmann::json;
+
+// Records every Send; the test answers them explicitly. Callbacks never run inside Send.
+class ScriptedTransport final : public Transport {
+ public:
+  struct Call {
+    HttpRequest request;
+    DoneCallback done;
+    bool answered = false;
+  };
+
+  void Send(HttpRequest request, DoneCallback done) override {
+    calls.push_back(Call{std::move(request), std::move(done)});
+  }
+  size_t InFlight() const override {
+    size_t n = 0;
+    for (const auto& c : calls) n += c.answered ? 0 : 1;
+    return n;
+  }
+  void Shutdown() override {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (!calls[i].answered) Answer(i, Error(TransportErrorKind::kCancelled));
+    }
+  }
+
+  // Answers call `i` (in Send order).
+  void Answer(size_t i, HttpResponse r) {
+    ASSERT_LT(i, calls.size()) << "no request #" << i << " was sent";
+    ASSERT_FALSE(calls[i].answered) << "request #" << i << " answered twice";
+    calls[i].answered = true;
+    auto done = std::move(calls[i].done);
+    done(std::move(r));
+  }
+  // Indices of unanswered calls whose URL contains `needle`.
+  std::vector<size_t> Pending(const std::string& needle = "") const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (!calls[i].answered && calls[i].request.url.find(needle) != std::string::npos) {
+        out.push_back(i);
+      }
+    }
+    return out;
+  }
+
+  static HttpResponse Status(int status, HttpHeaders headers = {}) {
+    HttpResponse r;
+    r.status = status;
+    r.headers = std::move(headers);
+    return r;
+  }
+  static HttpResponse Error(TransportErrorKind kind) {
+    HttpResponse r;
+    r.error = kind;
+    r.error_message = TransportErrorKindName(kind);
+    return r;
+  }
+
+  std::vector<Call> calls;
+};
+
+const SigningKey& ActorKey() {
+  static const SigningKey key = *SigningKey::Generate(2048);
+  return key;
+}
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  DispatcherTest() {
+    ApplyDeliveryDefaults(config_);
+    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+    auto signer = VapidSigner::Create(*VapidKey::Generate(), "mailto:ops@example.com", clock_);
+    signer_ = std::move(*signer);
+    keys_.Add("https://social.example/users/alice#main-key", ActorKey());
+    dconfig_.compartments.compartment.breaker.failure_threshold = 2;
+    dconfig_.compartments.compartment.unavailable_after = minutes(10);
+  }
+  ~DispatcherTest() override {
+    if (dispatcher_) engine_->SetBuiltinJobs(nullptr);
+  }
+
+  void StartDispatcher(ScriptedTransport& transport) {
+    dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, transport, signer_.get(), keys_,
+                                               clock_, rng_, dconfig_);
+    engine_->SetBuiltinJobs(dispatcher_.get());
+    dispatcher_->Start();
+    io_.poll();  // adoption continues on the loop
+    io_.restart();
+  }
+
+  Status Push(json doc) {
+    if (!doc.contains("jid")) doc["jid"] = "delivery" + std::to_string(next_jid_++);
+    auto job = ParseJobDocument(doc, clock_.Now());
+    if (!job.ok()) return job.status();
+    std::optional<Status> out;
+    engine_->Push(std::move(*job), [&](Status s) { out = s; });
+    EXPECT_TRUE(out.has_value()) << "the memory store answers PUSH inline";
+    return out.value_or(Status::Internal("no answer"));
+  }
+
+  static std::string Subscriber() {
+    static const std::string p256dh = VapidKey::Generate()->public_key_b64url();
+    return p256dh;
+  }
+  static json WebPush(const std::string& endpoint, const std::string& payload = "hello") {
+    return {{"jobtype", "webpush"},
+            {"queue", "push"},
+            {"args",
+             {{{"subscription",
+                {{"endpoint", endpoint},
+                 {"keys",
+                  {{"p256dh", Subscriber()},
+                   {"auth", Base64UrlEncode(std::string(16, '\x07'))}}}}},
+               {"payload", payload},
+               {"ttl", 3600}}}}};
+  }
+  static json Webhook(const std::string& url, json extra = json::object()) {
+    json arg = {{"url", url}};
+    arg.update(extra);
+    return {{"jobtype", "webhook"}, {"args", {arg}}};
+  }
+  static json ActivityPub(const std::string& inbox, const std::string& key_id) {
+    return {{"jobtype", "activitypub"},
+            {"args",
+             {{{"inbox", inbox},
+               {"activity", {{"type", "Create"}, {"id", "https://social.example/1"}}},
+               {"key_id", key_id}}}}};
+  }
+
+  std::vector<JobRecord> List(JobState set) {
+    std::vector<JobRecord> out;
+    store_->List(set, 0, 1000, [&](Result<std::vector<JobRecord>> r) { out = *r; });
+    return out;
+  }
+  // Takes every job from the outcomes queue.
+  std::vector<json> Outcomes() {
+    std::vector<json> out;
+    for (;;) {
+      std::optional<JobRecord> job;
+      store_->Fetch({"bulkhead"}, clock_.Now(),
+                    [&](Result<std::optional<JobRecord>> r) { job = *r; });
+      if (!job) return out;
+      out.push_back(json::parse(job->payload));
+    }
+  }
+  static json PayloadOf(const JobRecord& r) { return json::parse(r.payload); }
+
+  Config config_;
+  ManualClock clock_;
+  ScriptedRng rng_;  // always 0: no jitter in backoff or breaker intervals
+  boost::asio::io_context io_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<VapidSigner> signer_;
+  InMemoryKeyRegistry keys_;
+  DispatcherConfig dconfig_;
+  Registry metrics_;  // outlives the dispatcher, whose callbacks it holds
+  std::unique_ptr<Dispatcher> dispatcher_;
+  int next_jid_ = 1;
+};
+
+TEST_F(DispatcherTest, WebPushRetryDefaultsToFiveUnlessConfigured) {
+  Config plain;
+  ApplyDeliveryDefaults(plain);
+  EXPECT_EQ(plain.RetryFor("webpush"), 5);
+  EXPECT_EQ(plain.RetryFor("activitypub"), plain.default_retry);
+  Config configured;
+  configured.jobtypes["webpush"].retry = 9;
+  ApplyDeliveryDefaults(configured);
+  EXPECT_EQ(configured.RetryFor("webpush"), 9);
+}
+
+TEST_F(DispatcherTest, ValidateRefusesBadDeliveryJobsAtPush) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  Status s = Push(WebPush("http://push.example/sub/1"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("https"), std::string::npos) << s.message();
+  s = Push(ActivityPub("https://remote.example/inbox", "https://social.example/users/bob#key"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("no signing key"), std::string::npos) << s.message();
+  s = Push(Webhook("https://hooks.example/x", {{"method", "TRACE"}}));
+  EXPECT_NE(s.message().find("method"), std::string::npos) << s.message();
+  s = Push({{"jobtype", "webhook"}, {"args", {42}}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(transport.calls.empty());
+  EXPECT_TRUE(Push({{"jobtype", "Mail"}, {"args", {1}}}).ok()) << "other job types untouched";
+}
+
+TEST_F(DispatcherTest, RoutesEachKindToItsRequestAndAcksSuccess) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(WebPush("https://push.example/sub/1", "ping")).ok());
+  ASSERT_TRUE(
+      Push(ActivityPub("https://remote.example/inbox", "https://social.example/users/alice#main-key"))
+          .ok());
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/x",
+                           {{"method", "PUT"}, {"headers", {{"X-Token", "t1"}}},
+                            {"body", {{"a", 1}}}}))
+                  .ok());
+  ASSERT_EQ(transport.calls.size(), 3u) << "each job sent at once";
+
+  const HttpRequest& wp = transport.calls[0].request;
+  EXPECT_EQ(wp.method, "POST");
+  EXPECT_EQ(wp.url, "https://push.example/sub/1");
+  HttpResponse probe;
+  probe.headers = wp.headers;
+  ASSERT_TRUE(probe.Header("Authorization"));
+  EXPECT_EQ(probe.Header("Authorization")->substr(0, 8), "vapid t=");
+  EXPECT_EQ(probe.Header("TTL"), "3600");
+  EXPECT_EQ(probe.Header("Content-Encoding"), "aes128gcm");
+  EXPECT_EQ(wp.body.size(), 86u + 4 + 1 + 16) << "header + 'ping' + delimiter + tag";
+
+  const HttpRequest& ap = transport.calls[1].request;
+  EXPECT_EQ(ap.method, "POST");
+  EXPECT_EQ(ap.url, "https://remote.example/inbox");
+  probe.headers = ap.headers;
+  EXPECT_EQ(probe.Header("Content-Type"), "application/activity+json");
+  ASSERT_TRUE(probe.Header("Signature"));
+  EXPECT_NE(probe.Header("Signature")->find("keyId=\"https://social.example/users/alice#main-key\""),
+            std::string::npos);
+  EXPECT_EQ(json::parse(ap.body)["type"], "Create");
+
+  const HttpRequest& wh = transport.calls[2].request;
+  EXPECT_EQ(wh.method, "PUT");
+  probe.headers = wh.headers;
+  EXPECT_EQ(probe.Header("X-Token"), "t1");
+  EXPECT_EQ(probe.Header("Content-Type"), "application/json");
+  EXPECT_EQ(wh.body, R"({"a":1})");
+  EXPECT_EQ(wh.deadlines.total, dconfig_.deadlines.total);
+
+  EXPECT_EQ(List(JobState::kWorking).size(), 3u) << "deliveries stay reserved while in flight";
+  for (size_t i = 0; i < 3; ++i) transport.Answer(i, ScriptedTransport::Status(i == 0 ? 201 : 202));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  EXPECT_TRUE(List(JobState::kRetry).empty());
+  EXPECT_TRUE(List(JobState::kDead).empty());
+  EXPECT_TRUE(Outcomes().empty());
+  EXPECT_EQ(dispatcher_->stats().acked, 3);
+}
+
+TEST_F(DispatcherTest, GoneSubscriptionIsDiscardedAndReported) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(WebPush("https://push.example/sub/gone")).ok());
+  ASSERT_EQ(transport.calls.size(), 1u);
+  transport.Answer(0, ScriptedTransport::Status(410));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  EXPECT_TRUE(List(JobState::kRetry).empty()) << "no retry for a gone subscription";
+  EXPECT_TRUE(List(JobState::kDead).empty());
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kWebPushGoneJobType);
+  EXPECT_EQ(outcomes[0]["queue"], "bulkhead");
+  EXPECT_EQ(outcomes[0]["args"], json::array({"https://push.example/sub/gone", "delivery1"}));
+}
+
+TEST_F(DispatcherTest, PermanentClientErrorGoesDeadWithReason) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
+  transport.Answer(0, ScriptedTransport::Status(400));
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "http 400");
+  EXPECT_TRUE(List(JobState::kRetry).empty());
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kDeliveryDeadJobType);
+  EXPECT_EQ(outcomes[0]["args"],
+            json::array({"delivery1", "webhook", "http 400", "https://hooks.example/x"}));
+}
+
+TEST_F(DispatcherTest, ServerErrorRetriesThroughTheRetryCount) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(WebPush("https://push.example/sub/1")).ok());
+  transport.Answer(0, ScriptedTransport::Status(500));
+  auto retry = List(JobState::kRetry);
+  ASSERT_EQ(retry.size(), 1u);
+  json failure = PayloadOf(retry[0])["failure"];
+  EXPECT_EQ(failure["retry_count"], 0);
+  EXPECT_EQ(failure["remaining"], 5) << "webpush retries 5 times by default";
+  EXPECT_EQ(retry[0].score, ToUnixMicros(clock_.Now() + seconds(15))) << "Faktory backoff, no jitter";
+  EXPECT_TRUE(Outcomes().empty());
+
+  // The retry comes back into the delivery queue and is sent again.
+  clock_.Advance(seconds(15));
+  engine_->RunScheduledOnce();
+  ASSERT_EQ(transport.calls.size(), 2u) << "the due retry was taken and sent";
+  transport.Answer(1, ScriptedTransport::Status(201));
+  EXPECT_TRUE(List(JobState::kRetry).empty());
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+}
+
+TEST_F(DispatcherTest, RetryAfterOf429IsRespectedAndBounded) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/a")).ok());
+  ASSERT_TRUE(Push(Webhook("https://other.example/b")).ok());
+  transport.Answer(0, ScriptedTransport::Status(429, {{"Retry-After", "600"}}));
+  transport.Answer(1, ScriptedTransport::Status(503, {{"Retry-After", "999999"}}));
+  auto retry = List(JobState::kRetry);
+  ASSERT_EQ(retry.size(), 2u);
+  for (const auto& r : retry) {
+    Duration expected = r.jid == "delivery1" ? Duration(seconds(600)) : dconfig_.max_retry_after;
+    EXPECT_EQ(r.score, ToUnixMicros(clock_.Now() + expected)) << r.jid;
+  }
+  // The host itself is left alone until then too.
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/c")).ok());
+  EXPECT_EQ(transport.calls.size(), 2u) << "hooks.example asked for 600 s of quiet";
+  EXPECT_EQ(dispatcher_->compartments().Find("hooks.example")->parked_count(), 1u);
+  clock_.Advance(seconds(600));
+  dispatcher_->Pump();
+  ASSERT_EQ(transport.calls.size(), 3u);
+  EXPECT_EQ(transport.calls[2].request.url, "https://hooks.example/c");
+}
+
+TEST_F(DispatcherTest, JobPastItsDeadlineIsDeadAsHostUnavailable) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
+  transport.Answer(0, ScriptedTransport::Status(502));
+  ASSERT_EQ(List(JobState::kRetry).size(), 1u);
+  clock_.Advance(hours(25));  // webhook deadline: 1 day after creation
+  engine_->RunScheduledOnce();
+  EXPECT_EQ(transport.calls.size(), 1u) << "an expired job is not sent again";
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kDeliveryDeadJobType);
+  EXPECT_EQ(outcomes[0]["args"][2], "host unavailable");
+}
+
+TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  // Webpush ttl 3600 s: open the host's breaker, then let the parked job run out of time.
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(WebPush("https://push.example/s" + std::to_string(i))).ok());
+  ASSERT_EQ(transport.calls.size(), 3u);
+  transport.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  transport.Answer(1, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  transport.Answer(2, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  ASSERT_TRUE(Push(WebPush("https://push.example/late")).ok());
+  EXPECT_EQ(transport.calls.size(), 3u) << "breaker open: the new job is parked";
+  ASSERT_TRUE(dispatcher_->next_wakeup());
+  clock_.Advance(hours(2));
+  // Only the deadline sweep runs (the breaker would allow a probe, but the job is past its ttl).
+  dispatcher_->Pump();
+  EXPECT_EQ(transport.calls.size(), 3u);
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].jid, "delivery4");
+  EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
+}
+
+TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompletes) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(Webhook("https://good.example/" + std::to_string(i))).ok());
+  auto dead_calls = transport.Pending("dead.example");
+  auto good_calls = transport.Pending("good.example");
+  ASSERT_EQ(good_calls.size(), 3u) << "the healthy host is not held back";
+  ASSERT_EQ(dead_calls.size(), 4u) << "the adaptive cap's initial 4 attempts for dead.example";
+  for (size_t i : dead_calls) transport.Answer(i, ScriptedTransport::Error(TransportErrorKind::kTimeoutTotal));
+  for (size_t i : good_calls) transport.Answer(i, ScriptedTransport::Status(200));
+
+  EXPECT_EQ(List(JobState::kRetry).size(), 4u) << "only the attempted jobs spent a retry";
+  auto working = List(JobState::kWorking);
+  ASSERT_EQ(working.size(), 4u) << "the other 4 stay reserved, parked in memory";
+  for (const auto& w : working) EXPECT_FALSE(PayloadOf(w).contains("failure")) << w.jid;
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 4u);
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->breaker().state(clock_.Now()),
+            BreakerState::kOpen);
+  EXPECT_EQ(dispatcher_->stats().acked, 3);
+
+  // More jobs for the good host still go straight out.
+  ASSERT_TRUE(Push(Webhook("https://good.example/late")).ok());
+  ASSERT_EQ(transport.Pending("good.example").size(), 1u);
+  transport.Answer(transport.Pending("good.example")[0], ScriptedTransport::Status(200));
+
+  // When the breaker allows a probe, exactly one parked job is tried.
+  ASSERT_TRUE(dispatcher_->next_wakeup());
+  clock_.Set(*dispatcher_->next_wakeup());
+  dispatcher_->Pump();
+  auto probes = transport.Pending("dead.example");
+  ASSERT_EQ(probes.size(), 1u) << "one half-open probe";
+  transport.Answer(probes[0], ScriptedTransport::Status(200));
+  // The host answered: the parked jobs drain.
+  for (int round = 0; round < 10 && !transport.Pending("dead.example").empty(); ++round) {
+    for (size_t i : transport.Pending("dead.example")) transport.Answer(i, ScriptedTransport::Status(200));
+  }
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 0u);
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  EXPECT_EQ(List(JobState::kRetry).size(), 4u);
+}
+
+TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://flaky.example/1")).ok());
+  transport.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  clock_.Advance(minutes(11));  // unavailable_after is 10 min in this fixture
+  ASSERT_TRUE(Push(Webhook("https://flaky.example/2")).ok());
+  ASSERT_EQ(transport.calls.size(), 2u);
+  transport.Answer(1, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);
+  EXPECT_EQ(outcomes[0]["args"], json::array({"flaky.example"}));
+  EXPECT_NE(dispatcher_->HostsJson().find("\"unavailable\":true"), std::string::npos);
+
+  ASSERT_TRUE(Push(Webhook("https://flaky.example/3")).ok());
+  EXPECT_EQ(transport.calls.size(), 2u) << "two failures opened the breaker";
+  ASSERT_TRUE(dispatcher_->next_wakeup());
+  clock_.Set(*dispatcher_->next_wakeup());
+  dispatcher_->Pump();
+  ASSERT_EQ(transport.calls.size(), 3u) << "the probe";
+  transport.Answer(2, ScriptedTransport::Status(204));
+  outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kHostAvailableJobType);
+}
+
+TEST_F(DispatcherTest, AdoptsItsReservationsAfterARestart) {
+  ScriptedTransport before;
+  StartDispatcher(before);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/1")).ok());
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/2")).ok());
+  ASSERT_TRUE(Push({{"jobtype", "Mail"}, {"args", {1}}}).ok());
+  std::optional<std::string> mail;
+  engine_->Fetch({"default"}, "", [&](Result<std::optional<std::string>> r) { mail = **r; });
+  ASSERT_TRUE(mail) << "a client's reservation exists too";
+  ASSERT_EQ(before.calls.size(), 2u);
+  // The process dies with both deliveries in flight.
+  engine_->SetBuiltinJobs(nullptr);
+  dispatcher_.reset();
+  EXPECT_EQ(List(JobState::kWorking).size(), 3u);
+
+  ScriptedTransport after;
+  StartDispatcher(after);
+  EXPECT_EQ(dispatcher_->stats().adopted, 2) << "only reservations of the delivery queue";
+  ASSERT_EQ(after.calls.size(), 2u);
+  after.Answer(0, ScriptedTransport::Status(200));
+  after.Answer(1, ScriptedTransport::Status(200));
+  auto working = List(JobState::kWorking);
+  ASSERT_EQ(working.size(), 1u);
+  EXPECT_EQ(working[0].queue, "default");
+}
+
+TEST_F(DispatcherTest, HostsJsonAndMetricsShowPerHostState) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  Registry& registry = metrics_;
+  ASSERT_TRUE(dispatcher_->RegisterMetrics(registry).ok());
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/1")).ok());
+  ASSERT_TRUE(Push(Webhook("https://hooks.example:8443/2")).ok());
+  clock_.Advance(std::chrono::milliseconds(120));
+  transport.Answer(0, ScriptedTransport::Status(200));
+  json hosts = json::parse(dispatcher_->HostsJson());
+  ASSERT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(hosts[0]["host"], "hooks.example");
+  EXPECT_EQ(hosts[0]["successes"], 1);
+  EXPECT_EQ(hosts[0]["in_flight"], 0);
+  EXPECT_EQ(hosts[0]["breaker"], "closed");
+  EXPECT_DOUBLE_EQ(hosts[0]["latency_p99_ms"].get<double>(), 120.0);
+  EXPECT_EQ(hosts[1]["host"], "hooks.example:8443");
+  EXPECT_EQ(hosts[1]["in_flight"], 1);
+
+  std::map<std::string, FamilySnapshot> families;
+  for (auto& f : registry.Collect()) families[f.name] = f;
+  ASSERT_TRUE(families.count(std::string(metric_names::kHostInflight)));
+  ASSERT_TRUE(families.count(std::string(metric_names::kDeliveriesTotal)));
+  const auto& delivered = families[std::string(metric_names::kDeliveriesTotal)].samples;
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(delivered[0].label_values, (std::vector<std::string>{"hooks.example", "success"}));
+  transport.Answer(1, ScriptedTransport::Status(200));
+}
+
+}  // namespace
+}  // namespace bulkhead
