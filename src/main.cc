@@ -13,6 +13,7 @@
 
 #include "bulkhead/client/faktory_client.h"
 #include "bulkhead/config/config.h"
+#include "bulkhead/dispatch/vapid_key_file.h"
 #include "bulkhead/server/server.h"
 #include "bulkhead/util/rng.h"
 
@@ -31,6 +32,7 @@ ENVIRONMENT
 
 FILES
   ./data/bulkhead.db  the default embedded store (sqlite:<data-dir>/bulkhead.db)
+  ./data/vapid.pem    the Web Push (VAPID) private key, created on first start (mode 0600)
 
 EXAMPLES
   bulkhead serve                                  serve on 127.0.0.1:7419 and :7420
@@ -39,6 +41,7 @@ EXAMPLES
   echo '{"jobtype":"Mail","args":[]}' | bulkhead push   (a jid is generated)
   bulkhead info
   bulkhead stats                                  queues with latency, sets, hosts
+  bulkhead vapid-key --data-dir /var/lib/bulkhead the public key browsers subscribe with
 
 See README.md and docs/ for the protocol, configuration and operations.)";
 
@@ -90,12 +93,37 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Queues, sets, workers and hosts at a glance.");
   stats->add_option("--url", url, "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419)");
 
+  std::string vapid_config, vapid_data_dir;
+  auto* vapid = app.add_subcommand(
+      "vapid-key", "Print the VAPID public key (base64url), generating the key if absent.");
+  auto* o_vapid_config = vapid->add_option("--config", vapid_config, "TOML config file")
+                             ->check(CLI::ExistingFile);
+  vapid->add_option("--data-dir", vapid_data_dir, "data directory (default ./data)")
+      ->excludes(o_vapid_config);
+
   app.add_subcommand("version", "Print the version.");
 
   CLI11_PARSE(app, argc, argv);
 
   if (app.got_subcommand("version")) {
     std::cout << "bulkhead " << BULKHEAD_VERSION << " (Faktory protocol v2, compatible with 1.10)\n";
+    return 0;
+  }
+
+  if (app.got_subcommand("vapid-key")) {
+    bulkhead::Config config;
+    if (!vapid_config.empty()) {
+      auto loaded = bulkhead::LoadConfigFile(vapid_config);
+      if (!loaded.ok()) return Fail(loaded.status().message());
+      config = std::move(*loaded);
+    }
+    if (!vapid_data_dir.empty()) config.data_dir = vapid_data_dir;
+    std::string path = bulkhead::VapidKeyPath(config);
+    bool created = false;
+    auto key = bulkhead::LoadOrCreateVapidKey(path, &created);
+    if (!key.ok()) return Fail(key.status().message());
+    if (created) std::cerr << "bulkhead: generated " << path << "\n";
+    std::cout << key->public_key_b64url() << "\n";
     return 0;
   }
 

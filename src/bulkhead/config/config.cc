@@ -37,6 +37,12 @@ Status Config::Validate() const {
   if (reaper_interval_ms < 10) return bad("reaper_interval_ms must be at least 10");
   if (dead_ttl_days < 1) return bad("dead_ttl_days must be at least 1");
   if (default_retry < -1) return bad("default_retry must be -1 or more");
+  if (vapid_subject.rfind("mailto:", 0) != 0 && vapid_subject.rfind("https://", 0) != 0) {
+    return bad("vapid_subject must start with mailto: or https://");
+  }
+  if (delivery_outcomes_queue.empty()) return bad("delivery_outcomes_queue must not be empty");
+  if (activitypub_deadline_hours < 1) return bad("activitypub_deadline_hours must be at least 1");
+  if (webhook_deadline_hours < 1) return bad("webhook_deadline_hours must be at least 1");
   for (const auto& [name, jt] : jobtypes) {
     if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
   }
@@ -98,6 +104,11 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     else if (key == "durability") s = str(c.durability);
     else if (key == "password") s = str(c.password);
     else if (key == "log_level") s = str(c.log_level);
+    else if (key == "vapid_private_key_file") s = str(c.vapid_private_key_file);
+    else if (key == "vapid_subject") s = str(c.vapid_subject);
+    else if (key == "delivery_outcomes_queue") s = str(c.delivery_outcomes_queue);
+    else if (key == "activitypub_deadline_hours") s = integer(c.activitypub_deadline_hours);
+    else if (key == "webhook_deadline_hours") s = integer(c.webhook_deadline_hours);
     else if (key == "max_connections") s = integer(c.max_connections);
     else if (key == "max_line_bytes") s = integer(c.max_line_bytes);
     else if (key == "line_timeout_seconds") s = integer(c.line_timeout_seconds);

@@ -46,6 +46,12 @@ struct Config {
   int default_retry = 25;
   int worker_timeout_seconds = 60;  // a worker silent this long is dropped
   bool allow_private_targets = false;
+  // Outbound delivery (built-in webpush/activitypub/webhook jobs).
+  std::string vapid_private_key_file;               // empty: <data_dir>/vapid.pem (created once)
+  std::string vapid_subject = "mailto:postmaster@localhost";  // VAPID `sub`: mailto: or https:
+  std::string delivery_outcomes_queue = "bulkhead";  // where outcome jobs are pushed
+  int activitypub_deadline_hours = 48;              // activitypub jobs older than this are dead
+  int webhook_deadline_hours = 24;                  // webhook jobs older than this are dead
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;

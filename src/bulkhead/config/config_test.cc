@@ -105,5 +105,33 @@ interval = 5
   std::filesystem::remove(path);
 }
 
+TEST(ConfigTest, DeliveryKeys) {
+  Config defaults;
+  EXPECT_EQ(defaults.vapid_private_key_file, "");
+  EXPECT_EQ(defaults.vapid_subject, "mailto:postmaster@localhost");
+  EXPECT_EQ(defaults.delivery_outcomes_queue, "bulkhead");
+  EXPECT_EQ(defaults.activitypub_deadline_hours, 48);
+  EXPECT_EQ(defaults.webhook_deadline_hours, 24);
+  auto path = WriteTemp(R"(
+vapid_private_key_file = "/etc/bulkhead/vapid.pem"
+vapid_subject = "https://social.example/about"
+delivery_outcomes_queue = "outcomes"
+activitypub_deadline_hours = 72
+webhook_deadline_hours = 6
+)");
+  auto c = LoadConfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->vapid_private_key_file, "/etc/bulkhead/vapid.pem");
+  EXPECT_EQ(c->vapid_subject, "https://social.example/about");
+  EXPECT_EQ(c->delivery_outcomes_queue, "outcomes");
+  EXPECT_EQ(c->activitypub_deadline_hours, 72);
+  EXPECT_EQ(c->webhook_deadline_hours, 6);
+  EXPECT_TRUE(c->Validate().ok());
+  Config bad;
+  bad.vapid_subject = "ops@example.com";
+  EXPECT_NE(bad.Validate().message().find("vapid_subject"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace bulkhead

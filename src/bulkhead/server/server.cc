@@ -5,8 +5,12 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <filesystem>
+#include <system_error>
 
+#include "bulkhead/dispatch/vapid_key_file.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/transport/curl_transport.h"
 
 namespace bulkhead {
 
@@ -20,6 +24,7 @@ Server::~Server() { Shutdown(); }
 Status Server::Start() {
   Status s = config_.Validate();
   if (!s.ok()) return s;
+  ApplyDeliveryDefaults(config_);  // before the engine reads retry counts
   // A peer that vanishes mid-write must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   StoreOptions options;
@@ -30,6 +35,8 @@ Status Server::Start() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+  s = StartDelivery();
+  if (!s.ok()) return s;
   fwp_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
@@ -60,6 +67,7 @@ Status Server::Start() {
   s = http_->Listen(http->host, http->port);
   if (!s.ok()) return s;
   engine_->Start();
+  dispatcher_->Start();  // after the engine's first reaper pass: adopts surviving reservations
   signals_.async_wait([this](boost::system::error_code ec, int signo) {
     if (ec) return;
     spdlog::info("signal {}: shutting down", signo);
@@ -68,6 +76,46 @@ Status Server::Start() {
   spdlog::info("bulkhead {} serving Faktory protocol on {}:{}, HTTP on {}:{}, store {}{}",
                BULKHEAD_VERSION, listen->host, fwp_->port(), http->host, http_->port(),
                config_.StoreUrl(), config_.password.empty() ? " (no password)" : "");
+  return Status::Ok();
+}
+
+Status Server::StartDelivery() {
+  TransportOptions transport_options;
+  transport_options.ssrf.allow_private_targets = config_.allow_private_targets;
+  auto transport = CurlTransport::Create(io_, std::move(transport_options));
+  if (!transport.ok()) return transport.status();
+  transport_ = std::move(*transport);
+
+  std::string key_path = VapidKeyPath(config_);
+  std::error_code ec;
+  Result<VapidKey> key = Status::Internal("no VAPID key");
+  if (config_.StoreUrl() == "memory:" && config_.vapid_private_key_file.empty() &&
+      !std::filesystem::exists(key_path, ec)) {
+    // "memory:" keeps nothing on disk; run `bulkhead vapid-key` first for a lasting key.
+    key = VapidKey::Generate();
+    if (!key.ok()) return key.status();
+    spdlog::warn("memory store and no {}: using a VAPID key that ends with this process", key_path);
+  } else {
+    bool created = false;
+    key = LoadOrCreateVapidKey(key_path, &created);
+    if (!key.ok()) return key.status();
+    if (created) spdlog::info("generated the VAPID key {}", key_path);
+  }
+  auto signer = VapidSigner::Create(*key, config_.vapid_subject, clock_);
+  if (!signer.ok()) return signer.status();
+  vapid_signer_ = std::move(*signer);
+
+  DispatcherConfig dc;
+  dc.outcomes_queue = config_.delivery_outcomes_queue;
+  dc.jobs.allow_private_targets = config_.allow_private_targets;
+  dc.jobs.activitypub_deadline = std::chrono::hours(config_.activitypub_deadline_hours);
+  dc.jobs.webhook_deadline = std::chrono::hours(config_.webhook_deadline_hours);
+  dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, *transport_, vapid_signer_.get(),
+                                             signing_keys_, clock_, rng_, std::move(dc));
+  Status s = dispatcher_->RegisterMetrics(registry_);
+  if (!s.ok()) return s;
+  engine_->SetBuiltinJobs(dispatcher_.get());
+  engine_->SetInfoHosts([this] { return dispatcher_->HostsJson(); });
   return Status::Ok();
 }
 
@@ -89,6 +137,9 @@ void Server::RegisterRoutes() {
       reply(info.ok() ? HttpResponseOut::Json(200, *info)
                       : HttpResponseOut::Error(503, info.status().message()));
     });
+  });
+  http_->Route("GET", "/api/hosts", [this](const HttpRequestIn&, HttpServer::Reply reply) {
+    reply(HttpResponseOut::Json(200, dispatcher_->HostsJson()));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     nlohmann::json out = nlohmann::json::array();
@@ -139,6 +190,9 @@ void Server::Shutdown() {
   boost::system::error_code ec;
   signals_.cancel(ec);
   if (statsd_) statsd_->Stop();
+  // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
+  if (dispatcher_) dispatcher_->Stop();
+  if (transport_) transport_->Shutdown();
   if (engine_) engine_->Stop();  // answers blocked FETCHes
   if (fwp_) fwp_->Stop();
   if (http_) http_->Stop();

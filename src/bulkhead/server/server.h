@@ -10,6 +10,9 @@
 #include <memory>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/dispatch/dispatcher.h"
+#include "bulkhead/dispatch/key_registry.h"
+#include "bulkhead/encoders/vapid.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/http/http_server.h"
 #include "bulkhead/metrics/registry.h"
@@ -17,6 +20,7 @@
 #include "bulkhead/server/server_metrics.h"
 #include "bulkhead/protocol/fwp_server.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/transport/transport.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 
@@ -40,6 +44,8 @@ class Server {
 
  private:
   void RegisterRoutes();
+  // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.
+  Status StartDelivery();
   void Shutdown();
 
   Config config_;
@@ -54,6 +60,12 @@ class Server {
   Registry registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<StatsdEmitter> statsd_;
+  // Delivery: declared after registry_ and engine_, so the dispatcher goes first (it holds
+  // callbacks in the registry and is the engine's BuiltinJobs), then the transport it sends on.
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<VapidSigner> vapid_signer_;
+  InMemoryKeyRegistry signing_keys_;
+  std::unique_ptr<Dispatcher> dispatcher_;
   bool shut_down_ = false;
 };
 
