@@ -100,6 +100,7 @@ Dispatcher::~Dispatcher() {
 void Dispatcher::Start() {
   if (started_ || stopped_) return;
   started_ = true;
+  adopting_ = true;
   Adopt(0);
 }
 
@@ -147,6 +148,7 @@ void Dispatcher::Adopt(size_t offset) {
           if (n == kAdoptPage) {
             Adopt(offset + n);
           } else {
+            adopting_ = false;
             if (stats_.adopted > 0) {
               spdlog::info("delivery: adopted {} reservations from before the restart",
                            stats_.adopted);
@@ -167,7 +169,9 @@ void Dispatcher::Adopt(size_t offset) {
 }
 
 void Dispatcher::Pump() {
-  if (!started_ || stopped_) return;
+  // While adopting, the working set must not change under the paged listing; the end of the
+  // adoption pumps.
+  if (!started_ || stopped_ || adopting_) return;
   if (pumping_) {
     pump_again_ = true;
     return;
@@ -236,7 +240,9 @@ void Dispatcher::Accept(JobRecord record) {
   const std::string jid = parsed->jid;
   const std::string host = parsed->host;
   deadlines_.insert({parsed->deadline, jid});
-  jobs_.emplace(jid, Held{std::move(*parsed)});
+  Held held;
+  held.job = std::move(*parsed);
+  jobs_.emplace(jid, std::move(held));
   fresh_[host].push_back(jid);
 }
 

@@ -182,6 +182,7 @@ class Dispatcher final : public BuiltinJobs {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool started_ = false;
   bool stopped_ = false;
+  bool adopting_ = false;  // Start's listing of reservations is not finished (no Pump until then)
   bool taking_ = false;   // a store Fetch/List answer is outstanding
   bool pumping_ = false;  // Pump is on the stack (re-entry from inline callbacks is deferred)
   bool pump_again_ = false;
