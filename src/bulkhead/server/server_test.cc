@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <thread>
 
 namespace bulkhead {
@@ -69,6 +70,8 @@ class ServerTest : public ::testing::Test {
     config.listen = "127.0.0.1:0";
     config.http = "127.0.0.1:0";
     config.store = "memory:";
+    config.data_dir = (std::filesystem::temp_directory_path() /
+                       ("bulkhead_server_test_" + std::to_string(::getpid()))).string();
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -77,6 +80,8 @@ class ServerTest : public ::testing::Test {
   void TearDown() override {
     if (server_) server_->Stop();
     if (thread_.joinable()) thread_.join();
+    std::filesystem::remove_all(std::filesystem::temp_directory_path() /
+                                ("bulkhead_server_test_" + std::to_string(::getpid())));
   }
   std::unique_ptr<Server> server_;
   std::thread thread_;
