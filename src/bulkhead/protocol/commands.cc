@@ -165,7 +165,6 @@ void CmdFetch(Session& s, std::string_view args, Responder r) {
       return;
     }
   }
-  auto self = s.shared_from_this();
   uint64_t ticket = s.server().engine().Fetch(
       std::move(queues), s.wid(), [r](Result<std::optional<std::string>> job) mutable {
         if (!job.ok()) {
