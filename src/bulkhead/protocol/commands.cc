@@ -367,10 +367,6 @@ void RunCommand(Session& session, std::string_view line, Responder responder) {
   if (!session.identified()) {
     // The first line must be HELLO {...}; anything else closes the connection without a reply.
     if (verb != "HELLO" || args.empty() || args.front() != '{') {
-      if (verb == "END") {
-        responder.CloseQuietly();
-        return;
-      }
       responder.CloseQuietly();
       return;
     }

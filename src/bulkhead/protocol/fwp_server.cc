@@ -12,7 +12,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config, Rng& rng)
-    : io_(io), engine_(engine), config_(config), rng_(rng), acceptor_(io) {
+    : engine_(engine), config_(config), rng_(rng), acceptor_(io) {
   engine_.SetWorkerReapedHandler([this](const std::string& wid) { CloseWorker(wid); });
 }
 

@@ -46,7 +46,6 @@ class FwpServer {
  private:
   void DoAccept();
 
-  boost::asio::io_context& io_;
   Engine& engine_;
   const Config& config_;
   Rng& rng_;

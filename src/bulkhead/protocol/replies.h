@@ -17,10 +17,8 @@ inline constexpr char kBeatNeedsWid[] = "BEAT needs a wid";
 inline constexpr char kPushbNeedsArray[] = "PUSHB needs a JSON array of jobs";
 inline constexpr char kQueueNeedsSubcommand[] =
     "QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY";
-inline constexpr char kQueueNeedsNames[] = "QUEUE %s needs at least one queue name";
 inline constexpr char kEnterpriseOnly[] = " is only available in Faktory Enterprise";
 inline constexpr char kShutdown[] = "shutdown in progress";
 inline constexpr char kHelloAgain[] = "HELLO was already received on this connection";
-inline constexpr char kNotIdentified[] = "HELLO must be the first command";
 
 }  // namespace bulkhead::replies
