@@ -126,7 +126,13 @@ void EmbeddedStore::RemoveQueues(const std::vector<std::string>& queues, Done du
 
 void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint now) {
   std::vector<Change> changes;
-  std::string day = FormatDate(now);
+  // Every ACK and FAIL lands here: format the day once per day, not once per job.
+  int64_t day_number = ToUnixMicros(now) / (86'400LL * 1'000'000);
+  if (day_number != counted_day_number_) {
+    counted_day_number_ = day_number;
+    counted_day_ = FormatDate(now);
+  }
+  const std::string& day = counted_day_;
   if (processed != 0) {
     state_.AddCounter("processed", processed, changes);
     state_.AddCounter("processed:" + day, processed, changes);

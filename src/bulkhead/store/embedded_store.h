@@ -52,6 +52,9 @@ class EmbeddedStore final : public Store {
   std::unique_ptr<ChangeLog> log_;
   MemoryState state_;
   bool closed_ = false;
+  // The UTC day of the last CountOutcome ("YYYY-MM-DD") and its day number since the epoch.
+  int64_t counted_day_number_ = -1;
+  std::string counted_day_;
 };
 
 }  // namespace bulkhead
