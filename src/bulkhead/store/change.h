@@ -17,14 +17,17 @@ struct Change {
     kDeleteJob,      // id
     kAddCounter,     // name += delta
     kSetPaused,      // queue paused (flag) or resumed
-    kDeleteAll,      // FLUSH: every job, counter and paused flag
+    kDeleteAll,      // FLUSH: every job, counter and paused flag (not the signing keys)
+    kPutSigningKey,  // name = key id, value = PEM private key (insert or replace)
+    kDeleteSigningKey,  // name = key id
   };
   explicit Change(Kind k) : kind(k) {}
 
   Kind kind;
   int64_t id = 0;
   JobRecord job;       // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
-  std::string name;    // kAddCounter: counter name; kSetPaused: queue
+  std::string name;    // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id
+  std::string value;   // kPutSigningKey: the PEM private key
   int64_t delta = 0;   // kAddCounter
   bool flag = false;   // kSetPaused
 };

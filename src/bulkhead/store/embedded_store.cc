@@ -150,6 +150,29 @@ void EmbeddedStore::Flush(Done durable) {
   Commit(std::move(changes), std::move(durable));
 }
 
+void EmbeddedStore::PutSigningKey(const std::string& key_id, const std::string& pem,
+                                  Done durable) {
+  std::vector<Change> changes;
+  state_.PutSigningKey(key_id, pem, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::RemoveSigningKey(const std::string& key_id, Done durable) {
+  std::vector<Change> changes;
+  if (!state_.RemoveSigningKey(key_id, changes)) {
+    durable(Status::NotFound("no signing key is registered for \"" + key_id + "\""));
+    return;
+  }
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::ListSigningKeys(SigningKeysCallback cb) {
+  std::vector<StoredSigningKey> keys;
+  keys.reserve(state_.signing_keys().size());
+  for (const auto& [key_id, pem] : state_.signing_keys()) keys.push_back({key_id, pem});
+  cb(std::move(keys));
+}
+
 void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state_.Stats()); }
 
 void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {

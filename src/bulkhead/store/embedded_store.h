@@ -40,6 +40,9 @@ class EmbeddedStore final : public Store {
   void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
   void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
   void Flush(Done durable) override;
+  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
+  void RemoveSigningKey(const std::string& key_id, Done durable) override;
+  void ListSigningKeys(SigningKeysCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 

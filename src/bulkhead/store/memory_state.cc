@@ -89,6 +89,10 @@ void MemoryState::LoadCounter(const std::string& name, int64_t value) { counters
 
 void MemoryState::LoadPaused(const std::string& queue) { queues_[queue].paused = true; }
 
+void MemoryState::LoadSigningKey(const std::string& key_id, std::string pem) {
+  signing_keys_.insert_or_assign(key_id, std::move(pem));
+}
+
 void MemoryState::FinishLoad() {
   for (auto& [name, q] : queues_) {
     std::sort(q.jobs.begin(), q.jobs.end(),
@@ -315,6 +319,23 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   working_.clear();
   counters_.clear();
   out.push_back(Change{Change::Kind::kDeleteAll});
+}
+
+void MemoryState::PutSigningKey(const std::string& key_id, const std::string& pem,
+                                std::vector<Change>& out) {
+  signing_keys_.insert_or_assign(key_id, pem);
+  Change c{Change::Kind::kPutSigningKey};
+  c.name = key_id;
+  c.value = pem;
+  out.push_back(std::move(c));
+}
+
+bool MemoryState::RemoveSigningKey(const std::string& key_id, std::vector<Change>& out) {
+  if (signing_keys_.erase(key_id) == 0) return false;
+  Change c{Change::Kind::kDeleteSigningKey};
+  c.name = key_id;
+  out.push_back(std::move(c));
+  return true;
 }
 
 StoreStats MemoryState::Stats() const {

@@ -38,6 +38,7 @@ class MemoryState {
   Status LoadJob(int64_t id, JobRecord job);
   void LoadCounter(const std::string& name, int64_t value);
   void LoadPaused(const std::string& queue);
+  void LoadSigningKey(const std::string& key_id, std::string pem);
   void FinishLoad();
 
   // Adds a new job (state kQueued or kScheduled). AlreadyExists when the jid is known.
@@ -83,7 +84,15 @@ class MemoryState {
   void RemoveQueues(const std::vector<std::string>& queues, std::vector<Change>& out);
 
   void AddCounter(const std::string& name, int64_t delta, std::vector<Change>& out);
+  // FLUSH: every job, queue, counter and pause flag; the signing keys stay.
   void DeleteAll(std::vector<Change>& out);
+
+  // Signing keys (key id -> PEM), apart from the jobs.
+  void PutSigningKey(const std::string& key_id, const std::string& pem, std::vector<Change>& out);
+  // Returns false (and changes nothing) when the key id is unknown.
+  bool RemoveSigningKey(const std::string& key_id, std::vector<Change>& out);
+  // Ordered by key id.
+  const std::map<std::string, std::string>& signing_keys() const { return signing_keys_; }
 
   StoreStats Stats() const;
   // Jobs of a sorted set in score order, for listings (at most `limit`, starting at `offset`).
@@ -113,6 +122,7 @@ class MemoryState {
   std::map<std::string, Queue> queues_;
   std::set<SetKey> scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
+  std::map<std::string, std::string> signing_keys_;  // key id -> PEM private key
   int64_t next_id_ = 1;
   int64_t next_seq_ = 1;
 };

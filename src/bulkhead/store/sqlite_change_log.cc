@@ -1,9 +1,13 @@
 #include "bulkhead/store/sqlite_change_log.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <unordered_set>
 
@@ -12,15 +16,19 @@
 namespace bulkhead {
 namespace {
 
-// Schema, version 1.
+// Schema, version 2.
 //   meta(key, value): schema_version.
 //   jobs: one row per job wherever it is (see JobState); `id` is assigned by MemoryState and
 //     never reused while the row exists; no secondary index: the whole table is loaded at open and
 //     every later write addresses a row by id.
 //   counters(name, value): processed, failures, processed:YYYY-MM-DD, failures:YYYY-MM-DD.
 //   paused(queue).
-// Upgrade steps: when the schema changes, bump kSchemaVersion, add a step here that migrates
-// version N to N+1 in one transaction, and keep every earlier step.
+//   signing_keys(key_id, pem): ActivityPub signing keys (PEM private keys); FLUSH keeps them.
+// A new database file is created with mode 0600 (SQLite gives its -wal and -shm files the same
+// mode): it holds private keys.
+// Upgrade steps: when the schema changes, bump kSchemaVersion, add a step to kUpgrades that
+// migrates version N to N+1 (run in one transaction with the version update), and keep every
+// earlier step.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS jobs(
@@ -35,7 +43,16 @@ CREATE TABLE IF NOT EXISTS jobs(
   payload TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS paused(queue TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS signing_keys(key_id TEXT PRIMARY KEY, pem TEXT NOT NULL) WITHOUT ROWID;
 )sql";
+
+// kUpgrades[i] migrates a database of version i + 1 to version i + 2.
+constexpr const char* kUpgrades[] = {
+    // 1 -> 2: signing keys (the CREATE TABLE above already made the table; nothing to move).
+    "CREATE TABLE IF NOT EXISTS signing_keys(key_id TEXT PRIMARY KEY, pem TEXT NOT NULL)"
+    " WITHOUT ROWID;",
+};
+static_assert(std::size(kUpgrades) == SqliteChangeLog::kSchemaVersion - 1);
 
 }  // namespace
 
@@ -65,6 +82,10 @@ Status SqliteChangeLog::OpenDatabase() {
   std::filesystem::path p(path_);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  // Private keys live in this file: a new one is readable by its owner only.
+  if (int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+  }
   if (sqlite3_open_v2(path_.c_str(), &db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {
@@ -95,12 +116,25 @@ Status SqliteChangeLog::OpenDatabase() {
   if (sqlite3_step(st) == SQLITE_ROW) version = std::atoi((const char*)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
   if (version == 0) {
-    s = Exec("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '1')");
+    s = Exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '" +
+              std::to_string(kSchemaVersion) + "')").c_str());
     if (!s.ok()) return s;
   } else if (version > kSchemaVersion) {
     return Status::FailedPrecondition(
         "sqlite database " + path_ + " has schema version " + std::to_string(version) +
         ", newer than this bulkhead understands (" + std::to_string(kSchemaVersion) + ")");
+  }
+  for (int v = version; v != 0 && v < kSchemaVersion; ++v) {
+    std::string step = std::string("BEGIN; ") + kUpgrades[v - 1] +
+                       " UPDATE meta SET value='" + std::to_string(v + 1) +
+                       "' WHERE key='schema_version'; COMMIT;";
+    s = Exec(step.c_str());
+    if (!s.ok()) {
+      Exec("ROLLBACK");
+      return Status(s.code(), "upgrading " + path_ + " from schema version " + std::to_string(v) +
+                                  ": " + s.message());
+    }
+    spdlog::info("sqlite store {}: upgraded from schema version {} to {}", path_, v, v + 1);
   }
   for (auto [sql, stmt] : std::initializer_list<std::pair<const char*, sqlite3_stmt**>>{
            {"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload)"
@@ -112,7 +146,9 @@ Status SqliteChangeLog::OpenDatabase() {
            {"INSERT INTO counters(name, value) VALUES(?1, ?2)"
             " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value", &counter_},
            {"INSERT OR IGNORE INTO paused(queue) VALUES(?1)", &pause_},
-           {"DELETE FROM paused WHERE queue=?1", &unpause_}}) {
+           {"DELETE FROM paused WHERE queue=?1", &unpause_},
+           {"INSERT OR REPLACE INTO signing_keys(key_id, pem) VALUES(?1, ?2)", &put_key_},
+           {"DELETE FROM signing_keys WHERE key_id=?1", &delete_key_}}) {
     s = Prepare(sql, stmt);
     if (!s.ok()) return s;
   }
@@ -160,8 +196,23 @@ Status SqliteChangeLog::Load(MemoryState& state) {
     state.LoadPaused(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
   }
   sqlite3_finalize(st);
+  size_t keys = 0;
+  Prepare("SELECT key_id, pem FROM signing_keys", &st);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    state.LoadSigningKey(
+        reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+        std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)),
+                    sqlite3_column_bytes(st, 1)));
+    ++keys;
+  }
+  sqlite3_finalize(st);
   state.FinishLoad();
-  spdlog::info("sqlite store {}: loaded {} jobs", path_, jobs);
+  spdlog::info("sqlite store {}: loaded {} jobs, {} signing keys", path_, jobs, keys);
+  struct stat file_stat;
+  if (keys > 0 && ::stat(path_.c_str(), &file_stat) == 0 && (file_stat.st_mode & 077) != 0) {
+    spdlog::warn("sqlite store {} holds private signing keys but is readable by others (mode {:o});"
+                 " chmod 600 it", path_, file_stat.st_mode & 0777);
+  }
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "bulkhead-sqlite");
   return Status::Ok();
@@ -248,8 +299,18 @@ Status SqliteChangeLog::ApplyChange(const Change& c,
       sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
       break;
     case Change::Kind::kDeleteAll:
+      // FLUSH keeps signing_keys.
       counter_deltas.clear();
       return Exec("DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;");
+    case Change::Kind::kPutSigningKey:
+      st = put_key_;
+      sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
+      sqlite3_bind_text(st, 2, c.value.data(), (int)c.value.size(), SQLITE_STATIC);
+      break;
+    case Change::Kind::kDeleteSigningKey:
+      st = delete_key_;
+      sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
+      break;
   }
   int rc = sqlite3_step(st);
   sqlite3_reset(st);
@@ -312,10 +373,12 @@ void SqliteChangeLog::Close() {
   }
   cv_.notify_one();
   if (writer_.joinable()) writer_.join();
-  for (sqlite3_stmt* st : {insert_, update_, update_state_, delete_, counter_, pause_, unpause_}) {
+  for (sqlite3_stmt* st : {insert_, update_, update_state_, delete_, counter_, pause_, unpause_,
+                           put_key_, delete_key_}) {
     if (st) sqlite3_finalize(st);
   }
   insert_ = update_ = update_state_ = delete_ = counter_ = pause_ = unpause_ = nullptr;
+  put_key_ = delete_key_ = nullptr;
   if (db_) sqlite3_close(db_);
   db_ = nullptr;
 }

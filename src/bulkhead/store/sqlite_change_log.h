@@ -38,7 +38,7 @@ class SqliteChangeLog final : public ChangeLog {
   void Append(std::vector<Change> changes, std::function<void(Status)> durable) override;
   void Close() override;
 
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
  private:
   struct Pending {
@@ -67,6 +67,8 @@ class SqliteChangeLog final : public ChangeLog {
   sqlite3_stmt* counter_ = nullptr;
   sqlite3_stmt* pause_ = nullptr;
   sqlite3_stmt* unpause_ = nullptr;
+  sqlite3_stmt* put_key_ = nullptr;
+  sqlite3_stmt* delete_key_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -31,6 +31,11 @@ class Store {
   using JobCallback = std::function<void(Result<std::optional<JobRecord>>)>;
   using JobsCallback = std::function<void(Result<std::vector<JobRecord>>)>;
   using CountCallback = std::function<void(Result<size_t>)>;
+  struct StoredSigningKey {
+    std::string key_id;
+    std::string pem;
+  };
+  using SigningKeysCallback = std::function<void(Result<std::vector<StoredSigningKey>>)>;
   // Runs a closure on the event loop thread; how stores deliver deferred callbacks.
   using Poster = std::function<void(std::function<void()>)>;
 
@@ -77,8 +82,19 @@ class Store {
   // next commit; no callback.
   virtual void CountOutcome(int64_t processed, int64_t failures, TimePoint now) = 0;
 
-  // FLUSH: deletes every job, queue, counter and pause flag.
+  // FLUSH: deletes every job, queue, counter and pause flag. Signing keys are configuration, not
+  // jobs: FLUSH keeps them.
   virtual void Flush(Done durable) = 0;
+
+  // ActivityPub signing keys (key id -> PEM private key), kept beside the jobs so that they survive
+  // restarts with them. The store does not interpret the PEM (dispatch/StoreKeyRegistry validates
+  // it) and never logs it; ListSigningKeys exists for the key registry only.
+  // Adds or replaces the key for `key_id`.
+  virtual void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) = 0;
+  // Deletes the key for `key_id`; NotFound (and no change) when there is none.
+  virtual void RemoveSigningKey(const std::string& key_id, Done durable) = 0;
+  // Every stored key, ordered by key id.
+  virtual void ListSigningKeys(SigningKeysCallback cb) = 0;
 
   virtual void Stats(std::function<void(Result<StoreStats>)> cb) = 0;
   // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
@@ -115,6 +116,33 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     StoreStats out;
     store_->Stats([&](Result<StoreStats> r) { out = *r; });
     return out;
+  }
+  Status PutKey(const std::string& key_id, const std::string& pem) {
+    std::optional<Status> result;
+    store_->PutSigningKey(key_id, pem, [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+  Status RemoveKey(const std::string& key_id) {
+    std::optional<Status> result;
+    store_->RemoveSigningKey(key_id, [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+  // "key_id=pem" per stored key, in the store's order.
+  std::vector<std::string> Keys() {
+    std::vector<std::string> out;
+    store_->ListSigningKeys([&](Result<std::vector<Store::StoredSigningKey>> r) {
+      ASSERT_TRUE(r.ok());
+      for (const auto& k : *r) out.push_back(k.key_id + "=" + k.pem);
+    });
+    return out;
+  }
+  Status Flush() {
+    std::optional<Status> result;
+    store_->Flush([&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
   }
 
   TestLoop loop_;
@@ -260,6 +288,33 @@ TEST_P(StoreTest, CountersAddUp) {
   EXPECT_EQ(Stats().failures, 1);
 }
 
+TEST_P(StoreTest, SigningKeysPutReplaceListRemove) {
+  EXPECT_TRUE(Keys().empty());
+  ASSERT_TRUE(PutKey("https://b.example/actor#main-key", "pem-b").ok());
+  ASSERT_TRUE(PutKey("https://a.example/actor#main-key", "pem-a").ok());
+  ASSERT_TRUE(PutKey("https://b.example/actor#main-key", "pem-b2").ok());  // replaces
+  EXPECT_EQ(Keys(), (std::vector<std::string>{"https://a.example/actor#main-key=pem-a",
+                                              "https://b.example/actor#main-key=pem-b2"}));
+  ASSERT_TRUE(RemoveKey("https://a.example/actor#main-key").ok());
+  Status missing = RemoveKey("https://a.example/actor#main-key");
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("https://a.example/actor#main-key"), std::string::npos);
+  EXPECT_EQ(Keys(), std::vector<std::string>{"https://b.example/actor#main-key=pem-b2"});
+}
+
+TEST_P(StoreTest, FlushKeepsSigningKeys) {
+  ASSERT_TRUE(PutKey("https://a.example/actor#main-key", "pem-a").ok());
+  ASSERT_TRUE(Push(MakeJob("job-flush-001")).ok());
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_EQ(Stats().enqueued, 0u);
+  EXPECT_EQ(Keys(), std::vector<std::string>{"https://a.example/actor#main-key=pem-a"});
+  if (GetParam() == "sqlite") {
+    Reopen();
+    EXPECT_EQ(Stats().enqueued, 0u);
+    EXPECT_EQ(Keys(), std::vector<std::string>{"https://a.example/actor#main-key=pem-a"});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest, ::testing::Values("memory", "sqlite"));
 
 class SqliteStoreTest : public StoreTest {};
@@ -291,6 +346,71 @@ TEST_P(SqliteStoreTest, EverythingSurvivesReopen) {
   // FIFO order survives, and the reservation can still be acknowledged.
   EXPECT_EQ(Fetch({"default"})->jid, "job-q-00002");
   EXPECT_TRUE(Ack("job-q-00001"));
+}
+
+TEST_P(SqliteStoreTest, SigningKeysSurviveReopenAndTheFileIsPrivate) {
+  std::string pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+  ASSERT_TRUE(PutKey("https://a.example/actor#main-key", pem).ok());
+  ASSERT_TRUE(PutKey("https://b.example/actor#main-key", "pem-b").ok());
+  ASSERT_TRUE(RemoveKey("https://b.example/actor#main-key").ok());
+  Reopen();
+  EXPECT_EQ(Keys(), std::vector<std::string>{"https://a.example/actor#main-key=" + pem});
+  auto perms = std::filesystem::status(dir_ / "test.db").permissions();
+  EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+            std::filesystem::perms::none);
+}
+
+TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_schema_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "v1.db").string();
+  TestLoop loop;
+  {
+    // A version-1 database: the tables of version 1 and a job, as bulkhead 0.1 wrote them.
+    SqliteChangeLog log(path, loop.poster(), "process");
+    MemoryState state;
+    ASSERT_TRUE(log.Load(state).ok());
+    std::vector<Change> changes;
+    Change insert(Change::Kind::kInsertJob);
+    insert.id = 1;
+    insert.job = MakeJob("job-v1-00001");
+    changes.push_back(insert);
+    std::optional<Status> done;
+    log.Append(std::move(changes), [&](Status s) { done = s; });
+    loop.RunUntil([&] { return done.has_value(); });
+    ASSERT_TRUE(done->ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE signing_keys; UPDATE meta SET value='1' WHERE "
+                               "key='schema_version';", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = OpenStoreFromUrl("sqlite:" + path, loop.poster());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  std::optional<Status> put;
+  (*store)->PutSigningKey("https://a.example/actor#main-key", "pem-a", [&](Status s) { put = s; });
+  loop.RunUntil([&] { return put.has_value(); });
+  EXPECT_TRUE(put->ok()) << put->ToString();
+  StoreStats stats;
+  (*store)->Stats([&](Result<StoreStats> r) { stats = *r; });
+  EXPECT_EQ(stats.enqueued, 1u);
+  (*store)->Close();
+  store->reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
+                               nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))),
+            std::to_string(SqliteChangeLog::kSchemaVersion));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, SqliteStoreTest, ::testing::Values("sqlite"));
