@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
 
 #include <cctype>
 #include <cerrno>
@@ -37,10 +38,26 @@ Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
   EvpPkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
   if (!key) {
     OpenSslError("");
-    return Status::InvalidArgument("signing key is not an unencrypted PEM private key");
+    // Say what was given instead; the messages never quote the input.
+    auto has = [&](std::string_view s) { return pem.find(s) != std::string_view::npos; };
+    if (has("ENCRYPTED PRIVATE KEY") || has("Proc-Type: 4,ENCRYPTED")) {
+      return Status::InvalidArgument(
+          "signing key PEM is encrypted: give it without a passphrase "
+          "(openssl pkey -in KEY.pem -out PLAIN.pem)");
+    }
+    if (has("PUBLIC KEY-----") || has("CERTIFICATE-----")) {
+      return Status::InvalidArgument(
+          "signing key PEM holds a public key or certificate; the private key is needed");
+    }
+    if (!has("-----BEGIN ")) {
+      return Status::InvalidArgument("signing key is not PEM (no \"-----BEGIN\" line)");
+    }
+    return Status::InvalidArgument("signing key PEM could not be read as a private key");
   }
   if (!EVP_PKEY_is_a(key.get(), "RSA")) {
-    return Status::InvalidArgument("signing key must be an RSA key");
+    const char* type = EVP_PKEY_get0_type_name(key.get());
+    return Status::InvalidArgument(std::string("signing key must be an RSA key (rsa-sha256), not ") +
+                                   (type ? type : "this key type"));
   }
   if (EVP_PKEY_get_bits(key.get()) < kMinRsaBits) {
     return Status::InvalidArgument("signing key must have at least 2048 bits, has " +
@@ -87,6 +104,18 @@ std::string SigningKey::PublicKeyPem() const {
 }
 
 int SigningKey::bits() const { return EVP_PKEY_get_bits(key_.get()); }
+
+std::string SigningKey::PublicKeyFingerprint() const {
+  unsigned char* der = nullptr;
+  int len = i2d_PUBKEY(key_.get(), &der);
+  if (len <= 0) return {};
+  std::string digest = encoders_internal::Sha256(
+      std::string_view(reinterpret_cast<const char*>(der), static_cast<size_t>(len)));
+  OPENSSL_free(der);
+  std::string b64 = Base64Encode(digest);
+  while (!b64.empty() && b64.back() == '=') b64.pop_back();
+  return "SHA256:" + b64;
+}
 
 Result<std::string> SigningKey::SignRsaSha256(std::string_view data) const {
   EvpMdCtxPtr ctx(EVP_MD_CTX_new());

@@ -30,7 +30,8 @@ namespace bulkhead {
 class SigningKey {
  public:
   // An unencrypted PEM RSA private key ("PRIVATE KEY" or "RSA PRIVATE KEY"), at least 2048 bits.
-  // InvalidArgument otherwise (the message never contains key material).
+  // InvalidArgument otherwise, naming the problem (not PEM, encrypted, a public key or certificate,
+  // not RSA, too small); the message never contains key material.
   static Result<SigningKey> FromPem(std::string_view pem);
   // FromPem on a file's contents. NotFound / PermissionDenied when it cannot be read.
   static Result<SigningKey> LoadFile(const std::string& path);
@@ -40,6 +41,9 @@ class SigningKey {
   // The public half as SPKI PEM ("-----BEGIN PUBLIC KEY-----"), as actor documents publish it.
   std::string PublicKeyPem() const;
   int bits() const;
+  // "SHA256:" + unpadded base64 of SHA-256 over the DER SubjectPublicKeyInfo (the bytes of
+  // PublicKeyPem()), in the style of `ssh-keygen -l`; identifies the key without revealing it.
+  std::string PublicKeyFingerprint() const;
 
   // RSASSA-PKCS1-v1_5 with SHA-256; raw signature bytes.
   Result<std::string> SignRsaSha256(std::string_view data) const;

@@ -176,6 +176,35 @@ TEST_F(HttpSignatureTest, SigningKeyRefusesNonRsaAndSmallKeys) {
   EXPECT_EQ(key_->PublicKeyPem().rfind("-----BEGIN PUBLIC KEY-----", 0), 0u);
 }
 
+TEST_F(HttpSignatureTest, SigningKeyErrorsNameTheProblem) {
+  auto message = [](std::string_view pem) { return SigningKey::FromPem(pem).status().message(); };
+  EXPECT_NE(message("garbage").find("not PEM"), std::string::npos);
+  EXPECT_NE(message(key_->PublicKeyPem()).find("public key"), std::string::npos);
+  // An encrypted PKCS#8 key.
+  EVP_PKEY* rsa = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", size_t{2048});
+  encoders_internal::BioPtr bio(BIO_new(BIO_s_mem()));
+  ASSERT_EQ(PEM_write_bio_PKCS8PrivateKey(bio.get(), rsa, EVP_aes_128_cbc(), nullptr, 0, nullptr,
+                                          const_cast<char*>("secret")), 1);
+  EVP_PKEY_free(rsa);
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  EXPECT_NE(message(std::string(data, len)).find("encrypted"), std::string::npos);
+  EVP_PKEY* ec = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
+  encoders_internal::BioPtr ec_bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio_PrivateKey(ec_bio.get(), ec, nullptr, nullptr, 0, nullptr, nullptr);
+  EVP_PKEY_free(ec);
+  len = BIO_get_mem_data(ec_bio.get(), &data);
+  EXPECT_NE(message(std::string(data, len)).find("must be an RSA key"), std::string::npos);
+}
+
+TEST_F(HttpSignatureTest, FingerprintIsSha256OfTheSpki) {
+  // openssl pkey -in key.pem -pubout -outform DER | openssl dgst -sha256 -binary | base64
+  //   | tr -d =
+  std::string fp = key_->PublicKeyFingerprint();
+  EXPECT_EQ(fp, "SHA256:Hb3dRzqkchoCddxuoo9iaqkb22CF6PDMH3Ily9h37Yc");
+  EXPECT_NE(fp, SigningKey::Generate()->PublicKeyFingerprint());
+}
+
 TEST_F(HttpSignatureTest, LoadFileReadsPem) {
   std::string path = ::testing::TempDir() + "/http_signature_test_" + std::to_string(::getpid());
   {
