@@ -1,6 +1,7 @@
 #include "bulkhead/config/config.h"
 
 #include <charconv>
+#include <limits>
 #include <set>
 
 #include <toml++/toml.h>
@@ -18,6 +19,70 @@ int Config::RetryFor(const std::string& jobtype) const {
   if (it != jobtypes.end() && it->second.retry) return *it->second.retry;
   return default_retry;
 }
+
+namespace {
+
+Status ValidateKind(const std::string& kind, const DeliveryKindSettings& k) {
+  auto bad = [&](const std::string& m) { return Status::InvalidArgument("delivery." + kind + "." + m); };
+  if (k.connect_timeout_ms < 0) return bad("connect_timeout_ms must be 0 (off) or more");
+  if (k.first_byte_timeout_ms < 0) return bad("first_byte_timeout_ms must be 0 (off) or more");
+  if (k.total_timeout_ms < 1) return bad("total_timeout_ms must be at least 1");
+  if (k.connect_timeout_ms > k.total_timeout_ms) {
+    return bad("connect_timeout_ms (" + std::to_string(k.connect_timeout_ms) +
+               ") must not exceed total_timeout_ms (" + std::to_string(k.total_timeout_ms) + ")");
+  }
+  if (k.first_byte_timeout_ms > k.total_timeout_ms) {
+    return bad("first_byte_timeout_ms (" + std::to_string(k.first_byte_timeout_ms) +
+               ") must not exceed total_timeout_ms (" + std::to_string(k.total_timeout_ms) + ")");
+  }
+  if (k.low_speed_bytes_per_second < 0 || k.low_speed_seconds < 0) {
+    return bad("low_speed_bytes_per_second and low_speed_seconds must be 0 or more");
+  }
+  if ((k.low_speed_bytes_per_second > 0) != (k.low_speed_seconds > 0)) {
+    return bad("low_speed_bytes_per_second and low_speed_seconds must be set together (both 0 "
+               "turns the low-speed cut off)");
+  }
+  if (kind == "webpush") {
+    if (k.deadline_hours != 0) return bad("deadline_hours: webpush jobs expire with their own ttl");
+  } else if (k.deadline_hours < 1) {
+    return bad("deadline_hours must be at least 1");
+  }
+  return Status::Ok();
+}
+
+Status ValidateDelivery(const DeliverySettings& d) {
+  auto bad = [](const std::string& m) { return Status::InvalidArgument("delivery." + m); };
+  if (d.global_max_in_flight < 1) return bad("global_max_in_flight must be at least 1");
+  if (d.host_cap_min < 1) return bad("host_cap_min must be at least 1");
+  if (d.host_cap_max < d.host_cap_min) {
+    return bad("host_cap_max (" + std::to_string(d.host_cap_max) +
+               ") must be at least host_cap_min (" + std::to_string(d.host_cap_min) + ")");
+  }
+  if (d.host_cap_initial < d.host_cap_min || d.host_cap_initial > d.host_cap_max) {
+    return bad("host_cap_initial (" + std::to_string(d.host_cap_initial) +
+               ") must be between host_cap_min and host_cap_max (" +
+               std::to_string(d.host_cap_min) + ".." + std::to_string(d.host_cap_max) + ")");
+  }
+  if (d.breaker_failure_threshold < 1) return bad("breaker_failure_threshold must be at least 1");
+  if (d.breaker_open_min_seconds < 1) return bad("breaker_open_min_seconds must be at least 1");
+  if (d.breaker_open_max_seconds < d.breaker_open_min_seconds) {
+    return bad("breaker_open_max_seconds (" + std::to_string(d.breaker_open_max_seconds) +
+               ") must be at least breaker_open_min_seconds (" +
+               std::to_string(d.breaker_open_min_seconds) + ")");
+  }
+  if (d.unavailable_after_days < 1) return bad("unavailable_after_days must be at least 1");
+  if (d.max_retry_after_seconds < 1) return bad("max_retry_after_seconds must be at least 1");
+  if (d.slow_call_threshold_ms < 0) return bad("slow_call_threshold_ms must be 0 (off) or more");
+  for (const auto& [name, kind] : {std::pair<std::string, const DeliveryKindSettings*>{
+                                       "webpush", &d.webpush},
+                                   {"activitypub", &d.activitypub},
+                                   {"webhook", &d.webhook}}) {
+    if (Status s = ValidateKind(name, *kind); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status Config::Validate() const {
   auto bad = [](const std::string& m) { return Status::InvalidArgument(m); };
@@ -41,8 +106,7 @@ Status Config::Validate() const {
     return bad("vapid_subject must start with mailto: or https://");
   }
   if (delivery_outcomes_queue.empty()) return bad("delivery_outcomes_queue must not be empty");
-  if (activitypub_deadline_hours < 1) return bad("activitypub_deadline_hours must be at least 1");
-  if (webhook_deadline_hours < 1) return bad("webhook_deadline_hours must be at least 1");
+  if (Status s = ValidateDelivery(delivery); !s.ok()) return s;
   for (const auto& [name, jt] : jobtypes) {
     if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
   }
@@ -64,6 +128,90 @@ Result<HostPort> ParseHostPort(const std::string& s) {
   hp.port = static_cast<uint16_t>(port);
   return hp;
 }
+
+namespace {
+
+// Reads one integer setting `name` (for messages) of a [delivery...] table into `out`, at least
+// `min`; the range checks that relate settings to each other are Config::Validate's.
+template <typename T>
+Status ReadInt(const std::string& path, const std::string& name, const toml::node& node, T& out) {
+  auto v = node.value<int64_t>();
+  if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) {
+    return Status::InvalidArgument("config file " + path + ": " + name + " must be an integer");
+  }
+  out = static_cast<T>(*v);
+  return Status::Ok();
+}
+
+Status LoadKindTable(const std::string& path, const std::string& prefix, const toml::table& t,
+                     DeliveryKindSettings& k) {
+  for (auto&& [key_view, node] : t) {
+    std::string key(key_view.str());
+    std::string name = prefix + "." + key;
+    Status s;
+    if (key == "connect_timeout_ms") s = ReadInt(path, name, node, k.connect_timeout_ms);
+    else if (key == "first_byte_timeout_ms") s = ReadInt(path, name, node, k.first_byte_timeout_ms);
+    else if (key == "total_timeout_ms") s = ReadInt(path, name, node, k.total_timeout_ms);
+    else if (key == "low_speed_bytes_per_second") {
+      s = ReadInt(path, name, node, k.low_speed_bytes_per_second);
+    } else if (key == "low_speed_seconds") s = ReadInt(path, name, node, k.low_speed_seconds);
+    else if (key == "deadline_hours" && prefix != "delivery.webpush") {
+      s = ReadInt(path, name, node, k.deadline_hours);
+    } else if (key == "deadline_hours") {
+      s = Status::InvalidArgument("config file " + path + ": " + name +
+                                  " is not a setting: webpush jobs expire with their own ttl");
+    } else {
+      s = Status::InvalidArgument("config file " + path + ": unknown key " + name);
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status LoadDeliveryTable(const std::string& path, const toml::node& node, const toml::table& root,
+                         DeliverySettings& d) {
+  const toml::table* t = node.as_table();
+  if (!t) return Status::InvalidArgument("config file " + path + ": delivery must be a table");
+  for (auto&& [key_view, value] : *t) {
+    std::string key(key_view.str());
+    std::string name = "delivery." + key;
+    Status s;
+    if (key == "webpush" || key == "activitypub" || key == "webhook") {
+      const toml::table* kt = value.as_table();
+      if (!kt) return Status::InvalidArgument("config file " + path + ": " + name + " must be a table");
+      DeliveryKindSettings& k =
+          key == "webpush" ? d.webpush : key == "activitypub" ? d.activitypub : d.webhook;
+      if (kt->contains("deadline_hours") && root.contains(key + "_deadline_hours")) {
+        return Status::InvalidArgument("config file " + path + ": set either " + key +
+                                       "_deadline_hours or " + name +
+                                       ".deadline_hours, not both");
+      }
+      s = LoadKindTable(path, name, *kt, k);
+    } else if (key == "global_max_in_flight") s = ReadInt(path, name, value, d.global_max_in_flight);
+    else if (key == "host_cap_initial") s = ReadInt(path, name, value, d.host_cap_initial);
+    else if (key == "host_cap_min") s = ReadInt(path, name, value, d.host_cap_min);
+    else if (key == "host_cap_max") s = ReadInt(path, name, value, d.host_cap_max);
+    else if (key == "breaker_failure_threshold") {
+      s = ReadInt(path, name, value, d.breaker_failure_threshold);
+    } else if (key == "breaker_open_min_seconds") {
+      s = ReadInt(path, name, value, d.breaker_open_min_seconds);
+    } else if (key == "breaker_open_max_seconds") {
+      s = ReadInt(path, name, value, d.breaker_open_max_seconds);
+    } else if (key == "unavailable_after_days") {
+      s = ReadInt(path, name, value, d.unavailable_after_days);
+    } else if (key == "max_retry_after_seconds") {
+      s = ReadInt(path, name, value, d.max_retry_after_seconds);
+    } else if (key == "slow_call_threshold_ms") {
+      s = ReadInt(path, name, value, d.slow_call_threshold_ms);
+    } else {
+      s = Status::InvalidArgument("config file " + path + ": unknown key " + name);
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<Config> LoadConfigFile(const std::string& path, Config base) {
   toml::table tbl;
@@ -107,8 +255,12 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     else if (key == "vapid_private_key_file") s = str(c.vapid_private_key_file);
     else if (key == "vapid_subject") s = str(c.vapid_subject);
     else if (key == "delivery_outcomes_queue") s = str(c.delivery_outcomes_queue);
-    else if (key == "activitypub_deadline_hours") s = integer(c.activitypub_deadline_hours);
-    else if (key == "webhook_deadline_hours") s = integer(c.webhook_deadline_hours);
+    else if (key == "activitypub_deadline_hours") {
+      // The older spelling of [delivery.activitypub] deadline_hours (checked for conflicts below).
+      s = integer(c.delivery.activitypub.deadline_hours);
+    } else if (key == "webhook_deadline_hours") {
+      s = integer(c.delivery.webhook.deadline_hours);
+    }
     else if (key == "max_connections") s = integer(c.max_connections);
     else if (key == "max_line_bytes") s = integer(c.max_line_bytes);
     else if (key == "line_timeout_seconds") s = integer(c.line_timeout_seconds);
@@ -149,6 +301,8 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
           return Status::InvalidArgument("config file " + path + ": unknown key " + name);
         }
       }
+    } else if (key == "delivery") {
+      s = LoadDeliveryTable(path, node, tbl, c.delivery);
     } else if (key == "jobtypes") {
       const toml::table* jts = node.as_table();
       if (!jts) return err(key, "a table of [jobtypes.NAME] tables");

@@ -27,6 +27,50 @@ struct StatsdSettings {
   std::string flavor = "statsd";      // "statsd" or "dogstatsd"
 };
 
+// [delivery.webpush], [delivery.activitypub], [delivery.webhook]: how long one delivery attempt
+// of that job type may take, and (activitypub, webhook) how long the job may keep trying.
+struct DeliveryKindSettings {
+  // TCP connect plus TLS handshake (and name resolution). 0 = off (the total deadline still holds).
+  int connect_timeout_ms = 5000;
+  // From the request being sent to the first response byte. 0 = off.
+  int first_byte_timeout_ms = 10000;
+  // The whole attempt, from its start to the last response byte. At least 1.
+  int total_timeout_ms = 30000;
+  // Low-speed cut: the attempt ends when fewer than low_speed_bytes_per_second move for
+  // low_speed_seconds (also while waiting for the first byte). 0 and 0 = off: a response that
+  // drips is then ended by the total deadline, as in Mastodon.
+  int64_t low_speed_bytes_per_second = 0;
+  int low_speed_seconds = 0;
+  // activitypub and webhook only: a job not delivered this long after its creation is dead ("host
+  // unavailable"). webpush jobs expire with their own `ttl` (0 here).
+  int deadline_hours = 0;
+};
+
+// [delivery]: the delivery engine's compartments, breakers and bounds (see docs/architecture.md).
+struct DeliverySettings {
+  // Attempts in flight across all hosts (shared fairly between hosts when contended).
+  int global_max_in_flight = 256;
+  // Per-host adaptive in-flight cap: start, floor and ceiling.
+  int host_cap_initial = 4;
+  int host_cap_min = 1;
+  int host_cap_max = 32;
+  // Consecutive failures that open a host's circuit breaker, and how long it stays open: the first
+  // opening of a series for breaker_open_min_seconds, doubling per reopening up to
+  // breaker_open_max_seconds.
+  int breaker_failure_threshold = 5;
+  int breaker_open_min_seconds = 30;
+  int breaker_open_max_seconds = 600;
+  // A host failing continuously this long is marked unavailable (bulkhead.host_unavailable).
+  int unavailable_after_days = 7;
+  // A Retry-After further ahead than this is cut to it.
+  int max_retry_after_seconds = 3600;
+  // A success slower than this counts as a failure for the breaker. 0 = off.
+  int slow_call_threshold_ms = 10000;
+  DeliveryKindSettings webpush;
+  DeliveryKindSettings activitypub{.deadline_hours = 48};
+  DeliveryKindSettings webhook{.deadline_hours = 24};
+};
+
 struct Config {
   std::string listen = "127.0.0.1:7419";  // Faktory protocol
   std::string http = "127.0.0.1:7420";    // /healthz, /api, /metrics
@@ -50,8 +94,9 @@ struct Config {
   std::string vapid_private_key_file;               // empty: <data_dir>/vapid.pem (created once)
   std::string vapid_subject = "mailto:postmaster@localhost";  // VAPID `sub`: mailto: or https:
   std::string delivery_outcomes_queue = "bulkhead";  // where outcome jobs are pushed
-  int activitypub_deadline_hours = 48;              // activitypub jobs older than this are dead
-  int webhook_deadline_hours = 24;                  // webhook jobs older than this are dead
+  // [delivery] and its per-type tables. The older top-level keys activitypub_deadline_hours and
+  // webhook_deadline_hours still set delivery.activitypub/webhook.deadline_hours.
+  DeliverySettings delivery;
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;

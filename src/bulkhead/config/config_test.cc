@@ -110,8 +110,8 @@ TEST(ConfigTest, DeliveryKeys) {
   EXPECT_EQ(defaults.vapid_private_key_file, "");
   EXPECT_EQ(defaults.vapid_subject, "mailto:postmaster@localhost");
   EXPECT_EQ(defaults.delivery_outcomes_queue, "bulkhead");
-  EXPECT_EQ(defaults.activitypub_deadline_hours, 48);
-  EXPECT_EQ(defaults.webhook_deadline_hours, 24);
+  EXPECT_EQ(defaults.delivery.activitypub.deadline_hours, 48);
+  EXPECT_EQ(defaults.delivery.webhook.deadline_hours, 24);
   auto path = WriteTemp(R"(
 vapid_private_key_file = "/etc/bulkhead/vapid.pem"
 vapid_subject = "https://social.example/about"
@@ -124,13 +124,169 @@ webhook_deadline_hours = 6
   EXPECT_EQ(c->vapid_private_key_file, "/etc/bulkhead/vapid.pem");
   EXPECT_EQ(c->vapid_subject, "https://social.example/about");
   EXPECT_EQ(c->delivery_outcomes_queue, "outcomes");
-  EXPECT_EQ(c->activitypub_deadline_hours, 72);
-  EXPECT_EQ(c->webhook_deadline_hours, 6);
+  // The older top-level spelling still sets the per-type deadline.
+  EXPECT_EQ(c->delivery.activitypub.deadline_hours, 72);
+  EXPECT_EQ(c->delivery.webhook.deadline_hours, 6);
   EXPECT_TRUE(c->Validate().ok());
   Config bad;
   bad.vapid_subject = "ops@example.com";
   EXPECT_NE(bad.Validate().message().find("vapid_subject"), std::string::npos);
   std::filesystem::remove(path);
+}
+
+TEST(ConfigTest, DeliveryDefaultsAreMastodons) {
+  Config c;
+  const DeliverySettings& d = c.delivery;
+  EXPECT_EQ(d.global_max_in_flight, 256);
+  EXPECT_EQ(d.host_cap_initial, 4);
+  EXPECT_EQ(d.host_cap_min, 1);
+  EXPECT_EQ(d.host_cap_max, 32);
+  EXPECT_EQ(d.breaker_failure_threshold, 5);
+  EXPECT_EQ(d.breaker_open_min_seconds, 30);
+  EXPECT_EQ(d.breaker_open_max_seconds, 600);
+  EXPECT_EQ(d.unavailable_after_days, 7);
+  EXPECT_EQ(d.max_retry_after_seconds, 3600);
+  EXPECT_EQ(d.slow_call_threshold_ms, 10000);
+  for (const DeliveryKindSettings* k : {&d.webpush, &d.activitypub, &d.webhook}) {
+    EXPECT_EQ(k->connect_timeout_ms, 5000);
+    EXPECT_EQ(k->first_byte_timeout_ms, 10000);
+    EXPECT_EQ(k->total_timeout_ms, 30000);
+    EXPECT_EQ(k->low_speed_bytes_per_second, 0) << "no low-speed cut: total ends a drip";
+    EXPECT_EQ(k->low_speed_seconds, 0);
+  }
+  EXPECT_EQ(d.webpush.deadline_hours, 0) << "webpush uses the job's ttl";
+  EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(ConfigTest, DeliveryTables) {
+  auto path = WriteTemp(R"(
+[delivery]
+global_max_in_flight = 64
+host_cap_initial = 2
+host_cap_min = 2
+host_cap_max = 8
+breaker_failure_threshold = 3
+breaker_open_min_seconds = 10
+breaker_open_max_seconds = 120
+unavailable_after_days = 3
+max_retry_after_seconds = 600
+slow_call_threshold_ms = 0
+
+[delivery.webpush]
+connect_timeout_ms = 2000
+first_byte_timeout_ms = 4000
+total_timeout_ms = 8000
+low_speed_bytes_per_second = 10
+low_speed_seconds = 5
+
+[delivery.activitypub]
+total_timeout_ms = 20000
+deadline_hours = 72
+
+[delivery.webhook]
+first_byte_timeout_ms = 0
+deadline_hours = 6
+)");
+  auto c = LoadConfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const DeliverySettings& d = c->delivery;
+  EXPECT_EQ(d.global_max_in_flight, 64);
+  EXPECT_EQ(d.host_cap_initial, 2);
+  EXPECT_EQ(d.host_cap_min, 2);
+  EXPECT_EQ(d.host_cap_max, 8);
+  EXPECT_EQ(d.breaker_failure_threshold, 3);
+  EXPECT_EQ(d.breaker_open_min_seconds, 10);
+  EXPECT_EQ(d.breaker_open_max_seconds, 120);
+  EXPECT_EQ(d.unavailable_after_days, 3);
+  EXPECT_EQ(d.max_retry_after_seconds, 600);
+  EXPECT_EQ(d.slow_call_threshold_ms, 0);
+  EXPECT_EQ(d.webpush.connect_timeout_ms, 2000);
+  EXPECT_EQ(d.webpush.first_byte_timeout_ms, 4000);
+  EXPECT_EQ(d.webpush.total_timeout_ms, 8000);
+  EXPECT_EQ(d.webpush.low_speed_bytes_per_second, 10);
+  EXPECT_EQ(d.webpush.low_speed_seconds, 5);
+  EXPECT_EQ(d.activitypub.total_timeout_ms, 20000);
+  EXPECT_EQ(d.activitypub.connect_timeout_ms, 5000) << "unset keys keep their default";
+  EXPECT_EQ(d.activitypub.deadline_hours, 72);
+  EXPECT_EQ(d.webhook.first_byte_timeout_ms, 0);
+  EXPECT_EQ(d.webhook.deadline_hours, 6);
+  EXPECT_TRUE(c->Validate().ok()) << c->Validate().ToString();
+  std::filesystem::remove(path);
+}
+
+TEST(ConfigTest, DeliveryKeysAreCheckedWhenRead) {
+  struct Case {
+    const char* toml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"[delivery]\nglobal_max_in_flite = 1\n", "unknown key delivery.global_max_in_flite"},
+      {"[delivery.webhook]\ntotal_timeout = 1\n", "unknown key delivery.webhook.total_timeout"},
+      {"[delivery.mail]\ntotal_timeout_ms = 1\n", "unknown key delivery.mail"},
+      {"[delivery.webhook]\ntotal_timeout_ms = \"30s\"\n",
+       "delivery.webhook.total_timeout_ms must be an integer"},
+      {"[delivery]\nhost_cap_max = 99999999999\n", "delivery.host_cap_max must be an integer"},
+      {"delivery = 3\n", "delivery must be a table"},
+      {"[delivery]\nwebhook = 3\n", "delivery.webhook must be a table"},
+      {"[delivery.webpush]\ndeadline_hours = 1\n", "webpush jobs expire with their own ttl"},
+      {"webhook_deadline_hours = 2\n[delivery.webhook]\ndeadline_hours = 3\n",
+       "set either webhook_deadline_hours or delivery.webhook.deadline_hours, not both"},
+  };
+  for (const Case& k : cases) {
+    auto path = WriteTemp(k.toml);
+    auto c = LoadConfigFile(path);
+    ASSERT_FALSE(c.ok()) << k.toml;
+    EXPECT_NE(c.status().message().find(k.message), std::string::npos)
+        << k.toml << " gave: " << c.status().message();
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(ConfigTest, DeliveryValidationNamesTheSetting) {
+  struct Case {
+    void (*change)(DeliverySettings&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {[](DeliverySettings& d) { d.global_max_in_flight = 0; },
+       "delivery.global_max_in_flight must be at least 1"},
+      {[](DeliverySettings& d) { d.host_cap_min = 0; }, "delivery.host_cap_min must be at least 1"},
+      {[](DeliverySettings& d) { d.host_cap_max = 0; },
+       "delivery.host_cap_max (0) must be at least host_cap_min (1)"},
+      {[](DeliverySettings& d) { d.host_cap_initial = 33; },
+       "delivery.host_cap_initial (33) must be between host_cap_min and host_cap_max (1..32)"},
+      {[](DeliverySettings& d) { d.breaker_failure_threshold = 0; },
+       "delivery.breaker_failure_threshold must be at least 1"},
+      {[](DeliverySettings& d) { d.breaker_open_min_seconds = 0; },
+       "delivery.breaker_open_min_seconds must be at least 1"},
+      {[](DeliverySettings& d) { d.breaker_open_max_seconds = 10; },
+       "delivery.breaker_open_max_seconds (10) must be at least breaker_open_min_seconds (30)"},
+      {[](DeliverySettings& d) { d.unavailable_after_days = 0; },
+       "delivery.unavailable_after_days must be at least 1"},
+      {[](DeliverySettings& d) { d.max_retry_after_seconds = 0; },
+       "delivery.max_retry_after_seconds must be at least 1"},
+      {[](DeliverySettings& d) { d.slow_call_threshold_ms = -1; },
+       "delivery.slow_call_threshold_ms must be 0 (off) or more"},
+      {[](DeliverySettings& d) { d.webhook.total_timeout_ms = 0; },
+       "delivery.webhook.total_timeout_ms must be at least 1"},
+      {[](DeliverySettings& d) { d.webpush.connect_timeout_ms = -1; },
+       "delivery.webpush.connect_timeout_ms must be 0 (off) or more"},
+      {[](DeliverySettings& d) { d.activitypub.connect_timeout_ms = 40000; },
+       "delivery.activitypub.connect_timeout_ms (40000) must not exceed total_timeout_ms (30000)"},
+      {[](DeliverySettings& d) { d.webhook.first_byte_timeout_ms = 40000; },
+       "delivery.webhook.first_byte_timeout_ms (40000) must not exceed total_timeout_ms (30000)"},
+      {[](DeliverySettings& d) { d.webhook.low_speed_seconds = 5; },
+       "delivery.webhook.low_speed_bytes_per_second and low_speed_seconds must be set together"},
+      {[](DeliverySettings& d) { d.activitypub.deadline_hours = 0; },
+       "delivery.activitypub.deadline_hours must be at least 1"},
+  };
+  for (const Case& k : cases) {
+    Config c;
+    k.change(c.delivery);
+    Status s = c.Validate();
+    ASSERT_FALSE(s.ok()) << k.message;
+    EXPECT_NE(s.message().find(k.message), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace

@@ -62,9 +62,12 @@ inline constexpr char kHostAvailableJobType[] = "bulkhead.host_available";
 // Retries for webpush jobs that do not say (Mastodon's `retry: 5`: a push only matters in real
 // time), unless the configuration sets [jobtypes.webpush] retry.
 inline constexpr int kDefaultWebPushRetry = 5;
+// Retries for activitypub jobs that do not say (Mastodon's ActivityPub::DeliveryWorker
+// `retry: 16`, about two days of backoff), unless [jobtypes.activitypub] retry is set.
+inline constexpr int kDefaultActivityPubRetry = 16;
 
-// Applies the delivery defaults to `config` before the Engine reads it: webpush retry 5 unless
-// configured.
+// Applies the delivery defaults to `config` before the Engine reads it: webpush retry 5 and
+// activitypub retry 16 unless configured.
 void ApplyDeliveryDefaults(Config& config);
 
 struct DispatcherConfig {
@@ -73,15 +76,25 @@ struct DispatcherConfig {
   DeliveryJobOptions jobs;
   // A Retry-After further ahead than this is cut to it.
   Duration max_retry_after = std::chrono::hours(1);
-  // Per-attempt deadlines handed to the transport.
-  Deadlines deadlines;
+  // Per-attempt deadlines handed to the transport, by job kind (see DeadlinesFor).
+  Deadlines webpush_deadlines;
+  Deadlines activitypub_deadlines;
+  Deadlines webhook_deadlines;
   CompartmentRegistryConfig compartments;
   // Most delivery jobs held in memory (in flight + parked + waiting); beyond it they stay queued
   // in the store until some finish.
   size_t max_held = 100'000;
   // Bounded per-host metric labels.
   TopNLabelsOptions host_labels;
+
+  // The deadlines of one attempt of a job of `kind`.
+  const Deadlines& DeadlinesFor(JobKind kind) const;
 };
+
+// The dispatcher settings `config` asks for: outcome queue, private targets, job deadlines,
+// per-kind attempt deadlines and the [delivery] compartment settings. `config` must have passed
+// Config::Validate.
+DispatcherConfig MakeDispatcherConfig(const Config& config);
 
 // Counters since start, for tests and logs.
 struct DispatcherStats {

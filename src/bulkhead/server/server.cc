@@ -105,11 +105,7 @@ Status Server::StartDelivery() {
   if (!signer.ok()) return signer.status();
   vapid_signer_ = std::move(*signer);
 
-  DispatcherConfig dc;
-  dc.outcomes_queue = config_.delivery_outcomes_queue;
-  dc.jobs.allow_private_targets = config_.allow_private_targets;
-  dc.jobs.activitypub_deadline = std::chrono::hours(config_.activitypub_deadline_hours);
-  dc.jobs.webhook_deadline = std::chrono::hours(config_.webhook_deadline_hours);
+  DispatcherConfig dc = MakeDispatcherConfig(config_);
   dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, *transport_, vapid_signer_.get(),
                                              signing_keys_, clock_, rng_, std::move(dc));
   Status s = dispatcher_->RegisterMetrics(registry_);
