@@ -20,7 +20,7 @@ class KeyRegistry {
   virtual std::optional<SigningKey> Find(std::string_view key_id) const = 0;
 };
 
-// Keys held in memory only (tests, and until `bulkhead keys add` persists them). Thread-safe.
+// Keys held in memory only (tests; the server uses StoreKeyRegistry). Thread-safe.
 class InMemoryKeyRegistry final : public KeyRegistry {
  public:
   // Adds or replaces the key for `key_id`.

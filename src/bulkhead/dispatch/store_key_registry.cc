@@ -1,0 +1,164 @@
+#include "bulkhead/dispatch/store_key_registry.h"
+
+#include <openssl/crypto.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+namespace bulkhead {
+namespace {
+
+constexpr size_t kMaxKeyIdBytes = 2048;
+
+// Overwrites a string holding key material before it is freed.
+void Wipe(std::string& s) {
+  if (!s.empty()) OPENSSL_cleanse(s.data(), s.size());
+  s.clear();
+}
+
+}  // namespace
+
+Status StoreKeyRegistry::ValidateKeyId(std::string_view key_id) {
+  if (key_id.empty()) return Status::InvalidArgument("key id is empty");
+  if (key_id.size() > kMaxKeyIdBytes) {
+    return Status::InvalidArgument("key id is longer than " + std::to_string(kMaxKeyIdBytes) +
+                                   " bytes");
+  }
+  for (char c : key_id) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      return Status::InvalidArgument("key id contains a control character");
+    }
+    if (c == '"' || c == '\\') {
+      return Status::InvalidArgument("key id contains '\"' or '\\', which the Signature header "
+                                     "cannot carry");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<StoreKeyRegistry::Entry> StoreKeyRegistry::Parse(const std::string& key_id,
+                                                        std::string_view pem) {
+  Result<SigningKey> key = SigningKey::FromPem(pem);
+  if (!key.ok()) return key.status();
+  KeyInfo info;
+  info.key_id = key_id;
+  info.bits = key->bits();
+  info.public_key_pem = key->PublicKeyPem();
+  info.fingerprint = key->PublicKeyFingerprint();
+  return Entry{std::move(*key), std::move(info)};
+}
+
+Status StoreKeyRegistry::Open(Store& store) {
+  store_ = &store;
+  // Embedded stores answer inline; `result` tells whether they did.
+  auto result = std::make_shared<std::optional<Status>>();
+  store.ListSigningKeys(
+      [this, result](Result<std::vector<Store::StoredSigningKey>> keys) {
+        if (!keys.ok()) {
+          spdlog::error("cannot load the signing keys: {}", keys.status().message());
+          *result = keys.status();
+          return;
+        }
+        Load(std::move(*keys));
+        *result = Status::Ok();
+      });
+  return result->value_or(Status::Ok());
+}
+
+void StoreKeyRegistry::Load(std::vector<Store::StoredSigningKey> keys) {
+  std::map<std::string, Entry, std::less<>> loaded;
+  for (auto& stored : keys) {
+    Result<Entry> entry = Parse(stored.key_id, stored.pem);
+    Wipe(stored.pem);
+    if (!entry.ok()) {
+      spdlog::warn("skipping stored signing key {}: {}", stored.key_id, entry.status().message());
+      continue;
+    }
+    loaded.insert_or_assign(stored.key_id, std::move(*entry));
+  }
+  spdlog::info("loaded {} ActivityPub signing keys", loaded.size());
+  std::lock_guard lock(mu_);
+  keys_ = std::move(loaded);
+}
+
+void StoreKeyRegistry::Add(std::string key_id, std::string pem, AddDone done) {
+  Status valid = ValidateKeyId(key_id);
+  if (!valid.ok()) {
+    Wipe(pem);
+    done(valid);
+    return;
+  }
+  Result<Entry> entry = Parse(key_id, pem);
+  if (!entry.ok()) {
+    Wipe(pem);
+    done(entry.status());
+    return;
+  }
+  if (!store_) {
+    Wipe(pem);
+    done(Status::FailedPrecondition("the key registry is not open"));
+    return;
+  }
+  auto parsed = std::make_shared<Entry>(std::move(*entry));
+  store_->PutSigningKey(
+      key_id, pem, [this, parsed, done = std::move(done)](Status s) {
+        if (!s.ok()) {
+          done(Status(s.code(), "storing signing key " + parsed->info.key_id + ": " +
+                                    s.message()));
+          return;
+        }
+        AddResult result{parsed->info, false};
+        {
+          std::lock_guard lock(mu_);
+          result.created = keys_.insert_or_assign(parsed->info.key_id, *parsed).second;
+        }
+        spdlog::info("signing key {} {} ({} bits, {})", result.key.key_id,
+                     result.created ? "added" : "replaced", result.key.bits,
+                     result.key.fingerprint);
+        done(std::move(result));
+      });
+  Wipe(pem);
+}
+
+void StoreKeyRegistry::Remove(const std::string& key_id, std::function<void(Status)> done) {
+  if (!store_) {
+    done(Status::FailedPrecondition("the key registry is not open"));
+    return;
+  }
+  store_->RemoveSigningKey(key_id, [this, key_id, done = std::move(done)](Status s) {
+    if (s.ok()) {
+      {
+        std::lock_guard lock(mu_);
+        keys_.erase(key_id);
+      }
+      spdlog::info("signing key {} removed", key_id);
+    }
+    done(s);
+  });
+}
+
+std::vector<StoreKeyRegistry::KeyInfo> StoreKeyRegistry::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<KeyInfo> out;
+  out.reserve(keys_.size());
+  for (const auto& [id, entry] : keys_) out.push_back(entry.info);
+  return out;
+}
+
+std::optional<StoreKeyRegistry::KeyInfo> StoreKeyRegistry::Describe(
+    std::string_view key_id) const {
+  std::lock_guard lock(mu_);
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second.info;
+}
+
+std::optional<SigningKey> StoreKeyRegistry::Find(std::string_view key_id) const {
+  std::lock_guard lock(mu_);
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second.key;
+}
+
+}  // namespace bulkhead
