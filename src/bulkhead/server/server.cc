@@ -9,7 +9,9 @@
 #include <system_error>
 
 #include "bulkhead/dispatch/vapid_key_file.h"
+#include "bulkhead/http/bearer_auth.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/server/keys_api.h"
 #include "bulkhead/transport/curl_transport.h"
 
 namespace bulkhead {
@@ -34,6 +36,8 @@ Status Server::Start() {
       options);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
+  s = signing_keys_.Open(*store_);
+  if (!s.ok()) return s;
   engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
   s = StartDelivery();
   if (!s.ok()) return s;
@@ -150,8 +154,9 @@ void Server::RegisterRoutes() {
     }
     reply(HttpResponseOut::Json(200, out.dump()));
   });
-  // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all)
-  http_->Route("POST", "/api/workers/", [this](const HttpRequestIn& req, HttpServer::Reply reply) {
+  // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
+  // token when a password is set.
+  auto control_workers = [this](const HttpRequestIn& req, HttpServer::Reply reply) {
     std::string rest = req.path.substr(std::string("/api/workers/").size());
     auto slash = rest.rfind('/');
     std::string wid = slash == std::string::npos ? "" : rest.substr(0, slash);
@@ -171,7 +176,9 @@ void Server::RegisterRoutes() {
       }
     }
     reply(HttpResponseOut::Json(200, nlohmann::json{{"state", action}}.dump()));
-  });
+  };
+  http_->Route("POST", "/api/workers/", RequireBearer(config_.password, control_workers));
+  RegisterKeysApi(*http_, signing_keys_, config_.password);
 }
 
 void Server::Run() { io_.run(); }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 
 #include <filesystem>
 #include <thread>
@@ -39,6 +41,54 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+// Blocking HTTP/1.0 request on 127.0.0.1 with extra header lines ("Name: value\r\n" each) and a
+// body; returns the whole response ("" on failure).
+std::string HttpRequest(uint16_t port, const std::string& method, const std::string& path,
+                        const std::string& headers = "", const std::string& body = "") {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return "";
+  }
+  std::string req = method + " " + path + " HTTP/1.0\r\nHost: x\r\n" + headers +
+                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) break;
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, n);
+  }
+  ::close(fd);
+  return out;
+}
+
+// A fresh 2048-bit RSA private key as PEM (PKCS#8), written by OpenSSL.
+std::string RsaPrivatePem() {
+  EVP_PKEY* pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", size_t{2048});
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio, &data);
+  std::string pem(data, static_cast<size_t>(len));
+  BIO_free(bio);
+  EVP_PKEY_free(pkey);
+  return pem;
+}
+
+// The status line's code, or 0.
+int HttpStatus(const std::string& response) {
+  if (response.size() < 12 || response.rfind("HTTP/1.", 0) != 0) return 0;
+  return std::atoi(response.c_str() + 9);
 }
 
 // Sends raw FWP lines and reads `replies` reply lines.
@@ -130,6 +180,75 @@ TEST_F(ServerTest, StatsdSendsTheSameFigures) {
   ::close(udp);
   EXPECT_NE(received.find("bulkhead.queue_size:"), std::string::npos) << received;
   EXPECT_NE(received.find("env:test"), std::string::npos) << received;
+}
+
+TEST_F(ServerTest, KeysApiNeedsTheBearerTokenAndNeverShowsPrivateKeys) {
+  Config config;
+  config.password = "s3cret";
+  Start(config);
+  uint16_t port = server_->http_port();
+  std::string pem = RsaPrivatePem();
+  const std::string path = "/api/keys/https%3A%2F%2Fsocial.example%2Fusers%2Falice%23main-key";
+  const std::string auth = "Authorization: Bearer s3cret\r\n";
+
+  std::string r = HttpRequest(port, "PUT", path, "", pem);
+  EXPECT_EQ(HttpStatus(r), 401) << r;
+  EXPECT_NE(r.find("WWW-Authenticate: Bearer"), std::string::npos) << r;
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "PUT", path, "Authorization: Bearer nope\r\n", pem)), 401);
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "GET", "/api/keys")), 401);
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "DELETE", path)), 401);
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "POST", "/api/workers/w1/quiet")), 401);
+
+  r = HttpRequest(port, "PUT", path, auth, pem);
+  EXPECT_EQ(HttpStatus(r), 201) << r;
+  EXPECT_NE(r.find("\"key_id\":\"https://social.example/users/alice#main-key\""),
+            std::string::npos) << r;
+  EXPECT_NE(r.find("\"algorithm\":\"rsa-sha256\""), std::string::npos) << r;
+  EXPECT_NE(r.find("\"bits\":2048"), std::string::npos) << r;
+  EXPECT_NE(r.find("\"fingerprint\":\"SHA256:"), std::string::npos) << r;
+  EXPECT_EQ(r.find("PRIVATE KEY"), std::string::npos) << r;
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "PUT", path, auth, pem)), 200);
+
+  r = HttpRequest(port, "GET", "/api/keys", auth);
+  EXPECT_EQ(HttpStatus(r), 200) << r;
+  EXPECT_NE(r.find("BEGIN PUBLIC KEY"), std::string::npos) << r;
+  EXPECT_EQ(r.find("PRIVATE KEY"), std::string::npos) << r;
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "GET", path, auth)), 200);
+
+  r = HttpRequest(port, "PUT", "/api/keys/other", auth, "not a key");
+  EXPECT_EQ(HttpStatus(r), 400) << r;
+  EXPECT_NE(r.find("not PEM"), std::string::npos) << r;
+  r = HttpRequest(port, "PUT", "/api/keys/other", auth, "");
+  EXPECT_EQ(HttpStatus(r), 400) << r;
+  EXPECT_NE(r.find("empty"), std::string::npos) << r;
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "PUT", "/api/keys/bad%zz", auth, pem)), 400);
+
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "DELETE", path, auth)), 204);
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "DELETE", path, auth)), 404);
+  EXPECT_EQ(HttpStatus(HttpRequest(port, "GET", path, auth)), 404);
+  EXPECT_EQ(HttpRequest(port, "GET", "/api/keys", auth).find("social.example"), std::string::npos);
+}
+
+TEST_F(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
+  Start(Config{});
+  uint16_t port = server_->http_port();
+  auto job = [](const std::string& jid) {
+    return "PUSH {\"jid\":\"" + jid + "\",\"jobtype\":\"activitypub\",\"args\":[{"
+           "\"inbox\":\"https://remote.example/inbox\",\"activity\":{\"type\":\"Note\"},"
+           "\"key_id\":\"https://social.example/users/bob#main-key\"}]}\r\n";
+  };
+  std::string replies = Fwp(server_->fwp_port(), job("apunknown01"));
+  EXPECT_NE(replies.find("no signing key is registered for"), std::string::npos) << replies;
+  std::string pem = RsaPrivatePem();
+  // No password configured: no token needed.
+  ASSERT_EQ(HttpStatus(HttpRequest(port, "PUT",
+                                   "/api/keys/https%3A%2F%2Fsocial.example%2Fusers%2Fbob%23main-key",
+                                   "", pem)), 201);
+  replies = Fwp(server_->fwp_port(), job("apknown0001"));
+  EXPECT_NE(replies.find("+OK"), std::string::npos) << replies;
+  // The job as stored and shown carries the key id only.
+  std::string info = HttpGet(port, "/api/info");
+  EXPECT_EQ(info.find("PRIVATE KEY"), std::string::npos);
 }
 
 TEST_F(ServerTest, BadConfigIsAClearStartError) {

@@ -1,0 +1,125 @@
+#include "bulkhead/server/keys_api.h"
+
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/http/bearer_auth.h"
+
+namespace bulkhead {
+namespace {
+
+nlohmann::json KeyJson(const StoreKeyRegistry::KeyInfo& key) {
+  return {{"key_id", key.key_id},
+          {"algorithm", "rsa-sha256"},
+          {"bits", key.bits},
+          {"public_key_pem", key.public_key_pem},
+          {"fingerprint", key.fingerprint}};
+}
+
+int StatusToHttp(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+// The key id from "/api/keys/<url-encoded key id>", decoded.
+Result<std::string> KeyIdFromPath(const std::string& path) {
+  std::string_view encoded = std::string_view(path).substr(std::string_view(kKeysApiPath).size() + 1);
+  if (encoded.empty()) {
+    return Status::InvalidArgument("the path must name a key: /api/keys/<url-encoded key id>");
+  }
+  Result<std::string> key_id = PercentDecodePath(encoded);
+  if (!key_id.ok()) return Status::InvalidArgument("key id in the path: " + key_id.status().message());
+  return key_id;
+}
+
+}  // namespace
+
+Result<std::string> PercentDecodePath(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (i + 2 >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      return Status::InvalidArgument("bad percent-escape at byte " + std::to_string(i));
+    }
+    out.push_back(static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16)));
+    i += 2;
+  }
+  return out;
+}
+
+void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string& password) {
+  const std::string prefix = std::string(kKeysApiPath) + "/";
+  http.Route("GET", kKeysApiPath,
+             RequireBearer(password, [&keys](const HttpRequestIn&, HttpServer::Reply reply) {
+               nlohmann::json out = nlohmann::json::array();
+               for (const auto& key : keys.List()) out.push_back(KeyJson(key));
+               reply(HttpResponseOut::Json(200, out.dump()));
+             }));
+  http.Route("GET", prefix,
+             RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {
+               Result<std::string> key_id = KeyIdFromPath(req.path);
+               if (!key_id.ok()) {
+                 reply(HttpResponseOut::Error(400, key_id.status().message()));
+                 return;
+               }
+               auto key = keys.Describe(*key_id);
+               if (!key) {
+                 reply(HttpResponseOut::Error(404, "no signing key is registered for \"" +
+                                                       *key_id + "\""));
+                 return;
+               }
+               reply(HttpResponseOut::Json(200, KeyJson(*key).dump()));
+             }));
+  http.Route("PUT", prefix,
+             RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {
+               Result<std::string> key_id = KeyIdFromPath(req.path);
+               if (!key_id.ok()) {
+                 reply(HttpResponseOut::Error(400, key_id.status().message()));
+                 return;
+               }
+               if (req.body.empty()) {
+                 reply(HttpResponseOut::Error(
+                     400, "the request body must be the PEM private key (it is empty)"));
+                 return;
+               }
+               // HttpRequestIn is const: the registry wipes its own copy of the PEM.
+               keys.Add(*key_id, req.body, [reply](Result<StoreKeyRegistry::AddResult> r) {
+                 if (!r.ok()) {
+                   reply(HttpResponseOut::Error(StatusToHttp(r.status()), r.status().message()));
+                   return;
+                 }
+                 reply(HttpResponseOut::Json(r->created ? 201 : 200, KeyJson(r->key).dump()));
+               });
+             }));
+  http.Route("DELETE", prefix,
+             RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {
+               Result<std::string> key_id = KeyIdFromPath(req.path);
+               if (!key_id.ok()) {
+                 reply(HttpResponseOut::Error(400, key_id.status().message()));
+                 return;
+               }
+               keys.Remove(*key_id, [reply](Status s) {
+                 if (!s.ok()) {
+                   reply(HttpResponseOut::Error(StatusToHttp(s), s.message()));
+                   return;
+                 }
+                 HttpResponseOut r;
+                 r.status = 204;
+                 r.content_type = "application/json";
+                 reply(std::move(r));
+               });
+             }));
+}
+
+}  // namespace bulkhead
