@@ -37,8 +37,9 @@ struct DeliveryKindSettings {
   // The whole attempt, from its start to the last response byte. At least 1.
   int total_timeout_ms = 30000;
   // Low-speed cut: the attempt ends when fewer than low_speed_bytes_per_second move for
-  // low_speed_seconds (also while waiting for the first byte). 0 and 0 = off: a response that
-  // drips is then ended by the total deadline, as in Mastodon.
+  // low_speed_seconds (also while waiting for the first byte; libcurl measures the speed over its
+  // last 5-6 s, so the cut can come that much later). 0 and 0 = off: a response that drips is
+  // then ended by the total deadline, as in Mastodon.
   int64_t low_speed_bytes_per_second = 0;
   int low_speed_seconds = 0;
   // activitypub and webhook only: a job not delivered this long after its creation is dead ("host
