@@ -120,9 +120,9 @@ async function deliveries(server) {
 const hostOf = (peer) => `127.0.0.1:${peer.port}`;
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
-// Every connection of `peer` was ended by bulkhead between `min` and `max` ms after it opened.
+// Every connection in `conns` was ended by bulkhead between `min` and `max` ms after it opened.
 // Returns the durations, for the report.
-function assertDurations(peer, conns, min, max, what) {
+function assertDurations(conns, min, max, what) {
   const durations = [];
   for (const c of conns) {
     assert.ok(c.closedAt !== null, `${what}: a connection is still open`);
@@ -296,7 +296,7 @@ test('each fault ends as specified within its deadline while a healthy host stay
       await waitFor(() => tlsHang.connections.length === jobs.tlsHang &&
         tlsHang.connections.every((c) => c.closedAt !== null),
       { timeout: CONNECT_MS + 15_000, message: 'tls-hang: both attempts ended' });
-      report.push(assertDurations(tlsHang, tlsHang.connections, CONNECT_MS, CONNECT_MS + SLACK_MS, 'tls-hang'));
+      report.push(assertDurations(tlsHang.connections, CONNECT_MS, CONNECT_MS + SLACK_MS, 'tls-hang'));
       const e = (await hosts(server)).get(hostOf(tlsHang));
       assert.equal(e.failures, 2, JSON.stringify(e));
       assert.equal(e.breaker, 'closed');
@@ -307,7 +307,7 @@ test('each fault ends as specified within its deadline while a healthy host stay
       // Waves of the adaptive cap (4, then 2 after halving), each ended by the first-byte
       // deadline, until the 5th failure opens the breaker.
       const h = await breakerOpensSlowly('silent', silent, jobs.silent);
-      report.push(assertDurations(silent, silent.connections, FIRST_BYTE_MS, FIRST_BYTE_MS + SLACK_MS, 'silent'));
+      report.push(assertDurations(silent.connections, FIRST_BYTE_MS, FIRST_BYTE_MS + SLACK_MS, 'silent'));
       report.push(`silent: breaker open after ${h.failures} timeouts, ${h.parked} jobs parked`);
       return h;
     },
@@ -316,7 +316,7 @@ test('each fault ends as specified within its deadline while a healthy host stay
       await waitFor(() => late.connections.length === jobs.late &&
         late.connections.every((c) => c.closedAt !== null),
       { timeout: FIRST_BYTE_MS + 15_000, message: 'late: both attempts ended' });
-      report.push(assertDurations(late, late.connections, FIRST_BYTE_MS, FIRST_BYTE_MS + SLACK_MS, 'late'));
+      report.push(assertDurations(late.connections, FIRST_BYTE_MS, FIRST_BYTE_MS + SLACK_MS, 'late'));
       assert.equal((await deliveries(server)).get(hostOf(late))?.timeout, 2);
     },
 
@@ -330,9 +330,9 @@ test('each fault ends as specified within its deadline while a healthy host stay
       // libcurl averages the speed over its last 5–6 s, so the request and response headers sent
       // at once keep it above the limit for that long: the cut comes low_speed_seconds later
       // (about 16 s here).
-      report.push(assertDurations(drip, webpush, LOW_SPEED_S * 1000,
+      report.push(assertDurations(webpush, LOW_SPEED_S * 1000,
         LOW_SPEED_S * 1000 + CURL_SPEED_WINDOW_MS + SLACK_MS, 'drip (webpush, low-speed cut)'));
-      report.push(assertDurations(drip, webhook, TOTAL_MS, TOTAL_MS + SLACK_MS,
+      report.push(assertDurations(webhook, TOTAL_MS, TOTAL_MS + SLACK_MS,
         'drip (webhook, total deadline)'));
       const e = (await hosts(server)).get(hostOf(drip));
       assert.equal(e.failures, 4, JSON.stringify(e));
