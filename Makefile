@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-asan run test unit-test unit-test-asan interop-test e2e-test deploy-test bench clean
+.PHONY: setup build build-asan run test unit-test unit-test-asan interop-test e2e-test deploy-test bench replay clean
 
 setup:
 	@bash scripts/setup
@@ -42,6 +42,10 @@ test: unit-test unit-test-asan interop-test e2e-test deploy-test
 
 bench: build
 	bash bench/run
+
+# The incident replayed on loopback (docs/incident.md): `make replay ARGS="--fault 5xx"`.
+replay: build
+	./$(BUILD_DIR)/bulkhead replay --baseline --out $(BUILD_DIR)/replay $(ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -12,8 +12,10 @@
 #include <spdlog/spdlog.h>
 
 #include "bulkhead/client/faktory_client.h"
+#include "bulkhead/client/keys_command.h"
 #include "bulkhead/config/config.h"
 #include "bulkhead/dispatch/vapid_key_file.h"
+#include "bulkhead/replay/replay_command.h"
 #include "bulkhead/server/server.h"
 #include "bulkhead/util/rng.h"
 
@@ -27,7 +29,8 @@ acknowledge and fail jobs against it.)";
 
 constexpr const char* kFooter = R"(
 ENVIRONMENT
-  BULKHEAD_PASSWORD  password clients must present (serve); never pass it as a flag
+  BULKHEAD_PASSWORD  password clients must present (serve); never pass it as a flag;
+                     `keys` sends it as the HTTP API's bearer token
   FAKTORY_URL        server for push/info, e.g. tcp://:password@127.0.0.1:7419
 
 FILES
@@ -41,7 +44,11 @@ EXAMPLES
   echo '{"jobtype":"Mail","args":[]}' | bulkhead push   (a jid is generated)
   bulkhead info
   bulkhead stats                                  queues with latency, sets, hosts
+  bulkhead keys add https://example.com/users/alice#main-key alice.pem
+                                                  register an actor's ActivityPub signing key
+  bulkhead keys list                              key ids, sizes and fingerprints
   bulkhead vapid-key --data-dir /var/lib/bulkhead the public key browsers subscribe with
+  bulkhead replay --baseline                      the incident, replayed on loopback
 
 See README.md and docs/ for the protocol, configuration and operations.)";
 
@@ -101,9 +108,17 @@ int main(int argc, char** argv) {
   vapid->add_option("--data-dir", vapid_data_dir, "data directory (default ./data)")
       ->excludes(o_vapid_config);
 
+  // keys add|list|remove: a client of the running server's /api/keys.
+  bulkhead::KeysCommand keys_command(app);
+
   app.add_subcommand("version", "Print the version.");
 
+  // replay (and its hidden worker process): run during parsing, exit code kept here.
+  int replay_exit = -1;
+  bulkhead::RegisterReplayCommands(app, &replay_exit);
+
   CLI11_PARSE(app, argc, argv);
+  if (replay_exit >= 0) return replay_exit;
 
   if (app.got_subcommand("version")) {
     std::cout << "bulkhead " << BULKHEAD_VERSION << " (Faktory protocol v2, compatible with 1.10)\n";
@@ -125,6 +140,11 @@ int main(int argc, char** argv) {
     if (created) std::cerr << "bulkhead: generated " << path << "\n";
     std::cout << key->public_key_b64url() << "\n";
     return 0;
+  }
+
+  if (keys_command.selected()) {
+    bulkhead::Status s = keys_command.Run(std::cout);
+    return s.ok() ? 0 : Fail(s.message());
   }
 
   if (app.got_subcommand("serve")) {

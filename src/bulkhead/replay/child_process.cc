@@ -1,0 +1,94 @@
+#include "bulkhead/replay/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace bulkhead {
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv,
+                                                          const std::string& stderr_path,
+                                                          bool pipe_stdout) {
+  if (argv.empty()) return Status::InvalidArgument("spawn: empty command");
+  int pipe_fds[2] = {-1, -1};
+  if (pipe_stdout && pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return Status::Internal(std::string("spawn: pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (pipe_stdout) {
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (pipe_stdout) close(pipe_fds[1]);
+  if (rc != 0) {
+    if (pipe_stdout) close(pipe_fds[0]);
+    return Status::Internal("spawn " + argv[0] + ": " + std::strerror(rc));
+  }
+  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, pipe_fds[0], stderr_path));
+}
+
+ChildProcess::~ChildProcess() {
+  Stop();
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+std::optional<int> ChildProcess::Poll() {
+  if (status_) return status_;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) status_ = status;
+  return status_;
+}
+
+int ChildProcess::Stop(std::chrono::milliseconds grace) {
+  if (Poll()) return *status_;
+  kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Poll()) return *status_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  status_ = status;
+  return status;
+}
+
+std::string ChildProcess::StderrTail(size_t max_bytes) const {
+  std::ifstream in(stderr_path_, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+}
+
+Result<std::string> SelfExecutable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return Status::Internal(std::string("readlink /proc/self/exe: ") + std::strerror(errno));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,52 @@
+// ChildProcess: a program the replay starts (the bulkhead server, the timeline worker), with its
+// stdout readable through a pipe and its stderr kept in a file for the failure report.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+// Not thread-safe; one owner. The destructor stops the process (Stop()).
+class ChildProcess {
+ public:
+  // Starts `argv[0]` (a path) with `argv`. Its stdout is a pipe read with stdout_fd() when
+  // `pipe_stdout`, else it inherits /dev/null; its stderr goes to `stderr_path`.
+  static Result<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv,
+                                                     const std::string& stderr_path,
+                                                     bool pipe_stdout);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // The read end of the child's stdout (-1 without pipe_stdout). Owned by this object.
+  int stdout_fd() const { return stdout_fd_; }
+  // The exit status when the process has ended (waitpid status), else nullopt. Does not block.
+  std::optional<int> Poll();
+  // SIGTERM, then SIGKILL if it has not ended within `grace`. Returns the wait status.
+  int Stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  // The last `max_bytes` of the child's stderr file.
+  std::string StderrTail(size_t max_bytes = 2000) const;
+
+ private:
+  ChildProcess(pid_t pid, int stdout_fd, std::string stderr_path)
+      : pid_(pid), stdout_fd_(stdout_fd), stderr_path_(std::move(stderr_path)) {}
+
+  pid_t pid_;
+  int stdout_fd_;
+  std::string stderr_path_;
+  std::optional<int> status_;
+};
+
+// The path of the running executable (/proc/self/exe), to start its own subcommands.
+Result<std::string> SelfExecutable();
+
+}  // namespace bulkhead

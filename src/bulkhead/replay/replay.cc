@@ -1,0 +1,530 @@
+#include "bulkhead/replay/replay.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/client/faktory_client.h"
+#include "bulkhead/encoders/vapid.h"
+#include "bulkhead/replay/child_process.h"
+#include "bulkhead/replay/push_endpoint.h"
+#include "bulkhead/replay/replay_chart.h"
+#include "bulkhead/util/base64.h"
+#include "bulkhead/util/rng.h"
+
+namespace bulkhead {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr auto kServerReadyTimeout = std::chrono::seconds(20);
+constexpr auto kWorkerReadyTimeout = std::chrono::seconds(20);
+// After the load stops: how long to wait for timeline jobs and healthy deliveries still on their
+// way (everything healthy takes milliseconds; this only bounds a broken run).
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+
+Result<uint16_t> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Internal("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return Status::Unavailable("no free port on 127.0.0.1");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string Password() {
+  const char* pw = std::getenv("BULKHEAD_PASSWORD");
+  return pw != nullptr ? pw : "";
+}
+
+// A W3C PushSubscription's keys: a fresh P-256 public key and a 16-byte auth secret. The replay's
+// endpoints do not decrypt, but the server encrypts every message exactly as for a browser.
+Result<std::pair<std::string, std::string>> SubscriptionKeys() {
+  auto key = VapidKey::Generate();
+  if (!key.ok()) return key.status();
+  std::string auth = RandomHex(8);  // 16 hex chars = 16 bytes once taken as raw text
+  return std::make_pair(key->public_key_b64url(), Base64UrlEncode(auth));
+}
+
+// Everything one scenario starts; destroyed in reverse order (worker, server, endpoints).
+struct Rig {
+  std::filesystem::path dir;
+  std::unique_ptr<PushEndpoint> healthy;
+  std::unique_ptr<PushEndpoint> faulty;
+  std::unique_ptr<ChildProcess> server;
+  std::unique_ptr<ChildProcess> worker;
+  uint16_t fwp_port = 0;
+  std::thread reader;
+
+  ~Rig() {
+    if (worker) worker->Stop();
+    if (reader.joinable()) reader.join();  // ends at the worker's EOF
+    if (server) server->Stop();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+class Scenario {
+ public:
+  Scenario(const ReplayOptions& options, Fault fault, std::string name, std::ostream& err)
+      : options_(options), fault_(fault), err_(err) {
+    result_.name = std::move(name);
+    result_.fault = fault;
+    result_.duration_s = options.duration_s;
+  }
+
+  Result<ScenarioResult> Run() {
+    Status s = Setup();
+    if (!s.ok()) return s;
+    s = Load();
+    if (!s.ok()) return s;
+    Drain();
+    Collect();
+    return std::move(result_);
+  }
+
+ private:
+  Status Setup() {
+    char tmpl[] = "/tmp/bulkhead-replay-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Status::Internal("mkdtemp failed");
+    rig_.dir = tmpl;
+    auto healthy = PushEndpoint::Start({});
+    if (!healthy.ok()) return healthy.status();
+    rig_.healthy = std::move(*healthy);
+    PushEndpointOptions fo;
+    fo.fault = fault_;
+    auto faulty = PushEndpoint::Start(fo);
+    if (!faulty.ok()) return faulty.status();
+    rig_.faulty = std::move(*faulty);
+    faulty_host_ = "127.0.0.1:" + std::to_string(rig_.faulty->port());
+
+    auto self = SelfExecutable();
+    if (!self.ok()) return self.status();
+    auto fwp = FreePort();
+    auto http = FreePort();
+    if (!fwp.ok()) return fwp.status();
+    if (!http.ok()) return http.status();
+    rig_.fwp_port = *fwp;
+    auto server = ChildProcess::Spawn(
+        {*self, "serve", "--listen", "127.0.0.1:" + std::to_string(*fwp), "--http",
+         "127.0.0.1:" + std::to_string(*http), "--data-dir", rig_.dir.string(),
+         "--allow-private-targets", "--log-level", "warn"},
+        (rig_.dir / "server.log").string(), false);
+    if (!server.ok()) return server.status();
+    rig_.server = std::move(*server);
+    auto deadline = Clock::now() + kServerReadyTimeout;
+    for (;;) {
+      auto c = FaktoryClient::Connect("127.0.0.1", *fwp, Password());
+      if (c.ok()) {
+        info_client_ = std::move(*c);
+        break;
+      }
+      if (rig_.server->Poll() || Clock::now() > deadline) {
+        return Status::Unavailable("the bulkhead server did not start: " + c.status().message() +
+                                   "\nserver log:\n" + rig_.server->StderrTail());
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+
+    auto worker = ChildProcess::Spawn(
+        {*self, "replay-worker", "--port", std::to_string(*fwp), "--concurrency",
+         std::to_string(options_.concurrency)},
+        (rig_.dir / "worker.log").string(), true);
+    if (!worker.ok()) return worker.status();
+    rig_.worker = std::move(*worker);
+    rig_.reader = std::thread([this, fd = rig_.worker->stdout_fd()] { ReadWorker(fd); });
+    deadline = Clock::now() + kWorkerReadyTimeout;
+    for (;;) {
+      auto info = Info();
+      if (info.ok() && (*info)["server"].value("workers", 0) >= 1) break;
+      if (rig_.worker->Poll() || Clock::now() > deadline) {
+        return Status::Unavailable("the timeline worker did not connect\nworker log:\n" +
+                                   rig_.worker->StderrTail());
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+
+    auto keys = SubscriptionKeys();
+    if (!keys.ok()) return keys.status();
+    keys_ = *keys;
+    return Status::Ok();
+  }
+
+  // Lines "T created start end" / "X jobtype" from the worker's stdout, until EOF.
+  void ReadWorker(int fd) {
+    std::string buf;
+    char chunk[8192];
+    for (;;) {
+      ssize_t n = read(fd, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string_view line(buf.data() + start, nl - start);
+        std::lock_guard lock(mu_);
+        if (line.starts_with("T ")) {
+          TimelineRecord r;
+          const char* p = line.data() + 2;
+          const char* end = line.data() + line.size();
+          auto a = std::from_chars(p, end, r.created_us);
+          auto b = std::from_chars(a.ptr + 1, end, r.start_us);
+          std::from_chars(b.ptr + 1, end, r.end_us);
+          timeline_.push_back(r);
+        } else if (line.starts_with("X ")) {
+          ++foreign_;
+        }
+      }
+      buf.erase(0, start);
+    }
+  }
+
+  Result<nlohmann::json> Info() {
+    auto text = info_client_->Info();
+    if (!text.ok()) return text.status();
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
+    return doc;
+  }
+
+  // Paces pushes at `rate` per second from t0 for the duration; `make_job(i, now_us)` returns the
+  // job's JSON, or "" to skip. Stops at the first PUSH error (kept in load_error_).
+  void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
+    auto client = FaktoryClient::Connect("127.0.0.1", rig_.fwp_port, Password());
+    if (!client.ok()) {
+      SetLoadError(client.status());
+      return;
+    }
+    const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
+    for (int64_t i = 0; i < total && !stop_load_; ++i) {
+      int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
+      int64_t now = SteadyMicros();
+      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
+      std::string job = make_job(i, SteadyMicros());
+      Status s = (*client)->Push(job);
+      if (!s.ok()) {
+        SetLoadError(s);
+        return;
+      }
+    }
+    (*client)->End();
+  }
+
+  void SetLoadError(const Status& s) {
+    std::lock_guard lock(mu_);
+    if (load_error_.ok()) load_error_ = s;
+    stop_load_ = true;
+  }
+
+  Status Load() {
+    result_.t0_us = SteadyMicros() + 100'000;
+    std::mt19937_64 cpu_rng(42);
+    std::thread timeline([&] {
+      Pace(options_.timeline_per_s, [&](int64_t, int64_t now) {
+        int64_t cpu = std::uniform_int_distribution<int64_t>(1000, 2000)(cpu_rng);
+        nlohmann::json job = {{"jid", RandomHex(12)},
+                              {"jobtype", "timeline"},
+                              {"queue", "default"},
+                              {"args", {now, cpu}}};
+        timeline_enqueued_.fetch_add(1);
+        return job.dump();
+      });
+    });
+    std::thread webpush([&] {
+      Pace(options_.webpush_per_s, [&](int64_t i, int64_t now) {
+        // Exactly bad_fraction of the jobs, spread evenly: job i is bad when floor((i+1)f) moves.
+        double f = options_.bad_fraction;
+        bool bad = std::floor(static_cast<double>(i + 1) * f) > std::floor(static_cast<double>(i) * f);
+        uint16_t port = bad ? rig_.faulty->port() : rig_.healthy->port();
+        std::string endpoint = "http://127.0.0.1:" + std::to_string(port) + "/push/" +
+                               std::to_string(i) + "/" + std::to_string(now);
+        nlohmann::json args = {
+            {"subscription", {{"endpoint", endpoint},
+                              {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
+            {"payload", "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}"},
+            {"urgency", "normal"}};
+        nlohmann::json job = {{"jid", RandomHex(12)},
+                              {"jobtype", "webpush"},
+                              {"queue", "default"},  // the queue the timeline worker serves
+                              {"args", nlohmann::json::array({args})}};
+        std::lock_guard lock(mu_);
+        if (bad) {
+          ++result_.faulty_pushed;
+        } else {
+          healthy_pushed_[i] = now;
+        }
+        return job.dump();
+      });
+    });
+
+    // Sample once a second while the load runs.
+    const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
+    int64_t next = result_.t0_us;
+    while (SteadyMicros() < end_us && !stop_load_) {
+      int64_t now = SteadyMicros();
+      if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
+      next += 1'000'000;
+      Status s = Sample();
+      if (!s.ok()) SetLoadError(s);
+      Progress(false);
+    }
+    timeline.join();
+    webpush.join();
+    if (options_.progress) Progress(true);
+    std::lock_guard lock(mu_);
+    if (!load_error_.ok()) {
+      return Status::Unavailable("the load stopped: " + load_error_.message() + "\nserver log:\n" +
+                                 rig_.server->StderrTail());
+    }
+    return Status::Ok();
+  }
+
+  Status Sample() {
+    auto info = Info();
+    if (!info.ok()) return info.status();
+    ServerSample s;
+    s.t_s = static_cast<double>(SteadyMicros() - result_.t0_us) / 1e6;
+    const auto& sets = (*info)["faktory"]["sets"];
+    s.retry_set = sets.value("retries", int64_t{0});
+    s.dead_set = sets.value("dead", int64_t{0});
+    if (info->contains("hosts") && (*info)["hosts"].is_array()) {
+      for (const auto& h : (*info)["hosts"]) {
+        if (h.value("host", "") != faulty_host_) continue;
+        s.faulty_parked = h.value("parked", int64_t{0});
+        s.faulty_failures = h.value("failures", int64_t{0});
+        s.faulty_breaker = h.value("breaker", "");
+      }
+    }
+    std::lock_guard lock(mu_);
+    result_.samples.push_back(s);
+    return Status::Ok();
+  }
+
+  void Progress(bool final) {
+    if (!options_.progress) return;
+    static const bool tty = isatty(STDERR_FILENO) != 0;
+    std::lock_guard lock(mu_);
+    if (result_.samples.empty()) return;
+    const ServerSample& s = result_.samples.back();
+    int second = static_cast<int>(s.t_s);
+    if (!tty && (final ? second == last_progress_ : second % 10 != 0)) return;
+    last_progress_ = second;
+    std::vector<double> lat;
+    for (const auto& t : timeline_) lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+    LatencySummary tl = Summarize(std::move(lat));
+    auto arrivals = rig_.healthy->Arrivals();
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "[%s] %3d/%.0f s  timeline %zu/%lld run, p99 %.1f ms | healthy pushes "
+                  "%zu arrived %zu | faulty host %s, parked %lld | retry set %lld",
+                  result_.name.c_str(), second, options_.duration_s, timeline_.size(),
+                  static_cast<long long>(timeline_enqueued_.load()), tl.p99_ms,
+                  healthy_pushed_.size(), arrivals.size(),
+                  s.faulty_breaker.empty() ? "-" : s.faulty_breaker.c_str(),
+                  static_cast<long long>(s.faulty_parked), static_cast<long long>(s.retry_set));
+    if (tty) {
+      err_ << "\r" << line << "\033[K" << (final ? "\n" : "") << std::flush;
+    } else {
+      err_ << line << "\n" << std::flush;
+    }
+  }
+
+  // Waits (bounded) for timeline jobs and healthy deliveries still under way, then takes a last
+  // sample.
+  void Drain() {
+    auto deadline = Clock::now() + kDrainTimeout;
+    while (Clock::now() < deadline) {
+      size_t run, arrived = rig_.healthy->Arrivals().size(), pushed;
+      {
+        std::lock_guard lock(mu_);
+        run = timeline_.size();
+        pushed = healthy_pushed_.size();
+      }
+      if (static_cast<int64_t>(run) >= timeline_enqueued_.load() && arrived >= pushed) break;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    (void)Sample();
+  }
+
+  void Collect() {
+    std::map<int64_t, int64_t> arrived;  // seq → first arrival
+    for (const auto& a : rig_.healthy->Arrivals()) {
+      // "/push/<seq>/<pushed_us>"
+      int64_t seq = -1;
+      if (a.target.starts_with("/push/")) {
+        std::from_chars(a.target.data() + 6, a.target.data() + a.target.size(), seq);
+      }
+      if (seq >= 0) arrived.emplace(seq, a.at_us);
+    }
+    std::lock_guard lock(mu_);
+    for (const auto& [seq, pushed] : healthy_pushed_) {
+      DeliveryRecord d;
+      d.pushed_us = pushed;
+      if (auto it = arrived.find(seq); it != arrived.end()) d.arrived_us = it->second;
+      result_.healthy.push_back(d);
+    }
+    result_.faulty_requests = static_cast<int64_t>(rig_.faulty->Arrivals().size());
+    result_.timeline_enqueued = timeline_enqueued_.load();
+    result_.timeline = timeline_;
+    result_.foreign_jobs = foreign_;
+  }
+
+  const ReplayOptions& options_;
+  const Fault fault_;
+  std::ostream& err_;
+  Rig rig_;
+  std::unique_ptr<FaktoryClient> info_client_;  // main thread only
+  std::string faulty_host_;
+  std::pair<std::string, std::string> keys_;
+  std::atomic<bool> stop_load_{false};
+  std::atomic<int64_t> timeline_enqueued_{0};
+  int last_progress_ = -1;  // the second of the last progress line (main thread)
+
+  std::mutex mu_;
+  ScenarioResult result_;                    // samples and counters guarded by mu_ while loading
+  std::vector<TimelineRecord> timeline_;     // guarded by mu_
+  int64_t foreign_ = 0;                      // guarded by mu_
+  std::map<int64_t, int64_t> healthy_pushed_;  // seq → pushed_us, guarded by mu_
+  Status load_error_;                        // guarded by mu_
+};
+
+Status WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return Status::Internal("cannot write " + path.string());
+  return Status::Ok();
+}
+
+std::string LoadLine(const ReplayOptions& o) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%.0f timeline jobs/s (1-2 ms CPU, %d worker threads); %.0f Web Push jobs/s, "
+                "%.0f%% to a host that %s",
+                o.timeline_per_s, o.concurrency, o.webpush_per_s, o.bad_fraction * 100,
+                std::string(FaultDescription(o.fault)).c_str());
+  return buf;
+}
+
+}  // namespace
+
+Result<std::pair<double, double>> ParseRates(std::string_view text) {
+  auto comma = text.find(',');
+  if (comma == std::string_view::npos) {
+    return Status::InvalidArgument("--rates must be TIMELINE,WEBPUSH (jobs per second), got \"" +
+                                   std::string(text) + "\"");
+  }
+  auto parse = [](std::string_view s, double* out) {
+    std::string copy(s);
+    char* end = nullptr;
+    *out = std::strtod(copy.c_str(), &end);
+    return !copy.empty() && end == copy.c_str() + copy.size() && std::isfinite(*out) && *out >= 0;
+  };
+  double a = 0, b = 0;
+  if (!parse(text.substr(0, comma), &a) || !parse(text.substr(comma + 1), &b)) {
+    return Status::InvalidArgument("--rates: both rates must be non-negative numbers, got \"" +
+                                   std::string(text) + "\"");
+  }
+  return std::make_pair(a, b);
+}
+
+Status ValidateReplayOptions(const ReplayOptions& o) {
+  if (!(o.duration_s >= 1 && o.duration_s <= 24 * 3600)) {
+    return Status::InvalidArgument("--duration must be between 1 and 86400 seconds");
+  }
+  if (!(o.timeline_per_s > 0 && o.timeline_per_s <= 10'000)) {
+    return Status::InvalidArgument("the timeline rate must be > 0 and <= 10000 jobs/s");
+  }
+  if (!(o.webpush_per_s > 0 && o.webpush_per_s <= 10'000)) {
+    return Status::InvalidArgument("the Web Push rate must be > 0 and <= 10000 jobs/s");
+  }
+  if (!(o.bad_fraction >= 0 && o.bad_fraction < 1)) {
+    return Status::InvalidArgument("--bad-fraction must be >= 0 and < 1");
+  }
+  if (o.concurrency < 1 || o.concurrency > 256) {
+    return Status::InvalidArgument("--concurrency must be between 1 and 256");
+  }
+  if (o.fault == Fault::kNone) {
+    return Status::InvalidArgument("--fault none has nothing to replay; use --baseline to compare");
+  }
+  return Status::Ok();
+}
+
+int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
+  Status s = ValidateReplayOptions(options);
+  if (!s.ok()) {
+    err << "bulkhead replay: " << s.message() << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) {
+    err << "bulkhead replay: cannot create " << options.out_dir << ": " << ec.message() << "\n";
+    return 2;
+  }
+  out << "bulkhead replay: " << options.duration_s << " s of " << LoadLine(options) << "\n";
+
+  std::optional<ScenarioResult> baseline;
+  if (options.baseline) {
+    auto r = Scenario(options, Fault::kNone, "baseline", err).Run();
+    if (!r.ok()) {
+      err << "bulkhead replay: baseline: " << r.status().message() << "\n";
+      return 2;
+    }
+    baseline = std::move(*r);
+  }
+  auto run = Scenario(options, options.fault, std::string(FaultName(options.fault)), err).Run();
+  if (!run.ok()) {
+    err << "bulkhead replay: " << run.status().message() << "\n";
+    return 2;
+  }
+  const ScenarioResult* base = baseline ? &*baseline : nullptr;
+
+  auto verdicts = Verdicts(*run, base, options.thresholds);
+  auto points = PerSecond(*run);
+  ReplayChartOptions chart;
+  chart.title = "bulkhead replay: " + std::string(FaultName(options.fault)) + ", " +
+                std::to_string(static_cast<int>(options.duration_s)) + " s";
+  chart.subtitle = LoadLine(options);
+  chart.latency_bound_ms = options.thresholds.timeline_p99_ms;
+  std::filesystem::path dir(options.out_dir);
+  for (Status w : {WriteFile(dir / "replay.svg", RenderReplayChart(points, chart)),
+                   WriteFile(dir / "replay.csv", FormatCsv(points)),
+                   WriteFile(dir / "summary.json", FormatSummaryJson(*run, base, verdicts))}) {
+    if (!w.ok()) {
+      err << "bulkhead replay: " << w.message() << "\n";
+      return 2;
+    }
+  }
+  if (base != nullptr) (void)WriteFile(dir / "baseline.csv", FormatCsv(PerSecond(*base)));
+
+  out << "\n" << FormatTable(*run, base) << "\n";
+  for (const auto& v : verdicts) out << (v.pass ? "PASS  " : "FAIL  ") << v.text << "\n";
+  out << "\nchart: " << (dir / "replay.svg").string() << "  per second: "
+      << (dir / "replay.csv").string() << "  summary: " << (dir / "summary.json").string() << "\n";
+  return AllPass(verdicts) ? 0 : 1;
+}
+
+}  // namespace bulkhead

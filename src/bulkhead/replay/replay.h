@@ -1,0 +1,47 @@
+// The incident as a benchmark (`bulkhead replay`): on loopback, a bulkhead server on its embedded
+// store (a child process), a healthy push endpoint and a faulty one, a load generator, and a
+// separate worker process running "timeline" jobs over the Faktory protocol. The story's load by
+// default: 50 timeline jobs/s (1-2 ms of CPU each, queue `default`), 20 Web Push jobs/s pushed to
+// the same queue, 30% of them to a host that accepts and never answers, for 60 s, worker
+// concurrency 15.
+//
+// Output: a live progress line on stderr; then, on `out`, a table (timeline latency, healthy
+// deliveries, what happened to the faulty host's jobs, retry-set size), verdict lines, and the
+// files replay.svg (the chart), replay.csv (per second) and summary.json in out_dir.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "bulkhead/replay/fault.h"
+#include "bulkhead/replay/replay_report.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+struct ReplayOptions {
+  Fault fault = Fault::kBlackhole;
+  double duration_s = 60;
+  double timeline_per_s = 50;
+  double webpush_per_s = 20;
+  double bad_fraction = 0.3;  // share of Web Push jobs addressed to the faulty host
+  bool baseline = false;      // first run the same load with a healthy second host
+  int concurrency = 15;       // timeline worker threads
+  std::string out_dir = "replay-out";
+  bool progress = true;       // the live line on stderr
+  ReplayThresholds thresholds;
+};
+
+// Parses "--rates TIMELINE,WEBPUSH" (jobs per second, e.g. "50,20"). InvalidArgument names the
+// problem.
+Result<std::pair<double, double>> ParseRates(std::string_view text);
+// Range checks of the options; InvalidArgument names the option.
+Status ValidateReplayOptions(const ReplayOptions& options);
+
+// Runs the replay. Returns the process exit code: 0 when every verdict passes, 1 when one fails,
+// 2 when the replay could not run (the error is written to `err`).
+int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace bulkhead

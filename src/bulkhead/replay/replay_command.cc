@@ -1,0 +1,78 @@
+#include "bulkhead/replay/replay_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "bulkhead/replay/replay.h"
+#include "bulkhead/replay/timeline_worker.h"
+
+namespace bulkhead {
+namespace {
+
+struct ReplayFlags {
+  ReplayOptions options;
+  std::string fault = "blackhole";
+  std::string rates;
+  bool no_progress = false;
+};
+
+}  // namespace
+
+void RegisterReplayCommands(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ReplayFlags>();
+  auto* replay = app.add_subcommand(
+      "replay",
+      "Replay the incident: a bulkhead server, a healthy and a faulty push host, timeline jobs on "
+      "a separate worker process; prints latency, what happened to the faulty host's jobs, "
+      "verdicts and a chart. Exit code 1 when a verdict fails.");
+  replay->add_option("--fault", flags->fault,
+                     "blackhole (default), slow-drip, refuse, reset, 5xx, 429, late");
+  replay->add_option("--duration", flags->options.duration_s, "seconds of load (default 60)");
+  replay->add_option("--rates", flags->rates,
+                     "TIMELINE,WEBPUSH jobs per second (default 50,20)");
+  replay->add_option("--bad-fraction", flags->options.bad_fraction,
+                     "share of Web Push jobs sent to the faulty host (default 0.3)");
+  replay->add_flag("--baseline", flags->options.baseline,
+                   "first run the same load without the fault, and compare");
+  replay->add_option("--concurrency", flags->options.concurrency,
+                     "timeline worker threads (default 15)");
+  replay->add_option("--out", flags->options.out_dir,
+                     "directory for replay.svg, replay.csv, summary.json (default replay-out)");
+  replay->add_flag("--no-progress", flags->no_progress, "no live progress line");
+  replay->callback([flags, exit_code] {
+    auto fault = ParseFault(flags->fault);
+    if (!fault.ok()) {
+      std::cerr << "bulkhead replay: --fault: " << fault.status().message() << "\n";
+      *exit_code = 2;
+      return;
+    }
+    flags->options.fault = *fault;
+    if (!flags->rates.empty()) {
+      auto rates = ParseRates(flags->rates);
+      if (!rates.ok()) {
+        std::cerr << "bulkhead replay: " << rates.status().message() << "\n";
+        *exit_code = 2;
+        return;
+      }
+      flags->options.timeline_per_s = rates->first;
+      flags->options.webpush_per_s = rates->second;
+    }
+    flags->options.progress = !flags->no_progress;
+    *exit_code = RunReplay(flags->options, std::cout, std::cerr);
+  });
+
+  auto worker = std::make_shared<TimelineWorkerOptions>();
+  auto* w = app.add_subcommand("replay-worker", "The replay's timeline worker process (internal).");
+  w->group("");  // hidden from --help
+  w->add_option("--port", worker->port, "Faktory port on 127.0.0.1")->required();
+  w->add_option("--concurrency", worker->concurrency, "worker threads");
+  w->add_option("--queue", worker->queue, "queue to fetch from");
+  w->callback([worker, exit_code] {
+    if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw != nullptr) worker->password = pw;
+    *exit_code = RunTimelineWorker(*worker, stdout);
+  });
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,109 @@
+#include "bulkhead/replay/timeline_worker.h"
+
+#include <time.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/client/faktory_client.h"
+#include "bulkhead/replay/push_endpoint.h"
+#include "bulkhead/util/rng.h"
+
+namespace bulkhead {
+namespace {
+
+int64_t ThreadCpuMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+}  // namespace
+
+void BurnCpu(int64_t micros) {
+  int64_t until = ThreadCpuMicros() + micros;
+  volatile uint64_t x = 88172645463325252ull;
+  while (ThreadCpuMicros() < until) {
+    for (int i = 0; i < 1000; ++i) {  // xorshift: work the optimiser cannot drop
+      uint64_t v = x;
+      v ^= v << 13;
+      v ^= v >> 7;
+      v ^= v << 17;
+      x = v;
+    }
+  }
+}
+
+int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
+  std::string wid = RandomHex(8);
+  FaktoryConnectOptions co;
+  co.host = options.host;
+  co.port = options.port;
+  co.password = options.password;
+  co.wid = wid;
+  co.labels = {"replay", "timeline"};
+
+  std::mutex out_mu;
+  std::atomic<bool> stop{false};
+  std::atomic<int> connected{0};
+
+  auto worker = [&] {
+    auto client = FaktoryClient::Connect(co);
+    if (!client.ok()) {
+      std::fprintf(stderr, "replay-worker: %s\n", client.status().message().c_str());
+      stop = true;
+      return;
+    }
+    connected.fetch_add(1);
+    while (!stop) {
+      auto job = (*client)->Fetch({options.queue});
+      if (!job.ok()) break;  // the server went away
+      if (!job->has_value()) continue;
+      int64_t start = SteadyMicros();
+      auto doc = nlohmann::json::parse(**job, nullptr, false);
+      std::string jid = doc.is_object() ? doc.value("jid", "") : "";
+      std::string type = doc.is_object() ? doc.value("jobtype", "") : "";
+      const auto& args = doc.is_object() ? doc["args"] : nlohmann::json();
+      if (type != "timeline" || !args.is_array() || args.size() < 2 ||
+          !args[0].is_number_integer() || !args[1].is_number_integer()) {
+        {
+          std::lock_guard lock(out_mu);
+          std::fprintf(out, "X %s\n", type.empty() ? "?" : type.c_str());
+          std::fflush(out);
+        }
+        (void)(*client)->Fail(jid, "ReplayError", "not a timeline job: " + type);
+        continue;
+      }
+      BurnCpu(args[1].get<int64_t>());
+      Status s = (*client)->Ack(jid);
+      int64_t end = SteadyMicros();
+      if (!s.ok()) break;
+      std::lock_guard lock(out_mu);
+      std::fprintf(out, "T %" PRId64 " %" PRId64 " %" PRId64 "\n", args[0].get<int64_t>(), start,
+                   end);
+      std::fflush(out);
+    }
+    stop = true;
+  };
+
+  std::vector<std::thread> threads;
+  for (int i = 0; i < options.concurrency; ++i) threads.emplace_back(worker);
+
+  // Heartbeat on its own connection, as Faktory workers do: every 5 s, until told to terminate.
+  auto beat_client = FaktoryClient::Connect(co);
+  while (!stop && beat_client.ok()) {
+    auto state = (*beat_client)->Beat();
+    if (!state.ok() || *state == "terminate") break;
+    for (int i = 0; i < 50 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  return connected.load() > 0 ? 0 : 1;
+}
+
+}  // namespace bulkhead
