@@ -1,0 +1,199 @@
+#include "bulkhead/client/keys_command.h"
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+namespace bulkhead {
+namespace {
+
+struct ApiResponse {
+  long status = 0;
+  std::string body;
+};
+
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// One request to the API. Errors are about reaching the server; HTTP statuses are returned.
+Result<ApiResponse> Call(const std::string& method, const std::string& url,
+                         const std::string& body) {
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) return Status::Internal("curl_easy_init failed");
+  ApiResponse response;
+  curl_slist* headers = nullptr;
+  std::string auth;
+  if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw && *pw) {
+    auth = std::string("Authorization: Bearer ") + pw;
+    headers = curl_slist_append(headers, auth.c_str());
+  }
+  if (method == "PUT") headers = curl_slist_append(headers, "Content-Type: application/x-pem-file");
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers,
+                                                                          curl_slist_free_all);
+  CURL* c = curl.get();
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_PROXY, "");  // never send a key through an HTTP proxy
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &response.body);
+  if (method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  CURLcode rc = curl_easy_perform(c);
+  if (!auth.empty()) OPENSSL_cleanse(auth.data(), auth.size());
+  if (rc != CURLE_OK) {
+    return Status::Unavailable("cannot reach the bulkhead HTTP API at " + url + ": " +
+                               curl_easy_strerror(rc) +
+                               " (is `bulkhead serve` running there? see --http)");
+  }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+// The Status for a response that is not the success expected: the API's {"error"} text, with
+// a hint for authentication.
+Status ApiError(const ApiResponse& r, const std::string& what) {
+  auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  std::string message = doc.is_object() && doc.contains("error") && doc["error"].is_string()
+                            ? doc["error"].get<std::string>()
+                            : r.body;
+  std::string code = " (HTTP " + std::to_string(r.status) + ")";
+  switch (r.status) {
+    case 401: {
+      const char* pw = std::getenv("BULKHEAD_PASSWORD");
+      return Status::PermissionDenied(
+          what + ": the server needs its password" +
+          (pw && *pw ? std::string(", and refused BULKHEAD_PASSWORD") : ": set BULKHEAD_PASSWORD") +
+          code);
+    }
+    case 400: return Status::InvalidArgument(what + ": " + message + code);
+    case 404: return Status::NotFound(what + ": " + message + code);
+    default: return Status::Unavailable(what + ": " + message + code);
+  }
+}
+
+Result<std::string> ReadPem(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read the PEM file " + path);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+}  // namespace
+
+std::string KeysApiUrl(const std::string& http_address, const std::string& key_id) {
+  std::string url = "http://" + http_address + "/api/keys";
+  if (key_id.empty()) return url;
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  url += '/';
+  for (unsigned char c : key_id) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      url += static_cast<char>(c);
+    } else {
+      url += '%';
+      url += kHex[c >> 4];
+      url += kHex[c & 15];
+    }
+  }
+  return url;
+}
+
+KeysCommand::KeysCommand(CLI::App& app) {
+  keys_ = app.add_subcommand(
+      "keys", "Manage the ActivityPub signing keys of a running server (through its HTTP API).");
+  keys_->require_subcommand(1);
+  keys_->add_option("--http", http_, "the server's HTTP address HOST:PORT (default 127.0.0.1:7420)");
+  keys_->footer("The password, if the server has one, comes from BULKHEAD_PASSWORD.");
+  add_ = keys_->add_subcommand("add", "Register (or replace) the RSA private key of KEY_ID.");
+  add_->add_option("key_id", key_id_, "the actor's key id, e.g. https://example.com/users/a#main-key")
+      ->required();
+  add_->add_option("pem_file", pem_file_, "unencrypted PEM RSA private key (>= 2048 bits); - for stdin")
+      ->required();
+  list_ = keys_->add_subcommand("list", "List the registered keys (public parts only).");
+  list_->add_flag("--json", json_, "print the API's JSON (with the public keys)");
+  remove_ = keys_->add_subcommand("remove", "Remove the key of KEY_ID.");
+  remove_->add_option("key_id", key_id_, "the actor's key id")->required();
+  // --http may also follow the subcommand: `bulkhead keys list --http 127.0.0.1:7500`.
+  for (CLI::App* sub : {add_, list_, remove_}) {
+    sub->add_option("--http", http_, "the server's HTTP address HOST:PORT (default 127.0.0.1:7420)");
+  }
+}
+
+bool KeysCommand::selected() const { return keys_->parsed(); }
+
+Status KeysCommand::Run(std::ostream& out) {
+  if (add_->parsed()) return Add(out);
+  if (list_->parsed()) return List(out);
+  if (remove_->parsed()) return Remove(out);
+  return Status::InvalidArgument("keys: choose add, list or remove");
+}
+
+Status KeysCommand::Add(std::ostream& out) {
+  Result<std::string> pem = ReadPem(pem_file_);
+  if (!pem.ok()) return pem.status();
+  Result<ApiResponse> r = Call("PUT", KeysApiUrl(http_, key_id_), *pem);
+  OPENSSL_cleanse(pem->data(), pem->size());
+  if (!r.ok()) return r.status();
+  if (r->status != 200 && r->status != 201) return ApiError(*r, "keys add " + key_id_);
+  auto doc = nlohmann::json::parse(r->body, nullptr, false);
+  if (!doc.is_object()) return Status::Unavailable("keys add: the server's answer is not JSON");
+  out << (r->status == 201 ? "added " : "replaced ") << doc.value("key_id", key_id_) << " ("
+      << doc.value("algorithm", "rsa-sha256") << ", " << doc.value("bits", 0) << " bits, "
+      << doc.value("fingerprint", "") << ")\n"
+      << doc.value("public_key_pem", "");
+  return Status::Ok();
+}
+
+Status KeysCommand::List(std::ostream& out) {
+  Result<ApiResponse> r = Call("GET", KeysApiUrl(http_, ""), "");
+  if (!r.ok()) return r.status();
+  if (r->status != 200) return ApiError(*r, "keys list");
+  auto doc = nlohmann::json::parse(r->body, nullptr, false);
+  if (!doc.is_array()) return Status::Unavailable("keys list: the server's answer is not a list");
+  if (json_) {
+    out << doc.dump(2) << "\n";
+    return Status::Ok();
+  }
+  if (doc.empty()) {
+    out << "no signing keys registered\n";
+    return Status::Ok();
+  }
+  for (const auto& key : doc) {
+    out << key.value("key_id", "?") << "  " << key.value("algorithm", "?") << "  "
+        << key.value("bits", 0) << " bits  " << key.value("fingerprint", "") << "\n";
+  }
+  return Status::Ok();
+}
+
+Status KeysCommand::Remove(std::ostream& out) {
+  Result<ApiResponse> r = Call("DELETE", KeysApiUrl(http_, key_id_), "");
+  if (!r.ok()) return r.status();
+  if (r->status != 204 && r->status != 200) return ApiError(*r, "keys remove " + key_id_);
+  out << "removed " << key_id_ << "\n";
+  return Status::Ok();
+}
+
+}  // namespace bulkhead
