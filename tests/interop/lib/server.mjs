@@ -188,9 +188,14 @@ export class BulkheadServer {
     return res.json();
   }
 
+  // The Authorization header the HTTP API's protected routes need when the server has a password.
+  get authHeaders() {
+    return this.options.password ? { authorization: `Bearer ${this.options.password}` } : {};
+  }
+
   async setWorkerState(wid, state) {
     const res = await fetch(`${this.httpBase}/api/workers/${encodeURIComponent(wid)}/${state}`,
-      { method: 'POST' });
+      { method: 'POST', headers: this.authHeaders });
     const body = await res.text();
     return { status: res.status, body };
   }

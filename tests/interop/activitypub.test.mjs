@@ -1,0 +1,261 @@
+// ActivityPub deliveries end to end: a signing key registered with the real `bulkhead keys add`
+// CLI (through the running server's HTTP API), `activitypub` jobs pushed with the npm
+// `faktory-worker` client, and a local Node inbox that checks every request with the npm
+// `http-signature` verifier (draft-cavage rsa-sha256) and the Digest header against the body.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import faktory from 'faktory-worker';
+
+import { cleanupStack, startServer, waitFor } from './lib/server.mjs';
+
+const require = createRequire(import.meta.url);
+const httpSignature = require('http-signature');
+
+const KEY_ID = 'https://social.example/users/alice#main-key';
+const SIGNED_HEADERS = ['(request-target)', 'host', 'date', 'digest', 'content-type'];
+
+function rsaKeyPair(modulusLength = 2048) {
+  return crypto.generateKeyPairSync('rsa', {
+    modulusLength,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+}
+
+// "SHA256:" + unpadded base64 of SHA-256 over the DER SPKI (what bulkhead reports).
+function fingerprint(publicKeyPem) {
+  const der = crypto.createPublicKey(publicKeyPem).export({ type: 'spki', format: 'der' });
+  return `SHA256:${crypto.createHash('sha256').update(der).digest('base64').replace(/=+$/, '')}`;
+}
+
+function writePrivate(dir, name, pem) {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, pem, { mode: 0o600 });
+  return file;
+}
+
+// Runs `bulkhead keys ARGS --http <server>`; resolves with {code, stdout, stderr}.
+function keysCli(server, args, { password } = {}) {
+  const env = { ...process.env };
+  delete env.BULKHEAD_PASSWORD;
+  if (password) env.BULKHEAD_PASSWORD = password;
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.env.BULKHEAD_BINARY,
+      ['keys', ...args, '--http', `127.0.0.1:${server.httpPort}`], { env });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => { stdout += d; });
+    proc.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+// A local inbox: records every request (method, url, headers, raw body) and answers 202.
+async function startInbox(defer) {
+  const received = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      received.push({
+        method: req.method, url: req.url, headers: { ...req.headers }, body: Buffer.concat(chunks),
+      });
+      res.writeHead(202).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  defer(() => new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  return { url: `http://127.0.0.1:${server.address().port}/inbox`, received };
+}
+
+// The checks a receiving server makes: the signature over the signed headers verifies with the
+// actor's public key, and the Digest header is the SHA-256 of the body received.
+function signatureVerifies(request, publicKeyPem) {
+  const parsed = httpSignature.parseRequest(
+    { method: request.method, url: request.url, headers: request.headers },
+    { headers: SIGNED_HEADERS, clockSkew: 300 });
+  assert.equal(parsed.keyId, KEY_ID);
+  assert.equal(parsed.algorithm, 'RSA-SHA256');
+  return httpSignature.verifySignature(parsed, publicKeyPem);
+}
+
+function digestMatches(request) {
+  const want = `SHA-256=${crypto.createHash('sha256').update(request.body).digest('base64')}`;
+  return request.headers.digest === want;
+}
+
+function activityJob(jid, inbox, activity, keyId = KEY_ID) {
+  return { jid, jobtype: 'activitypub', queue: 'default', args: [{ inbox, activity, key_id: keyId }] };
+}
+
+function newClient(defer, server) {
+  const client = new faktory.Client({ url: server.url });
+  defer(() => client.close());
+  return client;
+}
+
+// Waits until the job is delivered and acknowledged: nothing reserved, retrying or dead.
+async function waitUntilSettled(client, message) {
+  return waitFor(async () => {
+    const { sets } = (await client.info()).faktory;
+    return sets.working === 0 && sets.retries === 0 && sets.dead === 0 ? sets : null;
+  }, { message });
+}
+
+test('a key added with `bulkhead keys add` signs deliveries that http-signature verifies', async (t) => {
+  const defer = cleanupStack(t);
+  const server = await startServer(defer, { config: 'allow_private_targets = true\n' });
+  const inbox = await startInbox(defer);
+  const { publicKey, privateKey } = rsaKeyPair();
+  const pemFile = writePrivate(server.dataDir, 'alice.pem', privateKey);
+
+  const added = await keysCli(server, ['add', KEY_ID, pemFile]);
+  assert.equal(added.code, 0, added.stderr);
+  assert.match(added.stdout, /^added https:\/\/social\.example\/users\/alice#main-key \(rsa-sha256, 2048 bits, /);
+  assert.ok(added.stdout.includes(fingerprint(publicKey)), added.stdout);
+  assert.ok(added.stdout.includes('-----BEGIN PUBLIC KEY-----'), added.stdout);
+  assert.ok(!added.stdout.includes('PRIVATE KEY'));
+
+  // Listings show the public half only.
+  for (const args of [['list'], ['list', '--json']]) {
+    const listed = await keysCli(server, args);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(listed.stdout.includes(KEY_ID), listed.stdout);
+    assert.ok(!listed.stdout.includes('PRIVATE KEY'), listed.stdout);
+  }
+  const api = await fetch(`${server.httpBase}/api/keys`);
+  const apiText = await api.text();
+  assert.equal(api.status, 200);
+  assert.ok(!apiText.includes('PRIVATE KEY'));
+  assert.deepEqual(JSON.parse(apiText), [{
+    key_id: KEY_ID, algorithm: 'rsa-sha256', bits: 2048, public_key_pem: publicKey,
+    fingerprint: fingerprint(publicKey),
+  }]);
+
+  const client = newClient(defer, server);
+  const activity = {
+    '@context': 'https://www.w3.org/ns/activitystreams',
+    id: 'https://social.example/users/alice/statuses/1/activity',
+    type: 'Create',
+    actor: 'https://social.example/users/alice',
+    object: { type: 'Note', content: 'Grüße ✓ — signed by bulkhead' },
+  };
+  await client.push(activityJob('ap-deliver-0001', inbox.url, activity));
+  const [request] = await waitFor(() => (inbox.received.length > 0 ? inbox.received : null),
+    { message: 'the activity to reach the inbox' });
+  assert.equal(request.method, 'POST');
+  assert.equal(request.url, '/inbox');
+  assert.equal(request.headers['content-type'], 'application/activity+json');
+  assert.ok(signatureVerifies(request, publicKey), 'http-signature verifies the delivery');
+  assert.ok(digestMatches(request), 'the Digest header matches the body');
+  assert.deepEqual(JSON.parse(request.body.toString('utf8')), activity);
+  await waitUntilSettled(client, 'the delivery to be acknowledged');
+  assert.equal(inbox.received.length, 1, 'delivered once');
+
+  // Tampering: one byte of the body changed breaks the digest; a signed header changed breaks
+  // the signature.
+  const tamperedBody = Buffer.from(request.body);
+  tamperedBody[tamperedBody.length - 2] ^= 0x01;
+  assert.ok(!digestMatches({ ...request, body: tamperedBody }), 'a changed body fails the digest');
+  for (const [name, value] of [['content-type', 'application/json'], ['date', new Date(Date.now() + 1000).toUTCString()],
+    ['digest', `SHA-256=${crypto.createHash('sha256').update(tamperedBody).digest('base64')}`]]) {
+    assert.notEqual(request.headers[name], value);
+    const changed = { ...request, headers: { ...request.headers, [name]: value } };
+    assert.ok(!signatureVerifies(changed, publicKey), `a changed ${name} header fails verification`);
+  }
+  const otherKey = rsaKeyPair().publicKey;
+  assert.ok(!signatureVerifies(request, otherKey), 'another key does not verify');
+
+  // An unknown key id is refused at PUSH, with the reason.
+  await assert.rejects(client.push(activityJob('ap-unknown-001', inbox.url, activity,
+    'https://social.example/users/mallory#main-key')),
+  /no signing key is registered for "https:\/\/social\.example\/users\/mallory#main-key"/);
+
+  // The key is kept in the store: after a restart on the same data dir it still signs.
+  await client.close();
+  await server.restart();
+  const listed = await keysCli(server, ['list']);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.ok(listed.stdout.includes(KEY_ID), listed.stdout);
+  const again = newClient(defer, server);
+  await again.push(activityJob('ap-deliver-0002', inbox.url, { ...activity, id: `${activity.id}/2` }));
+  await waitFor(() => inbox.received.length === 2, { message: 'the second delivery after restart' });
+  assert.ok(signatureVerifies(inbox.received[1], publicKey));
+  assert.ok(digestMatches(inbox.received[1]));
+  await waitUntilSettled(again, 'the second delivery to be acknowledged');
+
+  // Removed keys are refused at PUSH again.
+  const removed = await keysCli(server, ['remove', KEY_ID]);
+  assert.equal(removed.code, 0, removed.stderr);
+  await assert.rejects(again.push(activityJob('ap-removed-001', inbox.url, activity)),
+    /no signing key is registered/);
+  const missing = await keysCli(server, ['remove', KEY_ID]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /no signing key is registered .*HTTP 404/);
+});
+
+test('with a password the keys API needs the bearer token; bad keys are refused with the reason', async (t) => {
+  const defer = cleanupStack(t);
+  const server = await startServer(defer, { password: 'open sesame' });
+  const { privateKey } = rsaKeyPair();
+  const pemFile = writePrivate(server.dataDir, 'alice.pem', privateKey);
+  const keyUrl = `${server.httpBase}/api/keys/${encodeURIComponent(KEY_ID)}`;
+
+  const anonymous = await fetch(keyUrl, { method: 'PUT', body: privateKey });
+  assert.equal(anonymous.status, 401);
+  assert.match(anonymous.headers.get('www-authenticate'), /^Bearer /);
+  assert.match((await anonymous.json()).error, /Authorization: Bearer/);
+  const wrong = await fetch(keyUrl, { method: 'PUT', body: privateKey, headers: { authorization: 'Bearer nope' } });
+  assert.equal(wrong.status, 401);
+  assert.equal((await fetch(`${server.httpBase}/api/keys`)).status, 401);
+  assert.equal((await fetch(`${server.httpBase}/api/workers/some-worker/quiet`, { method: 'POST' })).status, 401);
+  assert.equal((await server.setWorkerState('some-worker', 'quiet')).status, 404, 'with the token: unknown worker');
+
+  const noPassword = await keysCli(server, ['add', KEY_ID, pemFile]);
+  assert.equal(noPassword.code, 1);
+  assert.match(noPassword.stderr, /needs its password: set BULKHEAD_PASSWORD/);
+  const withPassword = await keysCli(server, ['add', KEY_ID, pemFile], { password: 'open sesame' });
+  assert.equal(withPassword.code, 0, withPassword.stderr);
+  const bearer = await fetch(keyUrl, { method: 'PUT', body: privateKey, headers: { authorization: 'Bearer open sesame' } });
+  assert.equal(bearer.status, 200, 'replacing an existing key answers 200');
+
+  // Refusals name the problem and never echo the key.
+  const small = writePrivate(server.dataDir, 'small.pem', rsaKeyPair(1024).privateKey);
+  const encrypted = writePrivate(server.dataDir, 'encrypted.pem', crypto.generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'pw' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  }).privateKey);
+  const ec = writePrivate(server.dataDir, 'ec.pem', crypto.generateKeyPairSync('ec', {
+    namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  }).privateKey);
+  for (const [file, reason] of [[small, /at least 2048 bits, has 1024/], [encrypted, /encrypted/],
+    [ec, /must be an RSA key/]]) {
+    const r = await keysCli(server, ['add', 'https://social.example/users/bob#main-key', file],
+      { password: 'open sesame' });
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, reason);
+    assert.match(r.stderr, /HTTP 400/);
+    assert.ok(!r.stderr.includes('BEGIN'), r.stderr);
+  }
+  const listed = await keysCli(server, ['list'], { password: 'open sesame' });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.equal(listed.stdout.trim().split('\n').length, 1, listed.stdout);
+  assert.ok(!server.stderr.includes('PRIVATE KEY'), 'the server never logs key material');
+});
