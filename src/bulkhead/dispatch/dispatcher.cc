@@ -236,6 +236,7 @@ void Dispatcher::Pump() {
     TakeAvailable();
     now = clock_.Now();
     ExpireDue(now);
+    RenewDue(now);
     StartGranted(now);
   } while (pump_again_ && !stopped_);
   pumping_ = false;
@@ -285,9 +286,16 @@ void Dispatcher::Accept(JobRecord record) {
     Dead(job, "InvalidDeliveryJob", parsed.status().message());
     return;
   }
+  const TimePoint reserved_until = FromUnixMicros(record.score);  // kWorking: the expiry
   auto it = jobs_.find(record.jid);
   if (it != jobs_.end()) {
-    // Reserved again after its reservation expired while held here: keep the one we hold.
+    // Reserved again after its reservation expired while held here: keep the one we hold, under
+    // its new reservation.
+    if (!it->second.in_flight) {
+      CancelRenewal(record.jid, it->second);
+      it->second.reserved_until = reserved_until;
+      ScheduleRenewal(record.jid, it->second);
+    }
     return;
   }
   const std::string jid = parsed->jid;
@@ -295,8 +303,35 @@ void Dispatcher::Accept(JobRecord record) {
   deadlines_.insert({parsed->deadline, jid});
   Held held;
   held.job = std::move(*parsed);
-  jobs_.emplace(jid, std::move(held));
+  held.reserved_until = reserved_until;
+  held.reserve_for = std::chrono::seconds(std::max(record.reserve_for_s, 60));
+  auto [pos, inserted] = jobs_.emplace(jid, std::move(held));
+  ScheduleRenewal(jid, pos->second);
   fresh_[host].push_back(jid);
+}
+
+void Dispatcher::ScheduleRenewal(const std::string& jid, Held& held) {
+  held.renew_at = held.reserved_until - held.reserve_for / 2;
+  renewals_.insert({held.renew_at, jid});
+}
+
+void Dispatcher::CancelRenewal(const std::string& jid, const Held& held) {
+  renewals_.erase({held.renew_at, jid});
+}
+
+void Dispatcher::RenewDue(TimePoint now) {
+  while (!renewals_.empty() && renewals_.begin()->first <= now) {
+    std::string jid = renewals_.begin()->second;
+    renewals_.erase(renewals_.begin());
+    auto it = jobs_.find(jid);
+    if (it == jobs_.end() || it->second.in_flight) continue;
+    Held& held = it->second;
+    held.reserved_until = now + held.reserve_for;
+    ScheduleRenewal(jid, held);
+    ++stats_.renewed;
+    engine_.store().ExtendReservation(jid, held.reserved_until,
+                                      LogDone("reservation renewal", jid));
+  }
 }
 
 void Dispatcher::ExpireDue(TimePoint now) {
@@ -305,6 +340,7 @@ void Dispatcher::ExpireDue(TimePoint now) {
     deadlines_.erase(deadlines_.begin());
     auto it = jobs_.find(jid);
     if (it == jobs_.end() || it->second.in_flight) continue;
+    CancelRenewal(jid, it->second);
     const std::string& host = it->second.job.host;
     bool removed = false;
     if (auto f = fresh_.find(host); f != fresh_.end()) {
@@ -359,6 +395,7 @@ void Dispatcher::StartGranted(TimePoint now) {
       if (it == jobs_.end()) continue;
       // The host's backlog is full: hand the job back to the retry schedule.
       deadlines_.erase({it->second.job.deadline, jid});
+      CancelRenewal(jid, it->second);
       jobs_.erase(it);
       ++stats_.retried;
       engine_.Fail(jid, FailureReport{"HostBacklogFull", s.message(), {}}, LogDone("FAIL", jid));
@@ -370,6 +407,7 @@ void Dispatcher::StartGranted(TimePoint now) {
 void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
   Held& held = jobs_.at(jid);
   deadlines_.erase({held.job.deadline, jid});
+  CancelRenewal(jid, held);
   auto request = BuildDeliveryRequest(held.job, signer_, keys_, clock_);
   if (!request.ok()) {
     registry_.OnResult(grant,
@@ -517,6 +555,10 @@ void Dispatcher::ArmTimer(TimePoint now) {
   if (!deadlines_.empty()) {
     TimePoint d = deadlines_.begin()->first;
     if (!next || d < *next) next = d;
+  }
+  if (!renewals_.empty()) {
+    TimePoint r = renewals_.begin()->first;
+    if (!next || r < *next) next = r;
   }
   next_wakeup_ = next;
   if (!next) {

@@ -12,8 +12,13 @@
 //      `bulkhead.delivery_dead`; retryable → FAIL through the job's retry count, not before the
 //      host's Retry-After; past the job's deadline → dead "host unavailable" +
 //      `bulkhead.delivery_dead`.
-//   A timer set from the registry's NextWakeup and the earliest job deadline pumps again when time
-//   alone can change something (an open breaker's probe time, a Retry-After, a deadline).
+//   A timer set from the registry's NextWakeup, the earliest job deadline and the earliest
+//   reservation renewal pumps again when time alone can change something (an open breaker's probe
+//   time, a Retry-After, a deadline, a renewal).
+//   Reservations: a held job that is not in flight has its reservation renewed (to now + its
+//   reserve_for, a day for built-ins) once less than half of it remains, so a job parked behind an
+//   open breaker for days is never failed by the engine's reservation reaper (which would spend a
+//   retry); only the job's own deadline ends its wait.
 //
 // Outcome jobs are ordinary Faktory jobs pushed to DispatcherConfig::outcomes_queue for the
 // application's workers:
@@ -106,6 +111,7 @@ struct DispatcherStats {
   int64_t dead = 0;
   int64_t gone = 0;
   int64_t expired = 0;    // dead because their deadline passed
+  int64_t renewed = 0;    // reservations renewed while held
   int64_t outcome_jobs = 0;
 };
 
@@ -158,6 +164,9 @@ class Dispatcher final : public BuiltinJobs {
     bool in_flight = false;
     std::optional<Grant> grant;  // while in flight
     TimePoint started;
+    TimePoint reserved_until;  // the store's reservation expiry
+    Duration reserve_for{};    // the job's reservation length
+    TimePoint renew_at;        // its key in renewals_ (while not in flight)
   };
 
   void Adopt(size_t offset);
@@ -165,6 +174,10 @@ class Dispatcher final : public BuiltinJobs {
   // Adds a job taken from the store; jobs that can no longer be read are failed dead.
   void Accept(JobRecord record);
   void ExpireDue(TimePoint now);
+  // Renews the reservations whose renewal time has come (held jobs not in flight).
+  void RenewDue(TimePoint now);
+  void ScheduleRenewal(const std::string& jid, Held& held);
+  void CancelRenewal(const std::string& jid, const Held& held);
   void StartGranted(TimePoint now);
   void Launch(const std::string& jid, Grant grant, TimePoint now);
   void OnResponse(const std::string& jid, HttpResponse response);
@@ -203,6 +216,7 @@ class Dispatcher final : public BuiltinJobs {
   std::map<std::string, Held> jobs_;                  // by jid
   std::map<std::string, std::deque<std::string>> fresh_;  // host → jids not yet parked/started
   std::set<std::pair<TimePoint, std::string>> deadlines_;  // of held jobs not in flight
+  std::set<std::pair<TimePoint, std::string>> renewals_;   // renew-at of held jobs not in flight
   std::set<std::string> unavailable_hosts_;
   DispatcherStats stats_;
 

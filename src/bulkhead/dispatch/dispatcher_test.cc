@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -538,6 +539,77 @@ TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompl
   EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 0u);
   EXPECT_TRUE(List(JobState::kWorking).empty());
   EXPECT_EQ(List(JobState::kRetry).size(), 4u);
+}
+
+TEST_F(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
+  // The breaker stays open for three days: the parked jobs wait longer than their 1-day
+  // reservation, and only their 48-hour activitypub deadline may end them.
+  dconfig_.compartments.compartment.breaker.base_open_interval = hours(72);
+  dconfig_.compartments.compartment.breaker.max_open_interval = hours(72);
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  const std::string key = "https://social.example/users/alice#main-key";
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(Push(ActivityPub("https://dead.example/inbox" + std::to_string(i), key)).ok());
+  }
+  auto attempts = transport.Pending("dead.example");
+  ASSERT_EQ(attempts.size(), 4u);
+  for (size_t i : attempts) transport.Answer(i, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  ASSERT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 2u);
+  ASSERT_EQ(List(JobState::kRetry).size(), 4u);
+  const TimePoint taken = clock_.Now();
+  auto expiries = [&] {
+    std::set<TimePoint> out;
+    for (const auto& w : List(JobState::kWorking)) out.insert(FromUnixMicros(w.score));
+    return out;
+  };
+  ASSERT_EQ(expiries(), std::set<TimePoint>{taken + hours(24)}) << "built-ins are reserved a day";
+
+  // Nothing to renew while more than half of the reservation remains.
+  clock_.Advance(hours(11));
+  dispatcher_->Pump();
+  EXPECT_EQ(expiries(), std::set<TimePoint>{taken + hours(24)});
+  ASSERT_TRUE(dispatcher_->next_wakeup());
+  EXPECT_EQ(*dispatcher_->next_wakeup(), taken + hours(12)) << "the timer wakes for the renewal";
+
+  clock_.Set(taken + hours(12));
+  dispatcher_->Pump();
+  EXPECT_EQ(expiries(), std::set<TimePoint>{taken + hours(36)});
+  EXPECT_EQ(dispatcher_->stats().renewed, 2);
+
+  // Past the original expiry the reaper finds nothing to fail; renewals keep going.
+  clock_.Set(taken + hours(30));
+  engine_->RunReaperOnce();
+  EXPECT_EQ(List(JobState::kWorking).size(), 2u);
+  dispatcher_->Pump();
+  EXPECT_EQ(expiries(), std::set<TimePoint>{taken + hours(54)});
+  clock_.Set(taken + hours(40));
+  engine_->RunReaperOnce();
+  EXPECT_EQ(List(JobState::kWorking).size(), 2u);
+  EXPECT_EQ(List(JobState::kRetry).size(), 4u) << "no retry spent by waiting";
+  for (const auto& w : List(JobState::kWorking)) EXPECT_FALSE(PayloadOf(w).contains("failure"));
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 2u);
+  EXPECT_EQ(transport.calls.size(), 4u) << "no attempt while the breaker is open";
+
+  // The deadline, not the reservation, ends the wait.
+  clock_.Set(taken + hours(48));
+  dispatcher_->Pump();
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
+}
+
+TEST_F(DispatcherTest, InFlightJobsAreNotRenewed) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://slow.example/1")).ok());
+  ASSERT_EQ(transport.Pending().size(), 1u);
+  clock_.Advance(hours(13));
+  dispatcher_->Pump();
+  EXPECT_EQ(dispatcher_->stats().renewed, 0);
+  transport.Answer(0, ScriptedTransport::Status(200));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
 }
 
 TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {

@@ -63,6 +63,16 @@ void EmbeddedStore::GetWorking(const std::string& jid, JobCallback cb) {
   cb(state_.GetWorking(jid));
 }
 
+void EmbeddedStore::ExtendReservation(const std::string& jid, TimePoint until, Done durable) {
+  std::vector<Change> changes;
+  Status s = state_.ExtendReservation(jid, ToUnixMicros(until), changes);
+  if (!s.ok()) {
+    durable(s);
+    return;
+  }
+  Commit(std::move(changes), std::move(durable));
+}
+
 void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
   std::vector<Change> changes;
   Status s = state_.Move(job, ToUnixMicros(now), changes);

@@ -29,6 +29,7 @@ class EmbeddedStore final : public Store {
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
   void Ack(const std::string& jid, JobCallback durable) override;
   void GetWorking(const std::string& jid, JobCallback cb) override;
+  void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override;
   void Move(JobRecord job, TimePoint now, Done durable) override;
   void Remove(const std::string& jid, Done durable) override;
   void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override;

@@ -154,6 +154,24 @@ std::optional<JobRecord> MemoryState::GetWorking(const std::string& jid) const {
   return it->second->job;
 }
 
+Status MemoryState::ExtendReservation(const std::string& jid, int64_t until_us,
+                                      std::vector<Change>& out) {
+  auto it = by_jid_.find(jid);
+  if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) {
+    return Status::NotFound("job " + jid + " is not reserved");
+  }
+  Entry* e = it->second.get();
+  Unlink(e);
+  e->job.score = until_us;
+  Link(e);
+  Change c{Change::Kind::kUpdateState};
+  c.id = e->id;
+  c.job.state = e->job.state;
+  c.job.score = e->job.score;
+  out.push_back(std::move(c));
+  return Status::Ok();
+}
+
 Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Change>& out) {
   auto it = by_jid_.find(job.jid);
   if (it == by_jid_.end()) return Status::NotFound("Job not found " + job.jid);

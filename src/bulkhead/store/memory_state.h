@@ -55,6 +55,8 @@ class MemoryState {
 
   // The job reserved under `jid`, if any.
   std::optional<JobRecord> GetWorking(const std::string& jid) const;
+  // Sets the reservation expiry of the job reserved under `jid`. NotFound when not reserved.
+  Status ExtendReservation(const std::string& jid, int64_t until_us, std::vector<Change>& out);
 
   // Moves an existing job to job.state (kRetry, kDead, kScheduled or kQueued) with job.score and
   // job.payload; for kQueued the job goes to the back of job.queue. NotFound when jid is unknown.

@@ -60,6 +60,9 @@ class Store {
   virtual void Ack(const std::string& jid, JobCallback durable) = 0;
   // The reserved job with this jid, or nullopt.
   virtual void GetWorking(const std::string& jid, JobCallback cb) = 0;
+  // Moves the reservation of `jid` to expire at `until` (earlier or later; the delivery engine
+  // renews the reservations of jobs it holds). NotFound when the jid is not reserved.
+  virtual void ExtendReservation(const std::string& jid, TimePoint until, Done durable) = 0;
   // Moves an existing job to job.state with job.score, job.queue and job.payload.
   virtual void Move(JobRecord job, TimePoint now, Done durable) = 0;
   // Deletes a job wherever it is (no error when unknown).

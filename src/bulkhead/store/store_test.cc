@@ -288,6 +288,36 @@ TEST_P(StoreTest, CountersAddUp) {
   EXPECT_EQ(Stats().failures, 1);
 }
 
+TEST_P(StoreTest, ExtendReservationMovesTheExpiry) {
+  ASSERT_TRUE(Push(MakeJob("job-extend-01")).ok());
+  auto job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  TimePoint expiry = FromUnixMicros(job->score);  // now + 60 s
+  auto expired = [&](TimePoint at) {
+    std::vector<JobRecord> out;
+    store_->ExpiredReservations(at, 10, [&](Result<std::vector<JobRecord>> r) { out = *r; });
+    return out.size();
+  };
+  EXPECT_EQ(expired(expiry), 1u);
+  std::optional<Status> done;
+  store_->ExtendReservation("job-extend-01", expiry + std::chrono::hours(24),
+                            [&](Status s) { done = s; });
+  loop_.RunUntil([&] { return done.has_value(); });
+  ASSERT_TRUE(done->ok()) << done->ToString();
+  EXPECT_EQ(expired(expiry + std::chrono::hours(23)), 0u);
+  EXPECT_EQ(expired(expiry + std::chrono::hours(24)), 1u);
+  done.reset();
+  store_->ExtendReservation("job-unknown-1", expiry, [&](Status s) { done = s; });
+  loop_.RunUntil([&] { return done.has_value(); });
+  EXPECT_EQ(done->code(), StatusCode::kNotFound);
+  if (GetParam() == "sqlite") {
+    Reopen();
+    EXPECT_EQ(expired(expiry + std::chrono::hours(23)), 0u) << "the renewal is durable";
+    EXPECT_EQ(expired(expiry + std::chrono::hours(24)), 1u);
+  }
+  EXPECT_TRUE(Ack("job-extend-01"));
+}
+
 TEST_P(StoreTest, SigningKeysPutReplaceListRemove) {
   EXPECT_TRUE(Keys().empty());
   ASSERT_TRUE(PutKey("https://b.example/actor#main-key", "pem-b").ok());
