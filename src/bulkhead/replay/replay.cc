@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -92,6 +93,7 @@ class Scenario {
   Scenario(const ReplayOptions& options, Fault fault, std::string name, std::ostream& err)
       : options_(options), fault_(fault), err_(err) {
     result_.name = std::move(name);
+    if (options.pipeline == Pipeline::kSharedPool) result_.name += " (shared pool)";
     result_.fault = fault;
     result_.duration_s = options.duration_s;
   }
@@ -249,6 +251,8 @@ class Scenario {
                               {"queue", "default"},
                               {"args", {now, cpu}}};
         timeline_enqueued_.fetch_add(1);
+        std::lock_guard lock(mu_);
+        timeline_created_.push_back(now);
         return job.dump();
       });
     });
@@ -260,15 +264,26 @@ class Scenario {
         uint16_t port = bad ? rig_.faulty->port() : rig_.healthy->port();
         std::string endpoint = "http://127.0.0.1:" + std::to_string(port) + "/push/" +
                                std::to_string(i) + "/" + std::to_string(now);
-        nlohmann::json args = {
-            {"subscription", {{"endpoint", endpoint},
-                              {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
-            {"payload", "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}"},
-            {"urgency", "normal"}};
-        nlohmann::json job = {{"jid", RandomHex(12)},
-                              {"jobtype", "webpush"},
-                              {"queue", "default"},  // the queue the timeline worker serves
-                              {"args", nlohmann::json::array({args})}};
+        std::string payload = "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}";
+        nlohmann::json job;
+        if (options_.pipeline == Pipeline::kSharedPool) {
+          // Mastodon's Web::PushNotificationWorker: retry 5, run by the app's worker threads.
+          job = {{"jid", RandomHex(12)},
+                 {"jobtype", "push_notification"},
+                 {"queue", "default"},
+                 {"retry", 5},
+                 {"args", nlohmann::json::array({{{"endpoint", endpoint}, {"payload", payload}}})}};
+        } else {
+          nlohmann::json args = {
+              {"subscription", {{"endpoint", endpoint},
+                                {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
+              {"payload", payload},
+              {"urgency", "normal"}};
+          job = {{"jid", RandomHex(12)},
+                 {"jobtype", "webpush"},
+                 {"queue", "default"},  // the queue the timeline worker serves
+                 {"args", nlohmann::json::array({args})}};
+        }
         std::lock_guard lock(mu_);
         if (bad) {
           ++result_.faulty_pushed;
@@ -309,6 +324,10 @@ class Scenario {
     const auto& sets = (*info)["faktory"]["sets"];
     s.retry_set = sets.value("retries", int64_t{0});
     s.dead_set = sets.value("dead", int64_t{0});
+    if (options_.pipeline == Pipeline::kSharedPool) {
+      // Only push requests fail here (timeline jobs never do), and only the faulty host's.
+      s.faulty_failures = (*info)["faktory"].value("total_failures", int64_t{0});
+    }
     if (info->contains("hosts") && (*info)["hosts"].is_array()) {
       for (const auto& h : (*info)["hosts"]) {
         if (h.value("host", "") != faulty_host_) continue;
@@ -389,6 +408,12 @@ class Scenario {
     result_.timeline_enqueued = timeline_enqueued_.load();
     result_.timeline = timeline_;
     result_.foreign_jobs = foreign_;
+    result_.end_us = SteadyMicros();
+    std::set<int64_t> ran;
+    for (const auto& t : timeline_) ran.insert(t.created_us);
+    for (int64_t c : timeline_created_) {
+      if (!ran.count(c)) result_.timeline_unrun_created_us.push_back(c);
+    }
   }
 
   const ReplayOptions& options_;
@@ -405,6 +430,7 @@ class Scenario {
   std::mutex mu_;
   ScenarioResult result_;                    // samples and counters guarded by mu_ while loading
   std::vector<TimelineRecord> timeline_;     // guarded by mu_
+  std::vector<int64_t> timeline_created_;    // every timeline PUSH, guarded by mu_
   int64_t foreign_ = 0;                      // guarded by mu_
   std::map<int64_t, int64_t> healthy_pushed_;  // seq → pushed_us, guarded by mu_
   Status load_error_;                        // guarded by mu_
@@ -429,6 +455,13 @@ std::string LoadLine(const ReplayOptions& o) {
 }
 
 }  // namespace
+
+Result<Pipeline> ParsePipeline(std::string_view name) {
+  if (name == "bulkhead") return Pipeline::kBulkhead;
+  if (name == "shared-pool") return Pipeline::kSharedPool;
+  return Status::InvalidArgument("unknown pipeline \"" + std::string(name) +
+                                 "\" (valid: bulkhead, shared-pool)");
+}
 
 Result<std::pair<double, double>> ParseRates(std::string_view text) {
   auto comma = text.find(',');
@@ -485,6 +518,10 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
     return 2;
   }
   out << "bulkhead replay: " << options.duration_s << " s of " << LoadLine(options) << "\n";
+  if (options.pipeline == Pipeline::kSharedPool) {
+    out << "pipeline: shared pool (the worker threads make the push requests and wait, as "
+           "Mastodon on Sidekiq does)\n";
+  }
 
   std::optional<ScenarioResult> baseline;
   if (options.baseline) {
@@ -505,7 +542,7 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
   auto verdicts = Verdicts(*run, base, options.thresholds);
   auto points = PerSecond(*run);
   ReplayChartOptions chart;
-  chart.title = "bulkhead replay: " + std::string(FaultName(options.fault)) + ", " +
+  chart.title = "bulkhead replay: " + run->name + ", " +
                 std::to_string(static_cast<int>(options.duration_s)) + " s";
   chart.subtitle = LoadLine(options);
   chart.latency_bound_ms = options.thresholds.timeline_p99_ms;

@@ -8,6 +8,9 @@
 // Output: a live progress line on stderr; then, on `out`, a table (timeline latency, healthy
 // deliveries, what happened to the faulty host's jobs, retry-set size), verdict lines, and the
 // files replay.svg (the chart), replay.csv (per second) and summary.json in out_dir.
+//
+// With Pipeline::kSharedPool the same load is delivered the incumbent's way, to watch the incident
+// itself happen: the worker's threads make the push requests and wait on the faulty host.
 #pragma once
 
 #include <ostream>
@@ -21,8 +24,18 @@
 
 namespace bulkhead {
 
+// Who makes the push requests.
+enum class Pipeline {
+  kBulkhead,    // bulkhead's built-in webpush jobs: per-host compartments, no worker thread waits
+  kSharedPool,  // the incumbent's way (Mastodon on Sidekiq): the app's worker threads make the
+                // request themselves and wait, sharing the pool with the timeline jobs
+};
+// "bulkhead" or "shared-pool"; InvalidArgument otherwise.
+Result<Pipeline> ParsePipeline(std::string_view name);
+
 struct ReplayOptions {
   Fault fault = Fault::kBlackhole;
+  Pipeline pipeline = Pipeline::kBulkhead;
   double duration_s = 60;
   double timeline_per_s = 50;
   double webpush_per_s = 20;

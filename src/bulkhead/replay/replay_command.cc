@@ -14,6 +14,7 @@ namespace {
 struct ReplayFlags {
   ReplayOptions options;
   std::string fault = "blackhole";
+  std::string pipeline = "bulkhead";
   std::string rates;
   bool no_progress = false;
 };
@@ -29,6 +30,9 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
       "verdicts and a chart. Exit code 1 when a verdict fails.");
   replay->add_option("--fault", flags->fault,
                      "blackhole (default), slow-drip, refuse, reset, 5xx, 429, late");
+  replay->add_option("--pipeline", flags->pipeline,
+                     "bulkhead (default), or shared-pool: the incumbent's way, the worker threads "
+                     "make the push requests and wait (watch the incident happen)");
   replay->add_option("--duration", flags->options.duration_s, "seconds of load (default 60)");
   replay->add_option("--rates", flags->rates,
                      "TIMELINE,WEBPUSH jobs per second (default 50,20)");
@@ -49,6 +53,13 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
       return;
     }
     flags->options.fault = *fault;
+    auto pipeline = ParsePipeline(flags->pipeline);
+    if (!pipeline.ok()) {
+      std::cerr << "bulkhead replay: --pipeline: " << pipeline.status().message() << "\n";
+      *exit_code = 2;
+      return;
+    }
+    flags->options.pipeline = *pipeline;
     if (!flags->rates.empty()) {
       auto rates = ParseRates(flags->rates);
       if (!rates.ok()) {

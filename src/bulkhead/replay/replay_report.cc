@@ -65,6 +65,7 @@ std::vector<double> TimelineLatenciesMs(const ScenarioResult& r) {
   std::vector<double> v;
   v.reserve(r.timeline.size());
   for (const auto& t : r.timeline) v.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+  for (int64_t c : r.timeline_unrun_created_us) v.push_back(static_cast<double>(r.end_us - c) / 1000.0);
   return v;
 }
 
@@ -122,6 +123,9 @@ std::vector<SecondPoint> PerSecond(const ScenarioResult& r) {
   };
   for (const auto& t : r.timeline) {
     timeline[bucket(t.created_us)].push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+  }
+  for (int64_t c : r.timeline_unrun_created_us) {
+    timeline[bucket(c)].push_back(static_cast<double>(r.end_us - c) / 1000.0);
   }
   for (const auto& d : r.healthy) {
     int b = bucket(d.pushed_us);

@@ -42,6 +42,10 @@ struct ScenarioResult {
 
   int64_t timeline_enqueued = 0;
   std::vector<TimelineRecord> timeline;
+  // Jobs enqueued that never ran by end_us (a stalled pool): their latency counts as at least
+  // end_us - created_us, so a stall shows in the percentiles instead of vanishing from them.
+  std::vector<int64_t> timeline_unrun_created_us;
+  int64_t end_us = 0;  // when the results were collected
   int64_t foreign_jobs = 0;  // jobs of another type that reached the worker (must stay 0)
 
   std::vector<DeliveryRecord> healthy;
@@ -60,7 +64,8 @@ struct LatencySummary {
 // Nearest-rank percentiles of `ms` (empty: all zero).
 LatencySummary Summarize(std::vector<double> ms);
 
-// Timeline queue latency (start - created) of every job run, in ms.
+// Timeline queue latency (start - created) of every job enqueued, in ms; for jobs that never ran,
+// end_us - created_us (a lower bound).
 std::vector<double> TimelineLatenciesMs(const ScenarioResult& r);
 // PUSH → arrival of every healthy delivery that arrived, in ms.
 std::vector<double> HealthyLatenciesMs(const ScenarioResult& r);

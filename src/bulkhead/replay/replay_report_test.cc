@@ -100,6 +100,19 @@ TEST(ReplayReportTest, UnrunTimelineJobsAndForeignJobsFail) {
   EXPECT_FALSE(Find(verdicts, "delivery jobs handed to the timeline worker: 1")->pass);
 }
 
+TEST(ReplayReportTest, JobsThatNeverRanCountWithTheirWaitSoFar) {
+  auto run = MakeRun(std::vector<double>(10, 1.0));
+  run.timeline_enqueued = 12;
+  run.end_us = kT0 + 3'000'000;
+  run.timeline_unrun_created_us = {kT0 + 1'000'000, kT0 + 2'000'000};
+  LatencySummary s = Summarize(TimelineLatenciesMs(run));
+  EXPECT_EQ(s.count, 12u);
+  EXPECT_DOUBLE_EQ(s.max_ms, 2000);  // waited at least 2 s when the run ended
+  auto points = PerSecond(run);
+  EXPECT_DOUBLE_EQ(*points[2].timeline_max_ms, 1000);
+  EXPECT_FALSE(Verdicts(run, nullptr)[0].pass);
+}
+
 TEST(ReplayReportTest, AnEmptyRunFails) {
   ScenarioResult empty;
   empty.duration_s = 1;
@@ -162,6 +175,10 @@ TEST(ReplayOptionsTest, RatesAndRanges) {
   o = {};
   o.fault = Fault::kNone;
   EXPECT_FALSE(ValidateReplayOptions(o).ok());
+  EXPECT_EQ(*ParsePipeline("shared-pool"), Pipeline::kSharedPool);
+  EXPECT_EQ(*ParsePipeline("bulkhead"), Pipeline::kBulkhead);
+  EXPECT_NE(ParsePipeline("sidekiq").status().message().find("valid: bulkhead, shared-pool"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "bulkhead/replay/timeline_worker.h"
 
+#include <curl/curl.h>
 #include <time.h>
 
 #include <atomic>
@@ -23,7 +24,36 @@ int64_t ThreadCpuMicros() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
 }
 
+size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
+
 }  // namespace
+
+Status BlockingPost(const std::string& url, const std::string& body) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return Status::Internal("curl_easy_init failed");
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/octet-stream");
+  headers = curl_slist_append(headers, "TTL: 172800");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
+  // Mastodon's Request: connect 5 s; read 10 s per operation (no byte for 10 s); 30 s deadline
+  // for the whole response.
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 10L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 35000L);
+  CURLcode rc = curl_easy_perform(curl);
+  long code = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) return Status::Unavailable(std::string("push: ") + curl_easy_strerror(rc));
+  if (code < 200 || code > 299) return Status::Unavailable("push: HTTP " + std::to_string(code));
+  return Status::Ok();
+}
 
 void BurnCpu(int64_t micros) {
   int64_t until = ThreadCpuMicros() + micros;
@@ -40,6 +70,7 @@ void BurnCpu(int64_t micros) {
 }
 
 int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread starts
   std::string wid = RandomHex(8);
   FaktoryConnectOptions co;
   co.host = options.host;
@@ -69,6 +100,13 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
       std::string jid = doc.is_object() ? doc.value("jid", "") : "";
       std::string type = doc.is_object() ? doc.value("jobtype", "") : "";
       const auto& args = doc.is_object() ? doc["args"] : nlohmann::json();
+      if (type == "push_notification" && args.is_array() && !args.empty() && args[0].is_object()) {
+        Status sent = BlockingPost(args[0].value("endpoint", ""), args[0].value("payload", ""));
+        Status s = sent.ok() ? (*client)->Ack(jid)
+                             : (*client)->Fail(jid, "PushError", sent.message());
+        if (!s.ok()) break;
+        continue;
+      }
       if (type != "timeline" || !args.is_array() || args.size() < 2 ||
           !args[0].is_number_integer() || !args[1].is_number_integer()) {
         {
