@@ -324,6 +324,10 @@ class Scenario {
     const auto& sets = (*info)["faktory"]["sets"];
     s.retry_set = sets.value("retries", int64_t{0});
     s.dead_set = sets.value("dead", int64_t{0});
+    auto latency = info_client_->QueueLatency({"default"});
+    if (!latency.ok()) return latency.status();
+    auto lat = nlohmann::json::parse(*latency, nullptr, false);
+    if (lat.is_object()) s.queue_latency_ms = lat.value("default", 0.0) * 1000.0;
     if (options_.pipeline == Pipeline::kSharedPool) {
       // Only push requests fail here (timeline jobs never do), and only the faulty host's.
       s.faulty_failures = (*info)["faktory"].value("total_failures", int64_t{0});

@@ -75,7 +75,8 @@ std::string RenderReplayChart(const std::vector<SecondPoint>& points,
   for (const auto& p : points) {
     left_max = std::max({left_max, static_cast<double>(p.retry_set),
                          static_cast<double>(p.faulty_parked)});
-    right_max = std::max({right_max, p.timeline_p99_ms.value_or(0), p.healthy_p99_ms.value_or(0)});
+    right_max = std::max({right_max, TimelineQueueLatencyMs(p).value_or(0),
+                          p.healthy_p99_ms.value_or(0)});
   }
   left_max = NiceCeiling(left_max, 10);
   right_max = NiceCeiling(right_max, o.latency_bound_ms * 1.2);
@@ -118,16 +119,17 @@ std::string RenderReplayChart(const std::vector<SecondPoint>& points,
          ") rotate(90)\" text-anchor=\"middle\" fill=\"" + kTimelineColor +
          "\">latency (ms)</text>\n";
 
-  // Bars: timeline p99 per second (right axis).
+  // Bars: timeline queue latency per second (right axis).
   double bar_w = std::max(1.0, pw / static_cast<double>(n) * 0.7);
   for (const auto& p : points) {
-    if (!p.timeline_p99_ms) continue;
+    std::optional<double> latency = TimelineQueueLatencyMs(p);
+    if (!latency) continue;
     double x = x_of(p.second + 0.5) - bar_w / 2;
-    double y = yr(*p.timeline_p99_ms);
+    double y = yr(*latency);
     svg += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(bar_w) +
            "\" height=\"" + Num(std::max(0.5, kTop + ph - y)) + "\" fill=\"" + kTimelineColor +
            "\" fill-opacity=\"0.85\"><title>second " + std::to_string(p.second) +
-           ": timeline p99 " + Num(*p.timeline_p99_ms) + " ms</title></rect>\n";
+           ": timeline queue latency " + Num(*latency) + " ms</title></rect>\n";
   }
   // The latency bound.
   if (o.latency_bound_ms > 0 && o.latency_bound_ms <= right_max) {
@@ -166,7 +168,7 @@ std::string RenderReplayChart(const std::vector<SecondPoint>& points,
   };
   const Entry legend[] = {{kRetryColor, "retry set size (left)", false},
                           {kParkedColor, "faulty-host jobs parked (left)", false},
-                          {kTimelineColor, "timeline queue latency p99 (right)", true},
+                          {kTimelineColor, "timeline queue latency (right)", true},
                           {kHealthyColor, "healthy-host delivery latency p99 (right)", false}};
   // Two rows: the left axis's series, then the right axis's.
   for (size_t i = 0; i < std::size(legend); ++i) {

@@ -35,11 +35,20 @@ TEST(ReplayChartTest, DrawsOneBarPerSecondWithTimelineJobsAndEveryLine) {
   std::string svg = RenderReplayChart(points, o);
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
-  EXPECT_EQ(Count(svg, "timeline p99 "), 2u + 1u);  // two bar tooltips + the bound label
+  EXPECT_EQ(Count(svg, ": timeline queue latency "), 2u);  // one bar per second with jobs
   EXPECT_EQ(Count(svg, "<polyline"), 3u);            // healthy, parked, retry set
   EXPECT_NE(svg.find("5xx &amp; friends &lt;test&gt;"), std::string::npos);
   EXPECT_EQ(svg.find("<test>"), std::string::npos);
   EXPECT_NE(svg.find("timeline p99 bound 50 ms"), std::string::npos);
+}
+
+TEST(ReplayChartTest, AStalledQueueDrawsItsSampledAgeWhenNoJobStarted) {
+  std::vector<SecondPoint> points(2);
+  points[1].second = 1;
+  points[1].queue_latency_ms = 12'000;
+  std::string svg = RenderReplayChart(points, {});
+  EXPECT_EQ(Count(svg, ": timeline queue latency 12000.0 ms"), 1u);
+  EXPECT_NE(svg.find(">20000<"), std::string::npos);  // the right axis grew to hold it
 }
 
 TEST(ReplayChartTest, EmptySeriesStillRenders) {

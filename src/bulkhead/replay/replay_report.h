@@ -31,6 +31,7 @@ struct ServerSample {
   int64_t dead_set = 0;
   int64_t faulty_parked = 0;  // the faulty host's parked jobs
   int64_t faulty_failures = 0;
+  double queue_latency_ms = 0;  // age of the oldest job waiting in `default` (QUEUE LATENCY)
   std::string faulty_breaker;  // "closed", "open", "half_open", or "" when not listed
 };
 
@@ -95,12 +96,17 @@ struct SecondPoint {
   int second = 0;
   int64_t retry_set = 0;     // last sample taken in that second (carried forward)
   int64_t faulty_parked = 0;
-  std::optional<double> timeline_p99_ms;  // of jobs created in that second
+  double queue_latency_ms = 0;            // last sample taken in that second (carried forward)
+  std::optional<double> timeline_p99_ms;  // wait of the jobs started in that second
   std::optional<double> timeline_max_ms;
   std::optional<double> healthy_p99_ms;   // of healthy pushes in that second
   int64_t healthy_missing = 0;            // healthy pushes in that second that never arrived
 };
 std::vector<SecondPoint> PerSecond(const ScenarioResult& r);
+// What the chart's bar shows for a second: the timeline queue latency an operator would see, the
+// larger of the p99 wait of the jobs started then and the sampled age of the oldest waiting job
+// (a stalled pool starts none, yet its queue keeps ageing). nullopt when there is neither.
+std::optional<double> TimelineQueueLatencyMs(const SecondPoint& p);
 
 // The text table: one column per run (baseline first when given).
 std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baseline);

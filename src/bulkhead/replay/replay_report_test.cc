@@ -108,8 +108,6 @@ TEST(ReplayReportTest, JobsThatNeverRanCountWithTheirWaitSoFar) {
   LatencySummary s = Summarize(TimelineLatenciesMs(run));
   EXPECT_EQ(s.count, 12u);
   EXPECT_DOUBLE_EQ(s.max_ms, 2000);  // waited at least 2 s when the run ended
-  auto points = PerSecond(run);
-  EXPECT_DOUBLE_EQ(*points[2].timeline_max_ms, 1000);
   EXPECT_FALSE(Verdicts(run, nullptr)[0].pass);
 }
 
@@ -119,34 +117,41 @@ TEST(ReplayReportTest, AnEmptyRunFails) {
   EXPECT_FALSE(AllPass(Verdicts(empty, nullptr)));
 }
 
-TEST(ReplayReportTest, PerSecondBucketsByCreationAndCarriesSamplesForward) {
-  auto run = MakeRun({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 40,
-                      7});  // job 50 is created at 1.0 s
-  run.samples = {{0.2, 3, 0, 1, 0, "closed"}, {2.5, 9, 0, 4, 2, "open"}};
+TEST(ReplayReportTest, PerSecondBucketsByStartAndCarriesSamplesForward) {
+  std::vector<double> waits(51, 1.0);
+  waits[10] = 40;   // created at 0.20 s, started at 0.24 s
+  waits[49] = 30;   // created at 0.98 s, started at 1.01 s
+  waits[50] = 7;    // created at 1.00 s
+  auto run = MakeRun(waits);
+  ServerSample a{.t_s = 0.2, .retry_set = 3, .faulty_parked = 1, .faulty_breaker = "closed"};
+  ServerSample b{.t_s = 2.5, .retry_set = 9, .faulty_parked = 4, .queue_latency_ms = 900,
+                 .faulty_breaker = "open"};
+  run.samples = {a, b};
   auto points = PerSecond(run);
   ASSERT_EQ(points.size(), 3u);
   EXPECT_EQ(points[0].retry_set, 3);
   EXPECT_EQ(points[1].retry_set, 3);  // no sample in second 1: carried forward
   EXPECT_EQ(points[2].retry_set, 9);
   EXPECT_EQ(points[2].faulty_parked, 4);
-  ASSERT_TRUE(points[0].timeline_p99_ms.has_value());
   EXPECT_DOUBLE_EQ(*points[0].timeline_max_ms, 40);
-  EXPECT_DOUBLE_EQ(*points[1].timeline_p99_ms, 7);
+  EXPECT_DOUBLE_EQ(*points[1].timeline_max_ms, 30);
   EXPECT_FALSE(points[2].timeline_p99_ms.has_value());
+  EXPECT_DOUBLE_EQ(*TimelineQueueLatencyMs(points[2]), 900);  // no job started: the sampled age
+  EXPECT_DOUBLE_EQ(*TimelineQueueLatencyMs(points[1]), 30);
   EXPECT_DOUBLE_EQ(*points[0].healthy_p99_ms, 5);
   std::string csv = FormatCsv(points);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "second,retry_set,faulty_parked,timeline_p99_ms,timeline_max_ms,healthy_p99_ms,"
-            "healthy_missing");
-  EXPECT_NE(csv.find("\n2,9,4,,,,0\n"), std::string::npos) << csv;
+            "second,retry_set,faulty_parked,queue_latency_ms,timeline_p99_ms,timeline_max_ms,"
+            "healthy_p99_ms,healthy_missing");
+  EXPECT_NE(csv.find("\n2,9,4,900.000,,,,0\n"), std::string::npos) << csv;
 }
 
 TEST(ReplayReportTest, TableHasOneColumnPerRunAndTheRatio) {
   auto baseline = MakeRun(std::vector<double>(100, 2.0));
   baseline.name = "baseline";
   auto run = MakeRun(std::vector<double>(100, 3.0));
-  run.samples = {{1, 12, 1, 30, 5, "open"}};
+  run.samples = {{.t_s = 1, .retry_set = 12, .dead_set = 1, .faulty_parked = 30,
+                  .faulty_failures = 5, .faulty_breaker = "open"}};
   std::string table = FormatTable(run, &baseline);
   EXPECT_NE(table.find("baseline"), std::string::npos);
   EXPECT_NE(table.find("blackhole"), std::string::npos);
