@@ -30,6 +30,17 @@ export function closedPort() {
   return freePort();
 }
 
+// Starts owner.server on 127.0.0.1 at a port the OS picks, sets owner.port, resolves to owner.
+function listenOnLoopback(owner) {
+  return new Promise((resolve, reject) => {
+    owner.server.once('error', reject);
+    owner.server.listen(0, '127.0.0.1', () => {
+      owner.port = owner.server.address().port;
+      resolve(owner);
+    });
+  });
+}
+
 class RawFaultServer {
   constructor(kind, options) {
     this.kind = kind;
@@ -50,13 +61,7 @@ class RawFaultServer {
   }
 
   listen() {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.port = this.server.address().port;
-        resolve(this);
-      });
-    });
+    return listenOnLoopback(this);
   }
 
   later(ms, fn) {
@@ -150,13 +155,7 @@ class RespondingServer {
   }
 
   listen() {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.port = this.server.address().port;
-        resolve(this);
-      });
-    });
+    return listenOnLoopback(this);
   }
 
   onRequest(req, res) {
