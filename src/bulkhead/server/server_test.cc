@@ -17,32 +17,6 @@
 namespace bulkhead {
 namespace {
 
-// Blocking HTTP/1.0 GET on 127.0.0.1; returns the whole response ("" on failure).
-std::string HttpGet(uint16_t port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return "";
-  }
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
-  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 5000) <= 0) break;
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    out.append(buf, n);
-  }
-  ::close(fd);
-  return out;
-}
-
 // Blocking HTTP/1.0 request on 127.0.0.1 with extra header lines ("Name: value\r\n" each) and a
 // body; returns the whole response ("" on failure).
 std::string HttpRequest(uint16_t port, const std::string& method, const std::string& path,
@@ -70,6 +44,11 @@ std::string HttpRequest(uint16_t port, const std::string& method, const std::str
   }
   ::close(fd);
   return out;
+}
+
+// Blocking HTTP/1.0 GET on 127.0.0.1; returns the whole response ("" on failure).
+std::string HttpGet(uint16_t port, const std::string& path) {
+  return HttpRequest(port, "GET", path);
 }
 
 // A fresh 2048-bit RSA private key as PEM (PKCS#8), written by OpenSSL.
