@@ -5,29 +5,34 @@
 #include <cstdint>
 #include <string>
 
+#include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 
 namespace bulkhead {
 
 struct Change {
   enum class Kind : uint8_t {
-    kInsertJob,      // a new row: id, job (all fields)
-    kUpdateJob,      // the row's state, queue, score, enqueued_us and payload change
-    kUpdateState,    // only state and score change (FETCH, cheap)
-    kDeleteJob,      // id
-    kAddCounter,     // name += delta
-    kSetPaused,      // queue paused (flag) or resumed
-    kDeleteAll,      // FLUSH: every job, counter and paused flag (not the signing keys)
-    kPutSigningKey,  // name = key id, value = PEM private key (insert or replace)
+    kInsertJob,         // a new row: id, job (all fields)
+    kUpdateJob,         // the row's state, queue, score, enqueued_us and payload change
+    kUpdateState,       // only state and score change (FETCH, cheap)
+    kDeleteJob,         // id
+    kAddCounter,        // name += delta
+    kSetPaused,         // queue paused (flag) or resumed
+    kDeleteAll,         // FLUSH: every job, counter and paused flag (not keys, not host states)
+    kPutSigningKey,     // name = key id, value = PEM private key (insert or replace)
     kDeleteSigningKey,  // name = key id
+    kPutHostState,      // host_state (insert or replace, keyed by host_state.host)
+    kDeleteHostState,   // name = host
   };
   explicit Change(Kind k) : kind(k) {}
 
   Kind kind;
   int64_t id = 0;
   JobRecord job;       // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
-  std::string name;    // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id
+  std::string name;    // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id;
+                       // kDeleteHostState: host
   std::string value;   // kPutSigningKey: the PEM private key
+  HostStateRecord host_state;  // kPutHostState
   int64_t delta = 0;   // kAddCounter
   bool flag = false;   // kSetPaused
 };

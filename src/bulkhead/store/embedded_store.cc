@@ -183,6 +183,25 @@ void EmbeddedStore::ListSigningKeys(SigningKeysCallback cb) {
   cb(std::move(keys));
 }
 
+void EmbeddedStore::PutHostState(const HostStateRecord& record, Done durable) {
+  std::vector<Change> changes;
+  state_.PutHostState(record, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::RemoveHostState(const std::string& host, Done durable) {
+  std::vector<Change> changes;
+  state_.RemoveHostState(host, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
+void EmbeddedStore::ListHostStates(HostStatesCallback cb) {
+  std::vector<HostStateRecord> records;
+  records.reserve(state_.host_states().size());
+  for (const auto& [host, record] : state_.host_states()) records.push_back(record);
+  cb(std::move(records));
+}
+
 void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state_.Stats()); }
 
 void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {

@@ -44,6 +44,9 @@ class EmbeddedStore final : public Store {
   void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
   void RemoveSigningKey(const std::string& key_id, Done durable) override;
   void ListSigningKeys(SigningKeysCallback cb) override;
+  void PutHostState(const HostStateRecord& record, Done durable) override;
+  void RemoveHostState(const std::string& host, Done durable) override;
+  void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 

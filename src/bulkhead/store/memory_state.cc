@@ -93,6 +93,11 @@ void MemoryState::LoadSigningKey(const std::string& key_id, std::string pem) {
   signing_keys_.insert_or_assign(key_id, std::move(pem));
 }
 
+void MemoryState::LoadHostState(HostStateRecord record) {
+  std::string host = record.host;
+  host_states_.insert_or_assign(std::move(host), std::move(record));
+}
+
 void MemoryState::FinishLoad() {
   for (auto& [name, q] : queues_) {
     std::sort(q.jobs.begin(), q.jobs.end(),
@@ -352,6 +357,21 @@ bool MemoryState::RemoveSigningKey(const std::string& key_id, std::vector<Change
   if (signing_keys_.erase(key_id) == 0) return false;
   Change c{Change::Kind::kDeleteSigningKey};
   c.name = key_id;
+  out.push_back(std::move(c));
+  return true;
+}
+
+void MemoryState::PutHostState(const HostStateRecord& record, std::vector<Change>& out) {
+  host_states_.insert_or_assign(record.host, record);
+  Change c{Change::Kind::kPutHostState};
+  c.host_state = record;
+  out.push_back(std::move(c));
+}
+
+bool MemoryState::RemoveHostState(const std::string& host, std::vector<Change>& out) {
+  if (host_states_.erase(host) == 0) return false;
+  Change c{Change::Kind::kDeleteHostState};
+  c.name = host;
   out.push_back(std::move(c));
   return true;
 }

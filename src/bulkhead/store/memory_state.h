@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bulkhead/store/change.h"
+#include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/store_stats.h"
@@ -39,6 +40,7 @@ class MemoryState {
   void LoadCounter(const std::string& name, int64_t value);
   void LoadPaused(const std::string& queue);
   void LoadSigningKey(const std::string& key_id, std::string pem);
+  void LoadHostState(HostStateRecord record);
   void FinishLoad();
 
   // Adds a new job (state kQueued or kScheduled). AlreadyExists when the jid is known.
@@ -86,7 +88,7 @@ class MemoryState {
   void RemoveQueues(const std::vector<std::string>& queues, std::vector<Change>& out);
 
   void AddCounter(const std::string& name, int64_t delta, std::vector<Change>& out);
-  // FLUSH: every job, queue, counter and pause flag; the signing keys stay.
+  // FLUSH: every job, queue, counter and pause flag; the signing keys and host states stay.
   void DeleteAll(std::vector<Change>& out);
 
   // Signing keys (key id -> PEM), apart from the jobs.
@@ -95,6 +97,13 @@ class MemoryState {
   bool RemoveSigningKey(const std::string& key_id, std::vector<Change>& out);
   // Ordered by key id.
   const std::map<std::string, std::string>& signing_keys() const { return signing_keys_; }
+
+  // Delivery host states (host -> record), apart from the jobs.
+  void PutHostState(const HostStateRecord& record, std::vector<Change>& out);
+  // Returns false (and changes nothing) when there is no record for `host`.
+  bool RemoveHostState(const std::string& host, std::vector<Change>& out);
+  // Ordered by host.
+  const std::map<std::string, HostStateRecord>& host_states() const { return host_states_; }
 
   StoreStats Stats() const;
   // Jobs of a sorted set in score order, for listings (at most `limit`, starting at `offset`).
@@ -125,6 +134,7 @@ class MemoryState {
   std::set<SetKey> scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
   std::map<std::string, std::string> signing_keys_;  // key id -> PEM private key
+  std::map<std::string, HostStateRecord> host_states_;  // by host
   int64_t next_id_ = 1;
   int64_t next_seq_ = 1;
 };

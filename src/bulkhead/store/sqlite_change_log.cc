@@ -16,7 +16,7 @@
 namespace bulkhead {
 namespace {
 
-// Schema, version 2.
+// Schema, version 3.
 //   meta(key, value): schema_version.
 //   jobs: one row per job wherever it is (see JobState); `id` is assigned by MemoryState and
 //     never reused while the row exists; no secondary index: the whole table is loaded at open and
@@ -24,6 +24,8 @@ namespace {
 //   counters(name, value): processed, failures, processed:YYYY-MM-DD, failures:YYYY-MM-DD.
 //   paused(queue).
 //   signing_keys(key_id, pem): ActivityPub signing keys (PEM private keys); FLUSH keeps them.
+//   host_states(host, ...): the failing state of delivery hosts (HostStateRecord; times in µs
+//     since the epoch, 0 = none); a row exists only while its host is failing; FLUSH keeps them.
 // A new database file is created with mode 0600 (SQLite gives its -wal and -shm files the same
 // mode): it holds private keys.
 // Upgrade steps: when the schema changes, bump kSchemaVersion, add a step to kUpgrades that
@@ -44,6 +46,14 @@ CREATE TABLE IF NOT EXISTS jobs(
 CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS paused(queue TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS signing_keys(key_id TEXT PRIMARY KEY, pem TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS host_states(
+  host TEXT PRIMARY KEY,
+  breaker_open_until INTEGER NOT NULL,
+  breaker_series_openings INTEGER NOT NULL,
+  breaker_openings INTEGER NOT NULL,
+  failing_since INTEGER NOT NULL,
+  unavailable INTEGER NOT NULL,
+  retry_after_until INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 
 // kUpgrades[i] migrates a database of version i + 1 to version i + 2.
@@ -51,6 +61,11 @@ constexpr const char* kUpgrades[] = {
     // 1 -> 2: signing keys (the CREATE TABLE above already made the table; nothing to move).
     "CREATE TABLE IF NOT EXISTS signing_keys(key_id TEXT PRIMARY KEY, pem TEXT NOT NULL)"
     " WITHOUT ROWID;",
+    // 2 -> 3: delivery host states (a new table; nothing to move).
+    "CREATE TABLE IF NOT EXISTS host_states(host TEXT PRIMARY KEY,"
+    " breaker_open_until INTEGER NOT NULL, breaker_series_openings INTEGER NOT NULL,"
+    " breaker_openings INTEGER NOT NULL, failing_since INTEGER NOT NULL,"
+    " unavailable INTEGER NOT NULL, retry_after_until INTEGER NOT NULL) WITHOUT ROWID;",
 };
 static_assert(std::size(kUpgrades) == SqliteChangeLog::kSchemaVersion - 1);
 
@@ -137,18 +152,26 @@ Status SqliteChangeLog::OpenDatabase() {
     spdlog::info("sqlite store {}: upgraded from schema version {} to {}", path_, v, v + 1);
   }
   for (auto [sql, stmt] : std::initializer_list<std::pair<const char*, sqlite3_stmt**>>{
-           {"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload)"
-            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &insert_},
+           {"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, "
+            "payload)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &insert_},
            {"UPDATE jobs SET state=?2, queue=?3, score=?4, enqueued=?5, payload=?6 WHERE id=?1",
             &update_},
            {"UPDATE jobs SET state=?2, score=?3 WHERE id=?1", &update_state_},
            {"DELETE FROM jobs WHERE id=?1", &delete_},
            {"INSERT INTO counters(name, value) VALUES(?1, ?2)"
-            " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value", &counter_},
+            " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            &counter_},
            {"INSERT OR IGNORE INTO paused(queue) VALUES(?1)", &pause_},
            {"DELETE FROM paused WHERE queue=?1", &unpause_},
            {"INSERT OR REPLACE INTO signing_keys(key_id, pem) VALUES(?1, ?2)", &put_key_},
-           {"DELETE FROM signing_keys WHERE key_id=?1", &delete_key_}}) {
+           {"DELETE FROM signing_keys WHERE key_id=?1", &delete_key_},
+           {"INSERT OR REPLACE INTO host_states(host, breaker_open_until, breaker_series_openings,"
+            " breaker_openings, failing_since, unavailable, retry_after_until)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &put_host_},
+           {"DELETE FROM host_states WHERE host=?1", &delete_host_}}) {
     s = Prepare(sql, stmt);
     if (!s.ok()) return s;
   }
@@ -206,8 +229,28 @@ Status SqliteChangeLog::Load(MemoryState& state) {
     ++keys;
   }
   sqlite3_finalize(st);
+  size_t hosts = 0;
+  Prepare(
+      "SELECT host, breaker_open_until, breaker_series_openings, breaker_openings,"
+      " failing_since, unavailable, retry_after_until FROM host_states",
+      &st);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    HostStateRecord r;
+    r.host = std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+                         sqlite3_column_bytes(st, 0));
+    r.breaker_open_until_us = sqlite3_column_int64(st, 1);
+    r.breaker_series_openings = sqlite3_column_int(st, 2);
+    r.breaker_openings = sqlite3_column_int64(st, 3);
+    r.failing_since_us = sqlite3_column_int64(st, 4);
+    r.unavailable = sqlite3_column_int(st, 5) != 0;
+    r.retry_after_until_us = sqlite3_column_int64(st, 6);
+    state.LoadHostState(std::move(r));
+    ++hosts;
+  }
+  sqlite3_finalize(st);
   state.FinishLoad();
-  spdlog::info("sqlite store {}: loaded {} jobs, {} signing keys", path_, jobs, keys);
+  spdlog::info("sqlite store {}: loaded {} jobs, {} signing keys, {} failing hosts", path_, jobs,
+               keys, hosts);
   struct stat file_stat;
   if (keys > 0 && ::stat(path_.c_str(), &file_stat) == 0 && (file_stat.st_mode & 077) != 0) {
     spdlog::warn("sqlite store {} holds private signing keys but is readable by others (mode {:o});"
@@ -299,7 +342,7 @@ Status SqliteChangeLog::ApplyChange(const Change& c,
       sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
       break;
     case Change::Kind::kDeleteAll:
-      // FLUSH keeps signing_keys.
+      // FLUSH keeps signing_keys and host_states.
       counter_deltas.clear();
       return Exec("DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;");
     case Change::Kind::kPutSigningKey:
@@ -309,6 +352,22 @@ Status SqliteChangeLog::ApplyChange(const Change& c,
       break;
     case Change::Kind::kDeleteSigningKey:
       st = delete_key_;
+      sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
+      break;
+    case Change::Kind::kPutHostState: {
+      const HostStateRecord& r = c.host_state;
+      st = put_host_;
+      sqlite3_bind_text(st, 1, r.host.data(), (int)r.host.size(), SQLITE_STATIC);
+      sqlite3_bind_int64(st, 2, r.breaker_open_until_us);
+      sqlite3_bind_int(st, 3, r.breaker_series_openings);
+      sqlite3_bind_int64(st, 4, r.breaker_openings);
+      sqlite3_bind_int64(st, 5, r.failing_since_us);
+      sqlite3_bind_int(st, 6, r.unavailable ? 1 : 0);
+      sqlite3_bind_int64(st, 7, r.retry_after_until_us);
+      break;
+    }
+    case Change::Kind::kDeleteHostState:
+      st = delete_host_;
       sqlite3_bind_text(st, 1, c.name.data(), (int)c.name.size(), SQLITE_STATIC);
       break;
   }
@@ -374,11 +433,11 @@ void SqliteChangeLog::Close() {
   cv_.notify_one();
   if (writer_.joinable()) writer_.join();
   for (sqlite3_stmt* st : {insert_, update_, update_state_, delete_, counter_, pause_, unpause_,
-                           put_key_, delete_key_}) {
+                           put_key_, delete_key_, put_host_, delete_host_}) {
     if (st) sqlite3_finalize(st);
   }
   insert_ = update_ = update_state_ = delete_ = counter_ = pause_ = unpause_ = nullptr;
-  put_key_ = delete_key_ = nullptr;
+  put_key_ = delete_key_ = put_host_ = delete_host_ = nullptr;
   if (db_) sqlite3_close(db_);
   db_ = nullptr;
 }

@@ -38,7 +38,7 @@ class SqliteChangeLog final : public ChangeLog {
   void Append(std::vector<Change> changes, std::function<void(Status)> durable) override;
   void Close() override;
 
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
  private:
   struct Pending {
@@ -69,6 +69,8 @@ class SqliteChangeLog final : public ChangeLog {
   sqlite3_stmt* unpause_ = nullptr;
   sqlite3_stmt* put_key_ = nullptr;
   sqlite3_stmt* delete_key_ = nullptr;
+  sqlite3_stmt* put_host_ = nullptr;
+  sqlite3_stmt* delete_host_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/store_stats.h"
@@ -36,6 +37,7 @@ class Store {
     std::string pem;
   };
   using SigningKeysCallback = std::function<void(Result<std::vector<StoredSigningKey>>)>;
+  using HostStatesCallback = std::function<void(Result<std::vector<HostStateRecord>>)>;
   // Runs a closure on the event loop thread; how stores deliver deferred callbacks.
   using Poster = std::function<void(std::function<void()>)>;
 
@@ -86,7 +88,7 @@ class Store {
   virtual void CountOutcome(int64_t processed, int64_t failures, TimePoint now) = 0;
 
   // FLUSH: deletes every job, queue, counter and pause flag. Signing keys are configuration, not
-  // jobs: FLUSH keeps them.
+  // jobs: FLUSH keeps them, and the host states too (the delivery engine mirrors them in memory).
   virtual void Flush(Done durable) = 0;
 
   // ActivityPub signing keys (key id -> PEM private key), kept beside the jobs so that they survive
@@ -98,6 +100,16 @@ class Store {
   virtual void RemoveSigningKey(const std::string& key_id, Done durable) = 0;
   // Every stored key, ordered by key id.
   virtual void ListSigningKeys(SigningKeysCallback cb) = 0;
+
+  // Delivery host states (see host_state_record.h), one per host, kept beside the jobs so that a
+  // failing host's breaker, backoff and failing-since time survive a restart. Written only when
+  // they change (breaker transitions, failing-since set or cleared, ...), not per attempt.
+  // Adds or replaces the record of record.host.
+  virtual void PutHostState(const HostStateRecord& record, Done durable) = 0;
+  // Deletes the record of `host`; no error (and no change) when there is none.
+  virtual void RemoveHostState(const std::string& host, Done durable) = 0;
+  // Every record, ordered by host.
+  virtual void ListHostStates(HostStatesCallback cb) = 0;
 
   virtual void Stats(std::function<void(Result<StoreStats>)> cb) = 0;
   // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.

@@ -138,6 +138,26 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     });
     return out;
   }
+  Status PutHost(const HostStateRecord& record) {
+    std::optional<Status> result;
+    store_->PutHostState(record, [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+  Status RemoveHost(const std::string& host) {
+    std::optional<Status> result;
+    store_->RemoveHostState(host, [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+  std::vector<HostStateRecord> Hosts() {
+    std::vector<HostStateRecord> out;
+    store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) {
+      ASSERT_TRUE(r.ok());
+      out = *r;
+    });
+    return out;
+  }
   Status Flush() {
     std::optional<Status> result;
     store_->Flush([&](Status s) { result = s; });
@@ -345,6 +365,44 @@ TEST_P(StoreTest, FlushKeepsSigningKeys) {
   }
 }
 
+HostStateRecord FailingHost(const std::string& host, int64_t since_us) {
+  HostStateRecord r;
+  r.host = host;
+  r.breaker_open_until_us = since_us + 30'000'000;
+  r.breaker_series_openings = 2;
+  r.breaker_openings = 7;
+  r.failing_since_us = since_us;
+  r.unavailable = true;
+  r.retry_after_until_us = since_us + 60'000'000;
+  return r;
+}
+
+TEST_P(StoreTest, HostStatesPutReplaceListRemove) {
+  EXPECT_TRUE(Hosts().empty());
+  HostStateRecord b = FailingHost("b.example", 1'700'000'000'000'000);
+  HostStateRecord a = FailingHost("a.example:8443", 1'700'000'100'000'000);
+  ASSERT_TRUE(PutHost(b).ok());
+  ASSERT_TRUE(PutHost(a).ok());
+  b.breaker_open_until_us = 0;  // the breaker closed, the host still fails
+  b.unavailable = false;
+  ASSERT_TRUE(PutHost(b).ok());
+  EXPECT_EQ(Hosts(), (std::vector<HostStateRecord>{a, b})) << "ordered by host, b replaced";
+  ASSERT_TRUE(RemoveHost("a.example:8443").ok());
+  EXPECT_TRUE(RemoveHost("a.example:8443").ok()) << "removing what is not there is no error";
+  EXPECT_EQ(Hosts(), std::vector<HostStateRecord>{b});
+}
+
+TEST_P(StoreTest, FlushKeepsHostStates) {
+  HostStateRecord a = FailingHost("a.example", 1'700'000'000'000'000);
+  ASSERT_TRUE(PutHost(a).ok());
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_EQ(Hosts(), std::vector<HostStateRecord>{a});
+  if (GetParam() == "sqlite") {
+    Reopen();
+    EXPECT_EQ(Hosts(), std::vector<HostStateRecord>{a});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest, ::testing::Values("memory", "sqlite"));
 
 class SqliteStoreTest : public StoreTest {};
@@ -390,6 +448,25 @@ TEST_P(SqliteStoreTest, SigningKeysSurviveReopenAndTheFileIsPrivate) {
             std::filesystem::perms::none);
 }
 
+TEST_P(SqliteStoreTest, HostStatesSurviveReopen) {
+  HostStateRecord a = FailingHost("a.example", 1'700'000'000'000'000);
+  HostStateRecord b = FailingHost("b.example", 1'700'000'000'000'000);
+  HostStateRecord c;  // only a failing-since time
+  c.host = "c.example";
+  c.failing_since_us = 1'699'000'000'000'000;
+  ASSERT_TRUE(PutHost(a).ok());
+  ASSERT_TRUE(PutHost(b).ok());
+  ASSERT_TRUE(PutHost(c).ok());
+  ASSERT_TRUE(RemoveHost("b.example").ok());
+  // Several changes to one host in one group commit: the last one wins.
+  a.breaker_series_openings = 3;
+  a.breaker_openings = 8;
+  store_->PutHostState(a, nullptr);
+  ASSERT_TRUE(Push(MakeJob("job-hosts-0001")).ok());
+  Reopen();
+  EXPECT_EQ(Hosts(), (std::vector<HostStateRecord>{a, c}));
+}
+
 TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   auto dir = std::filesystem::temp_directory_path() /
              ("bulkhead_schema_test_" + std::to_string(::getpid()));
@@ -415,8 +492,11 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE signing_keys; UPDATE meta SET value='1' WHERE "
-                               "key='schema_version';", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE signing_keys; DROP TABLE host_states; UPDATE meta SET "
+                           "value='1' WHERE key='schema_version';",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
     sqlite3_close(db);
   }
   auto store = OpenStoreFromUrl("sqlite:" + path, loop.poster());
@@ -425,6 +505,13 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   (*store)->PutSigningKey("https://a.example/actor#main-key", "pem-a", [&](Status s) { put = s; });
   loop.RunUntil([&] { return put.has_value(); });
   EXPECT_TRUE(put->ok()) << put->ToString();
+  HostStateRecord host;
+  host.host = "a.example";
+  host.failing_since_us = 1'700'000'000'000'000;
+  std::optional<Status> put_host;
+  (*store)->PutHostState(host, [&](Status s) { put_host = s; });
+  loop.RunUntil([&] { return put_host.has_value(); });
+  EXPECT_TRUE(put_host->ok()) << put_host->ToString();
   StoreStats stats;
   (*store)->Stats([&](Result<StoreStats> r) { stats = *r; });
   EXPECT_EQ(stats.enqueued, 1u);
