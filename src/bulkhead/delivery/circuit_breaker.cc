@@ -113,6 +113,23 @@ void CircuitBreaker::Close(TimePoint now) {
   closed_since_ = now;
 }
 
+void CircuitBreaker::Restore(std::optional<TimePoint> open_until, int series_openings,
+                             int64_t openings, TimePoint now) {
+  ++generation_;
+  consecutive_failures_ = 0;
+  probes_in_flight_ = 0;
+  probe_successes_ = 0;
+  series_openings_ = std::max(0, series_openings);
+  openings_ = std::max<int64_t>(0, openings);
+  if (open_until) {
+    state_ = BreakerState::kOpen;
+    open_until_ = *open_until;
+  } else {
+    state_ = BreakerState::kClosed;
+    closed_since_ = now;
+  }
+}
+
 Duration CircuitBreaker::NextInterval() {
   using std::chrono::microseconds;
   const double base = static_cast<double>(

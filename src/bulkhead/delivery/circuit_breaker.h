@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
@@ -89,6 +90,14 @@ class CircuitBreaker {
   int64_t openings() const { return openings_; }
   // Openings in the current series (drives the interval growth).
   int series_openings() const { return series_openings_; }
+
+  // Restores a persisted state (after a restart), replacing the current one. With `open_until`
+  // the breaker is open until then (half-open once it has passed: the next attempt is a probe, as
+  // usual); without, it is closed with no failures counted, as if it had closed at `now`. The
+  // openings counts continue from the given values, so a reopening keeps growing the interval.
+  // Permits issued before become stale.
+  void Restore(std::optional<TimePoint> open_until, int series_openings, int64_t openings,
+               TimePoint now);
 
  private:
   void Advance(TimePoint now);  // applies the open -> half-open move if due

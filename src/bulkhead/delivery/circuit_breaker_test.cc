@@ -271,6 +271,42 @@ TEST_F(CircuitBreakerTest, NonsenseConfigIsSanitised) {
   EXPECT_EQ(b.state(Now()), BreakerState::kClosed);
 }
 
+TEST_F(CircuitBreakerTest, RestoredOpenStaysOpenUntilItsTimeThenProbes) {
+  breaker_.Restore(Now() + seconds(20), /*series_openings=*/2, /*openings=*/5, Now());
+  EXPECT_EQ(breaker_.state(Now()), BreakerState::kOpen);
+  EXPECT_EQ(breaker_.TimeUntilProbe(Now()), seconds(20));
+  EXPECT_EQ(breaker_.openings(), 5);
+  EXPECT_EQ(breaker_.series_openings(), 2);
+  BreakerPermit p;
+  EXPECT_FALSE(breaker_.TryAcquire(Now(), &p));
+  clock_.Advance(seconds(20));
+  BreakerPermit probe = Acquire();
+  EXPECT_TRUE(probe.probe);
+  EXPECT_FALSE(breaker_.TryAcquire(Now(), &p)) << "one probe at a time";
+  // The series continues: its third opening lasts 30 s * 2^2.
+  breaker_.OnFailure(probe, Now());
+  EXPECT_EQ(breaker_.TimeUntilProbe(Now()), seconds(120));
+  EXPECT_EQ(breaker_.openings(), 6);
+}
+
+TEST_F(CircuitBreakerTest, RestoredOpenTimeInThePastIsHalfOpen) {
+  breaker_.Restore(Now() - seconds(1), 1, 1, Now());
+  EXPECT_EQ(breaker_.state(Now()), BreakerState::kHalfOpen);
+  BreakerPermit probe = Acquire();
+  EXPECT_TRUE(probe.probe);
+  breaker_.OnSuccess(probe, Now());
+  EXPECT_EQ(breaker_.state(Now()), BreakerState::kClosed);
+}
+
+TEST_F(CircuitBreakerTest, RestoreMakesEarlierPermitsStale) {
+  BreakerPermit before = Acquire();
+  breaker_.Restore(std::nullopt, 0, 0, Now());
+  Fail(2);
+  breaker_.OnFailure(before, Now());  // stale: not the third failure
+  EXPECT_EQ(breaker_.state(Now()), BreakerState::kClosed);
+  EXPECT_EQ(breaker_.consecutive_failures(), 2);
+}
+
 TEST(BreakerStateTest, Names) {
   EXPECT_STREQ(BreakerStateName(BreakerState::kHalfOpen), "half_open");
 }

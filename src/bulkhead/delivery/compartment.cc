@@ -211,6 +211,28 @@ std::optional<TimePoint> Compartment::NextWakeup(TimePoint now) const {
   }
 }
 
+CompartmentState Compartment::State(TimePoint now) const {
+  CompartmentState s;
+  if (breaker_.state(now) != BreakerState::kClosed) s.breaker_open_until = breaker_.open_until();
+  if (s.breaker_open_until || failing_since_) {
+    s.breaker_series_openings = breaker_.series_openings();
+    s.breaker_openings = breaker_.openings();
+  }
+  s.failing_since = failing_since_;
+  if (retry_after_until_ && now < *retry_after_until_) s.retry_after_until = retry_after_until_;
+  return s;
+}
+
+void Compartment::Restore(const CompartmentState& state, TimePoint now) {
+  breaker_.Restore(state.breaker_open_until, state.breaker_series_openings, state.breaker_openings,
+                   now);
+  failing_since_ = state.failing_since;
+  retry_after_until_.reset();
+  if (state.retry_after_until && now < *state.retry_after_until) {
+    retry_after_until_ = state.retry_after_until;
+  }
+}
+
 bool Compartment::unavailable(TimePoint now) const {
   return failing_since_ && now - *failing_since_ >= config_.unavailable_after;
 }

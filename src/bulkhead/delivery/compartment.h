@@ -92,6 +92,22 @@ struct CompartmentSnapshot {
   std::optional<TimePoint> retry_after_until;
 };
 
+// The part of a compartment's state that is worth keeping across a restart: what keeps a failing
+// host's jobs parked, its breaker backoff growing and its unavailable period counted from its first
+// failure. The rest (adaptive cap, latency, counters) starts afresh. Equal to CompartmentState{}
+// (healthy()) when there is nothing to keep.
+struct CompartmentState {
+  // Set while the breaker is open or half-open: the end of its (last) open interval.
+  std::optional<TimePoint> breaker_open_until;
+  int breaker_series_openings = 0;  // see CircuitBreaker::series_openings
+  int64_t breaker_openings = 0;     // see CircuitBreaker::openings
+  std::optional<TimePoint> failing_since;
+  std::optional<TimePoint> retry_after_until;  // only while still ahead
+
+  bool healthy() const { return !breaker_open_until && !failing_since && !retry_after_until; }
+  bool operator==(const CompartmentState&) const = default;
+};
+
 class Compartment;
 
 // Orders compartments by host name.
@@ -162,6 +178,17 @@ class Compartment {
   std::optional<TimePoint> failing_since() const { return failing_since_; }
   // Restores a persisted failing-since time (after a restart or an eviction).
   void RestoreFailingSince(TimePoint since) { failing_since_ = since; }
+
+  // What to persist of this compartment now (see CompartmentState). Changes only on breaker
+  // openings and closings, failing_since set or cleared, and a new Retry-After (and when a
+  // Retry-After or the breaker's openings series lapses, but never on an attempt's start or on
+  // a failure that changes none of these), so callers can write it whenever it differs from what
+  // they wrote last.
+  CompartmentState State(TimePoint now) const;
+  // Replaces the persisted part of the state with `state` (after a restart): an open breaker stays
+  // open until its saved time, then admits a half-open probe as usual; a Retry-After already past
+  // is ignored. Attempts in flight and parked jobs are untouched (call it before starting any).
+  void Restore(const CompartmentState& state, TimePoint now);
 
   int in_flight() const { return in_flight_; }
   int limit() const { return limit_.limit(); }

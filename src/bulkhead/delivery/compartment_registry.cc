@@ -45,6 +45,11 @@ bool CompartmentRegistry::IsUnavailable(std::string_view host, TimePoint now) co
   return c != nullptr && c->unavailable(now);
 }
 
+void CompartmentRegistry::Restore(std::string_view host, const CompartmentState& state,
+                                  TimePoint now) {
+  Get(host, now).Restore(state, now);
+}
+
 Status CompartmentRegistry::Park(std::string_view host, std::string job_id, TimePoint now) {
   return Get(host, now).Park(std::move(job_id));
 }

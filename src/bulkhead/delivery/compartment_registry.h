@@ -76,6 +76,10 @@ class CompartmentRegistry {
   // Whether `host` is known and unavailable (Compartment::unavailable). False for unknown hosts.
   bool IsUnavailable(std::string_view host, TimePoint now) const;
 
+  // Restores the persisted state of `host`'s compartment (creating it), after a restart and before
+  // any attempt for the host. See Compartment::Restore.
+  void Restore(std::string_view host, const CompartmentState& state, TimePoint now);
+
   // Parks a job in its host's compartment (creating it). See Compartment::Park.
   Status Park(std::string_view host, std::string job_id, TimePoint now);
 

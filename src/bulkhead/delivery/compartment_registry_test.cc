@@ -258,6 +258,25 @@ TEST_F(RegistryTest, IsUnavailable) {
   EXPECT_EQ(reg_->Find("never.example"), nullptr);  // asking does not create
 }
 
+TEST_F(RegistryTest, RestoredHostParksItsJobsUntilTheProbe) {
+  Make(10, 4);
+  CompartmentState saved;
+  saved.breaker_open_until = Now() + seconds(30);
+  saved.breaker_series_openings = 1;
+  saved.breaker_openings = 1;
+  saved.failing_since = Now() - hours(1);
+  reg_->Restore("dead", saved, Now());
+  EXPECT_EQ(reg_->Find("dead")->State(Now()), saved);
+  EXPECT_THAT(Hosts(Schedule({{"dead", 3}, {"ok", 1}})), ElementsAre("ok"));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(reg_->Park("dead", JobId(i), Now()).ok());
+  EXPECT_EQ(reg_->NextWakeup(Now()), Now() + seconds(30));
+  clock_.Advance(seconds(30));
+  std::vector<Grant> g = Schedule({});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(g[0].permit.breaker.probe);
+  EXPECT_EQ(g[0].parked_job_id, "j0");
+}
+
 TEST_F(RegistryTest, SnapshotIsOrderedByHost) {
   Make(10, 4);
   Schedule({{"b", 1}, {"a", 2}});

@@ -338,6 +338,86 @@ TEST_F(CompartmentTest, RestoredFailingSince) {
   EXPECT_TRUE(c_.unavailable(Now()));
 }
 
+TEST_F(CompartmentTest, StateIsEmptyWhileHealthy) {
+  EXPECT_TRUE(c_.State(Now()).healthy());
+  Attempt(kOk);
+  EXPECT_EQ(c_.State(Now()), CompartmentState{});
+}
+
+TEST_F(CompartmentTest, StateChangesOnlyWithWhatIsPersisted) {
+  const TimePoint start = Now();
+  Attempt(kTimeout, seconds(30));
+  CompartmentState first = c_.State(Now());
+  EXPECT_EQ(first.failing_since, start);
+  EXPECT_FALSE(first.breaker_open_until);
+  Attempt(kTimeout, seconds(30));
+  EXPECT_EQ(c_.State(Now()), first) << "a failure below the threshold changes nothing kept";
+  Attempt(kTimeout, seconds(30));  // the third opens the breaker
+  CompartmentState open = c_.State(Now());
+  EXPECT_EQ(open.breaker_open_until, Now() + seconds(30));
+  EXPECT_EQ(open.breaker_series_openings, 1);
+  EXPECT_EQ(open.breaker_openings, 1);
+  EXPECT_EQ(open.failing_since, start);
+  clock_.Advance(seconds(30));
+  AcquireResult probe = c_.TryAcquire(Now());  // half-open now
+  ASSERT_TRUE(probe.granted);
+  EXPECT_EQ(c_.State(Now()), open) << "half-open is kept as open with its time passed";
+  c_.OnResult(probe.permit, kOk, milliseconds(50), Now());
+  EXPECT_TRUE(c_.State(Now()).healthy()) << "the probe closed the breaker and cleared failing";
+}
+
+TEST_F(CompartmentTest, StateKeepsRetryAfterOnlyWhileAhead) {
+  CompartmentPermit p = Acquire();
+  c_.OnResult(p, k429, milliseconds(10), Now(), Now() + seconds(45));
+  EXPECT_EQ(c_.State(Now()).retry_after_until, Now() + seconds(45));
+  EXPECT_FALSE(c_.State(Now()).failing_since) << "429 is not failing";
+  clock_.Advance(seconds(45));
+  EXPECT_TRUE(c_.State(Now()).healthy());
+}
+
+TEST_F(CompartmentTest, RestoredStateParksUntilTheProbeTime) {
+  const TimePoint failing = Now() - hours(24 * 6);
+  CompartmentState saved;
+  saved.breaker_open_until = Now() + seconds(40);
+  saved.breaker_series_openings = 1;
+  saved.breaker_openings = 3;
+  saved.failing_since = failing;
+  Compartment c("dead.example", config_, rng_, Now());
+  c.Restore(saved, Now());
+  EXPECT_EQ(c.State(Now()), saved);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c.Park(JobId(i)).ok());
+  EXPECT_FALSE(c.NextReady(Now()));
+  EXPECT_EQ(c.NextWakeup(Now()), Now() + seconds(40));
+  CompartmentSnapshot snap = c.Snapshot(Now());
+  EXPECT_EQ(snap.breaker, BreakerState::kOpen);
+  EXPECT_EQ(snap.breaker_openings, 3);
+  EXPECT_EQ(snap.failing_since, failing);
+  clock_.Advance(seconds(40));
+  std::optional<ReadyJob> probe = c.NextReady(Now());
+  ASSERT_TRUE(probe);
+  EXPECT_TRUE(probe->permit.breaker.probe);
+  EXPECT_FALSE(c.NextReady(Now()));
+  // A failed probe reopens with the series' second interval, and the host is unavailable seven
+  // days after its first failure, not after the restart.
+  c.OnResult(probe->permit, kTimeout, seconds(30), Now());
+  EXPECT_EQ(c.NextWakeup(Now()), Now() + seconds(60));
+  EXPECT_FALSE(c.unavailable(Now()));
+  clock_.Set(failing + hours(24 * 7));
+  EXPECT_TRUE(c.unavailable(Now()));
+}
+
+TEST_F(CompartmentTest, RestoredRetryAfterInThePastIsIgnored) {
+  CompartmentState saved;
+  saved.retry_after_until = Now() - seconds(1);
+  c_.Restore(saved, Now());
+  EXPECT_TRUE(c_.State(Now()).healthy());
+  EXPECT_TRUE(c_.TryAcquire(Now()).granted);
+  saved.retry_after_until = Now() + seconds(10);
+  Compartment c("later.example", config_, rng_, Now());
+  c.Restore(saved, Now());
+  EXPECT_EQ(c.TryAcquire(Now()).reason, ParkReason::kRetryAfter);
+}
+
 TEST_F(CompartmentTest, UnavailablePeriodIsConfigurable) {
   config_.unavailable_after = hours(1);
   Compartment c("x.example", config_, rng_, Now());
