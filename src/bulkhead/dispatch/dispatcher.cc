@@ -66,6 +66,35 @@ Engine::Done LogDone(std::string what, std::string jid) {
 
 double Millis(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+int64_t ToStoredTime(const std::optional<TimePoint>& t) { return t ? ToUnixMicros(*t) : 0; }
+
+std::optional<TimePoint> FromStoredTime(int64_t us) {
+  if (us == 0) return std::nullopt;
+  return FromUnixMicros(us);
+}
+
+HostStateRecord ToRecord(const std::string& host, const CompartmentState& state, bool unavailable) {
+  HostStateRecord r;
+  r.host = host;
+  r.breaker_open_until_us = ToStoredTime(state.breaker_open_until);
+  r.breaker_series_openings = state.breaker_series_openings;
+  r.breaker_openings = state.breaker_openings;
+  r.failing_since_us = ToStoredTime(state.failing_since);
+  r.unavailable = unavailable;
+  r.retry_after_until_us = ToStoredTime(state.retry_after_until);
+  return r;
+}
+
+CompartmentState ToCompartmentState(const HostStateRecord& r) {
+  CompartmentState s;
+  s.breaker_open_until = FromStoredTime(r.breaker_open_until_us);
+  s.breaker_series_openings = r.breaker_series_openings;
+  s.breaker_openings = r.breaker_openings;
+  s.failing_since = FromStoredTime(r.failing_since_us);
+  s.retry_after_until = FromStoredTime(r.retry_after_until_us);
+  return s;
+}
+
 }  // namespace
 
 void ApplyDeliveryDefaults(Config& config) {
@@ -154,7 +183,7 @@ void Dispatcher::Start() {
   if (started_ || stopped_) return;
   started_ = true;
   adopting_ = true;
-  Adopt(0);
+  RestoreHosts();
 }
 
 void Dispatcher::Stop() {
@@ -177,6 +206,39 @@ Status Dispatcher::Validate(const JobRecord& job) const {
 }
 
 void Dispatcher::OnJobsAvailable() { Pump(); }
+
+void Dispatcher::RestoreHosts() {
+  taking_ = true;
+  auto returned = std::make_shared<bool>(false);
+  engine_.store().ListHostStates([this, alive = alive_,
+                                  returned](Result<std::vector<HostStateRecord>> records) {
+    if (!*alive) return;
+    taking_ = false;
+    if (!records.ok()) {
+      spdlog::error("delivery: cannot read the saved host states: {}", records.status().message());
+    } else {
+      const TimePoint now = clock_.Now();
+      for (auto& record : *records) {
+        CompartmentState state = ToCompartmentState(record);
+        if (!state.healthy()) registry_.Restore(record.host, state, now);
+        if (record.unavailable) unavailable_hosts_.insert(record.host);
+        saved_hosts_.insert_or_assign(record.host, std::move(record));
+      }
+      if (!records->empty()) {
+        spdlog::info("delivery: restored the state of {} failing hosts", records->size());
+      }
+    }
+    // Answered inline: continue after ListHostStates returns, not inside it.
+    if (*returned) {
+      Adopt(0);
+    } else {
+      boost::asio::post(io_, [this, alive] {
+        if (*alive) Adopt(0);
+      });
+    }
+  });
+  *returned = true;
+}
 
 void Dispatcher::Adopt(size_t offset) {
   taking_ = true;
@@ -242,7 +304,7 @@ void Dispatcher::Pump() {
   pumping_ = false;
   if (now - evicted_at_ >= kEvictEvery) {
     evicted_at_ = now;
-    registry_.EvictIdle(now);
+    if (registry_.EvictIdle(now) > 0) SaveEvictedHosts(now);
   }
   ArmTimer(now);
   RefreshSnapshot(now, false);
@@ -458,6 +520,7 @@ void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
   registry_.OnResult(grant, outcome, latency, now, retry_after);
   CountAttempt(held.job.host, OutcomeLabel(response), latency);
   CheckAvailability(held.job.host, now);
+  SaveHostState(held.job.host, now);
   Finish(std::move(held), outcome, retry_after, now);
   Pump();
 }
@@ -548,6 +611,31 @@ void Dispatcher::CheckAvailability(const std::string& host, TimePoint now) {
     spdlog::info("delivery: host {} is available again", host);
     PushOutcome(kHostAvailableJobType, nlohmann::json::array({host}));
   }
+}
+
+void Dispatcher::SaveHostState(const std::string& host, TimePoint now) {
+  const Compartment* c = registry_.Find(host);
+  const CompartmentState state = c ? c->State(now) : CompartmentState{};
+  const bool unavailable = unavailable_hosts_.contains(host);
+  auto saved = saved_hosts_.find(host);
+  if (state.healthy() && !unavailable) {
+    if (saved == saved_hosts_.end()) return;
+    saved_hosts_.erase(saved);
+    engine_.store().RemoveHostState(host, LogDone("host state removal", host));
+    return;
+  }
+  HostStateRecord record = ToRecord(host, state, unavailable);
+  if (saved != saved_hosts_.end() && saved->second == record) return;
+  engine_.store().PutHostState(record, LogDone("host state write", host));
+  saved_hosts_.insert_or_assign(host, std::move(record));
+}
+
+void Dispatcher::SaveEvictedHosts(TimePoint now) {
+  std::vector<std::string> evicted;
+  for (const auto& [host, record] : saved_hosts_) {
+    if (registry_.Find(host) == nullptr) evicted.push_back(host);
+  }
+  for (const auto& host : evicted) SaveHostState(host, now);
 }
 
 void Dispatcher::ArmTimer(TimePoint now) {

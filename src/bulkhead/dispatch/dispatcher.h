@@ -19,6 +19,13 @@
 //   reserve_for, a day for built-ins) once less than half of it remains, so a job parked behind an
 //   open breaker for days is never failed by the engine's reservation reaper (which would spend a
 //   retry); only the job's own deadline ends its wait.
+//   Host state: while a host is failing, its compartment's CompartmentState (breaker open-until
+//   and openings, failing-since, Retry-After) and whether it was announced unavailable are kept in
+//   the store (Store::PutHostState), written after a result only when they changed and deleted
+//   once the host is healthy again (or its compartment is evicted and it was not announced). Start
+//   restores them into the registry before adopting reservations, so after a restart a dead host's
+//   adopted jobs stay parked until its breaker's probe time, and its unavailable period still
+//   counts from its first failure.
 //
 // Outcome jobs are ordinary Faktory jobs pushed to DispatcherConfig::outcomes_queue for the
 // application's workers:
@@ -125,8 +132,9 @@ class Dispatcher final : public BuiltinJobs {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // Adopts the delivery reservations left by a previous run (the store's working set in
-  // kDeliveryQueue), then takes what is queued and starts delivering.
+  // Restores the host states kept in the store, adopts the delivery reservations left by a
+  // previous run (the store's working set in kDeliveryQueue), then takes what is queued and starts
+  // delivering.
   void Start();
   // Stops taking and starting deliveries; results still arriving leave their jobs untouched
   // (reserved). Idempotent.
@@ -169,6 +177,7 @@ class Dispatcher final : public BuiltinJobs {
     TimePoint renew_at;        // its key in renewals_ (while not in flight)
   };
 
+  void RestoreHosts();
   void Adopt(size_t offset);
   void TakeAvailable();
   // Adds a job taken from the store; jobs that can no longer be read are failed dead.
@@ -188,6 +197,10 @@ class Dispatcher final : public BuiltinJobs {
   bool LastAttempt(const DeliveryJob& job) const;
   void PushOutcome(const std::string& jobtype, nlohmann::json args);
   void CheckAvailability(const std::string& host, TimePoint now);
+  // Writes (or deletes) the stored state of `host` if it differs from what was written last.
+  void SaveHostState(const std::string& host, TimePoint now);
+  // SaveHostState for the saved hosts whose compartments were evicted.
+  void SaveEvictedHosts(TimePoint now);
   void Forget(const std::string& jid);
   void ArmTimer(TimePoint now);
   void RefreshSnapshot(TimePoint now, bool force);
@@ -217,7 +230,8 @@ class Dispatcher final : public BuiltinJobs {
   std::map<std::string, std::deque<std::string>> fresh_;  // host → jids not yet parked/started
   std::set<std::pair<TimePoint, std::string>> deadlines_;  // of held jobs not in flight
   std::set<std::pair<TimePoint, std::string>> renewals_;   // renew-at of held jobs not in flight
-  std::set<std::string> unavailable_hosts_;
+  std::set<std::string> unavailable_hosts_;             // announced with bulkhead.host_unavailable
+  std::map<std::string, HostStateRecord> saved_hosts_;  // what the store holds, by host
   DispatcherStats stats_;
 
   // Metrics (null until RegisterMetrics).

@@ -111,6 +111,19 @@ class DispatcherTest : public ::testing::Test {
     io_.restart();
   }
 
+  // The process dies (deliveries in flight stay reserved) and starts again on the same store.
+  void Restart(ScriptedTransport& transport) {
+    engine_->SetBuiltinJobs(nullptr);
+    dispatcher_.reset();
+    StartDispatcher(transport);
+  }
+
+  std::vector<HostStateRecord> SavedHosts() {
+    std::vector<HostStateRecord> out;
+    store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) { out = *r; });
+    return out;
+  }
+
   Status Push(json doc) {
     if (!doc.contains("jid")) doc["jid"] = "delivery" + std::to_string(next_jid_++);
     auto job = ParseJobDocument(doc, clock_.Now());
@@ -663,6 +676,123 @@ TEST_F(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   auto working = List(JobState::kWorking);
   ASSERT_EQ(working.size(), 1u);
   EXPECT_EQ(working[0].queue, "default");
+}
+
+TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilTheProbe) {
+  ScriptedTransport before;
+  StartDispatcher(before);
+  const TimePoint failed_at = clock_.Now();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
+  }
+  ASSERT_EQ(before.Pending("dead.example").size(), 2u);
+  for (size_t i : before.Pending("dead.example")) {
+    before.Answer(i, ScriptedTransport::Error(TransportErrorKind::kTimeoutTotal));
+  }
+  // Two failures open the breaker (this fixture) for 30 s, without jitter.
+  const TimePoint probe_at = clock_.Now() + seconds(30);
+  std::vector<HostStateRecord> saved = SavedHosts();
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].host, "dead.example");
+  EXPECT_EQ(saved[0].breaker_open_until_us, ToUnixMicros(probe_at));
+  EXPECT_EQ(saved[0].breaker_series_openings, 1);
+  EXPECT_EQ(saved[0].failing_since_us, ToUnixMicros(failed_at));
+  EXPECT_FALSE(saved[0].unavailable);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/parked" + std::to_string(i))).ok());
+  }
+  ASSERT_EQ(before.calls.size(), 2u);
+  ASSERT_EQ(List(JobState::kRetry).size(), 2u);
+
+  // The process dies with three jobs parked and comes back 10 s later.
+  clock_.Advance(seconds(10));
+  ScriptedTransport after;
+  Restart(after);
+  EXPECT_EQ(dispatcher_->stats().adopted, 3);
+  EXPECT_TRUE(after.calls.empty()) << "no attempt while the restored breaker is open";
+  const Compartment* dead = dispatcher_->compartments().Find("dead.example");
+  ASSERT_NE(dead, nullptr);
+  EXPECT_EQ(dead->parked_count(), 3u);
+  EXPECT_EQ(dead->breaker().state(clock_.Now()), BreakerState::kOpen);
+  EXPECT_EQ(dead->failing_since(), failed_at);
+  ASSERT_TRUE(dispatcher_->next_wakeup());
+  EXPECT_EQ(*dispatcher_->next_wakeup(), probe_at);
+  clock_.Set(probe_at - std::chrono::milliseconds(1));
+  dispatcher_->Pump();
+  EXPECT_TRUE(after.calls.empty());
+  EXPECT_EQ(List(JobState::kRetry).size(), 2u) << "no retry spent by the parked jobs";
+  EXPECT_EQ(List(JobState::kWorking).size(), 3u);
+
+  // At the saved probe time exactly one probe; its failure reopens the breaker for the series'
+  // second interval (60 s), as it would have without the restart.
+  clock_.Set(probe_at);
+  dispatcher_->Pump();
+  ASSERT_EQ(after.Pending("dead.example").size(), 1u) << "one half-open probe";
+  after.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  EXPECT_EQ(List(JobState::kRetry).size(), 3u);
+  ASSERT_TRUE(dispatcher_->next_wakeup());
+  EXPECT_EQ(*dispatcher_->next_wakeup(), probe_at + seconds(60));
+  saved = SavedHosts();
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].breaker_open_until_us, ToUnixMicros(probe_at + seconds(60)));
+  EXPECT_EQ(saved[0].breaker_series_openings, 2);
+  EXPECT_EQ(saved[0].breaker_openings, 2);
+
+  // The host answers again: the parked jobs drain and its saved state is deleted.
+  clock_.Set(probe_at + seconds(60));
+  dispatcher_->Pump();
+  ASSERT_EQ(after.Pending("dead.example").size(), 1u);
+  for (int round = 0; round < 10 && !after.Pending("dead.example").empty(); ++round) {
+    for (size_t i : after.Pending("dead.example")) after.Answer(i, ScriptedTransport::Status(200));
+  }
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  EXPECT_EQ(List(JobState::kRetry).size(), 3u);
+  EXPECT_TRUE(SavedHosts().empty()) << "a healthy host leaves nothing in the store";
+}
+
+TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFirstFailure) {
+  dconfig_.compartments.compartment.unavailable_after = hours(24 * 7);
+  ScriptedTransport first;
+  StartDispatcher(first);
+  const TimePoint failed_at = clock_.Now();
+  ASSERT_TRUE(Push(Webhook("https://flaky.example/1")).ok());
+  first.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+
+  // A weekly restart, six days later.
+  clock_.Advance(hours(24 * 6));
+  ScriptedTransport second;
+  Restart(second);
+  ASSERT_NE(dispatcher_->compartments().Find("flaky.example"), nullptr);
+  EXPECT_EQ(dispatcher_->compartments().Find("flaky.example")->failing_since(), failed_at);
+  EXPECT_TRUE(Outcomes().empty());
+
+  // Seven days after the first failure, the next failure makes the host unavailable.
+  clock_.Set(failed_at + hours(24 * 7));
+  ASSERT_TRUE(Push(Webhook("https://flaky.example/2")).ok());
+  ASSERT_EQ(second.calls.size(), 1u);
+  second.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);
+  EXPECT_EQ(outcomes[0]["args"], json::array({"flaky.example"}));
+  std::vector<HostStateRecord> saved = SavedHosts();
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_TRUE(saved[0].unavailable);
+  EXPECT_EQ(saved[0].failing_since_us, ToUnixMicros(failed_at));
+
+  // After another restart the verdict is not announced again, and the next healthy answer clears
+  // it: bulkhead.host_available, and nothing left in the store.
+  ScriptedTransport third;
+  Restart(third);
+  clock_.Advance(minutes(1));
+  ASSERT_TRUE(Push(Webhook("https://flaky.example/3")).ok());
+  ASSERT_EQ(third.calls.size(), 1u);
+  EXPECT_NE(dispatcher_->HostsJson().find("\"unavailable\":true"), std::string::npos);
+  third.Answer(0, ScriptedTransport::Status(200));
+  outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kHostAvailableJobType);
+  EXPECT_TRUE(SavedHosts().empty());
 }
 
 TEST_F(DispatcherTest, HostsJsonAndMetricsShowPerHostState) {
