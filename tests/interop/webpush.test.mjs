@@ -1,7 +1,15 @@
 // Web Push end to end against the npm `web-push-testing` mock push service (run in-process on a
-// free port): bulkhead encrypts (aes128gcm), signs VAPID with its own key from the data dir, the
-// service verifies the JWT against the subscribed applicationServerKey and decrypts; an expired
-// subscription answers 410 and bulkhead reports it with a `bulkhead.webpush_gone` job.
+// free port): bulkhead encrypts (aes128gcm, or legacy aesgcm on request), signs VAPID with its own
+// key from the data dir, the service verifies the JWT against the subscribed applicationServerKey
+// and decrypts; an expired subscription answers 410 and bulkhead reports it with a
+// `bulkhead.webpush_gone` job.
+//
+// web-push-testing 1.2.2 has no per-subscription content encoding (its /subscribe accepts only
+// userVisibleOnly and applicationServerKey): it decrypts whichever of aes128gcm and aesgcm the
+// request's Content-Encoding names, aesgcm with the legacy headers (Encryption: salt=…,
+// Crypto-Key: dh=…;p256ecdsa=…, Authorization: WebPush <jwt>, the key checked against the
+// subscription's applicationServerKey). The tests record the encoding of each notification it
+// accepted, so an aesgcm job is known to have arrived as aesgcm.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -17,7 +25,15 @@ const { PushApiModel } = require('web-push-testing/src/PushApiModel.js');
 // Starts web-push-testing on a free port; stopped by t.after.
 async function startPushService(t) {
   const port = await freePort();
-  const service = new WebPushTestingServer(new PushApiModel(), port);
+  const model = new PushApiModel();
+  const encodings = [];  // Content-Encoding of each notification the service decrypted
+  const handleNotification = model.handleNotification.bind(model);
+  model.handleNotification = async (clientHash, headers, body) => {
+    const result = await handleNotification(clientHash, headers, body);
+    encodings.push(headers.encoding);
+    return result;
+  };
+  const service = new WebPushTestingServer(model, port);
   const log = console.log;
   console.log = () => {};  // its "Server running on port" line
   service.startServer();
@@ -36,7 +52,7 @@ async function startPushService(t) {
     assert.ok(r.ok, `web-push-testing ${path}: ${r.status} ${text}`);
     return r.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
   };
-  return { call };
+  return { call, encodings };
 }
 
 function vapidPublicKey(server) {
@@ -58,7 +74,7 @@ async function setUp(t) {
   return { server, push, conn, subscription: data };
 }
 
-const webpushJob = (jid, subscription, payload) => `PUSH ${JSON.stringify({
+const webpushJob = (jid, subscription, payload, extra = {}) => `PUSH ${JSON.stringify({
   jid,
   jobtype: 'webpush',
   queue: 'push',
@@ -66,13 +82,16 @@ const webpushJob = (jid, subscription, payload) => `PUSH ${JSON.stringify({
     subscription: { endpoint: subscription.endpoint, keys: subscription.keys },
     payload,
     ttl: 60,
+    ...extra,
   }],
 })}`;
 
-test('a webpush job reaches web-push-testing and decrypts to the exact payload', async (t) => {
+// Pushes a webpush job (with `extra` in its argument), checks that web-push-testing decrypted it to
+// the exact payload under `encoding` and that bulkhead acknowledged it.
+async function deliversExactly(t, jid, encoding, extra = {}) {
   const { push, conn, subscription } = await setUp(t);
   const payload = JSON.stringify({ title: 'Grüße ✓', body: 'x'.repeat(2000), n: 42 });
-  assert.deepEqual(await conn.call(webpushJob('webpush-ok-0001', subscription, payload)),
+  assert.deepEqual(await conn.call(webpushJob(jid, subscription, payload, extra)),
     { type: '+', text: 'OK' });
   const messages = await waitFor(async () => {
     const { data } = await push.call('/get-notifications', { clientHash: subscription.clientHash });
@@ -86,7 +105,17 @@ test('a webpush job reaches web-push-testing and decrypts to the exact payload',
   assert.equal(info.faktory.sets.retries, 0);
   assert.ok(info.hosts.some((h) => h.host.startsWith('localhost:') && h.successes === 1),
     `INFO hosts shows the push service: ${JSON.stringify(info.hosts)}`);
+  assert.deepEqual(push.encodings, [encoding]);
+}
+
+test('a webpush job reaches web-push-testing and decrypts to the exact payload', async (t) => {
+  await deliversExactly(t, 'webpush-ok-0001', 'aes128gcm');
 });
+
+test('a legacy aesgcm webpush job reaches web-push-testing and decrypts to the exact payload',
+  async (t) => {
+    await deliversExactly(t, 'webpush-aesgcm-01', 'aesgcm', { content_encoding: 'aesgcm' });
+  });
 
 test('an expired subscription (410) produces bulkhead.webpush_gone and no retry', async (t) => {
   const { push, conn, subscription } = await setUp(t);
