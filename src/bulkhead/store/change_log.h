@@ -19,6 +19,11 @@ class ChangeLog {
   // Queues `changes` (in order, after all earlier ones). `durable` (may be empty) runs on the event
   // loop once they are committed, with the commit's Status. Thread-safe.
   virtual void Append(std::vector<Change> changes, std::function<void(Status)> durable) = 0;
+  // Ok until a commit fails; from then on, for the life of the log, a Status naming that first
+  // failure (the file and the database's error). A log that failed writes nothing more: every
+  // later Append is answered with this Status, so the file holds exactly the changes committed
+  // before the failure. Thread-safe (a store checks it before every change).
+  virtual Status failure() const = 0;
   // Commits what is queued and stops. Idempotent.
   virtual void Close() = 0;
 };

@@ -20,6 +20,20 @@ void EmbeddedStore::Close() {
   if (log_) log_->Close();
 }
 
+bool EmbeddedStore::degraded() const { return log_ && !log_->failure().ok(); }
+
+std::string EmbeddedStore::degraded_reason() const {
+  if (!log_) return {};
+  Status failure = log_->failure();
+  if (failure.ok()) return {};
+  return "store degraded: " + failure.message() + "; restart bulkhead once the disk is fixed";
+}
+
+Status EmbeddedStore::Writable() const {
+  if (!degraded()) return Status::Ok();
+  return Status::Unavailable(degraded_reason());
+}
+
 void EmbeddedStore::Commit(std::vector<Change> changes, std::function<void(Status)> durable) {
   if (!log_ || changes.empty()) {
     if (durable) durable(Status::Ok());
@@ -29,6 +43,10 @@ void EmbeddedStore::Commit(std::vector<Change> changes, std::function<void(Statu
 }
 
 void EmbeddedStore::Push(JobRecord job, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   Status s = state_.Add(std::move(job), changes);
   if (!s.ok()) {
@@ -40,6 +58,10 @@ void EmbeddedStore::Push(JobRecord job, Done durable) {
 
 void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
                           JobCallback cb) {
+  if (Status w = Writable(); !w.ok()) {
+    if (cb) cb(w);
+    return;
+  }
   std::vector<Change> changes;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
   Commit(std::move(changes), nullptr);
@@ -47,6 +69,10 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
 }
 
 void EmbeddedStore::Ack(const std::string& jid, JobCallback durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   std::optional<JobRecord> job = state_.Ack(jid, changes);
   if (job) job->payload.clear();  // callers need the bookkeeping, not the JSON
@@ -64,6 +90,10 @@ void EmbeddedStore::GetWorking(const std::string& jid, JobCallback cb) {
 }
 
 void EmbeddedStore::ExtendReservation(const std::string& jid, TimePoint until, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   Status s = state_.ExtendReservation(jid, ToUnixMicros(until), changes);
   if (!s.ok()) {
@@ -74,6 +104,10 @@ void EmbeddedStore::ExtendReservation(const std::string& jid, TimePoint until, D
 }
 
 void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   Status s = state_.Move(job, ToUnixMicros(now), changes);
   if (!s.ok()) {
@@ -84,12 +118,20 @@ void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
 }
 
 void EmbeddedStore::Remove(const std::string& jid, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.Remove(jid, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) {
+  if (Status w = Writable(); !w.ok()) {
+    if (cb) cb(w);
+    return;
+  }
   std::vector<Change> changes;
   auto moved = state_.EnqueueDue(set, ToUnixMicros(now), limit, changes);
   Commit(std::move(changes), nullptr);
@@ -101,6 +143,10 @@ void EmbeddedStore::ExpiredReservations(TimePoint now, size_t limit, JobsCallbac
 }
 
 void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
+  if (Status w = Writable(); !w.ok()) {
+    if (cb) cb(w);
+    return;
+  }
   std::vector<Change> changes;
   size_t n = state_.PurgeDead(ToUnixMicros(now), limit, changes);
   Commit(std::move(changes), nullptr);
@@ -109,6 +155,10 @@ void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
 
 void EmbeddedStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
                            Duration dead_ttl, CountCallback durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   size_t n = state_.Mutate(op, set, filter, ToUnixMicros(now),
                            std::chrono::duration_cast<std::chrono::microseconds>(dead_ttl).count(),
@@ -123,18 +173,27 @@ void EmbeddedStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter
 }
 
 void EmbeddedStore::SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.SetPaused(queues, paused, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::RemoveQueues(const std::vector<std::string>& queues, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.RemoveQueues(queues, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint now) {
+  if (degraded()) return;  // refused like every change; there is no callback to tell
   std::vector<Change> changes;
   // Every ACK and FAIL lands here: format the day once per day, not once per job.
   int64_t day_number = ToUnixMicros(now) / (86'400LL * 1'000'000);
@@ -155,6 +214,10 @@ void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint 
 }
 
 void EmbeddedStore::Flush(Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.DeleteAll(changes);
   Commit(std::move(changes), std::move(durable));
@@ -162,12 +225,20 @@ void EmbeddedStore::Flush(Done durable) {
 
 void EmbeddedStore::PutSigningKey(const std::string& key_id, const std::string& pem,
                                   Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.PutSigningKey(key_id, pem, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::RemoveSigningKey(const std::string& key_id, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   if (!state_.RemoveSigningKey(key_id, changes)) {
     durable(Status::NotFound("no signing key is registered for \"" + key_id + "\""));
@@ -184,12 +255,20 @@ void EmbeddedStore::ListSigningKeys(SigningKeysCallback cb) {
 }
 
 void EmbeddedStore::PutHostState(const HostStateRecord& record, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.PutHostState(record, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::RemoveHostState(const std::string& host, Done durable) {
+  if (Status w = Writable(); !w.ok()) {
+    if (durable) durable(w);
+    return;
+  }
   std::vector<Change> changes;
   state_.RemoveHostState(host, changes);
   Commit(std::move(changes), std::move(durable));

@@ -4,6 +4,22 @@
 //
 // Reads and state changes happen inline on the calling thread (the event loop), so a FETCH costs a
 // hash lookup and a deque pop; only `durable` callbacks wait, for the log's group commit.
+//
+// Degraded mode (Store::degraded()). A change is applied to memory first and committed later, so
+// a failed commit (disk full, I/O error) leaves memory ahead of the file. The store never goes on
+// as if nothing happened:
+// 1. The log reports the failure (ChangeLog::failure(), sticky) and writes nothing more; the
+//    first failure is logged at error level with the database's message.
+// 2. Every later call that changes state is refused with Unavailable("store degraded: ...")
+//    before it touches memory (FETCH too: it reserves, so a degraded store hands out no job).
+//    Reads keep working so that operators can look. Only a restart leaves degraded mode.
+// 3. The changes of the failed batch itself, and of any batch appended before the failure was
+//    seen, stay in memory but are not on disk: their `durable` callbacks get the error (the PUSH
+//    or ACK is answered -ERR) and they are lost at restart, which reloads the file. A job whose
+//    PUSH failed is therefore never run once the store is degraded. It can have been run only if
+//    a FETCH took it in the few milliseconds its commit was in flight (FETCH does not wait for
+//    the commit of what it hands out; see Store::Fetch).
+// A store without a log (memory:) is never degraded.
 #pragma once
 
 #include <memory>
@@ -22,6 +38,8 @@ class EmbeddedStore final : public Store {
   ~EmbeddedStore() override;
 
   std::string_view Name() const override { return name_; }
+  bool degraded() const override;
+  std::string degraded_reason() const override;
   Status Open() override;
   void Close() override;
 
@@ -51,6 +69,8 @@ class EmbeddedStore final : public Store {
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
  private:
+  // Ok, or the Unavailable status every change is refused with while degraded.
+  Status Writable() const;
   // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or
   // nothing changed).
   void Commit(std::vector<Change> changes, std::function<void(Status)> durable);

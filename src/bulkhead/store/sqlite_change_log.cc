@@ -71,8 +71,12 @@ static_assert(std::size(kUpgrades) == SqliteChangeLog::kSchemaVersion - 1);
 
 }  // namespace
 
-SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::string durability)
-    : path_(std::move(path)), poster_(std::move(poster)), durability_(std::move(durability)) {}
+SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::string durability,
+                                 int64_t max_page_count)
+    : path_(std::move(path)),
+      poster_(std::move(poster)),
+      durability_(std::move(durability)),
+      max_page_count_(max_page_count) {}
 
 SqliteChangeLog::~SqliteChangeLog() { Close(); }
 
@@ -256,6 +260,10 @@ Status SqliteChangeLog::Load(MemoryState& state) {
     spdlog::warn("sqlite store {} holds private signing keys but is readable by others (mode {:o});"
                  " chmod 600 it", path_, file_stat.st_mode & 0777);
   }
+  if (max_page_count_ > 0) {
+    s = Exec(("PRAGMA max_page_count=" + std::to_string(max_page_count_)).c_str());
+    if (!s.ok()) return s;
+  }
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "bulkhead-sqlite");
   return Status::Ok();
@@ -282,8 +290,25 @@ void SqliteChangeLog::WriterLoop() {
       if (pending_.empty() && stopping_) break;
       batch.swap(pending_);
     }
-    Status s = CommitBatch(batch);
-    if (!s.ok()) spdlog::error("sqlite commit failed: {}", s.message());
+    Status s;
+    if (failed_.load(std::memory_order_acquire)) {
+      // After a failed commit nothing more is written: a later batch may depend on the lost one
+      // (an update of a row whose insert failed), and the file must keep a prefix of the history.
+      s = failure();
+    } else {
+      s = CommitBatch(batch);
+      if (!s.ok()) {
+        spdlog::error(
+            "sqlite commit to {} failed: {}; the store is degraded: every change is refused until "
+            "bulkhead restarts",
+            path_, s.message());
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          failure_ = Status::Unavailable("the last commit to " + path_ + " failed: " + s.message());
+        }
+        failed_.store(true, std::memory_order_release);
+      }
+    }
     // One post per batch carries every completion of the batch back to the event loop.
     auto callbacks = std::make_shared<std::vector<std::function<void(Status)>>>();
     callbacks->reserve(batch.size());
@@ -422,6 +447,12 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
     }
   }
   return Exec("COMMIT");
+}
+
+Status SqliteChangeLog::failure() const {
+  if (!failed_.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_;
 }
 
 void SqliteChangeLog::Close() {

@@ -7,11 +7,17 @@
 // server; a power loss or kernel crash may lose the transactions since the last checkpoint.
 // "power" uses synchronous=FULL: the WAL is fsynced at every commit (slower; survives power loss).
 //
+// A failed commit (disk full, I/O error) is sticky: the first one is logged at error level, its
+// callers get its error, and every later batch is answered with failure() without being written,
+// so the file keeps exactly what was committed before it (the owning store refuses changes from
+// then on: see EmbeddedStore's degraded mode).
+//
 // Format: see kSchemaVersion and the upgrade notes in sqlite_change_log.cc.
 //
 // Thread-safety: Append may be called from any thread; Load and Close from the owner only.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -30,12 +36,16 @@ namespace bulkhead {
 class SqliteChangeLog final : public ChangeLog {
  public:
   // `path`: database file (created with its directory if missing). `poster` runs durable
-  // callbacks on the event loop.
-  SqliteChangeLog(std::string path, Store::Poster poster, std::string durability);
+  // callbacks on the event loop. `max_page_count` is for tests only: when positive, the file is
+  // capped at that many pages (PRAGMA max_page_count, set after Load), so that a commit that
+  // would grow it further fails with SQLITE_FULL ("database or disk is full") like a full disk.
+  SqliteChangeLog(std::string path, Store::Poster poster, std::string durability,
+                  int64_t max_page_count = 0);
   ~SqliteChangeLog() override;
 
   Status Load(MemoryState& state) override;
   void Append(std::vector<Change> changes, std::function<void(Status)> durable) override;
+  Status failure() const override;
   void Close() override;
 
   static constexpr int kSchemaVersion = 3;
@@ -57,6 +67,7 @@ class SqliteChangeLog final : public ChangeLog {
   const std::string path_;
   const Store::Poster poster_;
   const std::string durability_;
+  const int64_t max_page_count_;
 
   // Used by the writer thread only (and by Load before the thread starts).
   sqlite3* db_ = nullptr;
@@ -72,10 +83,14 @@ class SqliteChangeLog final : public ChangeLog {
   sqlite3_stmt* put_host_ = nullptr;
   sqlite3_stmt* delete_host_ = nullptr;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Pending> pending_;  // guarded by mu_
   bool stopping_ = false;         // guarded by mu_
+  // Set once by the writer when a commit fails (failed_ after failure_, so that a reader that sees
+  // failed_ finds failure_ set); never cleared.
+  std::atomic<bool> failed_{false};
+  Status failure_;  // guarded by mu_
   std::thread writer_;
 };
 

@@ -46,6 +46,16 @@ class Store {
   // Short name for logs and benchmarks: "memory", "sqlite", "redis".
   virtual std::string_view Name() const = 0;
 
+  // Degraded mode: true once the store has lost durability (a commit failed). From then on, until
+  // a restart, every call that changes state (Push, Fetch, Ack, Move, Remove, Mutate, SetPaused,
+  // ... every method below that is not a read) is refused with Unavailable(degraded_reason())
+  // without changing anything, while reads (Stats, List, GetWorking, ExpiredReservations,
+  // List*) keep answering. Sticky: nothing leaves degraded mode but a restart. A store that cannot
+  // lose durability (memory:) is never degraded. Cheap; callable from any thread.
+  virtual bool degraded() const { return false; }
+  // Why the store is degraded, naming the failed commit and its cause; empty when it is not.
+  virtual std::string degraded_reason() const { return {}; }
+
   // Loads persisted state. Must be called once before anything else; fatal errors are returned.
   virtual Status Open() = 0;
   // Flushes pending changes and releases resources. Idempotent.

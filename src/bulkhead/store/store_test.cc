@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
@@ -588,6 +589,209 @@ TEST(SqliteChangeLogTest, ChangesCancelledWithinOneBatchLeaveNoRow) {
   EXPECT_TRUE(state.Contains("job-batch-6"));
   log.Close();
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace bulkhead
+
+namespace bulkhead {
+namespace {
+
+// Degraded mode against a real SQLite file capped with PRAGMA max_page_count: the file fills up,
+// a commit fails with SQLITE_FULL exactly as on a full disk, and the store must stop changing.
+class DegradedStoreTest : public ::testing::Test {
+ protected:
+  // 64 pages of 4 KiB: the schema takes a few, a few dozen 8 KiB jobs fill the rest.
+  static constexpr int64_t kMaxPages = 64;
+
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("bulkhead_degraded_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    path_ = (dir_ / "full.db").string();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open(int64_t max_pages) {
+    store_.reset();
+    store_ = std::make_unique<EmbeddedStore>(
+        "sqlite", std::make_unique<SqliteChangeLog>(path_, loop_.poster(), "process", max_pages));
+    Status s = store_->Open();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  Status Push(JobRecord job) {
+    std::optional<Status> result;
+    store_->Push(std::move(job), [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+  Result<std::optional<JobRecord>> Fetch() {
+    std::optional<Result<std::optional<JobRecord>>> out;
+    store_->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
+  }
+  Result<std::optional<JobRecord>> Ack(const std::string& jid) {
+    std::optional<Result<std::optional<JobRecord>>> out;
+    store_->Ack(jid, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
+  }
+  StoreStats Stats() {
+    StoreStats out;
+    store_->Stats([&](Result<StoreStats> r) { out = *r; });
+    return out;
+  }
+  static JobRecord BigJob(int i) {
+    char jid[32];
+    std::snprintf(jid, sizeof(jid), "job-full-%05d", i);
+    JobRecord job = MakeJob(jid);
+    job.payload = nlohmann::json{{"jid", jid}, {"jobtype", "noop"}, {"queue", "default"},
+                                 {"args", {std::string(8192, 'x')}}}.dump();
+    return job;
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+  TestLoop loop_;
+  TimePoint now_ = FromUnixMicros(1'700'000'000'000'000);
+  std::unique_ptr<EmbeddedStore> store_;
+};
+
+TEST_F(DegradedStoreTest, AFailedCommitStopsEveryChangeAndTheFileKeepsTheDurableState) {
+  Open(kMaxPages);
+  EXPECT_FALSE(store_->degraded());
+  EXPECT_EQ(store_->degraded_reason(), "");
+  // Fill the file until a commit fails; remember what was answered +OK.
+  std::vector<std::string> durable;
+  Status failed;
+  std::string failed_jid;
+  for (int i = 0; i < 1000 && failed.ok(); ++i) {
+    JobRecord job = BigJob(i);
+    std::string jid = job.jid;
+    Status s = Push(std::move(job));
+    if (s.ok()) {
+      durable.push_back(jid);
+    } else {
+      failed = s;
+      failed_jid = jid;
+    }
+  }
+  ASSERT_FALSE(failed.ok()) << "the capped file never filled up";
+  ASSERT_GE(durable.size(), 2u);
+  EXPECT_EQ(failed.code(), StatusCode::kUnavailable);
+  EXPECT_NE(failed.message().find("database or disk is full"), std::string::npos)
+      << failed.message();
+
+  // Degraded, and says why.
+  ASSERT_TRUE(store_->degraded());
+  std::string reason = store_->degraded_reason();
+  EXPECT_EQ(reason.rfind("store degraded: the last commit to " + path_ + " failed: ", 0), 0u)
+      << reason;
+  EXPECT_NE(reason.find("database or disk is full"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("restart bulkhead"), std::string::npos) << reason;
+
+  // The failed PUSH's job is still in memory (lost at restart), but nothing hands it out.
+  StoreStats before = Stats();
+  EXPECT_EQ(before.enqueued, durable.size() + 1);
+
+  // Every change is refused with the reason and leaves memory as it was.
+  Status push = Push(BigJob(5000));
+  EXPECT_EQ(push.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(push.message(), reason);
+  auto fetched = Fetch();
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.status().message(), reason);
+  auto acked = Ack(durable[0]);
+  ASSERT_FALSE(acked.ok());
+  EXPECT_EQ(acked.status().message(), reason);
+  std::optional<Status> paused;
+  store_->SetPaused({"default"}, true, [&](Status s) { paused = s; });
+  ASSERT_TRUE(paused.has_value());
+  EXPECT_EQ(paused->message(), reason);
+  std::optional<Result<size_t>> mutated;
+  store_->Mutate(MutateOp::kClear, JobState::kDead, MutateFilter{}, now_, std::chrono::hours(1),
+                 [&](Result<size_t> r) { mutated = r; });
+  ASSERT_TRUE(mutated.has_value());
+  EXPECT_FALSE(mutated->ok());
+  store_->CountOutcome(3, 1, now_);
+  StoreStats after = Stats();
+  EXPECT_EQ(after.enqueued, before.enqueued);
+  EXPECT_EQ(after.working, 0u);
+  EXPECT_EQ(after.processed, 0);
+  EXPECT_EQ(after.failures, 0);
+  EXPECT_FALSE(after.queues["default"].paused);
+
+  // Reads still answer.
+  std::optional<Result<std::vector<JobRecord>>> listed;
+  store_->List(JobState::kWorking, 0, 10, [&](Result<std::vector<JobRecord>> r) { listed = r; });
+  ASSERT_TRUE(listed.has_value() && listed->ok());
+  EXPECT_TRUE((*listed)->empty());
+
+  // After a restart (with room again) the file holds exactly what was answered +OK, in order.
+  store_->Close();
+  Open(0);
+  EXPECT_FALSE(store_->degraded());
+  EXPECT_EQ(Stats().enqueued, durable.size());
+  std::vector<std::string> reloaded;
+  for (;;) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    if (!job->has_value()) break;
+    reloaded.push_back((*job)->jid);
+  }
+  EXPECT_EQ(reloaded, durable);
+  EXPECT_TRUE(Push(MakeJob(failed_jid)).ok()) << "the failed jid must be unknown after restart";
+}
+
+TEST_F(DegradedStoreTest, TheLogWritesNothingAfterAFailedCommit) {
+  std::optional<Status> failed;
+  int64_t id = 1;
+  {
+    SqliteChangeLog log(path_, loop_.poster(), "process", kMaxPages);
+    MemoryState empty;
+    ASSERT_TRUE(log.Load(empty).ok());
+    EXPECT_TRUE(log.failure().ok());
+    for (; id < 1000; ++id) {
+      std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
+      changes[0].id = id;
+      changes[0].job = BigJob(static_cast<int>(id));
+      std::optional<Status> done;
+      log.Append(std::move(changes), [&](Status s) { done = s; });
+      loop_.RunUntil([&] { return done.has_value(); });
+      if (!done->ok()) {
+        failed = done;
+        break;
+      }
+    }
+    ASSERT_TRUE(failed.has_value()) << "the capped file never filled up";
+    Status failure = log.failure();
+    ASSERT_FALSE(failure.ok());
+    EXPECT_EQ(failure.message(), "the last commit to " + path_ + " failed: " + failed->message());
+    // A change that would fit is not written either: it is answered with the first failure.
+    std::vector<Change> small(1, Change(Change::Kind::kAddCounter));
+    small[0].name = "processed";
+    small[0].delta = 1;
+    std::optional<Status> refused;
+    log.Append(std::move(small), [&](Status s) { refused = s; });
+    loop_.RunUntil([&] { return refused.has_value(); });
+    EXPECT_EQ(*refused, failure);
+  }
+  SqliteChangeLog log(path_, loop_.poster(), "process");
+  MemoryState state;
+  ASSERT_TRUE(log.Load(state).ok());
+  EXPECT_EQ(state.Stats().enqueued, static_cast<size_t>(id - 1));
+  EXPECT_EQ(state.Stats().processed, 0);
+  log.Close();
+}
+
+TEST(MemoryStoreTest, IsNeverDegraded) {
+  EmbeddedStore store("memory", nullptr);
+  ASSERT_TRUE(store.Open().ok());
+  EXPECT_FALSE(store.degraded());
+  EXPECT_EQ(store.degraded_reason(), "");
 }
 
 }  // namespace
