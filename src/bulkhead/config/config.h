@@ -79,6 +79,8 @@ struct Config {
   // Store URL; empty means sqlite:<data_dir>/bulkhead.db.
   std::string store;
   std::string durability = "process";  // "process" or "power" (see docs/architecture.md)
+  // Tests only, not a setting (no file key, no flag): see StoreOptions::max_page_count_for_tests.
+  int64_t store_max_page_count_for_tests = 0;
   std::string password;                // empty: no password
   int max_connections = 2000;
   int64_t max_line_bytes = 16 * 1024 * 1024;

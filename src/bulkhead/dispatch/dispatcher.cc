@@ -315,7 +315,8 @@ void Dispatcher::TakeAvailable() {
     bool returned = false;
     bool got = false;
   };
-  while (!taking_ && !stopped_ && jobs_.size() < config_.max_held) {
+  // A degraded store hands out no job (its refusal would be logged at every wake-up).
+  while (!taking_ && !stopped_ && jobs_.size() < config_.max_held && !engine_.store().degraded()) {
     auto call = std::make_shared<Call>();
     taking_ = true;
     engine_.store().Fetch(

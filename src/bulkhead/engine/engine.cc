@@ -336,6 +336,9 @@ void Engine::Info(const ServerCounters& server, std::function<void(Result<std::s
 
 void Engine::RunScheduledOnce() {
   task_runs_["scheduled"]++;
+  // A degraded store refuses every change (the failure was logged once): polling it would log the
+  // same refusal every tick.
+  if (store_.degraded()) return;
   for (JobState set : {JobState::kScheduled, JobState::kRetry}) {
     for (;;) {
       size_t moved = 0;
@@ -356,6 +359,7 @@ void Engine::RunScheduledOnce() {
 
 void Engine::RunReaperOnce() {
   task_runs_["reservations"]++;
+  if (store_.degraded()) return;  // expired reservations cannot be moved (see RunScheduledOnce)
   store_.ExpiredReservations(clock_.Now(), kScanBatch, [this](Result<std::vector<JobRecord>> r) {
     if (!r.ok()) {
       spdlog::error("reservation reaper: {}", r.status().message());
@@ -373,6 +377,7 @@ void Engine::RunReaperOnce() {
 
 void Engine::RunDeadPurgeOnce() {
   task_runs_["dead_purge"]++;
+  if (store_.degraded()) return;
   store_.PurgeDead(clock_.Now(), kScanBatch, [](Result<size_t> n) {
     if (n.ok() && *n > 0) spdlog::info("purged {} dead jobs past their retention", *n);
   });

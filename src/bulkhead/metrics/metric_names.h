@@ -83,6 +83,10 @@ inline constexpr std::string_view kDeliveryLatencySecondsHelp =
     "Duration of one delivery attempt (request sent to response or error).";
 
 // ---- Process ------------------------------------------------------------------------------------
+// 1 while the store is degraded (a commit failed: every change is refused until a restart), else 0.
+inline constexpr std::string_view kStoreDegraded = "bulkhead_store_degraded";
+inline constexpr std::string_view kStoreDegradedHelp =
+    "1 when a store commit failed and every change is refused until a restart, else 0.";
 // Always 1; label version. Its presence proves /metrics answers with bulkhead's own figures.
 inline constexpr std::string_view kBuildInfo = "bulkhead_build_info";
 inline constexpr std::string_view kBuildInfoHelp = "Always 1; labelled with the bulkhead version.";

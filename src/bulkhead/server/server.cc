@@ -31,6 +31,7 @@ Status Server::Start() {
   std::signal(SIGPIPE, SIG_IGN);
   StoreOptions options;
   options.durability = config_.durability;
+  options.max_page_count_for_tests = config_.store_max_page_count_for_tests;
   auto store = OpenStoreFromUrl(
       config_.StoreUrl(), [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
       options);
@@ -120,10 +121,17 @@ Status Server::StartDelivery() {
 }
 
 void Server::RegisterRoutes() {
-  http_->Route("GET", "/healthz", [](const HttpRequestIn&, HttpServer::Reply reply) {
+  // 503 with the reason while the store is degraded: the process answers, but it can no longer
+  // keep what it accepts, so a load balancer or orchestrator should take it out and page someone.
+  http_->Route("GET", "/healthz", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     HttpResponseOut r;
     r.content_type = "text/plain; charset=utf-8";
-    r.body = "ok\n";
+    if (store_->degraded()) {
+      r.status = 503;
+      r.body = store_->degraded_reason() + "\n";
+    } else {
+      r.body = "ok\n";
+    }
     reply(std::move(r));
   });
   http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {

@@ -47,7 +47,7 @@ ServerMetrics::~ServerMetrics() {
   for (auto name : {mn::kQueueSize, mn::kQueueLatencySeconds, mn::kRetrySetSize,
                     mn::kScheduledSetSize, mn::kDeadSetSize, mn::kWorkingJobs,
                     mn::kWorkersConnected, mn::kJobsProcessedTotal, mn::kJobsFailedTotal,
-                    mn::kBuildInfo, mn::kStartTimeSeconds}) {
+                    mn::kBuildInfo, mn::kStartTimeSeconds, mn::kStoreDegraded}) {
     registry_.RemoveCallback(name);
   }
 }
@@ -120,6 +120,12 @@ Status ServerMetrics::Register() {
   results.push_back(registry_.AddCallbackGauge(
       mn::kBuildInfo, mn::kBuildInfoHelp, {std::string(mn::kLabelVersion)},
       []() -> Samples { return std::vector<MetricSample>{MetricSample{{BULKHEAD_VERSION}, 1}}; }));
+  results.push_back(registry_.AddCallbackGauge(
+      mn::kStoreDegraded, mn::kStoreDegradedHelp, {}, [this]() -> Samples {
+        // degraded() is thread-safe: the scrape answers even when the event loop is stuck.
+        double v = engine_.store().degraded() ? 1 : 0;
+        return std::vector<MetricSample>{MetricSample{{}, v}};
+      }));
   double start = ToUnixMicros(started_at_) / 1e6;
   results.push_back(registry_.AddCallbackGauge(
       mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp, {},

@@ -98,7 +98,7 @@ class ServerTest : public ::testing::Test {
   void Start(Config config) {
     config.listen = "127.0.0.1:0";
     config.http = "127.0.0.1:0";
-    config.store = "memory:";
+    if (config.store.empty()) config.store = "memory:";
     config.data_dir = (std::filesystem::temp_directory_path() /
                        ("bulkhead_server_test_" + std::to_string(::getpid()))).string();
     server_ = std::make_unique<Server>(std::move(config));
@@ -129,6 +129,45 @@ TEST_F(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   std::string health = HttpGet(server_->http_port(), "/healthz");
   EXPECT_NE(health.find("200 OK"), std::string::npos);
   EXPECT_NE(HttpGet(server_->http_port(), "/nope").find("404"), std::string::npos);
+}
+
+TEST_F(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
+  Config config;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_server_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir / "full.db");
+  config.store = "sqlite:" + (dir / "full.db").string();
+  config.store_max_page_count_for_tests = 64;  // 256 KiB: a few dozen 8 KiB jobs fill it
+  Start(config);
+  EXPECT_EQ(HttpStatus(HttpGet(server_->http_port(), "/healthz")), 200);
+  EXPECT_NE(HttpGet(server_->http_port(), "/metrics").find("\nbulkhead_store_degraded 0\n"),
+            std::string::npos);
+  // One connection, one PUSH at a time (each waits for its commit) until the file is full.
+  std::string lines;
+  for (int i = 0; i < 100; ++i) {
+    lines += "PUSH {\"jid\":\"degraded" + std::to_string(1000 + i) +
+             "\",\"jobtype\":\"t\",\"args\":[\"" + std::string(8192, 'x') + "\"]}\r\n";
+  }
+  std::string replies = Fwp(server_->fwp_port(), lines + "FETCH default\r\n");
+  size_t first_error = replies.find("-ERR ");
+  ASSERT_NE(first_error, std::string::npos) << "the capped file never filled up";
+  EXPECT_NE(replies.find("database or disk is full", first_error), std::string::npos);
+  // Every later command is refused with the reason, FETCH included (not a silent $-1).
+  size_t last = replies.rfind("-ERR store degraded: the last commit to ");
+  ASSERT_NE(last, std::string::npos) << replies.substr(first_error, 300);
+  EXPECT_EQ(replies.find("$-1"), std::string::npos);
+  size_t fetch_reply = replies.rfind("\r\n", replies.size() - 3);
+  ASSERT_NE(fetch_reply, std::string::npos);
+  EXPECT_EQ(replies.compare(fetch_reply + 2, 25, "-ERR store degraded: the "), 0)
+      << replies.substr(fetch_reply);
+  EXPECT_EQ(replies.find("+OK", first_error), std::string::npos);
+  std::string health = HttpGet(server_->http_port(), "/healthz");
+  EXPECT_EQ(HttpStatus(health), 503) << health;
+  EXPECT_NE(health.find("store degraded: the last commit to "), std::string::npos) << health;
+  EXPECT_NE(HttpGet(server_->http_port(), "/metrics").find("\nbulkhead_store_degraded 1\n"),
+            std::string::npos);
+  // Reads still answer.
+  EXPECT_EQ(HttpStatus(HttpGet(server_->http_port(), "/api/info")), 200);
 }
 
 TEST_F(ServerTest, StatsdSendsTheSameFigures) {

@@ -18,7 +18,8 @@ Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::P
                                      options.durability + "\"");
     }
     store = std::make_unique<EmbeddedStore>(
-        "sqlite", std::make_unique<SqliteChangeLog>(path, std::move(poster), options.durability));
+        "sqlite", std::make_unique<SqliteChangeLog>(path, std::move(poster), options.durability,
+                                                    options.max_page_count_for_tests));
   } else if (url.rfind("redis://", 0) == 0) {
     return Status::InvalidArgument("the redis store is not available in this build yet: " + url);
   } else {

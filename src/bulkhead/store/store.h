@@ -133,6 +133,10 @@ struct StoreOptions {
   // "process": a commit survives kill -9 (SQLite synchronous=NORMAL in WAL mode: no fsync per
   // commit; a power loss may lose the last commits). "power": fsync per commit (synchronous=FULL).
   std::string durability = "process";
+  // Tests only (never set from a config file or flag): when positive, a sqlite: file is capped at
+  // this many pages (PRAGMA max_page_count), so that a commit that would grow it fails with
+  // SQLITE_FULL like a full disk and the store enters degraded mode.
+  int64_t max_page_count_for_tests = 0;
 };
 Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::Poster poster,
                                                 const StoreOptions& options = {});
