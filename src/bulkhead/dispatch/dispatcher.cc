@@ -383,6 +383,8 @@ void Dispatcher::CancelRenewal(const std::string& jid, const Held& held) {
 }
 
 void Dispatcher::RenewDue(TimePoint now) {
+  // A degraded store refuses renewals (logged once when it failed); they wait for the restart.
+  if (engine_.store().degraded()) return;
   while (!renewals_.empty() && renewals_.begin()->first <= now) {
     std::string jid = renewals_.begin()->second;
     renewals_.erase(renewals_.begin());

@@ -132,6 +132,7 @@ std::unique_ptr<Registry> ExampleRegistry() {
     gauge(mn::kHostBreakerOpen, mn::kHostBreakerOpenHelp, {h},
           {{{"mastodon.social"}, 0}, {{"other"}, 1}});
     gauge(mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp, {}, {{{}, 1700000000}});
+    gauge(mn::kStoreDegraded, mn::kStoreDegradedHelp, {}, {{{}, 0}});
     (*r->AddGauge(mn::kBuildInfo, mn::kBuildInfoHelp, {std::string(mn::kLabelVersion)}))
         ->WithLabels({"0.1.0"})
         .Set(1);
