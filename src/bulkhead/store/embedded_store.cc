@@ -3,6 +3,17 @@
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
+namespace {
+
+// When `writable` is an error: answers `cb` (if set) with it and returns true.
+template <typename Callback>
+bool Refused(const Status& writable, const Callback& cb) {
+  if (writable.ok()) return false;
+  if (cb) cb(writable);
+  return true;
+}
+
+}  // namespace
 
 EmbeddedStore::EmbeddedStore(std::string name, std::unique_ptr<ChangeLog> log)
     : name_(std::move(name)), log_(std::move(log)) {}
@@ -43,10 +54,7 @@ void EmbeddedStore::Commit(std::vector<Change> changes, std::function<void(Statu
 }
 
 void EmbeddedStore::Push(JobRecord job, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   Status s = state_.Add(std::move(job), changes);
   if (!s.ok()) {
@@ -58,10 +66,7 @@ void EmbeddedStore::Push(JobRecord job, Done durable) {
 
 void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
                           JobCallback cb) {
-  if (Status w = Writable(); !w.ok()) {
-    if (cb) cb(w);
-    return;
-  }
+  if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
   Commit(std::move(changes), nullptr);
@@ -69,10 +74,7 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
 }
 
 void EmbeddedStore::Ack(const std::string& jid, JobCallback durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   std::optional<JobRecord> job = state_.Ack(jid, changes);
   if (job) job->payload.clear();  // callers need the bookkeeping, not the JSON
@@ -90,10 +92,7 @@ void EmbeddedStore::GetWorking(const std::string& jid, JobCallback cb) {
 }
 
 void EmbeddedStore::ExtendReservation(const std::string& jid, TimePoint until, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   Status s = state_.ExtendReservation(jid, ToUnixMicros(until), changes);
   if (!s.ok()) {
@@ -104,10 +103,7 @@ void EmbeddedStore::ExtendReservation(const std::string& jid, TimePoint until, D
 }
 
 void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   Status s = state_.Move(job, ToUnixMicros(now), changes);
   if (!s.ok()) {
@@ -118,20 +114,14 @@ void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
 }
 
 void EmbeddedStore::Remove(const std::string& jid, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.Remove(jid, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) {
-  if (Status w = Writable(); !w.ok()) {
-    if (cb) cb(w);
-    return;
-  }
+  if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   auto moved = state_.EnqueueDue(set, ToUnixMicros(now), limit, changes);
   Commit(std::move(changes), nullptr);
@@ -143,10 +133,7 @@ void EmbeddedStore::ExpiredReservations(TimePoint now, size_t limit, JobsCallbac
 }
 
 void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
-  if (Status w = Writable(); !w.ok()) {
-    if (cb) cb(w);
-    return;
-  }
+  if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   size_t n = state_.PurgeDead(ToUnixMicros(now), limit, changes);
   Commit(std::move(changes), nullptr);
@@ -155,10 +142,7 @@ void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
 
 void EmbeddedStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
                            Duration dead_ttl, CountCallback durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   size_t n = state_.Mutate(op, set, filter, ToUnixMicros(now),
                            std::chrono::duration_cast<std::chrono::microseconds>(dead_ttl).count(),
@@ -173,20 +157,14 @@ void EmbeddedStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter
 }
 
 void EmbeddedStore::SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.SetPaused(queues, paused, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::RemoveQueues(const std::vector<std::string>& queues, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.RemoveQueues(queues, changes);
   Commit(std::move(changes), std::move(durable));
@@ -214,10 +192,7 @@ void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint 
 }
 
 void EmbeddedStore::Flush(Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.DeleteAll(changes);
   Commit(std::move(changes), std::move(durable));
@@ -225,20 +200,14 @@ void EmbeddedStore::Flush(Done durable) {
 
 void EmbeddedStore::PutSigningKey(const std::string& key_id, const std::string& pem,
                                   Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.PutSigningKey(key_id, pem, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::RemoveSigningKey(const std::string& key_id, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   if (!state_.RemoveSigningKey(key_id, changes)) {
     durable(Status::NotFound("no signing key is registered for \"" + key_id + "\""));
@@ -255,20 +224,14 @@ void EmbeddedStore::ListSigningKeys(SigningKeysCallback cb) {
 }
 
 void EmbeddedStore::PutHostState(const HostStateRecord& record, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.PutHostState(record, changes);
   Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::RemoveHostState(const std::string& host, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.RemoveHostState(host, changes);
   Commit(std::move(changes), std::move(durable));
