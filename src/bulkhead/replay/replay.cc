@@ -65,8 +65,7 @@ std::string Password() {
 Result<std::pair<std::string, std::string>> SubscriptionKeys() {
   auto key = VapidKey::Generate();
   if (!key.ok()) return key.status();
-  std::string auth = RandomHex(8);  // 16 hex chars = 16 bytes once taken as raw text
-  return std::make_pair(key->public_key_b64url(), Base64UrlEncode(auth));
+  return std::make_pair(key->public_key_b64url(), Base64UrlEncode(RandomBytes(16)));
 }
 
 // Everything one scenario starts; destroyed in reverse order (worker, server, endpoints).
@@ -212,7 +211,7 @@ class Scenario {
   }
 
   // Paces pushes at `rate` per second from t0 for the duration; `make_job(i, now_us)` returns the
-  // job's JSON, or "" to skip. Stops at the first PUSH error (kept in load_error_).
+  // job's JSON. Stops at the first PUSH error (kept in load_error_).
   void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
     auto client = FaktoryClient::Connect("127.0.0.1", rig_.fwp_port, Password());
     if (!client.ok()) {
@@ -250,7 +249,6 @@ class Scenario {
                               {"jobtype", "timeline"},
                               {"queue", "default"},
                               {"args", {now, cpu}}};
-        timeline_enqueued_.fetch_add(1);
         std::lock_guard lock(mu_);
         timeline_created_.push_back(now);
         return job.dump();
@@ -363,7 +361,7 @@ class Scenario {
                   "[%s] %3d/%.0f s  timeline %zu/%lld run, p99 %.1f ms | healthy pushes "
                   "%zu arrived %zu | faulty host %s, parked %lld | retry set %lld",
                   result_.name.c_str(), second, options_.duration_s, timeline_.size(),
-                  static_cast<long long>(timeline_enqueued_.load()), tl.p99_ms,
+                  static_cast<long long>(timeline_created_.size()), tl.p99_ms,
                   healthy_pushed_.size(), arrivals.size(),
                   s.faulty_breaker.empty() ? "-" : s.faulty_breaker.c_str(),
                   static_cast<long long>(s.faulty_parked), static_cast<long long>(s.retry_set));
@@ -379,13 +377,11 @@ class Scenario {
   void Drain() {
     auto deadline = Clock::now() + kDrainTimeout;
     while (Clock::now() < deadline) {
-      size_t run, arrived = rig_.healthy->Arrivals().size(), pushed;
+      size_t arrived = rig_.healthy->Arrivals().size();
       {
         std::lock_guard lock(mu_);
-        run = timeline_.size();
-        pushed = healthy_pushed_.size();
+        if (timeline_.size() >= timeline_created_.size() && arrived >= healthy_pushed_.size()) break;
       }
-      if (static_cast<int64_t>(run) >= timeline_enqueued_.load() && arrived >= pushed) break;
       std::this_thread::sleep_for(milliseconds(20));
     }
     (void)Sample();
@@ -409,7 +405,7 @@ class Scenario {
       result_.healthy.push_back(d);
     }
     result_.faulty_requests = static_cast<int64_t>(rig_.faulty->Arrivals().size());
-    result_.timeline_enqueued = timeline_enqueued_.load();
+    result_.timeline_enqueued = static_cast<int64_t>(timeline_created_.size());
     result_.timeline = timeline_;
     result_.foreign_jobs = foreign_;
     result_.end_us = SteadyMicros();
@@ -428,7 +424,6 @@ class Scenario {
   std::string faulty_host_;
   std::pair<std::string, std::string> keys_;
   std::atomic<bool> stop_load_{false};
-  std::atomic<int64_t> timeline_enqueued_{0};
   int last_progress_ = -1;  // the second of the last progress line (main thread)
 
   std::mutex mu_;

@@ -30,12 +30,17 @@ uint64_t ScriptedRng::Next64() {
   return v;
 }
 
-std::string RandomHex(size_t bytes) {
+std::string RandomBytes(size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
     // RAND_bytes fails only when the OS entropy source is broken: nothing sensible can continue.
     throw std::runtime_error("OpenSSL RAND_bytes failed");
   }
+  return raw;
+}
+
+std::string RandomHex(size_t bytes) {
+  std::string raw = RandomBytes(bytes);
   static const char* kHex = "0123456789abcdef";
   std::string out;
   out.reserve(bytes * 2);

@@ -46,7 +46,9 @@ class ScriptedRng final : public Rng {
   std::deque<uint64_t> values_;
 };
 
-// `bytes` cryptographically strong random bytes (OpenSSL RAND_bytes), as lowercase hex.
+// `bytes` cryptographically strong random bytes (OpenSSL RAND_bytes).
+std::string RandomBytes(size_t bytes);
+// RandomBytes(bytes) as lowercase hex.
 std::string RandomHex(size_t bytes);
 
 }  // namespace bulkhead
