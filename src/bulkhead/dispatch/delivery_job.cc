@@ -6,6 +6,7 @@
 #include "bulkhead/encoders/http_signature.h"
 #include "bulkhead/encoders/target_url.h"
 #include "bulkhead/encoders/webpush_request.h"
+#include "bulkhead/util/ascii.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -41,13 +42,6 @@ bool IsFieldValue(std::string_view s) {
   return std::none_of(s.begin(), s.end(), [](unsigned char c) {
     return (c < 0x20 && c != '\t') || c == 0x7f;
   });
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 Status ReadWebhook(DeliveryJob& job, const nlohmann::json& arg, const DeliveryJobOptions& options) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 
 // (name, value) pairs; names keep the case they are written in, lookups ignore case.
@@ -15,15 +17,7 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 // The value of the first header named `name` (ASCII case-insensitive), or nullopt.
 inline std::optional<std::string> FindHeader(const HeaderList& headers, std::string_view name) {
   for (const auto& [n, v] : headers) {
-    if (n.size() != name.size()) continue;
-    bool same = true;
-    for (size_t i = 0; i < n.size() && same; ++i) {
-      char a = n[i], b = name[i];
-      if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-      if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-      same = a == b;
-    }
-    if (same) return v;
+    if (EqualsIgnoreCase(n, name)) return v;
   }
   return std::nullopt;
 }

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 
 namespace asio = boost::asio;
@@ -35,17 +37,6 @@ constexpr int kMaxRedirects = 3;
 void GlobalInitOnce() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 std::string_view Trim(std::string_view s) {

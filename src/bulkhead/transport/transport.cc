@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 
 const char* TransportErrorKindName(TransportErrorKind error) {
@@ -22,21 +24,6 @@ const char* TransportErrorKindName(TransportErrorKind error) {
   }
   return "other";
 }
-
-namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 std::optional<std::string_view> HttpResponse::Header(std::string_view name) const {
   for (const HttpHeader& h : headers) {
