@@ -382,6 +382,14 @@ void Dispatcher::CancelRenewal(const std::string& jid, const Held& held) {
   renewals_.erase({held.renew_at, jid});
 }
 
+Dispatcher::Held Dispatcher::Forget(std::map<std::string, Held>::iterator it) {
+  deadlines_.erase({it->second.job.deadline, it->first});
+  CancelRenewal(it->first, it->second);
+  Held held = std::move(it->second);
+  jobs_.erase(it);
+  return held;
+}
+
 void Dispatcher::RenewDue(TimePoint now) {
   // A degraded store refuses renewals (logged once when it failed); they wait for the restart.
   if (engine_.store().degraded()) return;
@@ -405,7 +413,6 @@ void Dispatcher::ExpireDue(TimePoint now) {
     deadlines_.erase(deadlines_.begin());
     auto it = jobs_.find(jid);
     if (it == jobs_.end() || it->second.in_flight) continue;
-    CancelRenewal(jid, it->second);
     const std::string& host = it->second.job.host;
     bool removed = false;
     if (auto f = fresh_.find(host); f != fresh_.end()) {
@@ -418,8 +425,7 @@ void Dispatcher::ExpireDue(TimePoint now) {
     if (!removed) {
       if (Compartment* c = registry_.Find(host)) c->Unpark(jid);
     }
-    DeliveryJob job = std::move(it->second.job);
-    jobs_.erase(it);
+    DeliveryJob job = Forget(it).job;
     ++stats_.expired;
     Dead(job, "HostUnavailable", "host unavailable");
   }
@@ -459,9 +465,7 @@ void Dispatcher::StartGranted(TimePoint now) {
       auto it = jobs_.find(jid);
       if (it == jobs_.end()) continue;
       // The host's backlog is full: hand the job back to the retry schedule.
-      deadlines_.erase({it->second.job.deadline, jid});
-      CancelRenewal(jid, it->second);
-      jobs_.erase(it);
+      Forget(it);
       ++stats_.retried;
       engine_.Fail(jid, FailureReport{"HostBacklogFull", s.message(), {}}, LogDone("FAIL", jid));
     }
@@ -479,8 +483,7 @@ void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
                        Outcome{OutcomeClass::kPermanent, HostSignal::kNone,
                                request.status().message()},
                        Duration::zero(), now);
-    DeliveryJob job = std::move(held.job);
-    jobs_.erase(jid);
+    DeliveryJob job = Forget(jobs_.find(jid)).job;
     Dead(job, "InvalidDeliveryJob", request.status().message());
     return;
   }
@@ -499,8 +502,7 @@ void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
   TimePoint now = clock_.Now();
   auto it = jobs_.find(jid);
   if (it == jobs_.end() || !it->second.in_flight) return;
-  Held held = std::move(it->second);
-  jobs_.erase(it);
+  Held held = Forget(it);
   Grant grant = std::move(*held.grant);
   Duration latency = std::max(Duration::zero(), now - held.started);
   if (stopped_ && response.error == TransportErrorKind::kCancelled) {
@@ -683,9 +685,14 @@ void Dispatcher::RefreshSnapshot(TimePoint now, bool force) {
 
 std::string Dispatcher::HostsJson() {
   TimePoint now = clock_.Now();
-  RefreshSnapshot(now, true);
+  std::vector<CompartmentSnapshot> hosts = registry_.Snapshot(now);
+  if (metrics_registry_) {  // the metric callbacks' copy is refreshed by the same read
+    snapshot_at_ = now;
+    std::lock_guard lock(snapshot_mu_);
+    snapshot_ = hosts;
+  }
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& s : registry_.Snapshot(now)) {
+  for (const auto& s : hosts) {
     nlohmann::json h = {{"host", s.host},
                         {"in_flight", s.in_flight},
                         {"cap", s.limit},

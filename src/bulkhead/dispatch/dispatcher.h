@@ -201,7 +201,8 @@ class Dispatcher final : public BuiltinJobs {
   void SaveHostState(const std::string& host, TimePoint now);
   // SaveHostState for the saved hosts whose compartments were evicted.
   void SaveEvictedHosts(TimePoint now);
-  void Forget(const std::string& jid);
+  // Drops a held job: its deadline entry, its pending renewal and its place in jobs_. Returns it.
+  Held Forget(std::map<std::string, Held>::iterator it);
   void ArmTimer(TimePoint now);
   void RefreshSnapshot(TimePoint now, bool force);
   void CountAttempt(const std::string& host, std::string_view outcome, Duration latency);
