@@ -56,16 +56,11 @@ CREATE TABLE IF NOT EXISTS host_states(
   retry_after_until INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 
-// kUpgrades[i] migrates a database of version i + 1 to version i + 2.
+// kUpgrades[i] migrates a database of version i + 1 to version i + 2. kSchema runs first on every
+// open (CREATE TABLE IF NOT EXISTS), so a step only moves or rewrites data; new tables need none.
 constexpr const char* kUpgrades[] = {
-    // 1 -> 2: signing keys (the CREATE TABLE above already made the table; nothing to move).
-    "CREATE TABLE IF NOT EXISTS signing_keys(key_id TEXT PRIMARY KEY, pem TEXT NOT NULL)"
-    " WITHOUT ROWID;",
-    // 2 -> 3: delivery host states (a new table; nothing to move).
-    "CREATE TABLE IF NOT EXISTS host_states(host TEXT PRIMARY KEY,"
-    " breaker_open_until INTEGER NOT NULL, breaker_series_openings INTEGER NOT NULL,"
-    " breaker_openings INTEGER NOT NULL, failing_since INTEGER NOT NULL,"
-    " unavailable INTEGER NOT NULL, retry_after_until INTEGER NOT NULL) WITHOUT ROWID;",
+    "",  // 1 -> 2: signing_keys, created by kSchema
+    "",  // 2 -> 3: host_states, created by kSchema
 };
 static_assert(std::size(kUpgrades) == SqliteChangeLog::kSchemaVersion - 1);
 
