@@ -205,8 +205,7 @@ Status StatusFromErrorReply(std::string_view verb, const FaktoryReply& reply) {
   return Status::InvalidArgument(std::move(message));
 }
 
-FaktoryClient::FaktoryClient(int fd, std::string wid, std::chrono::milliseconds timeout)
-    : fd_(fd), wid_(std::move(wid)), timeout_(timeout) {}
+FaktoryClient::FaktoryClient(int fd, std::string wid) : fd_(fd), wid_(std::move(wid)) {}
 
 FaktoryClient::~FaktoryClient() { CloseSocket(); }
 
@@ -237,7 +236,7 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
     const FaktoryConnectOptions& options) {
   Result<int> fd = ConnectSocket(options.host, options.port, options.timeout);
   if (!fd.ok()) return fd.status();
-  std::unique_ptr<FaktoryClient> client(new FaktoryClient(*fd, options.wid, options.timeout));
+  std::unique_ptr<FaktoryClient> client(new FaktoryClient(*fd, options.wid));
 
   Result<FaktoryReply> hi = client->ReadReply();
   if (!hi.ok()) return Status::Unavailable("reading the greeting: " + hi.status().message());
@@ -283,7 +282,7 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
 Status FaktoryClient::WriteAll(std::string_view bytes) {
   if (fd_ < 0) return Status::Unavailable("connection is closed");
   while (!bytes.empty()) {
-    // Blocking send bounded by SO_SNDTIMEO (set to timeout_ in Connect).
+    // Blocking send bounded by SO_SNDTIMEO (set to options.timeout in Connect).
     ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
@@ -312,7 +311,7 @@ Status FaktoryClient::FillBuffer() {
   }
   if (buf_.size() - buf_end_ < kReadChunk) buf_.resize(std::max(buf_.size() * 2, buf_end_ + kReadChunk));
   while (true) {
-    // Blocking recv bounded by SO_RCVTIMEO (set to timeout_ in Connect): one syscall per read.
+    // Blocking recv bounded by SO_RCVTIMEO (set to options.timeout in Connect): one syscall per read.
     ssize_t n = recv(fd_, buf_.data() + buf_end_, buf_.size() - buf_end_, 0);
     if (n > 0) {
       buf_end_ += static_cast<size_t>(n);

@@ -126,7 +126,7 @@ class FaktoryClient {
   Result<std::vector<FaktoryReply>> Pipeline(const std::vector<std::string>& lines);
 
  private:
-  FaktoryClient(int fd, std::string wid, std::chrono::milliseconds timeout);
+  FaktoryClient(int fd, std::string wid);
 
   // Call() that turns a kError reply into a Status naming `verb` and the server's text.
   Result<FaktoryReply> Command(std::string_view verb, std::string_view line);
@@ -140,7 +140,6 @@ class FaktoryClient {
 
   int fd_;
   const std::string wid_;
-  const std::chrono::milliseconds timeout_;
   std::string greeting_;
   std::string buf_;      // read buffer; buf_.size() is its capacity
   size_t buf_pos_ = 0;   // first unconsumed byte

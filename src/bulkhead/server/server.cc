@@ -46,7 +46,7 @@ Status Server::Start() {
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
   if (!s.ok()) return s;
-  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, *fwp_, clock_);
+  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, clock_);
   s = metrics_->Register();
   if (!s.ok()) return s;
   if (!config_.statsd.address.empty()) {

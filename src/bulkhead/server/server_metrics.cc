@@ -33,11 +33,10 @@ using Samples = Result<std::vector<MetricSample>>;
 }  // namespace
 
 ServerMetrics::ServerMetrics(Registry& registry, asio::io_context& io, Engine& engine,
-                             FwpServer& fwp, const Clock& clock)
+                             const Clock& clock)
     : registry_(registry),
       io_(io),
       engine_(engine),
-      fwp_(fwp),
       clock_(clock),
       jobtypes_(clock, TopNLabelsOptions{.top_n = 50}),
       started_at_(clock.Now()) {}

@@ -15,16 +15,15 @@
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/metrics/registry.h"
 #include "bulkhead/metrics/top_n_labels.h"
-#include "bulkhead/protocol/fwp_server.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
 
 class ServerMetrics {
  public:
-  // `registry`, `io`, `engine` and `fwp` must outlive this object. Registers the engine's
-  // job-done handler for the runtime histogram.
-  ServerMetrics(Registry& registry, boost::asio::io_context& io, Engine& engine, FwpServer& fwp,
+  // `registry`, `io` and `engine` must outlive this object. Registers the engine's job-done
+  // handler for the runtime histogram.
+  ServerMetrics(Registry& registry, boost::asio::io_context& io, Engine& engine,
                 const Clock& clock);
   ~ServerMetrics();
   Status Register();
@@ -35,7 +34,6 @@ class ServerMetrics {
   Registry& registry_;
   boost::asio::io_context& io_;
   Engine& engine_;
-  FwpServer& fwp_;
   const Clock& clock_;
   TopNLabels jobtypes_;
   HistogramFamily* runtime_ = nullptr;
