@@ -69,7 +69,7 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
     job.queue = "default";
     doc["queue"] = "default";
   } else if (!queue->is_string() || !IsValidQueueName(queue->get_ref<const std::string&>())) {
-    return Status::InvalidArgument("queue names must match \\A[a-zA-Z0-9._-]+\\z");
+    return Status::InvalidArgument(kBadQueueNameError);
   } else {
     job.queue = queue->get<std::string>();
   }

@@ -23,5 +23,7 @@ std::string JsonErrorMessage(std::string_view text);
 
 // The Faktory queue-name rule: [a-zA-Z0-9._-]+.
 bool IsValidQueueName(std::string_view name);
+// The error text for a name that breaks it (Faktory's wording).
+inline constexpr char kBadQueueNameError[] = "queue names must match \\A[a-zA-Z0-9._-]+\\z";
 
 }  // namespace bulkhead

@@ -161,7 +161,7 @@ void CmdFetch(Session& s, std::string_view args, Responder r) {
   }
   for (const auto& q : queues) {
     if (!IsValidQueueName(q)) {
-      r.Error("queue names must match \\A[a-zA-Z0-9._-]+\\z");
+      r.Error(kBadQueueNameError);
       return;
     }
   }
@@ -314,7 +314,7 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
   }
   for (const auto& n : names) {
     if (n != "*" && !IsValidQueueName(n)) {
-      r.Error("queue names must match \\A[a-zA-Z0-9._-]+\\z");
+      r.Error(kBadQueueNameError);
       return;
     }
   }

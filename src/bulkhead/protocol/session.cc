@@ -147,11 +147,12 @@ void Session::ProcessBuffer() {
       close_after_write_ = true;
       break;
     }
-    uint64_t seq = next_seq_++;
+    uint64_t seq = first_seq_ + slots_.size();
     slots_.emplace_back();
     Dispatch(line, seq);  // may be answered inline or later
     bool barrier = line.rfind("FETCH", 0) == 0 || line.rfind("HELLO", 0) == 0;
-    if (barrier && seq >= first_seq_ && !slots_.empty() && !slots_[seq - first_seq_].ready) {
+    // An inline answer may already have sent (popped) this command's slot.
+    if (barrier && seq >= first_seq_ && !slots_[seq - first_seq_].ready) {
       blocked_ = true;
       barrier_seq_ = seq;
     }

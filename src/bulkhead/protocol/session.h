@@ -91,7 +91,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string writing_buf_; // the write in progress
   bool reading_ = false;
   bool writing_ = false;
-  // Replies of commands not yet sent, oldest first; slots_[0] is command number first_seq_.
+  // Replies of commands not yet sent, oldest first; slots_[0] is command number first_seq_, so
+  // the next command is number first_seq_ + slots_.size().
   struct Slot {
     bool ready = false;
     bool close_after = false;
@@ -99,7 +100,6 @@ class Session : public std::enable_shared_from_this<Session> {
   };
   std::deque<Slot> slots_;
   uint64_t first_seq_ = 0;
-  uint64_t next_seq_ = 0;
   bool blocked_ = false;         // a barrier command (a FETCH that waits) is unanswered
   uint64_t barrier_seq_ = 0;
   bool processing_ = false;  // inside ProcessBuffer (replies are coalesced)
