@@ -3,7 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
-out="$("$build_dir/store_bench" --benchmark_format=json 2>/dev/null)"
+bench="$build_dir/store_bench"
+if [ ! -x "$bench" ]; then
+  echo "15-store: $bench missing (run make build)" >&2
+  exit 1
+fi
+out="$("$bench" --benchmark_format=json)"
 echo "$out" | python3 -c '
 import json, sys
 runs = {b["name"]: b for b in json.load(sys.stdin)["benchmarks"]}
