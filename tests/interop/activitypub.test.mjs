@@ -21,11 +21,12 @@ const httpSignature = require('http-signature');
 const KEY_ID = 'https://social.example/users/alice#main-key';
 const SIGNED_HEADERS = ['(request-target)', 'host', 'date', 'digest', 'content-type'];
 
-function rsaKeyPair(modulusLength = 2048) {
+// `privateExtra` adds to the private key's encoding, e.g. { cipher, passphrase }.
+function rsaKeyPair(modulusLength = 2048, privateExtra = {}) {
   return crypto.generateKeyPairSync('rsa', {
     modulusLength,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem', ...privateExtra },
   });
 }
 
@@ -236,11 +237,8 @@ test('with a password the keys API needs the bearer token; bad keys are refused 
 
   // Refusals name the problem and never echo the key.
   const small = writePrivate(server.dataDir, 'small.pem', rsaKeyPair(1024).privateKey);
-  const encrypted = writePrivate(server.dataDir, 'encrypted.pem', crypto.generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'pw' },
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-  }).privateKey);
+  const encrypted = writePrivate(server.dataDir, 'encrypted.pem',
+    rsaKeyPair(2048, { cipher: 'aes-256-cbc', passphrase: 'pw' }).privateKey);
   const ec = writePrivate(server.dataDir, 'ec.pem', crypto.generateKeyPairSync('ec', {
     namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
     publicKeyEncoding: { type: 'spki', format: 'pem' },

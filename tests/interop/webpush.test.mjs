@@ -36,8 +36,11 @@ async function startPushService(t) {
   const service = new WebPushTestingServer(model, port);
   const log = console.log;
   console.log = () => {};  // its "Server running on port" line
-  service.startServer();
-  console.log = log;
+  try {
+    service.startServer();
+  } finally {
+    console.log = log;
+  }
   t.after(() => new Promise((resolve) => service._server.close(() => resolve())));
   const base = `http://localhost:${port}`;
   await waitFor(async () => (await fetch(`${base}/status`, { method: 'POST' })).ok,
