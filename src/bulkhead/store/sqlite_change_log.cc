@@ -116,9 +116,12 @@ Status SqliteChangeLog::OpenDatabase() {
   if (!s.ok()) return s;
   s = Exec(durability_ == "power" ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
   if (!s.ok()) return s;
-  // Bigger page cache and checkpoints: the write pattern is append-mostly.
   Exec("PRAGMA cache_size=-65536");
-  Exec("PRAGMA wal_autocheckpoint=10000");
+  // A small WAL: checkpoint every kWalAutocheckpointPages pages and cut the file back to
+  // kWalSizeLimitBytes when it restarts, so that recent commits do not pile up in a WAL the size of
+  // the backlog (a restart after a full disk needs room for the WAL and what it checkpoints).
+  Exec(("PRAGMA wal_autocheckpoint=" + std::to_string(kWalAutocheckpointPages)).c_str());
+  Exec(("PRAGMA journal_size_limit=" + std::to_string(kWalSizeLimitBytes)).c_str());
   Exec("PRAGMA temp_store=MEMORY");
   s = Exec(kSchema);
   if (!s.ok()) return s;
@@ -258,6 +261,13 @@ Status SqliteChangeLog::Load(MemoryState& state) {
   if (max_page_count_ > 0) {
     s = Exec(("PRAGMA max_page_count=" + std::to_string(max_page_count_)).c_str());
     if (!s.ok()) return s;
+  }
+  // Fold what an earlier run left in the WAL (after kill -9 or a failed commit) into the database
+  // now, so that the WAL starts empty. A failure (a disk still full) is not fatal here: the first
+  // commit that cannot be written puts the store in degraded mode.
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) !=
+      SQLITE_OK) {
+    spdlog::warn("sqlite store {}: checkpoint at open failed: {}", path_, sqlite3_errmsg(db_));
   }
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "bulkhead-sqlite");

@@ -49,6 +49,12 @@ class SqliteChangeLog final : public ChangeLog {
   void Close() override;
 
   static constexpr int kSchemaVersion = 3;
+  // WAL bounds: SQLite checkpoints (PASSIVE, on the writer thread, after the commit that reaches
+  // it) once the WAL holds this many pages, and truncates the WAL file back to kWalSizeLimitBytes
+  // at the first commit after a checkpoint. With 4 KiB pages the -wal file stays near 4 MiB
+  // (bigger only while a single transaction is bigger).
+  static constexpr int kWalAutocheckpointPages = 1000;
+  static constexpr int64_t kWalSizeLimitBytes = int64_t{4} << 20;
 
  private:
   struct Pending {

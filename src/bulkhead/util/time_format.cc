@@ -101,6 +101,11 @@ Result<TimePoint> ParseRfc3339(std::string_view s) {
   if (p != s.size()) return bad("trailing characters");
   year_month_day ymd{year(Y), month(M), day(D)};
   if (!ymd.ok() || h > 23 || m > 59 || sec > 60) return bad("field out of range");
+  // A TimePoint counts nanoseconds in an int64: 1677-09-21 to 2262-04-11. Whole years inside that
+  // span, with months to spare for offsets and for deadlines added to the time, and no overflow.
+  if (Y < kMinRfc3339Year || Y > kMaxRfc3339Year) {
+    return bad("year out of range (1678 to 2261)");
+  }
   auto tp = sys_days(ymd) + hours(h) + minutes(m) + seconds(sec) + microseconds(frac_us) -
             minutes(offset_min);
   return TimePoint(duration_cast<Duration>(tp.time_since_epoch()));

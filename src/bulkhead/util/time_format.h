@@ -14,7 +14,11 @@ namespace bulkhead {
 std::string FormatRfc3339(TimePoint t);
 
 // Parses "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; 't' and 'z' are accepted too.
-// Fractions beyond microseconds are truncated. InvalidArgument names what is wrong.
+// Fractions beyond microseconds are truncated. Years outside kMinRfc3339Year..kMaxRfc3339Year
+// (what a nanosecond TimePoint holds, with room for adding deadlines) are refused.
+// InvalidArgument names what is wrong.
+inline constexpr int kMinRfc3339Year = 1678;
+inline constexpr int kMaxRfc3339Year = 2261;
 Result<TimePoint> ParseRfc3339(std::string_view s);
 
 // "YYYY-MM-DD" of t in UTC; used for daily counters.
