@@ -1,5 +1,6 @@
 #include "bulkhead/config/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <set>
@@ -12,6 +13,11 @@ std::string Config::StoreUrl() const {
   if (!store.empty()) return store;
   std::string dir = data_dir.empty() ? "." : data_dir;
   return "sqlite:" + dir + "/bulkhead.db";
+}
+
+int64_t Config::UnsentReplyCap() const {
+  // A fetched job with its failure history is up to about twice a command line.
+  return std::max(max_unsent_reply_bytes, 4 * max_line_bytes);
 }
 
 int Config::RetryFor(const std::string& jobtype) const {
@@ -95,6 +101,19 @@ Status Config::Validate() const {
   if (max_line_bytes < 1024) return bad("max_line_bytes must be at least 1024");
   if (line_timeout_seconds < 1) return bad("line_timeout_seconds must be at least 1");
   if (handshake_timeout_seconds < 1) return bad("handshake_timeout_seconds must be at least 1");
+  if (max_json_depth < 8 || max_json_depth > 1000) {
+    return bad("max_json_depth must be between 8 and 1000");
+  }
+  if (unsent_replies_pause_bytes < 4096) return bad("unsent_replies_pause_bytes must be at least 4096");
+  if (max_unsent_reply_bytes < 2 * unsent_replies_pause_bytes) {
+    return bad("max_unsent_reply_bytes (" + std::to_string(max_unsent_reply_bytes) +
+               ") must be at least 2 x unsent_replies_pause_bytes (" +
+               std::to_string(2 * unsent_replies_pause_bytes) + ")");
+  }
+  if (http_max_connections < 1) return bad("http_max_connections must be at least 1");
+  if (login_failure_delay_ms < 0 || login_failure_delay_ms > 30000) {
+    return bad("login_failure_delay_ms must be between 0 (off) and 30000");
+  }
   if (fetch_block_ms < 0 || fetch_block_ms > 4000) {
     return bad("fetch_block_ms must be between 0 and 4000 (clients give up at 5 s)");
   }
@@ -238,11 +257,15 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
       return err(key, "a string");
     };
     auto integer = [&](auto& out) -> Status {
-      if (auto v = node.value<int64_t>()) {
-        out = static_cast<std::remove_reference_t<decltype(out)>>(*v);
-        return Status::Ok();
+      using T = std::remove_reference_t<decltype(out)>;
+      auto v = node.value<int64_t>();
+      if (!v) return err(key, "an integer");
+      if (*v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) {
+        return err(key, "an integer between " + std::to_string(std::numeric_limits<T>::min()) +
+                            " and " + std::to_string(std::numeric_limits<T>::max()));
       }
-      return err(key, "an integer");
+      out = static_cast<T>(*v);
+      return Status::Ok();
     };
     Status s;
     if (key == "listen") s = str(c.listen);
@@ -265,6 +288,11 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     else if (key == "max_line_bytes") s = integer(c.max_line_bytes);
     else if (key == "line_timeout_seconds") s = integer(c.line_timeout_seconds);
     else if (key == "handshake_timeout_seconds") s = integer(c.handshake_timeout_seconds);
+    else if (key == "max_json_depth") s = integer(c.max_json_depth);
+    else if (key == "unsent_replies_pause_bytes") s = integer(c.unsent_replies_pause_bytes);
+    else if (key == "max_unsent_reply_bytes") s = integer(c.max_unsent_reply_bytes);
+    else if (key == "http_max_connections") s = integer(c.http_max_connections);
+    else if (key == "login_failure_delay_ms") s = integer(c.login_failure_delay_ms);
     else if (key == "fetch_block_ms") s = integer(c.fetch_block_ms);
     else if (key == "scheduler_interval_ms") s = integer(c.scheduler_interval_ms);
     else if (key == "reaper_interval_ms") s = integer(c.reaper_interval_ms);

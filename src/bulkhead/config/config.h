@@ -86,6 +86,19 @@ struct Config {
   int64_t max_line_bytes = 16 * 1024 * 1024;
   int line_timeout_seconds = 10;
   int handshake_timeout_seconds = 2;
+  // Bounds on what one client can make the server hold (docs/operations.md "Limits").
+  // Arrays and objects in a command's JSON nest at most this deep.
+  int max_json_depth = 64;
+  // A connection whose unsent replies exceed pause_bytes is not read from until they drain
+  // below it; past UnsentReplyCap() it is closed.
+  int64_t unsent_replies_pause_bytes = 1024 * 1024;
+  int64_t max_unsent_reply_bytes = 64 * 1024 * 1024;
+  // HTTP connections at once; at the cap the longest-idle keep-alive connection is closed to make
+  // room, and without one a new connection gets 503.
+  int http_max_connections = 256;
+  // After repeated wrong passwords from one address, its next HELLO is checked no sooner than
+  // this, doubling per further failure up to 30 s (the first failure costs nothing). 0 = off.
+  int login_failure_delay_ms = 250;
   int fetch_block_ms = 2000;
   int scheduler_interval_ms = 1000;  // scheduled and retry sets polled this often
   int reaper_interval_ms = 5000;     // expired reservations checked this often
@@ -106,6 +119,9 @@ struct Config {
 
   // The store URL in effect.
   std::string StoreUrl() const;
+  // Unsent reply bytes past which a connection is closed: max_unsent_reply_bytes, raised to
+  // 4 x max_line_bytes so that the largest job always fits in one reply.
+  int64_t UnsentReplyCap() const;
   // Retries for a job of `jobtype` that does not say.
   int RetryFor(const std::string& jobtype) const;
   // Range and consistency checks; InvalidArgument names the setting.

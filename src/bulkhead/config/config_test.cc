@@ -71,6 +71,55 @@ TEST(ConfigTest, ValidateNamesTheSetting) {
   EXPECT_NE(c.Validate().message().find("invalid address \"nowhere\""), std::string::npos);
 }
 
+TEST(ConfigTest, HardeningBoundsLoadAndValidate) {
+  auto path = WriteTemp(R"(
+max_json_depth = 32
+unsent_replies_pause_bytes = 65536
+max_unsent_reply_bytes = 1048576
+max_line_bytes = 4096
+http_max_connections = 10
+login_failure_delay_ms = 0
+)");
+  auto c = LoadConfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->max_json_depth, 32);
+  EXPECT_EQ(c->unsent_replies_pause_bytes, 65536);
+  EXPECT_EQ(c->UnsentReplyCap(), 1048576);
+  EXPECT_EQ(c->http_max_connections, 10);
+  EXPECT_EQ(c->login_failure_delay_ms, 0);
+  EXPECT_TRUE(c->Validate().ok());
+  std::filesystem::remove(path);
+
+  Config d;
+  EXPECT_EQ(d.max_json_depth, 64);
+  EXPECT_EQ(d.UnsentReplyCap(), 64 * 1024 * 1024);
+  d.max_line_bytes = 32 * 1024 * 1024;  // the largest job must fit in one reply
+  EXPECT_EQ(d.UnsentReplyCap(), 128 * 1024 * 1024);
+  d = Config{};
+  d.max_json_depth = 2;
+  EXPECT_NE(d.Validate().message().find("max_json_depth must be between 8 and 1000"),
+            std::string::npos);
+  d = Config{};
+  d.max_unsent_reply_bytes = d.unsent_replies_pause_bytes;
+  EXPECT_NE(d.Validate().message().find("max_unsent_reply_bytes"), std::string::npos);
+  d = Config{};
+  d.http_max_connections = 0;
+  EXPECT_NE(d.Validate().message().find("http_max_connections"), std::string::npos);
+  d = Config{};
+  d.login_failure_delay_ms = -1;
+  EXPECT_NE(d.Validate().message().find("login_failure_delay_ms"), std::string::npos);
+}
+
+TEST(ConfigTest, AnIntegerOutOfItsSettingsRangeIsNamedNotWrapped) {
+  auto path = WriteTemp("max_connections = 5000000000\n");
+  auto c = LoadConfigFile(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("max_connections must be an integer between"),
+            std::string::npos)
+      << c.status().message();
+  std::filesystem::remove(path);
+}
+
 TEST(ParseHostPortTest, Forms) {
   EXPECT_EQ(ParseHostPort("127.0.0.1:7419")->port, 7419);
   EXPECT_EQ(ParseHostPort("[::1]:80")->host, "::1");
