@@ -1,0 +1,34 @@
+// JSON from the network, in and out, without exceptions: every text a client sends is parsed
+// through ParseJson (bounded nesting, one clear error), and every document that may hold a client's
+// bytes is written with DumpJson (never throws on invalid UTF-8).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+// The nesting bound used where no setting is at hand (the `max_json_depth` default).
+inline constexpr int kDefaultMaxJsonDepth = 64;
+
+// Parses `text` as one JSON document whose arrays and objects nest at most `max_depth` levels
+// (a scalar is depth 0, `[]` depth 1). Never throws. InvalidArgument messages:
+//   "invalid JSON: parse error at line L, column C: ..." (syntax, invalid UTF-8),
+//   "invalid JSON: number overflow parsing '1e400' at byte B",
+//   "invalid JSON: nested deeper than N levels (max_json_depth)".
+Result<nlohmann::json> ParseJson(std::string_view text, int max_depth);
+
+// Compact JSON text of `doc`; a string holding invalid UTF-8 is written with U+FFFD in place of
+// each bad byte sequence instead of throwing. Recursive: call only on documents of bounded depth
+// (ParseJson's, or built by the server).
+std::string DumpJson(const nlohmann::json& doc);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+}  // namespace bulkhead
