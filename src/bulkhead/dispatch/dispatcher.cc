@@ -11,6 +11,7 @@
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/util/rng.h"
+#include "bulkhead/util/json.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -712,7 +713,7 @@ std::string Dispatcher::HostsJson() {
                                  : nlohmann::json(nullptr);
     out.push_back(std::move(h));
   }
-  return out.dump();
+  return DumpJson(out);
 }
 
 Status Dispatcher::RegisterMetrics(Registry& registry) {

@@ -29,6 +29,11 @@ Status StoreKeyRegistry::ValidateKeyId(std::string_view key_id) {
     if (u < 0x20 || u == 0x7f) {
       return Status::InvalidArgument("key id contains a control character");
     }
+    if (u >= 0x80) {
+      return Status::InvalidArgument(
+          "key id contains a non-ASCII byte: key ids are URLs, which the Signature header carries "
+          "as ASCII (percent-encode other characters)");
+    }
     if (c == '"' || c == '\\') {
       return Status::InvalidArgument("key id contains '\"' or '\\', which the Signature header "
                                      "cannot carry");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "bulkhead/util/json.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -330,7 +331,7 @@ void Engine::Info(const ServerCounters& server, std::function<void(Result<std::s
       auto hosts = nlohmann::json::parse(info_hosts_(), nullptr, false);
       if (hosts.is_array()) doc["hosts"] = std::move(hosts);
     }
-    cb(doc.dump());
+    cb(DumpJson(doc));
   });
 }
 

@@ -67,6 +67,7 @@ class Engine {
   void Stop();
 
   TimePoint Now() const { return clock_.Now(); }
+  const Clock& clock() const { return clock_; }
   const Config& config() const { return config_; }
   Store& store() { return store_; }
   WorkerRegistry& workers() { return workers_; }

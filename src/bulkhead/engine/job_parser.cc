@@ -23,23 +23,10 @@ bool IsValidQueueName(std::string_view name) {
   return true;
 }
 
-std::string JsonErrorMessage(std::string_view text) {
-  // Parsing again with exceptions on is the way to get nlohmann's position message; this runs
-  // only for input already known to be bad.
-  try {
-    (void)nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    auto pos = what.find("parse error");
-    return "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
-  }
-  return "invalid JSON";
-}
-
-Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now) {
-  nlohmann::json doc = nlohmann::json::parse(line_payload, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::InvalidArgument(JsonErrorMessage(line_payload));
-  return ParseJobDocument(std::move(doc), now);
+Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max_json_depth) {
+  auto doc = ParseJson(line_payload, max_json_depth);
+  if (!doc.ok()) return doc.status();
+  return ParseJobDocument(std::move(*doc), now);
 }
 
 Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
@@ -78,6 +65,10 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
   int64_t reserve_for = kDefaultReserveFor;
   if (reserve != doc.end() && !reserve->is_null()) {
     if (!reserve->is_number()) return Status::InvalidArgument("reserve_for must be an integer");
+    // A float outside int64's range would make the conversion undefined.
+    if (reserve->is_number_float() && !(reserve->get<double>() > -1e15 && reserve->get<double>() < 1e15)) {
+      return Status::InvalidArgument("jobs cannot be reserved for more than one day");
+    }
     reserve_for = reserve->get<int64_t>();
     if (reserve_for > kMaxReserveFor) {
       return Status::InvalidArgument("jobs cannot be reserved for more than one day");
@@ -122,7 +113,7 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
   } else {
     doc.erase("enqueued_at");
   }
-  job.payload = doc.dump(-1, ' ', false, json::error_handler_t::replace);
+  job.payload = DumpJson(doc);
   return job;
 }
 

@@ -9,17 +9,17 @@
 
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/util/clock.h"
+#include "bulkhead/util/json.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
 
-// `line_payload` is the text after "PUSH ". InvalidArgument carries the client-facing message.
-Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now);
-// Same, for one element of a PUSHB array.
+// `line_payload` is the text after "PUSH ", whose JSON may nest at most `max_json_depth` levels
+// (ParseJson). InvalidArgument carries the client-facing message.
+Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now,
+                           int max_json_depth = kDefaultMaxJsonDepth);
+// Same, for one element of a PUSHB array (already parsed with a depth bound).
 Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now);
-
-// "invalid JSON: parse error at line L, column C: ..." for text that does not parse.
-std::string JsonErrorMessage(std::string_view text);
 
 // The Faktory queue-name rule: [a-zA-Z0-9._-]+.
 bool IsValidQueueName(std::string_view name);

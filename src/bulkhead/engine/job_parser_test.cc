@@ -37,6 +37,22 @@ TEST(JobParserTest, ReferenceServerErrorTexts) {
       << ErrorOf("{nope");
 }
 
+TEST(JobParserTest, HostileJsonIsAnErrorNotACrash) {
+  EXPECT_NE(ErrorOf(R"({"jid":"12345678","jobtype":"a","args":[1e400]})")
+                .find("number overflow parsing '1e400'"),
+            std::string::npos);
+  std::string deep = R"({"jid":"12345678","jobtype":"a","args":)" + std::string(75000, '[') +
+                     std::string(75000, ']') + "}";
+  EXPECT_EQ(ErrorOf(deep), "invalid JSON: nested deeper than 64 levels (max_json_depth)");
+  EXPECT_EQ(ErrorOf(R"({"jid":"12345678","jobtype":"a","args":[],"reserve_for":1e300})"),
+            "jobs cannot be reserved for more than one day");
+  auto deeper_allowed =
+      ParseJob(R"({"jid":"12345678","jobtype":"a","args":[[[[[[[[[[1]]]]]]]]]]})", kNow, 11);
+  EXPECT_TRUE(deeper_allowed.ok());
+  EXPECT_FALSE(
+      ParseJob(R"({"jid":"12345678","jobtype":"a","args":[[[[[[[[[[1]]]]]]]]]]})", kNow, 10).ok());
+}
+
 TEST(JobParserTest, DefaultsAndNormalisation) {
   auto r = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[1],"priority":5})", kNow);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

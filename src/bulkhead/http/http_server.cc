@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "bulkhead/util/json.h"
 #include "bulkhead/util/tcp_listener.h"
 
 namespace bulkhead {
@@ -24,8 +25,22 @@ HttpResponseOut HttpResponseOut::Json(int status, std::string body) {
 }
 
 HttpResponseOut HttpResponseOut::Error(int status, const std::string& message) {
-  return Json(status, nlohmann::json{{"error", message}}.dump());
+  return Json(status, DumpJson(nlohmann::json{{"error", message}}));
 }
+
+namespace {
+
+// How long accepting pauses after running out of descriptors.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+std::string CannedError(int status, const char* reason, const std::string& message) {
+  std::string body = DumpJson(nlohmann::json{{"error", message}});
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+         "\r\nContent-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n"
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+}  // namespace
 
 class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -33,6 +48,9 @@ class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
       : stream_(std::move(socket)), server_(server), id_(id) {}
 
   void Start() { DoRead(); }
+  // Waiting for (the rest of) a request, not running a handler or writing; since when.
+  bool waiting() const { return waiting_; }
+  std::chrono::steady_clock::time_point waiting_since() const { return waiting_since_; }
   void Close() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -44,8 +62,11 @@ class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->body_limit(1024 * 1024);
     stream_.expires_after(std::chrono::seconds(60));
+    waiting_ = true;
+    waiting_since_ = std::chrono::steady_clock::now();
     auto self = shared_from_this();
     http::async_read(stream_, buffer_, *parser_, [this, self](beast::error_code ec, size_t) {
+      waiting_ = false;
       if (ec) {
         if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
             ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
@@ -105,9 +126,12 @@ class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
   uint64_t id_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  bool waiting_ = false;
+  std::chrono::steady_clock::time_point waiting_since_;
 };
 
-HttpServer::HttpServer(asio::io_context& io) : io_(io), acceptor_(io) {}
+HttpServer::HttpServer(asio::io_context& io, Options options, const Clock& clock)
+    : io_(io), options_(options), acceptor_(io), accept_pause_(io), log_limiter_(clock) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -127,7 +151,28 @@ void HttpServer::DoAccept() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || stopping_) return;
-      spdlog::warn("HTTP accept failed: {}", ec.message());
+      if (IsOutOfDescriptors(ec)) {
+        OnOutOfDescriptors(ec);
+        return;
+      }
+      if (auto dropped = log_limiter_.Admit("accept")) {
+        spdlog::warn("HTTP accept failed: {}{}", ec.message(), LogLimiter::SuppressedNote(*dropped));
+      }
+      DoAccept();
+      return;
+    }
+    if (connections_.size() >= static_cast<size_t>(options_.max_connections) &&
+        !EvictLongestWaiting()) {
+      GuardCounters::Bump(guards_.http_max_connections);
+      if (auto dropped = log_limiter_.Admit("max_connections")) {
+        spdlog::warn("HTTP: {} connections open, all busy (http_max_connections): answered 503{}",
+                     connections_.size(), LogLimiter::SuppressedNote(*dropped));
+      }
+      DescriptorReserve::WriteAndForget(
+          socket, CannedError(503, "Service Unavailable",
+                              "too many HTTP connections: limit is " +
+                                  std::to_string(options_.max_connections)));
+      socket.close(ec);
       DoAccept();
       return;
     }
@@ -135,6 +180,44 @@ void HttpServer::DoAccept() {
     auto conn = std::make_shared<Connection>(std::move(socket), *this, id);
     connections_[id] = conn;
     conn->Start();
+    DoAccept();
+  });
+}
+
+bool HttpServer::EvictLongestWaiting() {
+  std::shared_ptr<Connection> oldest;
+  uint64_t oldest_id = 0;
+  for (auto& [id, weak] : connections_) {
+    auto c = weak.lock();
+    if (!c || !c->waiting()) continue;
+    if (!oldest || c->waiting_since() < oldest->waiting_since()) {
+      oldest = c;
+      oldest_id = id;
+    }
+  }
+  if (!oldest) return false;
+  GuardCounters::Bump(guards_.http_idle_evicted);
+  oldest->Close();
+  connections_.erase(oldest_id);  // its read handler runs later, and finds itself gone
+  return true;
+}
+
+void HttpServer::OnOutOfDescriptors(const boost::system::error_code& ec) {
+  int refused = reserve_.Shed(acceptor_, [](tcp::socket& socket) {
+    DescriptorReserve::WriteAndForget(
+        socket, CannedError(503, "Service Unavailable",
+                            "server out of file descriptors: try again later"));
+  });
+  guards_.http_fd_limit.fetch_add(refused, std::memory_order_relaxed);
+  if (auto dropped = log_limiter_.Admit("accept:descriptors")) {
+    spdlog::error("HTTP accept failed: {} ({} connections open); answered 503 to {} waiting "
+                  "connection(s), accepting again in {} ms{}",
+                  ec.message(), connections_.size(), refused, kAcceptPause.count(),
+                  LogLimiter::SuppressedNote(*dropped));
+  }
+  accept_pause_.expires_after(kAcceptPause);
+  accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
+    if (wait_ec || stopping_) return;
     DoAccept();
   });
 }
@@ -163,6 +246,7 @@ void HttpServer::Stop() {
   stopping_ = true;
   boost::system::error_code ec;
   acceptor_.close(ec);
+  accept_pause_.cancel();
   auto conns = connections_;
   for (auto& [id, weak] : conns) {
     if (auto c = weak.lock()) c->Close();

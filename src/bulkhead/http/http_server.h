@@ -2,7 +2,12 @@
 // and metrics. Routes are exact paths or prefixes registered before Listen(); handlers answer
 // asynchronously through the callback they are given.
 //
-// Limits: request bodies up to 1 MiB; idle keep-alive connections close after 60 s.
+// Limits: request bodies up to 1 MiB; idle keep-alive connections close after 60 s; at most
+// max_connections at once: at the cap the connection that has waited longest for its next request
+// (an idle keep-alive, or one that is slow to send its request) is closed to make room, and when
+// every connection is busy the new one is answered 503. Out of file descriptors, waiting
+// connections are answered 503 and accepting pauses briefly. Every response body is built from
+// valid UTF-8 (DumpJson), whatever bytes the request held.
 // Threading: event loop thread only.
 #pragma once
 
@@ -15,6 +20,11 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/steady_timer.hpp>
+
+#include "bulkhead/util/descriptors.h"
+#include "bulkhead/util/guard_counters.h"
+#include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -38,12 +48,18 @@ struct HttpResponseOut {
   static HttpResponseOut Error(int status, const std::string& message);
 };
 
+struct HttpServerOptions {
+  int max_connections = 256;  // connections at once (see the limits above)
+};
+
 class HttpServer {
  public:
   using Reply = std::function<void(HttpResponseOut)>;
   using Handler = std::function<void(const HttpRequestIn&, Reply)>;
 
-  explicit HttpServer(boost::asio::io_context& io);
+  using Options = HttpServerOptions;
+  explicit HttpServer(boost::asio::io_context& io, Options options = {},
+                      const Clock& clock = SystemClock::Instance());
   ~HttpServer();
 
   // `path` is matched exactly; a path ending in '/' also matches everything below it
@@ -54,13 +70,24 @@ class HttpServer {
   uint16_t port() const { return port_; }
   void Stop();
 
+  const GuardCounters& guards() const { return guards_; }
+  size_t connections() const { return connections_.size(); }
+
  private:
   class Connection;
   void DoAccept();
+  void OnOutOfDescriptors(const boost::system::error_code& ec);
+  // At the cap: closes the connection waiting longest for a request; false when none waits.
+  bool EvictLongestWaiting();
   void Dispatch(const HttpRequestIn& req, Reply reply);
 
   boost::asio::io_context& io_;
+  const Options options_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_pause_;
+  DescriptorReserve reserve_;
+  LogLimiter log_limiter_;
+  GuardCounters guards_;
   uint16_t port_ = 0;
   bool stopping_ = false;
   struct RouteEntry {

@@ -65,6 +65,19 @@ inline constexpr std::string_view kJobsFailedTotalHelp =
 inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
 inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";
 
+// ---- Protections against hostile or broken clients ---------------------------------------------
+inline constexpr std::string_view kLoginFailuresTotal = "bulkhead_login_failures_total";
+inline constexpr std::string_view kLoginFailuresTotalHelp = "HELLOs with a wrong password.";
+inline constexpr std::string_view kLoginsThrottledTotal = "bulkhead_logins_throttled_total";
+inline constexpr std::string_view kLoginsThrottledTotalHelp =
+    "HELLOs refused unchecked because their address failed too often just before.";
+// Labels: listener (faktory, http), reason (fd_limit, max_connections, unsent_replies, evicted).
+inline constexpr std::string_view kConnectionsShedTotal = "bulkhead_connections_shed_total";
+inline constexpr std::string_view kConnectionsShedTotalHelp =
+    "Connections refused or closed by a limit, by listener and reason.";
+inline constexpr std::string_view kLabelListener = "listener";
+inline constexpr std::string_view kLabelReason = "reason";
+
 // ---- Outbound delivery, per remote host ---------------------------------------------------------
 inline constexpr std::string_view kHostInflight = "bulkhead_host_inflight";
 inline constexpr std::string_view kHostInflightHelp = "Deliveries in flight to the host.";

@@ -138,6 +138,13 @@ std::unique_ptr<Registry> ExampleRegistry() {
         .Set(1);
     (*r->AddCounter(mn::kJobsProcessedTotal, mn::kJobsProcessedTotalHelp))->Get().Increment(1200);
     (*r->AddCounter(mn::kJobsFailedTotal, mn::kJobsFailedTotalHelp))->Get().Increment(31);
+    (*r->AddCounter(mn::kLoginFailuresTotal, mn::kLoginFailuresTotalHelp))->Get().Increment(7);
+    (*r->AddCounter(mn::kLoginsThrottledTotal, mn::kLoginsThrottledTotalHelp))->Get().Increment(40);
+    CounterFamily* shed =
+        *r->AddCounter(mn::kConnectionsShedTotal, mn::kConnectionsShedTotalHelp,
+                       {std::string(mn::kLabelListener), std::string(mn::kLabelReason)});
+    shed->WithLabels({"faktory", "fd_limit"}).Increment(3);
+    shed->WithLabels({"http", "evicted"}).Increment(1);
     CounterFamily* d = *r->AddCounter(mn::kDeliveriesTotal, mn::kDeliveriesTotalHelp,
                                       {h, std::string(mn::kLabelOutcome)});
     d->WithLabels({"mastodon.social", mn::kOutcomeSuccess}).Increment(1000);

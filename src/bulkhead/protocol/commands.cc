@@ -11,18 +11,25 @@
 #include "bulkhead/protocol/fwp_server.h"
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/protocol/replies.h"
+#include "bulkhead/protocol/session.h"
+#include "bulkhead/util/json.h"
+#include "bulkhead/util/log_limiter.h"
 
 namespace bulkhead {
 namespace {
 
 using nlohmann::json;
 
-// Parses a JSON payload; on failure replies "invalid JSON: ..." and returns discarded.
-json ParseOrReply(std::string_view text, Responder& r, bool* ok) {
-  json doc = json::parse(text, nullptr, false);
-  *ok = !doc.is_discarded();
-  if (!*ok) r.Error(JsonErrorMessage(text));
-  return doc;
+// Parses a command's JSON payload (nesting bounded by max_json_depth); on failure replies
+// "invalid JSON: ..." and returns null with *ok false.
+json ParseOrReply(Session& s, std::string_view text, Responder& r, bool* ok) {
+  auto doc = ParseJson(text, s.server().config().max_json_depth);
+  *ok = doc.ok();
+  if (!*ok) {
+    r.Error(doc.status().message());
+    return json();
+  }
+  return std::move(*doc);
 }
 
 std::vector<std::string> SplitWords(std::string_view s) {
@@ -62,42 +69,79 @@ void Reply(Responder& r, Status s) {
   }
 }
 
+// Checks a HELLO's pwdhash when a password is set. Repeated failures from one address are slowed
+// down (LoginThrottle): a HELLO that comes too soon is refused without a check. Replies and closes
+// on failure; true when the client may go on.
+bool CheckPassword(Session& s, const json& doc, Responder& r) {
+  FwpServer& server = s.server();
+  const std::string& password = server.config().password;
+  if (password.empty()) return true;
+  Duration wait = server.login_throttle().Wait(s.peer());
+  if (wait > Duration::zero()) {
+    server.guards().logins_throttled.fetch_add(1, std::memory_order_relaxed);
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%.1f",
+                  std::chrono::duration<double>(wait).count());
+    r.ErrorAndClose(std::string(replies::kLoginThrottled) + s.peer() +
+                    ", next attempt accepted in " + seconds + " s");
+    return false;
+  }
+  auto v = doc.find("v");
+  int version = v != doc.end() && v->is_number_integer() ? v->get<int>() : 1;
+  int iterations = version < 2 ? 1 : s.iterations();
+  std::string expected = PasswordHash(password, s.salt(), iterations);
+  if (!ConstantTimeEquals(StringField(doc, "pwdhash"), expected)) {
+    server.guards().login_failures.fetch_add(1, std::memory_order_relaxed);
+    int failures = server.login_throttle().RecordFailure(s.peer());
+    if (auto dropped = server.log_limiter().Admit("login:" + s.peer())) {
+      spdlog::warn("wrong password from {} ({} consecutive failure{}){}", s.peer(), failures,
+                   failures == 1 ? "" : "s", LogLimiter::SuppressedNote(*dropped));
+    }
+    r.ErrorAndClose(replies::kInvalidPassword);
+    return false;
+  }
+  server.login_throttle().RecordSuccess(s.peer());
+  return true;
+}
+
 // HELLO {"v":2,"hostname":...,"wid":...,"pid":...,"labels":[...],"pwdhash":...}
 void CmdHello(Session& s, std::string_view args, Responder r) {
   if (s.identified()) {
     r.Error(replies::kHelloAgain);
     return;
   }
-  bool ok;
-  json doc = ParseOrReply(args, r, &ok);
-  if (!ok) return;
+  auto parsed = ParseJson(args, s.server().config().max_json_depth);
+  if (!parsed.ok()) {
+    // As the reference server: a HELLO that does not parse ends the connection.
+    r.ErrorAndClose(parsed.status().message());
+    return;
+  }
+  const json& doc = *parsed;
   if (!doc.is_object()) {
     r.ErrorAndClose("HELLO needs a JSON object");
     return;
   }
+  if (auto v = doc.find("v"); v != doc.end() && !v->is_number_integer()) {
+    r.ErrorAndClose(replies::kHelloBadVersion);
+    return;
+  }
   if (s.over_limit()) {
+    GuardCounters::Bump(s.server().guards().fwp_max_connections);
     r.ErrorAndClose(std::string(replies::kTooManyConnections) +
                     std::to_string(s.server().config().max_connections));
     return;
   }
-  const std::string& password = s.server().config().password;
-  if (!password.empty()) {
-    int v = doc.value("v", 1);
-    int iterations = v < 2 ? 1 : s.iterations();
-    std::string expected = PasswordHash(password, s.salt(), iterations);
-    if (!ConstantTimeEquals(StringField(doc, "pwdhash"), expected)) {
-      r.ErrorAndClose(replies::kInvalidPassword);
-      return;
-    }
-  }
+  if (!CheckPassword(s, doc, r)) return;
   std::string wid = StringField(doc, "wid");
   if (!wid.empty()) {
     WorkerInfo info;
     info.wid = wid;
     info.hostname = StringField(doc, "hostname");
-    if (doc.contains("pid") && doc["pid"].is_number_integer()) info.pid = doc["pid"].get<int64_t>();
-    if (doc.contains("labels") && doc["labels"].is_array()) {
-      for (const auto& l : doc["labels"]) {
+    if (auto pid = doc.find("pid"); pid != doc.end() && pid->is_number_integer()) {
+      info.pid = pid->get<int64_t>();
+    }
+    if (auto labels = doc.find("labels"); labels != doc.end() && labels->is_array()) {
+      for (const auto& l : *labels) {
         if (l.is_string()) info.labels.push_back(l.get<std::string>());
       }
     }
@@ -109,7 +153,7 @@ void CmdHello(Session& s, std::string_view args, Responder r) {
 
 void CmdPush(Session& s, std::string_view args, Responder r) {
   Engine& engine = s.server().engine();
-  auto job = ParseJob(args, engine.Now());
+  auto job = ParseJob(args, engine.Now(), s.server().config().max_json_depth);
   if (!job.ok()) {
     r.Error(job.status().message());
     return;
@@ -119,7 +163,7 @@ void CmdPush(Session& s, std::string_view args, Responder r) {
 
 void CmdPushBulk(Session& s, std::string_view args, Responder r) {
   bool ok;
-  json doc = ParseOrReply(args, r, &ok);
+  json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
   if (!doc.is_array()) {
     r.Error(replies::kPushbNeedsArray);
@@ -133,7 +177,7 @@ void CmdPushBulk(Session& s, std::string_view args, Responder r) {
   };
   auto batch = std::make_shared<Batch>();
   auto finish = [batch, r]() mutable {
-    if (batch->sealed && batch->pending == 0) r.Bulk(batch->errors.dump());
+    if (batch->sealed && batch->pending == 0) r.Bulk(DumpJson(batch->errors));
   };
   for (auto& element : doc) {
     std::string jid = element.is_object() ? StringField(element, "jid") : std::string();
@@ -184,7 +228,7 @@ void CmdAck(Session& s, std::string_view args, Responder r) {
     return;
   }
   bool ok;
-  json doc = ParseOrReply(args, r, &ok);
+  json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
   std::string jid = doc.is_object() ? StringField(doc, "jid") : std::string();
   if (jid.empty()) {
@@ -196,7 +240,7 @@ void CmdAck(Session& s, std::string_view args, Responder r) {
 
 void CmdFail(Session& s, std::string_view args, Responder r) {
   bool ok;
-  json doc = ParseOrReply(args, r, &ok);
+  json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
   std::string jid = doc.is_object() ? StringField(doc, "jid") : std::string();
   if (jid.empty()) {
@@ -217,7 +261,7 @@ void CmdFail(Session& s, std::string_view args, Responder r) {
 
 void CmdBeat(Session& s, std::string_view args, Responder r) {
   bool ok;
-  json doc = ParseOrReply(args, r, &ok);
+  json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
   std::string wid = doc.is_object() ? StringField(doc, "wid") : std::string();
   if (wid.empty()) {
@@ -233,7 +277,7 @@ void CmdBeat(Session& s, std::string_view args, Responder r) {
   } else if (*state == WorkerState::kRunning) {
     r.Ok();
   } else {
-    r.Bulk(json{{"state", WorkerStateName(*state)}}.dump());
+    r.Bulk(DumpJson(json{{"state", WorkerStateName(*state)}}));
   }
 }
 
@@ -256,7 +300,7 @@ void CmdEnd(Session&, std::string_view, Responder r) { r.CloseQuietly(); }
 
 void CmdMutate(Session& s, std::string_view args, Responder r) {
   bool ok;
-  json doc = ParseOrReply(args, r, &ok);
+  json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
   if (!doc.is_object()) {
     r.Error("MUTATE needs a JSON object with cmd, target and filter");
@@ -332,7 +376,7 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
       }
       json out = json::object();
       for (const auto& [q, secs] : *lat) out[q] = secs;
-      r.Bulk(out.dump());
+      r.Bulk(DumpJson(out));
     });
   }
 }

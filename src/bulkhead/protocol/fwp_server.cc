@@ -3,6 +3,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <spdlog/spdlog.h>
 
+#include "bulkhead/protocol/replies.h"
 #include "bulkhead/protocol/session.h"
 #include "bulkhead/util/tcp_listener.h"
 
@@ -11,8 +12,27 @@ namespace bulkhead {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
+namespace {
+
+LoginThrottle::Options ThrottleOptions(const Config& config) {
+  LoginThrottle::Options o;
+  o.base_delay = std::chrono::milliseconds(config.login_failure_delay_ms);
+  return o;
+}
+
+// How long accepting pauses after running out of descriptors.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+}  // namespace
+
 FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config, Rng& rng)
-    : engine_(engine), config_(config), rng_(rng), acceptor_(io) {
+    : engine_(engine),
+      config_(config),
+      rng_(rng),
+      acceptor_(io),
+      accept_pause_(io),
+      login_throttle_(engine.clock(), ThrottleOptions(config)),
+      log_limiter_(engine.clock()) {
   engine_.SetWorkerReapedHandler([this](const std::string& wid) { CloseWorker(wid); });
 }
 
@@ -30,9 +50,24 @@ void FwpServer::DoAccept() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || stopping_) return;
-      // EMFILE and friends: log, keep accepting (after a short pause would be nicer; the next
-      // accept will simply fail again until descriptors free up).
-      spdlog::warn("accept failed: {}", ec.message());
+      if (IsOutOfDescriptors(ec)) {
+        OnOutOfDescriptors(ec);
+        return;
+      }
+      if (auto dropped = log_limiter_.Admit("accept")) {
+        spdlog::warn("Faktory protocol: accept failed: {}{}", ec.message(),
+                     LogLimiter::SuppressedNote(*dropped));
+      }
+      DoAccept();
+      return;
+    }
+    if (sessions_.size() >= static_cast<size_t>(config_.max_connections) + kOverflowConnections) {
+      // Far past the cap: refuse at once rather than hold a descriptor for the handshake.
+      GuardCounters::Bump(guards_.fwp_max_connections);
+      DescriptorReserve::WriteAndForget(
+          socket, "-ERR " + std::string(replies::kTooManyConnections) +
+                      std::to_string(config_.max_connections) + "\r\n");
+      socket.close(ec);
       DoAccept();
       return;
     }
@@ -46,11 +81,33 @@ void FwpServer::DoAccept() {
   });
 }
 
+void FwpServer::OnOutOfDescriptors(const boost::system::error_code& ec) {
+  int refused = reserve_.Shed(acceptor_, [](tcp::socket& socket) {
+    DescriptorReserve::WriteAndForget(socket,
+                                      "-ERR " + std::string(replies::kOutOfDescriptors) + "\r\n");
+  });
+  guards_.fwp_fd_limit.fetch_add(refused, std::memory_order_relaxed);
+  if (auto dropped = log_limiter_.Admit("accept:descriptors")) {
+    spdlog::error(
+        "Faktory protocol: accept failed: {} ({} connections open); refused {} waiting "
+        "connection(s), accepting again in {} ms; raise LimitNOFILE / ulimit -n or lower "
+        "max_connections{}",
+        ec.message(), sessions_.size(), refused, kAcceptPause.count(),
+        LogLimiter::SuppressedNote(*dropped));
+  }
+  accept_pause_.expires_after(kAcceptPause);
+  accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
+    if (wait_ec || stopping_) return;
+    DoAccept();
+  });
+}
+
 void FwpServer::Stop() {
   if (stopping_) return;
   stopping_ = true;
   boost::system::error_code ec;
   acceptor_.close(ec);
+  accept_pause_.cancel();
   auto sessions = sessions_;
   for (auto& [id, weak] : sessions) {
     if (auto s = weak.lock()) s->Close();

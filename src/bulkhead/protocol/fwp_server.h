@@ -1,11 +1,14 @@
 // FwpServer: the Faktory work protocol listener. Accepts connections (bounded by
-// max_connections), owns the set of live sessions, and counts what INFO reports.
+// max_connections), owns the set of live sessions, and counts what INFO reports. Out of file
+// descriptors it refuses the waiting connections with an error and pauses accepting briefly,
+// rather than spinning on a failing accept.
 //
 // Threading: event loop thread only.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <map>
 #include <memory>
@@ -13,6 +16,10 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/engine.h"
+#include "bulkhead/protocol/login_throttle.h"
+#include "bulkhead/util/descriptors.h"
+#include "bulkhead/util/guard_counters.h"
+#include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/status.h"
 
@@ -38,6 +45,16 @@ class FwpServer {
   void CountCommand() { ++command_count_; }
   bool stopping() const { return stopping_; }
 
+  // Protections against hostile clients, shared by every session.
+  LoginThrottle& login_throttle() { return login_throttle_; }
+  LogLimiter& log_limiter() { return log_limiter_; }
+  GuardCounters& guards() { return guards_; }
+  const GuardCounters& guards() const { return guards_; }
+
+  // Connections past max_connections are still greeted (their HELLO is then refused, as the
+  // reference server does) up to this many more; beyond that they are refused at accept.
+  static constexpr int kOverflowConnections = 64;
+
   // Called by a session as it closes.
   void OnSessionClosed(uint64_t id, const std::string& wid);
   // Closes every connection identified with `wid` (the worker was reaped).
@@ -45,11 +62,18 @@ class FwpServer {
 
  private:
   void DoAccept();
+  // accept() failed for lack of descriptors: refuse what waits, accept again a little later.
+  void OnOutOfDescriptors(const boost::system::error_code& ec);
 
   Engine& engine_;
   const Config& config_;
   Rng& rng_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_pause_;
+  DescriptorReserve reserve_;
+  LoginThrottle login_throttle_;
+  LogLimiter log_limiter_;
+  GuardCounters guards_;
   uint16_t port_ = 0;
   std::map<uint64_t, std::weak_ptr<Session>> sessions_;
   uint64_t next_id_ = 1;

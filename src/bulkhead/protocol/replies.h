@@ -9,6 +9,10 @@ inline constexpr char kHandshakeTimeout[] = "handshake timeout: HELLO not receiv
 inline constexpr char kLineTooLong[] = "line too long: limit is ";
 inline constexpr char kLineTimeout[] = "timed out waiting for the end of the command line";
 inline constexpr char kTooManyConnections[] = "too many connections: limit is ";
+inline constexpr char kOutOfDescriptors[] =
+    "server out of file descriptors: connection refused, try again later";
+inline constexpr char kUnsentRepliesTooLarge[] = "unsent replies past the limit of ";
+inline constexpr char kLoginThrottled[] = "Invalid password: too many failed logins from ";
 inline constexpr char kUnknownCommand[] = "unknown command ";
 inline constexpr char kFetchNeedsQueue[] = "must call fetch with at least one queue";
 inline constexpr char kAckNeedsJid[] = "ACK needs a jid";
@@ -19,6 +23,7 @@ inline constexpr char kQueueNeedsSubcommand[] =
     "QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY";
 inline constexpr char kEnterpriseOnly[] = " is only available in Faktory Enterprise";
 inline constexpr char kShutdown[] = "shutdown in progress";
+inline constexpr char kHelloBadVersion[] = "invalid HELLO: v must be an integer (the protocol version, 2)";
 inline constexpr char kHelloAgain[] = "HELLO was already received on this connection";
 
 }  // namespace bulkhead::replies

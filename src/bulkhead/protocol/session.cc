@@ -45,7 +45,15 @@ Session::Session(asio::ip::tcp::socket socket, FwpServer& server, uint64_t id)
       server_(server),
       id_(id),
       handshake_timer_(socket_.get_executor()),
-      line_timer_(socket_.get_executor()) {}
+      line_timer_(socket_.get_executor()) {
+  boost::system::error_code ec;
+  auto endpoint = socket_.remote_endpoint(ec);
+  if (!ec) peer_ = endpoint.address().to_string();
+}
+
+bool Session::PausedForOutput() const {
+  return UnsentReplyBytes() >= static_cast<size_t>(server_.config().unsent_replies_pause_bytes);
+}
 
 Session::~Session() = default;
 
@@ -115,7 +123,9 @@ void Session::ArmLineTimer() {
   line_timer_.async_wait([this, self](boost::system::error_code ec) {
     line_timer_armed_ = false;
     if (ec || closed_) return;
-    if (in_.empty() || blocked_) return;  // the line completed meanwhile, or we are not reading
+    // The line completed meanwhile, or we are not reading (a barrier, or replies the client has
+    // not taken yet): the rest of the line may be sitting unread in the socket.
+    if (in_.empty() || blocked_ || PausedForOutput()) return;
     resp::AppendError(out_, replies::kLineTimeout);
     close_after_write_ = true;
     MaybeWrite();
@@ -125,13 +135,16 @@ void Session::ArmLineTimer() {
 namespace {
 // Replies not yet sent per connection; past it the session stops reading until some are sent.
 constexpr size_t kMaxCommandsInFlight = 4096;
+// A write buffer that grew past this (one large reply) is released after the write.
+constexpr size_t kKeptBufferBytes = 256 * 1024;
 }  // namespace
 
 void Session::ProcessBuffer() {
   if (closed_) return;
   processing_ = true;
   size_t consumed = 0;
-  while (!blocked_ && !closed_ && !close_after_write_ && slots_.size() < kMaxCommandsInFlight) {
+  while (!blocked_ && !closed_ && !close_after_write_ && slots_.size() < kMaxCommandsInFlight &&
+         !PausedForOutput()) {
     size_t nl = in_.find('\n', std::max(scan_from_, consumed));
     if (nl == std::string::npos) {
       scan_from_ = in_.size();
@@ -167,14 +180,14 @@ void Session::ProcessBuffer() {
       resp::AppendError(out_, std::string(replies::kLineTooLong) +
                                   std::to_string(server_.config().max_line_bytes) + " bytes");
       close_after_write_ = true;
-    } else if (!in_.empty()) {
+    } else if (!in_.empty() && !PausedForOutput()) {
       ArmLineTimer();  // a partial line: it must complete in time
     } else if (line_timer_armed_) {
       line_timer_.cancel();
     }
   }
   MaybeWrite();
-  if (!blocked_ && slots_.size() < kMaxCommandsInFlight) DoRead();
+  if (!blocked_ && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
 }
 
 void Session::Dispatch(std::string_view line, uint64_t seq) {
@@ -194,6 +207,18 @@ void Session::Complete(uint64_t seq, std::string reply, bool close_after) {
     if (slots_.front().close_after) close_after_write_ = true;
     slots_.pop_front();
     ++first_seq_;
+  }
+  if (UnsentReplyBytes() > static_cast<size_t>(server_.config().UnsentReplyCap())) {
+    server_.guards().fwp_unsent_replies.fetch_add(1, std::memory_order_relaxed);
+    if (auto dropped = server_.log_limiter().Admit("unsent-replies")) {
+      spdlog::warn("connection {} from {} closed: {} bytes of replies unsent, past the limit of {} "
+                   "(max_unsent_reply_bytes); the client sends commands without reading the "
+                   "replies{}",
+                   id_, peer_, UnsentReplyBytes(), server_.config().UnsentReplyCap(),
+                   LogLimiter::SuppressedNote(*dropped));
+    }
+    Close();
+    return;
   }
   if (blocked_ && seq == barrier_seq_) {
     blocked_ = false;
@@ -218,12 +243,20 @@ void Session::MaybeWrite() {
   asio::async_write(socket_, asio::buffer(writing_buf_),
                     [this, self](boost::system::error_code ec, size_t) {
                       writing_ = false;
+                      bool was_paused = PausedForOutput();
                       writing_buf_.clear();
+                      if (writing_buf_.capacity() > kKeptBufferBytes) {
+                        writing_buf_.shrink_to_fit();  // a large reply's buffer is not kept
+                      }
                       if (ec) {
                         Close();
                         return;
                       }
                       MaybeWrite();
+                      // Reading stopped while replies piled up: resume once they drained.
+                      if (was_paused && !PausedForOutput() && !closed_ && !close_after_write_) {
+                        ProcessBuffer();
+                      }
                     });
 }
 

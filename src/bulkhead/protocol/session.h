@@ -3,6 +3,10 @@
 // commands pipelined behind it, so they share one group commit; a FETCH that blocks is a barrier:
 // nothing after it runs until it is answered. Replies ready together go out in one write.
 //
+// Output is bounded: while more than unsent_replies_pause_bytes of replies wait to be sent, the
+// session reads no further commands (a client that never reads stops being served, not the
+// server's memory); past Config::UnsentReplyCap() the connection is closed and logged.
+//
 // Lifetime: owned by shared_ptr; pending callbacks (a durable PUSH, a blocked FETCH) hold a
 // reference, so a session outlives its socket until they run. Close() is idempotent.
 // Threading: event loop thread only.
@@ -52,6 +56,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close();
 
   uint64_t id() const { return id_; }
+  // The client's IP address ("" when the socket had none).
+  const std::string& peer() const { return peer_; }
   FwpServer& server() { return server_; }
   bool identified() const { return identified_; }
   const std::string& wid() const { return wid_; }
@@ -76,10 +82,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void Complete(uint64_t seq, std::string reply, bool close_after);
   void MaybeWrite();
   void ArmLineTimer();
+  // Reply bytes produced and not yet written to the socket.
+  size_t UnsentReplyBytes() const { return out_.size() + writing_buf_.size(); }
+  bool PausedForOutput() const;
 
   boost::asio::ip::tcp::socket socket_;
   FwpServer& server_;
   const uint64_t id_;
+  std::string peer_;
   boost::asio::steady_timer handshake_timer_;
   boost::asio::steady_timer line_timer_;
   bool line_timer_armed_ = false;

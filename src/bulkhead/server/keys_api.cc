@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/http/bearer_auth.h"
+#include "bulkhead/util/json.h"
 
 namespace bulkhead {
 namespace {
@@ -64,7 +65,7 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string
              RequireBearer(password, [&keys](const HttpRequestIn&, HttpServer::Reply reply) {
                nlohmann::json out = nlohmann::json::array();
                for (const auto& key : keys.List()) out.push_back(KeyJson(key));
-               reply(HttpResponseOut::Json(200, out.dump()));
+               reply(HttpResponseOut::Json(200, DumpJson(out)));
              }));
   http.Route("GET", prefix,
              RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {
@@ -79,7 +80,7 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string
                                                        *key_id + "\""));
                  return;
                }
-               reply(HttpResponseOut::Json(200, KeyJson(*key).dump()));
+               reply(HttpResponseOut::Json(200, DumpJson(KeyJson(*key))));
              }));
   http.Route("PUT", prefix,
              RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {
@@ -99,7 +100,7 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string
                    reply(HttpResponseOut::Error(StatusToHttp(r.status()), r.status().message()));
                    return;
                  }
-                 reply(HttpResponseOut::Json(r->created ? 201 : 200, KeyJson(r->key).dump()));
+                 reply(HttpResponseOut::Json(r->created ? 201 : 200, DumpJson(KeyJson(r->key))));
                });
              }));
   http.Route("DELETE", prefix,

@@ -10,9 +10,12 @@
 
 #include "bulkhead/dispatch/vapid_key_file.h"
 #include "bulkhead/http/bearer_auth.h"
+#include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/metrics/prometheus_text.h"
 #include "bulkhead/server/keys_api.h"
 #include "bulkhead/transport/curl_transport.h"
+#include "bulkhead/util/descriptors.h"
+#include "bulkhead/util/json.h"
 
 namespace bulkhead {
 
@@ -29,6 +32,8 @@ Status Server::Start() {
   ApplyDeliveryDefaults(config_);  // before the engine reads retry counts
   // A peer that vanishes mid-write must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
+  s = CheckDescriptorBudget(config_);
+  if (!s.ok()) return s;
   StoreOptions options;
   options.durability = config_.durability;
   options.max_page_count_for_tests = config_.store_max_page_count_for_tests;
@@ -66,10 +71,13 @@ Status Server::Start() {
     s = statsd_->Start();
     if (!s.ok()) return s;
   }
-  http_ = std::make_unique<HttpServer>(io_);
+  http_ = std::make_unique<HttpServer>(
+      io_, HttpServer::Options{.max_connections = config_.http_max_connections}, clock_);
   RegisterRoutes();
   auto http = ParseHostPort(config_.http);
   s = http_->Listen(http->host, http->port);
+  if (!s.ok()) return s;
+  s = RegisterGuardMetrics();
   if (!s.ok()) return s;
   engine_->Start();
   dispatcher_->Start();  // after the engine's first reaper pass: adopts surviving reservations
@@ -81,6 +89,29 @@ Status Server::Start() {
   spdlog::info("bulkhead {} serving Faktory protocol on {}:{}, HTTP on {}:{}, store {}{}",
                BULKHEAD_VERSION, listen->host, fwp_->port(), http->host, http_->port(),
                config_.StoreUrl(), config_.password.empty() ? " (no password)" : "");
+  return Status::Ok();
+}
+
+Status CheckDescriptorBudget(const Config& config) {
+  auto limit = RaiseDescriptorLimit();
+  if (!limit.ok()) return limit.status();
+  uint64_t need = static_cast<uint64_t>(config.max_connections) + FwpServer::kOverflowConnections +
+                  static_cast<uint64_t>(config.http_max_connections) +
+                  static_cast<uint64_t>(config.delivery.global_max_in_flight) +
+                  kReservedDescriptors;
+  if (need > limit->soft) {
+    return Status::InvalidArgument(
+        "not enough file descriptors: max_connections (" + std::to_string(config.max_connections) +
+        ") + " + std::to_string(FwpServer::kOverflowConnections) +
+        " refused at the cap + http_max_connections (" +
+        std::to_string(config.http_max_connections) + ") + [delivery] global_max_in_flight (" +
+        std::to_string(config.delivery.global_max_in_flight) + ") + " +
+        std::to_string(kReservedDescriptors) + " for the store, logs and listeners need " +
+        std::to_string(need) + ", but RLIMIT_NOFILE is " + std::to_string(limit->soft) +
+        " (hard limit " + std::to_string(limit->hard) +
+        "): raise it (systemd LimitNOFILE=, ulimit -n) or lower max_connections");
+  }
+  spdlog::debug("file descriptors: limit {} (hard {}), budget {}", limit->soft, limit->hard, need);
   return Status::Ok();
 }
 
@@ -118,6 +149,38 @@ Status Server::StartDelivery() {
   engine_->SetBuiltinJobs(dispatcher_.get());
   engine_->SetInfoHosts([this] { return dispatcher_->HostsJson(); });
   return Status::Ok();
+}
+
+Status Server::RegisterGuardMetrics() {
+  namespace mn = metric_names;
+  using Samples = Result<std::vector<MetricSample>>;
+  auto read = [](const std::atomic<int64_t>& c) {
+    return static_cast<double>(c.load(std::memory_order_relaxed));
+  };
+  const GuardCounters& fwp = fwp_->guards();
+  const GuardCounters& http = http_->guards();
+  Status s = registry_.AddCallback(
+      MetricType::kCounter, mn::kLoginFailuresTotal, mn::kLoginFailuresTotalHelp, {},
+      [&fwp, read]() -> Samples { return std::vector<MetricSample>{{{}, read(fwp.login_failures)}}; });
+  if (!s.ok()) return s;
+  s = registry_.AddCallback(MetricType::kCounter, mn::kLoginsThrottledTotal,
+                            mn::kLoginsThrottledTotalHelp, {}, [&fwp, read]() -> Samples {
+                              return std::vector<MetricSample>{{{}, read(fwp.logins_throttled)}};
+                            });
+  if (!s.ok()) return s;
+  return registry_.AddCallback(
+      MetricType::kCounter, mn::kConnectionsShedTotal, mn::kConnectionsShedTotalHelp,
+      {std::string(mn::kLabelListener), std::string(mn::kLabelReason)},
+      [&fwp, &http, read]() -> Samples {
+        return std::vector<MetricSample>{
+            {{"faktory", "fd_limit"}, read(fwp.fwp_fd_limit)},
+            {{"faktory", "max_connections"}, read(fwp.fwp_max_connections)},
+            {{"faktory", "unsent_replies"}, read(fwp.fwp_unsent_replies)},
+            {{"http", "fd_limit"}, read(http.http_fd_limit)},
+            {{"http", "max_connections"}, read(http.http_max_connections)},
+            {{"http", "evicted"}, read(http.http_idle_evicted)},
+        };
+      });
 }
 
 void Server::RegisterRoutes() {
@@ -160,7 +223,7 @@ void Server::RegisterRoutes() {
                      {"connections", w.connections},
                      {"rss_kb", w.rss_kb}});
     }
-    reply(HttpResponseOut::Json(200, out.dump()));
+    reply(HttpResponseOut::Json(200, DumpJson(out)));
   });
   // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
   // token when a password is set.
@@ -183,7 +246,7 @@ void Server::RegisterRoutes() {
         return;
       }
     }
-    reply(HttpResponseOut::Json(200, nlohmann::json{{"state", action}}.dump()));
+    reply(HttpResponseOut::Json(200, DumpJson(nlohmann::json{{"state", action}})));
   };
   http_->Route("POST", "/api/workers/", RequireBearer(config_.password, control_workers));
   RegisterKeysApi(*http_, signing_keys_, config_.password);

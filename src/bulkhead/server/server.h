@@ -26,6 +26,14 @@
 
 namespace bulkhead {
 
+// Descriptors kept for all but client connections and deliveries: the store's files, logs,
+// listeners, the event loop, StatsD.
+inline constexpr uint64_t kReservedDescriptors = 64;
+
+// Raises RLIMIT_NOFILE's soft limit to its hard limit, then checks that every connection cap fits
+// in it; InvalidArgument names each term and what to change.
+Status CheckDescriptorBudget(const Config& config);
+
 class Server {
  public:
   explicit Server(Config config);
@@ -44,6 +52,8 @@ class Server {
 
  private:
   void RegisterRoutes();
+  // bulkhead_login_*_total and bulkhead_connections_shed_total, read from the listeners.
+  Status RegisterGuardMetrics();
   // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.
   Status StartDelivery();
   void Shutdown();
