@@ -66,7 +66,8 @@ function canConnect(port) {
 
 export class BulkheadServer {
   // options: password (string), config (TOML text), store ('sqlite' | 'memory' | a URL),
-  //          env (extra environment variables).
+  //          env (extra environment variables), prefix (a command that runs the binary, e.g.
+  //          ['prlimit', '--nofile=256:256', '--']).
   constructor(options = {}) {
     this.binary = process.env.BULKHEAD_BINARY;
     if (!this.binary) {
@@ -114,7 +115,10 @@ export class BulkheadServer {
     const env = { ...process.env, ...(this.options.env || {}) };
     delete env.BULKHEAD_PASSWORD;
     if (this.options.password) env.BULKHEAD_PASSWORD = this.options.password;
-    const proc = spawn(this.binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const prefix = this.options.prefix || [];
+    const proc = prefix.length > 0
+      ? spawn(prefix[0], [...prefix.slice(1), this.binary, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(this.binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     const append = (chunk) => {
       this.stderr += chunk.toString();
