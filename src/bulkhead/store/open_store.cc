@@ -1,3 +1,6 @@
+#include <cstdlib>
+#include <string_view>
+
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
@@ -17,9 +20,12 @@ Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::P
       return Status::InvalidArgument("durability must be \"process\" or \"power\", not \"" +
                                      options.durability + "\"");
     }
+    const char* salvage_env = std::getenv("BULKHEAD_STORE_SALVAGE");
+    bool salvage = options.salvage_damaged_jobs ||
+                   (salvage_env != nullptr && std::string_view(salvage_env) == "1");
     store = std::make_unique<EmbeddedStore>(
         "sqlite", std::make_unique<SqliteChangeLog>(path, std::move(poster), options.durability,
-                                                    options.max_page_count_for_tests));
+                                                    options.max_page_count_for_tests, salvage));
   } else if (url.rfind("redis://", 0) == 0) {
     return Status::InvalidArgument("the redis store is not available in this build yet: " + url);
   } else {

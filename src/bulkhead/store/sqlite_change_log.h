@@ -12,6 +12,23 @@
 // so the file keeps exactly what was committed before it (the owning store refuses changes from
 // then on: see EmbeddedStore's degraded mode).
 //
+// Damage (Load refuses to start, FailedPrecondition naming the file and what to do; a refused
+// file is left exactly as it was, WAL included):
+// - `path` exists but is empty (0 bytes, no WAL beside it), is not an SQLite database, or has no
+//   bulkhead schema. A path that does not exist is a new store: it is created with its schema
+//   in place (built beside it and renamed), so bulkhead never leaves an empty file at `path`.
+//   `path` missing while `path`-wal exists is refused too (the WAL of a removed store).
+// - Lost commits: every commit increments meta.commit_seq and then records the number in the
+//   side file `path`-commits (not synced). If the database opens with a smaller number than the
+//   side file holds, commits SQLite reported done are gone (a damaged WAL frame stops SQLite's
+//   replay, a removed or truncated WAL, a restored backup).
+// - After an unclean stop (meta.clean_shutdown is not "1": kill -9, crash, failed commit,
+//   power loss) PRAGMA quick_check runs before anything is loaded. A clean Close sets the flag;
+//   opening clears it.
+// - A jobs row whose state is unknown or whose payload is not a JSON object with the row's jid.
+//   With `salvage_damaged_jobs`, such rows are moved to the table damaged_jobs instead (with the
+//   reason) and the others are served.
+//
 // Format: see kSchemaVersion and the upgrade notes in sqlite_change_log.cc.
 //
 // Thread-safety: Append may be called from any thread; Load and Close from the owner only.
@@ -39,8 +56,9 @@ class SqliteChangeLog final : public ChangeLog {
   // callbacks on the event loop. `max_page_count` is for tests only: when positive, the file is
   // capped at that many pages (PRAGMA max_page_count, set after Load), so that a commit that
   // would grow it further fails with SQLITE_FULL ("database or disk is full") like a full disk.
+  // `salvage_damaged_jobs`: see the damage notes above.
   SqliteChangeLog(std::string path, Store::Poster poster, std::string durability,
-                  int64_t max_page_count = 0);
+                  int64_t max_page_count = 0, bool salvage_damaged_jobs = false);
   ~SqliteChangeLog() override;
 
   Status Load(MemoryState& state) override;
@@ -63,6 +81,17 @@ class SqliteChangeLog final : public ChangeLog {
   };
 
   Status OpenDatabase();
+  // Creates a new store at path_ with its schema (built at path_ + ".new", then renamed).
+  Status CreateStore();
+  // Checks meta.commit_seq against the side file; `db_seq` is the database's number.
+  Status CheckCommits(int64_t db_seq);
+  Status QuickCheck();
+  Status LoadJobs(MemoryState& state);
+  // A FailedPrecondition naming path_, `problem` and `todo`.
+  Status Damaged(const std::string& problem, const std::string& todo) const;
+  // Closes the database without checkpointing (a refused file keeps its WAL as found).
+  void Abandon();
+  std::string CommitsPath() const { return path_ + "-commits"; }
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   void WriterLoop();
@@ -74,6 +103,7 @@ class SqliteChangeLog final : public ChangeLog {
   const Store::Poster poster_;
   const std::string durability_;
   const int64_t max_page_count_;
+  const bool salvage_;
 
   // Used by the writer thread only (and by Load before the thread starts).
   sqlite3* db_ = nullptr;
@@ -88,6 +118,11 @@ class SqliteChangeLog final : public ChangeLog {
   sqlite3_stmt* delete_key_ = nullptr;
   sqlite3_stmt* put_host_ = nullptr;
   sqlite3_stmt* delete_host_ = nullptr;
+  sqlite3_stmt* commit_seq_stmt_ = nullptr;
+  int64_t commit_seq_ = 0;  // meta.commit_seq of the last commit
+  int commits_fd_ = -1;     // `path`-commits
+  bool wal_existed_ = false;  // `path`-wal existed before Load opened the database
+  bool loaded_ = false;     // Load succeeded: Close marks the stop clean (unless a commit failed)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -128,7 +128,8 @@ class Store {
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working
 // directory). `poster` delivers deferred callbacks to the event loop. InvalidArgument names the
-// unsupported scheme.
+// unsupported scheme; FailedPrecondition a damaged sqlite: file (see SqliteChangeLog), with what
+// the operator can do.
 struct StoreOptions {
   // "process": a commit survives kill -9 (SQLite synchronous=NORMAL in WAL mode: no fsync per
   // commit; a power loss may lose the last commits). "power": fsync per commit (synchronous=FULL).
@@ -137,6 +138,11 @@ struct StoreOptions {
   // this many pages (PRAGMA max_page_count), so that a commit that would grow it fails with
   // SQLITE_FULL like a full disk and the store enters degraded mode.
   int64_t max_page_count_for_tests = 0;
+  // sqlite: only. A jobs row that cannot be served (its payload is not a JSON object carrying its
+  // jid, or its state is unknown) makes Open fail, naming the rows; with this set, such rows are
+  // moved to the table damaged_jobs instead and the others are served. Also set by the
+  // environment variable BULKHEAD_STORE_SALVAGE=1 (a one-off recovery step, not a setting).
+  bool salvage_damaged_jobs = false;
 };
 Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::Poster poster,
                                                 const StoreOptions& options = {});
