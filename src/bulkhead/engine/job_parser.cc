@@ -23,13 +23,15 @@ bool IsValidQueueName(std::string_view name) {
   return true;
 }
 
-Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max_json_depth) {
+Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max_json_depth,
+                           const RetryDefault& retry_for) {
   auto doc = ParseJson(line_payload, max_json_depth);
   if (!doc.ok()) return doc.status();
-  return ParseJobDocument(std::move(*doc), now);
+  return ParseJobDocument(std::move(*doc), now, retry_for);
 }
 
-Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
+Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
+                                   const RetryDefault& retry_for) {
   using nlohmann::json;
   if (!doc.is_object()) return Status::InvalidArgument("job must be a JSON object");
   JobRecord job;
@@ -82,6 +84,10 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
   if (retry != doc.end() && !retry->is_null() && !retry->is_number_integer()) {
     return Status::InvalidArgument("retry must be an integer (or null for the default)");
   }
+  if ((retry == doc.end() || retry->is_null()) && retry_for) {
+    // As Faktory: the job is stored (and fetched) with the retry count it will get.
+    doc["retry"] = retry_for(job.jobtype);
+  }
 
   auto created = doc.find("created_at");
   if (created == doc.end() || !created->is_string() ||
@@ -106,6 +112,8 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now) {
     }
   } else if (at != doc.end() && !at->is_null() && !at->is_string()) {
     return Status::InvalidArgument("invalid timestamp for 'at': must be an RFC 3339 string");
+  } else if (at != doc.end()) {
+    doc.erase(at);  // "" or null: "now", which Faktory stores as no `at` at all
   }
   if (job.state == JobState::kQueued) {
     doc["enqueued_at"] = FormatRfc3339(now);

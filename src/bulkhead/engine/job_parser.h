@@ -1,8 +1,11 @@
 // Job parsing and validation for PUSH/PUSHB, with the reference server's error texts (see
-// docs/protocol.md). On success the job's JSON is normalised: created_at set when missing,
-// enqueued_at set when it goes straight to a queue, reserve_for clamped.
+// docs/protocol.md). On success the job's JSON is normalised as Faktory stores it: created_at set
+// when missing, enqueued_at set when it goes straight to a queue, reserve_for clamped, retry filled
+// in when missing or null (given `retry_for`), and an empty or null `at` dropped.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
@@ -14,12 +17,19 @@
 
 namespace bulkhead {
 
+// The default retry count of a job type (Config::RetryFor), written into a job pushed without
+// `retry` (or with `"retry": null`). Empty: such a job keeps no `retry`, and the retry policy
+// applies the default when it fails.
+using RetryDefault = std::function<int(const std::string& jobtype)>;
+
 // `line_payload` is the text after "PUSH ", whose JSON may nest at most `max_json_depth` levels
 // (ParseJson). InvalidArgument carries the client-facing message.
 Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now,
-                           int max_json_depth = kDefaultMaxJsonDepth);
+                           int max_json_depth = kDefaultMaxJsonDepth,
+                           const RetryDefault& retry_for = {});
 // Same, for one element of a PUSHB array (already parsed with a depth bound).
-Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now);
+Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
+                                   const RetryDefault& retry_for = {});
 
 // The Faktory queue-name rule: [a-zA-Z0-9._-]+.
 bool IsValidQueueName(std::string_view name);

@@ -66,6 +66,46 @@ TEST(JobParserTest, DefaultsAndNormalisation) {
   EXPECT_EQ(doc["priority"], 5) << "unknown fields are kept";
 }
 
+TEST(JobParserTest, MissingOrNullRetryIsFilledWithTheJobtypeDefault) {
+  RetryDefault retry_for = [](const std::string& jobtype) { return jobtype == "webpush" ? 5 : 25; };
+  for (const char* line : {R"({"jid":"12345678","jobtype":"a","args":[]})",
+                           R"({"jid":"12345678","jobtype":"a","args":[],"retry":null})"}) {
+    auto r = ParseJob(line, kNow, kDefaultMaxJsonDepth, retry_for);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(nlohmann::json::parse(r->payload)["retry"], 25) << line;
+  }
+  auto typed = ParseJob(R"({"jid":"12345678","jobtype":"webpush","args":[]})", kNow,
+                        kDefaultMaxJsonDepth, retry_for);
+  EXPECT_EQ(nlohmann::json::parse(typed->payload)["retry"], 5) << "the jobtype's own default";
+  auto zero = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"retry":0})", kNow,
+                       kDefaultMaxJsonDepth, retry_for);
+  EXPECT_EQ(nlohmann::json::parse(zero->payload)["retry"], 0) << "a given retry is kept";
+  auto scheduled = ParseJobDocument(
+      nlohmann::json::parse(
+          R"({"jid":"12345678","jobtype":"a","args":[],"at":"2030-01-01T00:00:00Z"})"),
+      kNow, retry_for);
+  EXPECT_EQ(nlohmann::json::parse(scheduled->payload)["retry"], 25) << "scheduled jobs too";
+  auto without = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[]})", kNow);
+  EXPECT_FALSE(nlohmann::json::parse(without->payload).contains("retry"))
+      << "no default given: left to the retry policy";
+}
+
+TEST(JobParserTest, EmptyOrNullAtIsDroppedNotEchoed) {
+  for (const char* line : {R"({"jid":"12345678","jobtype":"a","args":[],"at":""})",
+                           R"({"jid":"12345678","jobtype":"a","args":[],"at":null})"}) {
+    auto r = ParseJob(line, kNow);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->state, JobState::kQueued);
+    auto doc = nlohmann::json::parse(r->payload);
+    EXPECT_FALSE(doc.contains("at")) << line;
+    EXPECT_TRUE(doc.contains("enqueued_at"));
+  }
+  auto past =
+      ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"at":"2020-01-01T00:00:00Z"})", kNow);
+  EXPECT_EQ(nlohmann::json::parse(past->payload)["at"], "2020-01-01T00:00:00Z")
+      << "a real time is kept";
+}
+
 TEST(JobParserTest, ReserveForIsClampedUpTo60) {
   auto r = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"reserve_for":5})", kNow);
   EXPECT_EQ(r->reserve_for_s, 60);

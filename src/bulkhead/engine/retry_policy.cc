@@ -16,7 +16,25 @@ Duration RetryPolicy::Backoff(int count, Rng& rng) {
   return std::chrono::seconds(seconds);
 }
 
+namespace {
+
+// Drops leading and trailing ASCII whitespace (Go's strings.TrimSpace on ASCII text).
+void TrimSpace(std::string& s) {
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
+  size_t end = s.size();
+  while (end > 0 && space(s[end - 1])) --end;
+  size_t begin = 0;
+  while (begin < end && space(s[begin])) ++begin;
+  s = s.substr(begin, end - begin);
+}
+
+}  // namespace
+
 FailureReport RetryPolicy::Normalize(FailureReport f) {
+  TrimSpace(f.errtype);
+  TrimSpace(f.message);
   if (f.errtype.empty()) f.errtype = "unknown";
   if (f.message.empty()) f.message = "unknown";
   if (f.errtype.size() > 100) f.errtype.resize(100);

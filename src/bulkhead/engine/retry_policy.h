@@ -57,7 +57,8 @@ class RetryPolicy {
   // The delay before retry number `count` (0-based): count^4 + 15 + rand(30)·(count+1) seconds.
   static Duration Backoff(int count, Rng& rng);
 
-  // Trims a report to Faktory's limits.
+  // Trims a report as Faktory does: surrounding whitespace off errtype and message, then empty ones
+  // become "unknown", then errtype is cut to 100 bytes, message to 1000, backtrace to 50 lines.
   static FailureReport Normalize(FailureReport f);
 
  private:

@@ -94,5 +94,17 @@ TEST(RetryPolicyTest, ReportsAreTrimmedToFaktoryLimits) {
   EXPECT_EQ(f.backtrace.size(), 50u);
 }
 
+TEST(RetryPolicyTest, ErrtypeAndMessageLoseSurroundingWhitespaceAsFaktory) {
+  FailureReport f = RetryPolicy::Normalize({" Boom\n", "\t went wrong \r\n", {}});
+  EXPECT_EQ(f.errtype, "Boom");
+  EXPECT_EQ(f.message, "went wrong");
+  f = RetryPolicy::Normalize({"  ", "\n", {}});
+  EXPECT_EQ(f.errtype, "unknown") << "blank after trimming is empty";
+  EXPECT_EQ(f.message, "unknown");
+  f = RetryPolicy::Normalize({" " + std::string(120, 'e'), "a b", {}});
+  EXPECT_EQ(f.errtype, std::string(100, 'e')) << "trimmed before it is cut to 100";
+  EXPECT_EQ(f.message, "a b") << "inner whitespace stays";
+}
+
 }  // namespace
 }  // namespace bulkhead
