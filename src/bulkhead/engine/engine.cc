@@ -22,6 +22,29 @@ int64_t ResidentMemoryMb() {
   return pages_resident * sysconf(_SC_PAGESIZE) / (1024 * 1024);
 }
 
+// Adds one run of a periodic task that moved `jobs` jobs and began at `start`.
+void Count(auto& task, int64_t jobs, std::chrono::steady_clock::time_point start) {
+  task.cycles++;
+  task.jobs += jobs;
+  task.wall += std::chrono::steady_clock::now() - start;
+}
+
+// Faktory's figures of a set scanner: {"size","enqueued","cycles","wall_time_sec"}.
+nlohmann::json ScannerStats(const auto& task, size_t size) {
+  return {{"size", size},
+          {"enqueued", task.jobs},
+          {"cycles", task.cycles},
+          {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
+}
+
+// Faktory's figures of a reaper: {"size","reaped"} (cycles and wall_time_sec added).
+nlohmann::json ReaperStats(const auto& task, size_t size) {
+  return {{"size", size},
+          {"reaped", task.jobs},
+          {"cycles", task.cycles},
+          {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
+}
+
 // Time since FETCH of a reserved job: its reservation expiry minus its reservation length.
 Duration RuntimeOf(const JobRecord& job, TimePoint now) {
   TimePoint fetched = FromUnixMicros(job.score - int64_t{job.reserve_for_s} * 1'000'000);
@@ -67,12 +90,13 @@ void Engine::Start() {
         [this] { RunReaperOnce(); });
   Every(purge_timer_, std::chrono::seconds(60), [this] { RunDeadPurgeOnce(); });
   Every(worker_timer_, std::chrono::seconds(15), [this] {
-    task_runs_["workers"]++;
-    for (const auto& wid :
-         workers_.Reap(clock_.Now(), std::chrono::seconds(config_.worker_timeout_seconds))) {
+    auto start = std::chrono::steady_clock::now();
+    auto reaped = workers_.Reap(clock_.Now(), std::chrono::seconds(config_.worker_timeout_seconds));
+    for (const auto& wid : reaped) {
       spdlog::info("worker {} silent for over {} s: dropped", wid, config_.worker_timeout_seconds);
       if (on_worker_reaped_) on_worker_reaped_(wid);
     }
+    Count(workers_task_, static_cast<int64_t>(reaped.size()), start);
   });
 }
 
@@ -98,9 +122,35 @@ void Engine::Push(JobRecord job, Done done) {
     job.reserve_for_s = 86400;
   }
   std::string queue = job.queue;
+  std::string jid = job.jid;
   bool queued = job.state == JobState::kQueued;
-  store_.Push(std::move(job), std::move(done));
+  auto answered = std::make_shared<bool>(false);
+  store_.Push(std::move(job), [this, jid, answered, done = std::move(done)](Status st) mutable {
+    *answered = true;
+    if (st.code() == StatusCode::kAlreadyExists) {
+      PushDuplicate(jid, std::move(done));
+      return;
+    }
+    if (auto it = unconfirmed_pushes_.find(jid); it != unconfirmed_pushes_.end()) {
+      std::vector<Done> duplicates = std::move(it->second);
+      unconfirmed_pushes_.erase(it);
+      for (auto& d : duplicates) d(st);
+    }
+    done(st);
+  });
+  // Accepted and committing: a duplicate arriving meanwhile waits for this commit's outcome.
+  if (!*answered) unconfirmed_pushes_.try_emplace(jid);
   if (queued) WakeWaiters(queue, 1);
+}
+
+void Engine::PushDuplicate(const std::string& jid, Done done) {
+  push_duplicates_.fetch_add(1, std::memory_order_relaxed);
+  spdlog::debug("PUSH of jid {} that the server already holds: OK, nothing changed", jid);
+  if (auto it = unconfirmed_pushes_.find(jid); it != unconfirmed_pushes_.end()) {
+    it->second.push_back(std::move(done));  // answered with the first PUSH's commit
+    return;
+  }
+  done(Status::Ok());
 }
 
 uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid,
@@ -298,8 +348,14 @@ void Engine::Info(const ServerCounters& server, std::function<void(Result<std::s
     TimePoint now = clock_.Now();
     nlohmann::json queues = nlohmann::json::object();
     for (const auto& [name, q] : stats->queues) queues[name] = q.size;
-    nlohmann::json tasks = nlohmann::json::object();
-    for (const auto& [name, runs] : task_runs_) tasks[name] = {{"runs", runs}};
+    // Faktory's shape (server/tasks.go, server/scanner.go): clients read tasks.Retries.size etc.
+    nlohmann::json tasks = {
+        {"Scheduled", ScannerStats(scheduled_task_, stats->scheduled)},
+        {"Retries", ScannerStats(retries_task_, stats->retries)},
+        {"Dead", ScannerStats(dead_task_, stats->dead)},
+        {"Busy", ReaperStats(busy_task_, stats->working)},
+        {"Workers", ReaperStats(workers_task_, workers_.size())},
+    };
     std::string utc = FormatRfc3339(now);
     nlohmann::json doc = {
         {"now", utc},
@@ -336,12 +392,13 @@ void Engine::Info(const ServerCounters& server, std::function<void(Result<std::s
 }
 
 void Engine::RunScheduledOnce() {
-  task_runs_["scheduled"]++;
   // A degraded store refuses every change (the failure was logged once): polling it would log the
   // same refusal every tick.
-  if (store_.degraded()) return;
+  bool degraded = store_.degraded();
   for (JobState set : {JobState::kScheduled, JobState::kRetry}) {
-    for (;;) {
+    auto start = std::chrono::steady_clock::now();
+    int64_t total = 0;
+    while (!degraded) {
       size_t moved = 0;
       store_.EnqueueDue(set, clock_.Now(), kScanBatch, [&](Result<std::vector<JobRecord>> r) {
         if (!r.ok()) {
@@ -353,19 +410,25 @@ void Engine::RunScheduledOnce() {
         for (const auto& j : *r) per_queue[j.queue]++;
         for (const auto& [q, n] : per_queue) WakeWaiters(q, n);
       });
+      total += static_cast<int64_t>(moved);
       if (moved < kScanBatch) break;
     }
+    Count(set == JobState::kScheduled ? scheduled_task_ : retries_task_, total, start);
   }
 }
 
 void Engine::RunReaperOnce() {
-  task_runs_["reservations"]++;
-  if (store_.degraded()) return;  // expired reservations cannot be moved (see RunScheduledOnce)
+  auto start = std::chrono::steady_clock::now();
+  if (store_.degraded()) {  // expired reservations cannot be moved (see RunScheduledOnce)
+    Count(busy_task_, 0, start);
+    return;
+  }
   store_.ExpiredReservations(clock_.Now(), kScanBatch, [this](Result<std::vector<JobRecord>> r) {
     if (!r.ok()) {
       spdlog::error("reservation reaper: {}", r.status().message());
       return;
     }
+    busy_task_.jobs += static_cast<int64_t>(r->size());
     for (const auto& job : *r) {
       spdlog::info("job {} reservation expired", job.jid);
       FailReserved(job, FailureReport{"ReservationExpired", "Faktory job reservation expired", {}},
@@ -374,14 +437,21 @@ void Engine::RunReaperOnce() {
                    });
     }
   });
+  Count(busy_task_, 0, start);
 }
 
 void Engine::RunDeadPurgeOnce() {
-  task_runs_["dead_purge"]++;
-  if (store_.degraded()) return;
-  store_.PurgeDead(clock_.Now(), kScanBatch, [](Result<size_t> n) {
-    if (n.ok() && *n > 0) spdlog::info("purged {} dead jobs past their retention", *n);
+  auto start = std::chrono::steady_clock::now();
+  if (store_.degraded()) {
+    Count(dead_task_, 0, start);
+    return;
+  }
+  store_.PurgeDead(clock_.Now(), kScanBatch, [this](Result<size_t> n) {
+    if (!n.ok()) return;
+    dead_task_.jobs += static_cast<int64_t>(*n);
+    if (*n > 0) spdlog::info("purged {} dead jobs past their retention", *n);
   });
+  Count(dead_task_, 0, start);
 }
 
 }  // namespace bulkhead

@@ -7,9 +7,9 @@
 // arguments and answers with Status/Result.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "bulkhead/config/config.h"
@@ -72,8 +73,13 @@ class Engine {
   Store& store() { return store_; }
   WorkerRegistry& workers() { return workers_; }
 
-  // PUSH of a parsed job; `done` runs once it is durable.
+  // PUSH of a parsed job; `done` runs once it is durable. Idempotent: a job whose jid the store
+  // already holds (in any queue or set) changes nothing and is answered OK once that job is
+  // durable (a client re-sending a PUSH whose reply it lost gets success, and no duplicate), and
+  // counted in push_duplicates().
   void Push(JobRecord job, Done done);
+  // PUSHes answered OK without change because the jid was already held. Any thread.
+  uint64_t push_duplicates() const { return push_duplicates_.load(std::memory_order_relaxed); }
 
   // FETCH: the first job from `queues` (in order), waiting up to fetch_block_ms for one.
   // Returns a ticket for CancelFetch while the fetch waits, or 0 when `cb` already ran.
@@ -139,6 +145,16 @@ class Engine {
                     const FailOptions& options = {});
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
              std::function<void()> task);
+  // A PUSH whose jid the store already holds.
+  void PushDuplicate(const std::string& jid, Done done);
+
+  // One periodic task's figures for INFO's faktory.tasks (Faktory's names: cycles, the jobs it
+  // moved, its wall time).
+  struct TaskStats {
+    int64_t cycles = 0;
+    int64_t jobs = 0;
+    std::chrono::nanoseconds wall{0};
+  };
 
   boost::asio::io_context& io_;
   Store& store_;
@@ -162,7 +178,15 @@ class Engine {
   boost::asio::steady_timer purge_timer_;
   boost::asio::steady_timer worker_timer_;
   bool stopped_ = false;
-  std::map<std::string, int64_t> task_runs_;
+  TaskStats scheduled_task_;  // "Scheduled": jobs enqueued from the scheduled set
+  TaskStats retries_task_;    // "Retries": jobs enqueued from the retry set
+  TaskStats dead_task_;       // "Dead": dead jobs purged past their retention
+  TaskStats busy_task_;       // "Busy": expired reservations reaped
+  TaskStats workers_task_;    // "Workers": silent workers dropped
+
+  // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
+  std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
+  std::atomic<uint64_t> push_duplicates_{0};
 };
 
 }  // namespace bulkhead

@@ -123,6 +123,196 @@ TEST_F(EngineTest, ExpiredReservationFailsThroughTheRetryPolicy) {
   EXPECT_EQ(failure["message"], "Faktory job reservation expired");
 }
 
+TEST_F(EngineTest, PushOfAHeldJidIsOkAndChangesNothing) {
+  ASSERT_TRUE(Push(R"({"jid":"dupe00001","jobtype":"t","args":[1],"queue":"a"})").ok());
+  EXPECT_EQ(engine_->push_duplicates(), 0u);
+  // The same jid again, even with another payload and queue: OK, nothing changes.
+  EXPECT_TRUE(Push(R"({"jid":"dupe00001","jobtype":"other","args":[2],"queue":"b"})").ok());
+  EXPECT_EQ(engine_->push_duplicates(), 1u);
+  EXPECT_EQ(Stats().queues["a"].size, 1u);
+  EXPECT_FALSE(Stats().queues.contains("b"));
+  auto job = Fetch({"a", "b"});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(nlohmann::json::parse(*job)["args"], nlohmann::json::array({1}));
+  // Held while reserved, retrying or dead too.
+  EXPECT_TRUE(Push(R"({"jid":"dupe00001","jobtype":"t","args":[1],"queue":"a"})").ok());
+  EXPECT_EQ(Stats().working, 1u);
+  EXPECT_EQ(Stats().queues["a"].size, 0u);
+  engine_->Fail("dupe00001", {}, [](Status) {});
+  EXPECT_TRUE(Push(R"({"jid":"dupe00001","jobtype":"t","args":[1],"queue":"a"})").ok());
+  EXPECT_EQ(Stats().retries, 1u);
+  EXPECT_EQ(Stats().queues["a"].size, 0u);
+  EXPECT_EQ(engine_->push_duplicates(), 3u);
+  // Once it is gone (ACKed), the jid may be pushed again.
+  clock_.Advance(15s);
+  engine_->RunScheduledOnce();
+  ASSERT_TRUE(Fetch({"a"}));
+  engine_->Ack("dupe00001", [](Status) {});
+  EXPECT_TRUE(Push(R"({"jid":"dupe00001","jobtype":"t","args":[1],"queue":"a"})").ok());
+  EXPECT_EQ(Stats().queues["a"].size, 1u);
+  EXPECT_EQ(engine_->push_duplicates(), 3u);
+}
+
+// A store whose commits complete only when the test says so (a group commit in flight).
+class DeferredStore : public Store {
+ public:
+  explicit DeferredStore(Store& inner) : inner_(inner) {}
+  std::string_view Name() const override { return "deferred"; }
+  Status Open() override { return Status::Ok(); }
+  void Close() override {}
+  void Push(JobRecord job, Done durable) override {
+    inner_.Push(std::move(job), [this, durable](Status s) {
+      if (!s.ok()) {
+        durable(s);  // refusals are answered at once, as the embedded stores do
+      } else {
+        pending_.push_back(durable);
+      }
+    });
+  }
+  void CommitAll(Status s = Status::Ok()) {
+    auto pending = std::move(pending_);
+    for (auto& d : pending) d(s);
+  }
+  size_t pending() const { return pending_.size(); }
+  void Fetch(const std::vector<std::string>& q, TimePoint now, JobCallback cb) override {
+    inner_.Fetch(q, now, cb);
+  }
+  void Ack(const std::string& jid, JobCallback cb) override { inner_.Ack(jid, cb); }
+  void GetWorking(const std::string& jid, JobCallback cb) override { inner_.GetWorking(jid, cb); }
+  void ExtendReservation(const std::string& jid, TimePoint until, Done d) override {
+    inner_.ExtendReservation(jid, until, d);
+  }
+  void Move(JobRecord job, TimePoint now, Done d) override { inner_.Move(std::move(job), now, d); }
+  void Remove(const std::string& jid, Done d) override { inner_.Remove(jid, d); }
+  void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override {
+    inner_.EnqueueDue(set, now, limit, cb);
+  }
+  void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override {
+    inner_.ExpiredReservations(now, limit, cb);
+  }
+  void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override {
+    inner_.PurgeDead(now, limit, cb);
+  }
+  void Mutate(MutateOp op, JobState set, const MutateFilter& f, TimePoint now, Duration ttl,
+              CountCallback cb) override {
+    inner_.Mutate(op, set, f, now, ttl, cb);
+  }
+  void SetPaused(const std::vector<std::string>& q, bool p, Done d) override {
+    inner_.SetPaused(q, p, d);
+  }
+  void RemoveQueues(const std::vector<std::string>& q, Done d) override {
+    inner_.RemoveQueues(q, d);
+  }
+  void CountOutcome(int64_t p, int64_t f, TimePoint now) override {
+    inner_.CountOutcome(p, f, now);
+  }
+  void Flush(Done d) override { inner_.Flush(d); }
+  void PutSigningKey(const std::string& k, const std::string& pem, Done d) override {
+    inner_.PutSigningKey(k, pem, d);
+  }
+  void RemoveSigningKey(const std::string& k, Done d) override { inner_.RemoveSigningKey(k, d); }
+  void ListSigningKeys(SigningKeysCallback cb) override { inner_.ListSigningKeys(cb); }
+  void PutHostState(const HostStateRecord& r, Done d) override { inner_.PutHostState(r, d); }
+  void RemoveHostState(const std::string& h, Done d) override { inner_.RemoveHostState(h, d); }
+  void ListHostStates(HostStatesCallback cb) override { inner_.ListHostStates(cb); }
+  void Stats(std::function<void(Result<StoreStats>)> cb) override { inner_.Stats(cb); }
+  void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
+    inner_.List(set, offset, limit, cb);
+  }
+
+ private:
+  Store& inner_;
+  std::vector<Done> pending_;
+};
+
+TEST_F(EngineTest, ADuplicateOfAPushStillCommittingIsAnsweredWithThatCommit) {
+  DeferredStore deferred(*store_);
+  Engine engine(io_, deferred, config_, clock_, rng_);
+  auto push = [&](std::optional<Status>& out) {
+    auto job = ParseJob(R"({"jid":"inflight1","jobtype":"t","args":[]})", clock_.Now());
+    engine.Push(std::move(*job), [&out](Status s) { out = s; });
+  };
+  std::optional<Status> first, second;
+  push(first);
+  push(second);
+  EXPECT_FALSE(first.has_value());
+  EXPECT_FALSE(second.has_value()) << "+OK only once the job it names is durable";
+  EXPECT_EQ(engine.push_duplicates(), 1u);
+  deferred.CommitAll();
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(first->ok());
+  EXPECT_TRUE(second->ok());
+  // After the commit a duplicate is answered at once.
+  std::optional<Status> third;
+  push(third);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_TRUE(third->ok());
+
+  // A failed commit fails the duplicates that waited for it too.
+  std::optional<Status> a, b;
+  auto job = ParseJob(R"({"jid":"inflight2","jobtype":"t","args":[]})", clock_.Now());
+  engine.Push(std::move(*job), [&a](Status s) { a = s; });
+  job = ParseJob(R"({"jid":"inflight2","jobtype":"t","args":[]})", clock_.Now());
+  engine.Push(std::move(*job), [&b](Status s) { b = s; });
+  deferred.CommitAll(Status::Unavailable("disk full"));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->message(), "disk full");
+  EXPECT_EQ(b->message(), "disk full");
+}
+
+TEST_F(EngineTest, InfoTasksHaveFaktorysShape) {
+  ASSERT_TRUE(
+      Push(R"({"jid":"sched0001","jobtype":"t","args":[],"at":"2100-01-01T00:00:00Z"})").ok());
+  ASSERT_TRUE(Push(R"({"jid":"retry0002","jobtype":"t","args":[],"reserve_for":60})").ok());
+  ASSERT_TRUE(Push(R"({"jid":"retry0003","jobtype":"t","args":[]})").ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Fetch({"default"}));
+  engine_->Fail("retry0003", {}, [](Status) {});
+  clock_.Advance(61s);
+  engine_->RunReaperOnce();     // retry0002's reservation expired: reaped into retries
+  engine_->RunScheduledOnce();  // retry0003 is due (15 s): back in default
+  engine_->RunDeadPurgeOnce();
+  std::string info;
+  engine_->Info({}, [&](Result<std::string> r) { info = *r; });
+  auto tasks = nlohmann::json::parse(info)["faktory"]["tasks"];
+  for (const char* scanner : {"Scheduled", "Retries", "Dead"}) {
+    for (const char* key : {"size", "enqueued", "cycles", "wall_time_sec"}) {
+      EXPECT_TRUE(tasks[scanner].contains(key)) << scanner << "." << key << " in " << tasks.dump();
+    }
+    EXPECT_EQ(tasks[scanner]["cycles"], 1) << scanner;
+    EXPECT_TRUE(tasks[scanner]["wall_time_sec"].is_number_float()) << scanner;
+  }
+  for (const char* reaper : {"Busy", "Workers"}) {
+    for (const char* key : {"size", "reaped"}) {
+      EXPECT_TRUE(tasks[reaper].contains(key)) << reaper << "." << key << " in " << tasks.dump();
+    }
+  }
+  EXPECT_EQ(tasks["Scheduled"]["size"], 1);
+  EXPECT_EQ(tasks["Scheduled"]["enqueued"], 0);
+  EXPECT_EQ(tasks["Retries"]["size"], 1) << "retry0002, reaped, waits its backoff";
+  EXPECT_EQ(tasks["Retries"]["enqueued"], 1) << "retry0003 went back to its queue";
+  EXPECT_EQ(tasks["Dead"]["size"], 0);
+  EXPECT_EQ(tasks["Busy"]["size"], 0);
+  EXPECT_EQ(tasks["Busy"]["reaped"], 1);
+  EXPECT_EQ(tasks["Workers"]["size"], 0);
+}
+
+TEST_F(EngineTest, InfoListsKnownQueuesThatAreEmpty) {
+  ASSERT_TRUE(Push(R"({"jid":"known0001","jobtype":"t","args":[],"queue":"drained"})").ok());
+  ASSERT_TRUE(Fetch({"drained"}));
+  engine_->Ack("known0001", [](Status) {});
+  engine_->PauseQueues({"paused"}, true, [](Status) {});
+  std::string info;
+  engine_->Info({}, [&](Result<std::string> r) { info = *r; });
+  auto faktory = nlohmann::json::parse(info)["faktory"];
+  EXPECT_EQ(faktory["queues"], nlohmann::json::parse(R"({"drained":0,"paused":0})"));
+  EXPECT_EQ(faktory["total_queues"], 2);
+  engine_->RemoveQueues({"drained"}, [](Status) {});
+  engine_->Info({}, [&](Result<std::string> r) { info = *r; });
+  EXPECT_FALSE(nlohmann::json::parse(info)["faktory"]["queues"].contains("drained"))
+      << "QUEUE REMOVE forgets it";
+}
+
 TEST_F(EngineTest, DueRetriesReturnToTheirQueue) {
   ASSERT_TRUE(Push(R"({"jid":"retry0001","jobtype":"t","args":[],"queue":"q"})").ok());
   ASSERT_TRUE(Fetch({"q"}));
