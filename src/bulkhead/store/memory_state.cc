@@ -81,6 +81,9 @@ Status MemoryState::LoadJob(int64_t id, JobRecord job) {
   if (e->job.state == JobState::kQueued) {
     next_seq_ = std::max(next_seq_, e->job.score + 1);
   }
+  // Every queue a stored job names stays known after a restart (INFO lists it, size 0 when none of
+  // its jobs is waiting), not only those with jobs waiting.
+  queues_.try_emplace(e->job.queue);
   Link(e);
   return Status::Ok();
 }

@@ -130,6 +130,8 @@ class MemoryState {
   static void SetEnqueuedAt(JobRecord& job, int64_t now_us);
 
   std::unordered_map<std::string, std::unique_ptr<Entry>> by_jid_;
+  // The known queues: every queue that had a job or was paused since start (or, after a restart, is
+  // named by a stored job or pause flag), empty ones too, until QUEUE REMOVE or FLUSH.
   std::map<std::string, Queue> queues_;
   std::set<SetKey> scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
