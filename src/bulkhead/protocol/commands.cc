@@ -1,5 +1,6 @@
 #include "bulkhead/protocol/commands.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -59,6 +60,30 @@ std::optional<std::string_view> SimpleJidPayload(std::string_view s) {
     if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) return std::nullopt;
   }
   return jid;
+}
+
+// The start of a payload for an error text that quotes it (as Faktory's "invalid ACK <data>"),
+// cut at 200 bytes so that a huge line is not echoed back whole.
+std::string Quote(std::string_view payload) {
+  constexpr size_t kMax = 200;
+  if (payload.size() <= kMax) return std::string(payload);
+  size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(payload[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  return std::string(payload.substr(0, cut)) + "...";
+}
+
+std::string ToUpper(std::string s) {
+  for (char& c : s) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return s;
+}
+
+// The job-type default retry count, written into a job pushed without one (as Faktory stores it).
+RetryDefault RetryDefaultOf(const Engine& engine) {
+  return [&config = engine.config()](const std::string& jobtype) {
+    return config.RetryFor(jobtype);
+  };
 }
 
 void Reply(Responder& r, Status s) {
@@ -153,7 +178,8 @@ void CmdHello(Session& s, std::string_view args, Responder r) {
 
 void CmdPush(Session& s, std::string_view args, Responder r) {
   Engine& engine = s.server().engine();
-  auto job = ParseJob(args, engine.Now(), s.server().config().max_json_depth);
+  auto job = ParseJob(args, engine.Now(), s.server().config().max_json_depth,
+                      RetryDefaultOf(engine));
   if (!job.ok()) {
     r.Error(job.status().message());
     return;
@@ -176,12 +202,13 @@ void CmdPushBulk(Session& s, std::string_view args, Responder r) {
     bool sealed = false;
   };
   auto batch = std::make_shared<Batch>();
+  RetryDefault retry_for = RetryDefaultOf(engine);
   auto finish = [batch, r]() mutable {
     if (batch->sealed && batch->pending == 0) r.Bulk(DumpJson(batch->errors));
   };
   for (auto& element : doc) {
     std::string jid = element.is_object() ? StringField(element, "jid") : std::string();
-    auto job = ParseJobDocument(std::move(element), engine.Now());
+    auto job = ParseJobDocument(std::move(element), engine.Now(), retry_for);
     if (!job.ok()) {
       batch->errors[jid] = job.status().message();
       continue;
@@ -203,12 +230,9 @@ void CmdFetch(Session& s, std::string_view args, Responder r) {
     r.Error(replies::kFetchNeedsQueue);
     return;
   }
-  for (const auto& q : queues) {
-    if (!IsValidQueueName(q)) {
-      r.Error(kBadQueueNameError);
-      return;
-    }
-  }
+  // As Faktory: a name that cannot be a queue is skipped (it holds no job); with no valid name
+  // left, the FETCH waits its block time and answers null.
+  std::erase_if(queues, [](const std::string& q) { return !IsValidQueueName(q); });
   uint64_t ticket = s.server().engine().Fetch(
       std::move(queues), s.wid(), [r](Result<std::optional<std::string>> job) mutable {
         if (!job.ok()) {
@@ -230,23 +254,29 @@ void CmdAck(Session& s, std::string_view args, Responder r) {
   bool ok;
   json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
-  std::string jid = doc.is_object() ? StringField(doc, "jid") : std::string();
-  if (jid.empty()) {
-    r.Error(replies::kAckNeedsJid);
+  auto jid = doc.is_object() ? doc.find("jid") : doc.end();
+  if (!doc.is_object() || jid == doc.end() || !jid->is_string()) {
+    r.Error(std::string(replies::kInvalidAck) + Quote(args) + replies::kAckNeedsJid);
     return;
   }
-  s.server().engine().Ack(jid, [r](Status st) mutable { Reply(r, st); });
+  // An empty jid is no job's: +OK, as any unknown jid (and as Faktory).
+  s.server().engine().Ack(jid->get<std::string>(), [r](Status st) mutable { Reply(r, st); });
 }
 
 void CmdFail(Session& s, std::string_view args, Responder r) {
   bool ok;
   json doc = ParseOrReply(s, args, r, &ok);
   if (!ok) return;
-  std::string jid = doc.is_object() ? StringField(doc, "jid") : std::string();
-  if (jid.empty()) {
-    r.Error(replies::kFailNeedsJid);
+  if (!doc.is_object()) {
+    r.Error(std::string(replies::kInvalidFail) + Quote(args) + replies::kFailNeedsObject);
     return;
   }
+  std::string jid = StringField(doc, "jid");
+  if (jid.empty()) {
+    r.Error(replies::kFailMissingJid);
+    return;
+  }
+  // errtype and message are trimmed, defaulted and cut by the retry policy (as Faktory's cleanse).
   FailureReport report;
   report.errtype = StringField(doc, "errtype");
   report.message = StringField(doc, "message");
@@ -317,12 +347,12 @@ void CmdMutate(Session& s, std::string_view args, Responder r) {
   std::string target = StringField(doc, "target");
   auto op = kOps.find(cmd);
   if (op == kOps.end()) {
-    r.Error("unknown MUTATE cmd " + cmd);
+    r.Error(std::string(replies::kUnknownMutateOp) + cmd + replies::kMutateOps);
     return;
   }
   auto set = kTargets.find(target);
   if (set == kTargets.end()) {
-    r.Error("unknown MUTATE target " + target);
+    r.Error(std::string(replies::kInvalidMutateTarget) + target + replies::kMutateTargets);
     return;
   }
   MutateFilter filter;
@@ -346,10 +376,14 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
     r.Error(replies::kQueueNeedsSubcommand);
     return;
   }
-  std::string sub = words[0];
+  std::string sub = ToUpper(words[0]);  // case-insensitive, as Faktory
   std::vector<std::string> names(words.begin() + 1, words.end());
   if (sub != "PAUSE" && sub != "RESUME" && sub != "REMOVE" && sub != "LATENCY") {
-    r.Error(replies::kQueueNeedsSubcommand);
+    r.Error(std::string(replies::kNoSuchQueueSubcommand) + sub + replies::kQueueSubcommands);
+    return;
+  }
+  if (sub == "LATENCY" && std::ranges::find(names, "*") != names.end()) {
+    r.Error(replies::kLatencyWildcard);
     return;
   }
   if (names.empty()) {
@@ -381,9 +415,8 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
   }
 }
 
-void CmdEnterprise(Session&, std::string_view, Responder r, const std::string& verb) {
-  r.Error(verb + replies::kEnterpriseOnly);
-}
+void CmdBatch(Session&, std::string_view, Responder r) { r.Error(replies::kBatchEnterpriseOnly); }
+void CmdTrack(Session&, std::string_view, Responder r) { r.Error(replies::kTrackEnterpriseOnly); }
 
 using Handler = void (*)(Session&, std::string_view, Responder);
 
@@ -398,6 +431,7 @@ const std::map<std::string, CommandSpec, std::less<>>& CommandTable() {
       {"FETCH", {CmdFetch, true}},  {"ACK", {CmdAck, true}},     {"FAIL", {CmdFail, true}},
       {"BEAT", {CmdBeat, true}},    {"INFO", {CmdInfo, true}},   {"FLUSH", {CmdFlush, true}},
       {"END", {CmdEnd, false}},     {"MUTATE", {CmdMutate, true}}, {"QUEUE", {CmdQueue, true}},
+      {"BATCH", {CmdBatch, true}},  {"TRACK", {CmdTrack, true}},
   };
   return table;
 }
@@ -422,10 +456,6 @@ void RunCommand(Session& session, std::string_view line, Responder responder) {
   const auto& table = CommandTable();
   auto it = table.find(verb);
   if (it == table.end()) {
-    if (verb == "BATCH" || verb == "TRACK") {
-      CmdEnterprise(session, args, std::move(responder), std::string(verb));
-      return;
-    }
     responder.Error(std::string(replies::kUnknownCommand) + std::string(verb));
     return;
   }

@@ -261,5 +261,91 @@ TEST_F(FwpServerTest, QueueCommands) {
   EXPECT_EQ(c.Read(), "$-1");
 }
 
+TEST_F(FwpServerTest, FetchSkipsNamesThatCannotBeQueues) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":\"fetchbad1\",\"jobtype\":\"t\",\"args\":[]}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("FETCH bad:name default\r\n");
+  EXPECT_NE(c.Read().find("\"jid\":\"fetchbad1\""), std::string::npos);
+  c.Send("FETCH bad:name ~deliveries\r\n");
+  EXPECT_EQ(c.Read(), "$-1") << "only invalid names: the block time, then null";
+}
+
+TEST_F(FwpServerTest, QueueSubcommandsAreCaseInsensitiveAndLatencyRefusesWildcards) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  c.Send("QUEUE pause p\r\nQUEUE Resume p\r\nqueue latency p\r\nQUEUE latency default foo\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_EQ(c.Read(), "-ERR unknown command queue") << "verbs stay upper case";
+  std::string latency = c.Read();
+  EXPECT_NE(latency.find("{\"default\":0"), std::string::npos) << latency;
+  EXPECT_NE(latency.find(",\"foo\":0"), std::string::npos) << latency;
+  c.Send("QUEUE LATENCY *\r\nQUEUE latency default *\r\nQUEUE UNPAUSE *\r\nQUEUE pause\r\n");
+  EXPECT_EQ(c.Read(), "-ERR QUEUE LATENCY does not support wildcards");
+  EXPECT_EQ(c.Read(), "-ERR QUEUE LATENCY does not support wildcards");
+  EXPECT_EQ(c.Read(), "-ERR no such QUEUE subcommand: UNPAUSE (PAUSE, RESUME, REMOVE or LATENCY)");
+  EXPECT_EQ(c.Read(), "-ERR QUEUE PAUSE needs at least one queue name");
+}
+
+TEST_F(FwpServerTest, FaktorysErrorTexts) {
+  StartServer();
+  Conn c = Hello();
+  c.Send("ACK {}\r\nACK [1]\r\nACK {\"jid\":5}\r\nACK {\"jid\":\"\"}\r\n");
+  EXPECT_EQ(c.Read(), "-ERR invalid ACK {}: ACK needs a JSON object with a jid string");
+  EXPECT_EQ(c.Read(), "-ERR invalid ACK [1]: ACK needs a JSON object with a jid string");
+  EXPECT_EQ(c.Read(), "-ERR invalid ACK {\"jid\":5}: ACK needs a JSON object with a jid string");
+  EXPECT_EQ(c.Read(), "+OK") << "an empty jid is an unknown one";
+  std::string long_ack = "{\"x\":\"" + std::string(300, 'a') + "\"}";
+  c.Send("ACK " + long_ack + "\r\n");
+  EXPECT_EQ(c.Read(), "-ERR invalid ACK " + long_ack.substr(0, 200) +
+                          "...: ACK needs a JSON object with a jid string");
+  c.Send("FAIL {}\r\nFAIL {\"jid\":\"\"}\r\nFAIL []\r\n");
+  EXPECT_EQ(c.Read(), "-ERR missing JID");
+  EXPECT_EQ(c.Read(), "-ERR missing JID");
+  EXPECT_EQ(c.Read(), "-ERR invalid FAIL []: FAIL needs a JSON object");
+  c.Send(
+      "MUTATE {\"cmd\":\"explode\",\"target\":\"retries\"}\r\n"
+      "MUTATE {\"cmd\":\"clear\",\"target\":\"everything\"}\r\n");
+  EXPECT_EQ(c.Read(), "-ERR unknown mutate operation: explode (clear, kill, discard or requeue)");
+  EXPECT_EQ(c.Read(),
+            "-ERR invalid target for mutation command: everything (scheduled, retries or dead)");
+  c.Send("BATCH NEW {}\r\nTRACK GET x\r\n");
+  EXPECT_EQ(c.Read(), "-ERR batch subsystem is only available in Faktory Enterprise");
+  EXPECT_EQ(c.Read(), "-ERR tracking subsystem is only available in Faktory Enterprise");
+  c.Send("ACK {\"jid\":1e400}\r\n");
+  EXPECT_EQ(c.Read().rfind("-ERR invalid JSON: number overflow", 0), 0u)
+      << "JSON that does not parse keeps the general text";
+}
+
+TEST_F(FwpServerTest, PushIsIdempotentAndFillsInRetry) {
+  config_.fetch_block_ms = 100;
+  config_.jobtypes["slow"].retry = 3;
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":\"idem00001\",\"jobtype\":\"t\",\"args\":[1],\"at\":\"\"}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("PUSH {\"jid\":\"idem00001\",\"jobtype\":\"t\",\"args\":[2]}\r\n");
+  EXPECT_EQ(c.Read(), "+OK") << "a jid the server holds: OK, nothing changes";
+  c.Send(
+      "PUSHB [{\"jid\":\"idem00001\",\"jobtype\":\"t\",\"args\":[3]},"
+      "{\"jid\":\"idem00002\",\"jobtype\":\"slow\",\"args\":[],\"retry\":null},"
+      "{\"jid\":\"idem00002\",\"jobtype\":\"slow\",\"args\":[]}]\r\n");
+  EXPECT_EQ(c.Read(), "$2 {}");
+  c.Send("FETCH default\r\nFETCH default\r\nFETCH default\r\n");
+  std::string first = c.Read();
+  EXPECT_NE(first.find("\"args\":[1]"), std::string::npos) << first;
+  EXPECT_NE(first.find("\"retry\":25"), std::string::npos) << first;
+  EXPECT_EQ(first.find("\"at\""), std::string::npos) << "\"at\":\"\" is dropped: " << first;
+  std::string second = c.Read();
+  EXPECT_NE(second.find("\"jid\":\"idem00002\""), std::string::npos) << second;
+  EXPECT_NE(second.find("\"retry\":3"), std::string::npos) << "the jobtype's default: " << second;
+  EXPECT_EQ(c.Read(), "$-1") << "no second copy of either";
+  EXPECT_EQ(engine_->push_duplicates(), 3u);
+}
+
 }  // namespace
 }  // namespace bulkhead

@@ -15,13 +15,27 @@ inline constexpr char kUnsentRepliesTooLarge[] = "unsent replies past the limit 
 inline constexpr char kLoginThrottled[] = "Invalid password: too many failed logins from ";
 inline constexpr char kUnknownCommand[] = "unknown command ";
 inline constexpr char kFetchNeedsQueue[] = "must call fetch with at least one queue";
-inline constexpr char kAckNeedsJid[] = "ACK needs a jid";
-inline constexpr char kFailNeedsJid[] = "FAIL needs a jid";
+// Faktory's wording first ("invalid ACK <payload>", "missing JID", ...), bulkhead's detail after.
+inline constexpr char kInvalidAck[] = "invalid ACK ";  // + the payload (first 200 bytes)
+inline constexpr char kAckNeedsJid[] = ": ACK needs a JSON object with a jid string";
+inline constexpr char kInvalidFail[] = "invalid FAIL ";  // + the payload (first 200 bytes)
+inline constexpr char kFailNeedsObject[] = ": FAIL needs a JSON object";
+inline constexpr char kFailMissingJid[] = "missing JID";
 inline constexpr char kBeatNeedsWid[] = "BEAT needs a wid";
 inline constexpr char kPushbNeedsArray[] = "PUSHB needs a JSON array of jobs";
 inline constexpr char kQueueNeedsSubcommand[] =
     "QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY";
-inline constexpr char kEnterpriseOnly[] = " is only available in Faktory Enterprise";
+inline constexpr char kNoSuchQueueSubcommand[] = "no such QUEUE subcommand: ";  // + upper-cased
+inline constexpr char kQueueSubcommands[] = " (PAUSE, RESUME, REMOVE or LATENCY)";
+inline constexpr char kLatencyWildcard[] = "QUEUE LATENCY does not support wildcards";
+inline constexpr char kUnknownMutateOp[] = "unknown mutate operation: ";  // + cmd
+inline constexpr char kMutateOps[] = " (clear, kill, discard or requeue)";
+inline constexpr char kInvalidMutateTarget[] = "invalid target for mutation command: ";  // + target
+inline constexpr char kMutateTargets[] = " (scheduled, retries or dead)";
+inline constexpr char kBatchEnterpriseOnly[] =
+    "batch subsystem is only available in Faktory Enterprise";
+inline constexpr char kTrackEnterpriseOnly[] =
+    "tracking subsystem is only available in Faktory Enterprise";
 inline constexpr char kShutdown[] = "shutdown in progress";
 inline constexpr char kHelloBadVersion[] = "invalid HELLO: v must be an integer (the protocol version, 2)";
 inline constexpr char kHelloAgain[] = "HELLO was already received on this connection";
