@@ -61,6 +61,10 @@ inline constexpr std::string_view kJobsProcessedTotalHelp = "Jobs finished, acke
 inline constexpr std::string_view kJobsFailedTotal = "bulkhead_jobs_failed_total";
 inline constexpr std::string_view kJobsFailedTotalHelp =
     "Jobs failed (FAIL or reservation expiry).";
+// PUSH is idempotent: a job whose jid the server already holds is answered OK and changes nothing.
+inline constexpr std::string_view kPushDuplicatesTotal = "bulkhead_push_duplicates_total";
+inline constexpr std::string_view kPushDuplicatesTotalHelp =
+    "PUSHed jobs (PUSH or PUSHB) whose jid the server already held: answered OK, nothing changed.";
 // Histogram. Label: jobtype. Buckets: kJobRuntimeBuckets.
 inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
 inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";

@@ -138,6 +138,7 @@ std::unique_ptr<Registry> ExampleRegistry() {
         .Set(1);
     (*r->AddCounter(mn::kJobsProcessedTotal, mn::kJobsProcessedTotalHelp))->Get().Increment(1200);
     (*r->AddCounter(mn::kJobsFailedTotal, mn::kJobsFailedTotalHelp))->Get().Increment(31);
+    (*r->AddCounter(mn::kPushDuplicatesTotal, mn::kPushDuplicatesTotalHelp))->Get().Increment(2);
     (*r->AddCounter(mn::kLoginFailuresTotal, mn::kLoginFailuresTotalHelp))->Get().Increment(7);
     (*r->AddCounter(mn::kLoginsThrottledTotal, mn::kLoginsThrottledTotalHelp))->Get().Increment(40);
     CounterFamily* shed =

@@ -46,7 +46,7 @@ ServerMetrics::~ServerMetrics() {
   for (auto name : {mn::kQueueSize, mn::kQueueLatencySeconds, mn::kRetrySetSize,
                     mn::kScheduledSetSize, mn::kDeadSetSize, mn::kWorkingJobs,
                     mn::kWorkersConnected, mn::kJobsProcessedTotal, mn::kJobsFailedTotal,
-                    mn::kBuildInfo, mn::kStartTimeSeconds, mn::kStoreDegraded}) {
+                    mn::kPushDuplicatesTotal, mn::kBuildInfo, mn::kStartTimeSeconds, mn::kStoreDegraded}) {
     registry_.RemoveCallback(name);
   }
 }
@@ -108,6 +108,13 @@ Status ServerMetrics::Register() {
   results.push_back(registry_.AddCallback(
       MetricType::kCounter, mn::kJobsFailedTotal, mn::kJobsFailedTotalHelp, {},
       scalar([](const StoreStats& s) { return static_cast<double>(s.failures); })));
+  results.push_back(registry_.AddCallback(
+      MetricType::kCounter, mn::kPushDuplicatesTotal, mn::kPushDuplicatesTotalHelp, {},
+      [this]() -> Samples {
+        // An atomic: the scrape answers even when the event loop is stuck.
+        double n = static_cast<double>(engine_.push_duplicates());
+        return std::vector<MetricSample>{MetricSample{{}, n}};
+      }));
   results.push_back(registry_.AddCallbackGauge(
       mn::kWorkersConnected, mn::kWorkersConnectedHelp, {}, [this]() -> Samples {
         auto n = OnLoop<double>(io_, [this]() -> Result<double> {
