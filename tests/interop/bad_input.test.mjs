@@ -27,13 +27,23 @@ const BAD_LINES = [
   ['bad at', `PUSH ${job({ at: 'tomorrow' })}`, /^ERR invalid timestamp for 'at': "tomorrow": .+/],
   ['PUSHB of an object', 'PUSHB {"jid":"x"}', 'ERR PUSHB needs a JSON array of jobs'],
   ['FETCH with no queue', 'FETCH', 'ERR must call fetch with at least one queue'],
-  ['ACK without jid', 'ACK {}', 'ERR ACK needs a jid'],
+  ['ACK without jid', 'ACK {}', 'ERR invalid ACK {}: ACK needs a JSON object with a jid string'],
+  ['ACK of an array', 'ACK ["x"]', 'ERR invalid ACK ["x"]: ACK needs a JSON object with a jid string'],
+  ['ACK with a number jid', 'ACK {"jid":7}', 'ERR invalid ACK {"jid":7}: ACK needs a JSON object with a jid string'],
+  ['FAIL without jid', 'FAIL {"errtype":"E"}', 'ERR missing JID'],
+  ['FAIL of a string', 'FAIL "x"', 'ERR invalid FAIL "x": FAIL needs a JSON object'],
   ['FAIL of an unknown jid', 'FAIL {"jid":"nosuchjid-42","errtype":"E","message":"m","backtrace":[]}', 'ERR Job not found nosuchjid-42'],
   ['BEAT without wid', 'BEAT {}', 'ERR BEAT needs a wid'],
   ['BEAT of an unknown worker', 'BEAT {"wid":"nobody-123"}', 'ERR unknown worker nobody-123'],
-  ['MUTATE with unknown cmd', 'MUTATE {"cmd":"explode","target":"retries","filter":{}}', 'ERR unknown MUTATE cmd explode'],
-  ['MUTATE with unknown target', 'MUTATE {"cmd":"clear","target":"everything","filter":{}}', 'ERR unknown MUTATE target everything'],
+  ['MUTATE with unknown cmd', 'MUTATE {"cmd":"explode","target":"retries","filter":{}}',
+    'ERR unknown mutate operation: explode (clear, kill, discard or requeue)'],
+  ['MUTATE with unknown target', 'MUTATE {"cmd":"clear","target":"everything","filter":{}}',
+    'ERR invalid target for mutation command: everything (scheduled, retries or dead)'],
   ['QUEUE without subcommand', 'QUEUE', 'ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY'],
+  ['QUEUE with an unknown subcommand', 'QUEUE unpause *', 'ERR no such QUEUE subcommand: UNPAUSE (PAUSE, RESUME, REMOVE or LATENCY)'],
+  ['QUEUE LATENCY of every queue', 'QUEUE LATENCY *', 'ERR QUEUE LATENCY does not support wildcards'],
+  ['BATCH', 'BATCH NEW {}', 'ERR batch subsystem is only available in Faktory Enterprise'],
+  ['TRACK', 'TRACK GET abc', 'ERR tracking subsystem is only available in Faktory Enterprise'],
 ];
 
 function assertReply(reply, expected, what) {
@@ -54,9 +64,14 @@ describe('bad input on an identified connection', () => {
       assertReply(await c.call(line), expected, name);
     }
 
-    // A duplicate jid is refused with the documented text.
-    assert.deepEqual(await c.call(`PUSH ${job({ jid: 'dupjid-0001' })}`), { type: '+', text: 'OK' });
-    assertReply(await c.call(`PUSH ${job({ jid: 'dupjid-0001' })}`), 'ERR jid dupjid-0001 is already known to the server', 'duplicate jid');
+    // PUSH is idempotent: a jid the server holds is +OK and changes nothing (the one deliberate
+    // difference from Faktory, which queues a second copy).
+    assert.deepEqual(await c.call(`PUSH ${job({ jid: 'dupjid-0001', queue: 'dup' })}`), { type: '+', text: 'OK' });
+    assert.deepEqual(await c.call(`PUSH ${job({ jid: 'dupjid-0001', queue: 'dup', args: [2] })}`), { type: '+', text: 'OK' });
+    const dup = await c.call('FETCH dup');
+    assert.equal(dup.type, '$');
+    assert.deepEqual(JSON.parse(dup.text).args, [], 'the first copy, unchanged');
+    assert.deepEqual(await c.call('FETCH dup'), { type: 'null', text: null }, 'no second copy');
 
     // Still a working connection: a valid PUSH, FETCH, ACK; a bare LF ends a line too.
     assert.deepEqual(await c.call(`PUSH ${job({ queue: 'after-bad' })}`), { type: '+', text: 'OK' });

@@ -33,7 +33,15 @@ test('INFO has the documented shape', async (t) => {
   assert.equal(f.queues.shape, 1);
   assert.equal(f.total_enqueued, 1);
   for (const k of ['scheduled', 'retries', 'dead', 'working']) assert.equal(typeof f.sets[k], 'number', `sets.${k}`);
-  assert.equal(typeof f.tasks, 'object');
+  // Faktory's task figures (server/tasks.go, server/scanner.go): clients read tasks.Retries.size.
+  for (const k of ['Scheduled', 'Retries', 'Dead']) {
+    for (const field of ['size', 'enqueued', 'cycles', 'wall_time_sec']) {
+      assert.equal(typeof f.tasks[k]?.[field], 'number', `tasks.${k}.${field}`);
+    }
+  }
+  for (const k of ['Busy', 'Workers']) {
+    for (const field of ['size', 'reaped']) assert.equal(typeof f.tasks[k]?.[field], 'number', `tasks.${k}.${field}`);
+  }
   for (const k of ['description', 'faktory_version', 'uptime', 'connections', 'command_count', 'used_memory_mb']) {
     assert.ok(k in info.server, `server.${k}`);
   }
@@ -87,7 +95,7 @@ test('BEAT: +OK while running, bulk state after quiet and terminate', async (t) 
   assert.deepEqual(await c.call('BEAT {"wid":"raw-worker-1"}'), { type: '$', text: '{"state":"terminate"}' });
 });
 
-test('PUSHB returns {} when every job is taken and {jid: error} for the rejected ones', async (t) => {
+test('PUSHB returns {} when every job is taken and {jid: error} for the rejected ones; a held jid is no error', async (t) => {
   const server = await startServer(t, { store: 'memory' });
   const c = await open(t, server);
   const good = (jid) => ({ jid, jobtype: 'Noop', args: [] });
@@ -95,9 +103,8 @@ test('PUSHB returns {} when every job is taken and {jid: error} for the rejected
   const r = await c.call(`PUSHB ${JSON.stringify([good('bulk-0003'), good('bulk-0001'), { jid: 'bulk-0004', args: [] }])}`);
   assert.equal(r.type, '$');
   assert.deepEqual(JSON.parse(r.text), {
-    'bulk-0001': 'jid bulk-0001 is already known to the server',
     'bulk-0004': 'jobs must have a jobtype parameter',
-  });
+  }, 'bulk-0001 is held already: taken as a success, nothing changes');
   const info = JSON.parse((await c.call('INFO')).text);
   assert.equal(info.faktory.queues.default, 3);
 });

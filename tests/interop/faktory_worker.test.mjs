@@ -302,3 +302,21 @@ test('password: FAKTORY_URL with the right password works, a wrong or missing on
   const client = newClient(defer, { url: `tcp://:secret@${base}` });
   assert.equal((await info(client)).queue('default'), 1);
 });
+
+test('a job pushed with retry null is fetched with the configured default; a re-sent PUSH succeeds once', async (t) => {
+  const defer = cleanupStack(t);
+  const server = await startServer(defer, { config: 'default_retry = 7\n' });
+  const client = newClient(defer, { url: server.url });
+  // The client fills in retry 25 unless told otherwise; null asks for the server's default.
+  const jid = await client.push({ jobtype: 'Plain', args: [1], queue: 'parity', retry: null });
+  // Re-sending the same job (a producer whose reply was lost) resolves, and queues no copy.
+  assert.equal(await client.push({ jid, jobtype: 'Plain', args: [1], queue: 'parity', retry: null }), jid);
+  const bulk = await client.pushBulk([{ jid, jobtype: 'Plain', args: [1], queue: 'parity' }]);
+  assert.deepEqual(bulk, {}, 'PUSHB takes the held jid as a success too');
+  assert.equal((await info(client)).queue('parity'), 1);
+  const job = await client.fetch('parity');
+  assert.equal(job.jid, jid);
+  assert.equal(job.retry, 7, `retry as stored: ${JSON.stringify(job)}`);
+  await client.ack(jid);
+  assert.equal(await client.fetch('parity'), null, 'no second copy');
+});
