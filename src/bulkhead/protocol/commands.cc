@@ -322,7 +322,10 @@ void CmdInfo(Session& s, std::string_view, Responder r) {
 }
 
 void CmdFlush(Session& s, std::string_view, Responder r) {
-  spdlog::warn("FLUSH from connection {}: every job and counter deleted", s.id());
+  if (auto dropped = s.server().log_limiter().Admit("flush")) {
+    spdlog::warn("FLUSH from connection {} ({}): every job and counter deleted{}", s.id(), s.peer(),
+                 LogLimiter::SuppressedNote(*dropped));
+  }
   s.server().engine().Flush([r](Status st) mutable { Reply(r, st); });
 }
 
