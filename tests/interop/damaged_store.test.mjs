@@ -93,7 +93,7 @@ test('payload rows corrupted with the sqlite3 CLI are refused, naming the rows',
   execFileSync('sqlite3', [storePath(server),
     "UPDATE jobs SET payload = substr(payload, 7) WHERE id % 10 = 0"]);
   const out = await expectRefused(server, `holds ${N / 10} damaged jobs`, 'payload is not a JSON object',
-    'BULKHEAD_STORE_SALVAGE=1');
+    '--salvage-damaged-jobs');
   assert.match(out, /id 10 \(jid "damaged-0000\d\d"\)/);
 });
 

@@ -20,9 +20,7 @@ Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::P
       return Status::InvalidArgument("durability must be \"process\" or \"power\", not \"" +
                                      options.durability + "\"");
     }
-    const char* salvage_env = std::getenv("BULKHEAD_STORE_SALVAGE");
-    bool salvage = options.salvage_damaged_jobs ||
-                   (salvage_env != nullptr && std::string_view(salvage_env) == "1");
+    bool salvage = options.salvage_damaged_jobs;
     store = std::make_unique<EmbeddedStore>(
         "sqlite", std::make_unique<SqliteChangeLog>(path, std::move(poster), options.durability,
                                                     options.max_page_count_for_tests, salvage));

@@ -516,7 +516,7 @@ Status SqliteChangeLog::LoadJobs(MemoryState& state) {
             "unknown state), which bulkhead never hands to a worker: " + first_bad +
             (bad.size() > kBadRowsNamed ? ", ..." : ""),
         "Restore the store from a backup; or keep the other jobs: start once with "
-        "BULKHEAD_STORE_SALVAGE=1 in the environment, which moves the damaged rows to the "
+        "`bulkhead serve --salvage-damaged-jobs`, which moves the damaged rows to the "
         "table damaged_jobs of " + path_ + " (kept for inspection, never served)");
   }
   if (!bad.empty()) {

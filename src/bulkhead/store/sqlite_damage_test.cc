@@ -328,7 +328,7 @@ TEST_F(SqliteDamageTest, PayloadsThatAreNotJobsAreRefusedNamingTheRows) {
                         "jid \"" + Jid(4) + "\"): payload is not a JSON",
                         "jid \"" + Jid(6) + "\"): payload's jid is not the row's",
                         "jid \"" + Jid(8) + "\"): unknown state 9", "Restore the store",
-                        "BULKHEAD_STORE_SALVAGE=1", "damaged_jobs"});
+                        "--salvage-damaged-jobs", "damaged_jobs"});
 }
 
 TEST_F(SqliteDamageTest, InvalidUtf8InAPayloadIsDamage) {

@@ -140,8 +140,8 @@ struct StoreOptions {
   int64_t max_page_count_for_tests = 0;
   // sqlite: only. A jobs row that cannot be served (its payload is not a JSON object carrying its
   // jid, or its state is unknown) makes Open fail, naming the rows; with this set, such rows are
-  // moved to the table damaged_jobs instead and the others are served. Also set by the
-  // environment variable BULKHEAD_STORE_SALVAGE=1 (a one-off recovery step, not a setting).
+  // moved to the table damaged_jobs instead and the others are served (`bulkhead serve
+  // --salvage-damaged-jobs`: a one-off recovery step, not a setting).
   bool salvage_damaged_jobs = false;
 };
 Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::Poster poster,
