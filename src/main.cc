@@ -31,7 +31,8 @@ constexpr const char* kFooter = R"(
 ENVIRONMENT
   BULKHEAD_PASSWORD  password clients must present (serve); never pass it as a flag;
                      `keys` sends it as the HTTP API's bearer token
-  FAKTORY_URL        server for push/info, e.g. tcp://:password@127.0.0.1:7419
+  FAKTORY_URL        server for push/info/stats, e.g. tcp://:password@127.0.0.1:7419, or
+                     tcp+tls://:password@host:7419 for a server with a TLS certificate
 
 FILES
   ./data/bulkhead.db  the default embedded store (sqlite:<data-dir>/bulkhead.db)
@@ -40,6 +41,9 @@ FILES
 EXAMPLES
   bulkhead serve                                  serve on 127.0.0.1:7419 and :7420
   bulkhead serve --config /etc/bulkhead.toml      settings from a TOML file
+  bulkhead serve --tls-cert-file cert.pem --tls-key-file key.pem
+                                                  TLS on both ports (SIGHUP reloads the files)
+  bulkhead info --url tcp+tls://bulkhead.example:7419 --ca ca.pem
   bulkhead push '{"jid":"a1b2c3d4e5","jobtype":"Mail","args":[1]}'
   echo '{"jobtype":"Mail","args":[]}' | bulkhead push   (a jid is generated)
   bulkhead info
@@ -57,10 +61,11 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-bulkhead::Result<std::unique_ptr<bulkhead::FaktoryClient>> ConnectFromEnv(const std::string& url) {
+bulkhead::Result<std::unique_ptr<bulkhead::FaktoryClient>> ConnectFromEnv(const std::string& url,
+                                                                          const std::string& ca) {
   auto parsed = url.empty() ? bulkhead::FaktoryUrlFromEnvironment() : bulkhead::ParseFaktoryUrl(url);
   if (!parsed.ok()) return parsed.status();
-  return bulkhead::FaktoryClient::Connect(*parsed);
+  return bulkhead::FaktoryClient::Connect(*parsed, "", ca);
 }
 
 }  // namespace
@@ -87,18 +92,30 @@ int main(int argc, char** argv) {
                                     "allow deliveries to private/loopback addresses and plain http");
   auto* o_log = serve->add_option("--log-level", flags.log_level,
                                   "trace, debug, info, warn, error (default info)");
+  serve->add_flag("--salvage-damaged-jobs", flags.salvage_damaged_jobs,
+                  "one-off recovery: move jobs whose stored payload is damaged to the table "
+                  "damaged_jobs and serve the others (docs/operations.md)");
+  auto* o_tls_cert = serve->add_option("--tls-cert-file", flags.tls_cert_file,
+                                       "PEM certificate (chain): both ports then speak TLS only");
+  auto* o_tls_key = serve->add_option("--tls-key-file", flags.tls_key_file,
+                                      "PEM private key of --tls-cert-file");
 
   // push
-  std::string job_text, url;
+  std::string job_text, url, ca_file;
+  const char* kUrlHelp = "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419; tcp+tls:// for TLS)";
+  const char* kCaHelp = "CA certificate (PEM) to verify a tcp+tls:// server with (default: the system's)";
   auto* push = app.add_subcommand("push", "Push one job (JSON from the argument or stdin).");
   push->add_option("job", job_text, "job JSON; read from stdin when absent");
-  push->add_option("--url", url, "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419)");
+  push->add_option("--url", url, kUrlHelp);
+  push->add_option("--ca", ca_file, kCaHelp);
 
   auto* info = app.add_subcommand("info", "Print the server's INFO document.");
-  info->add_option("--url", url, "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419)");
+  info->add_option("--url", url, kUrlHelp);
+  info->add_option("--ca", ca_file, kCaHelp);
 
   auto* stats = app.add_subcommand("stats", "Queues, sets, workers and hosts at a glance.");
-  stats->add_option("--url", url, "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419)");
+  stats->add_option("--url", url, kUrlHelp);
+  stats->add_option("--ca", ca_file, kCaHelp);
 
   std::string vapid_config, vapid_data_dir;
   auto* vapid = app.add_subcommand(
@@ -160,6 +177,9 @@ int main(int argc, char** argv) {
     if (o_data->count()) config.data_dir = flags.data_dir;
     if (o_private->count()) config.allow_private_targets = flags.allow_private_targets;
     if (o_log->count()) config.log_level = flags.log_level;
+    config.salvage_damaged_jobs = flags.salvage_damaged_jobs;
+    if (o_tls_cert->count()) config.tls_cert_file = flags.tls_cert_file;
+    if (o_tls_key->count()) config.tls_key_file = flags.tls_key_file;
     if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw && *pw) config.password = pw;
     spdlog::set_level(spdlog::level::from_str(config.log_level));
     bulkhead::Server server(std::move(config));
@@ -178,7 +198,7 @@ int main(int argc, char** argv) {
     if (doc.is_discarded() || !doc.is_object()) return Fail("the job must be a JSON object");
     if (!doc.contains("jid")) doc["jid"] = bulkhead::RandomHex(12);
     if (!doc.contains("args")) doc["args"] = nlohmann::json::array();
-    auto client = ConnectFromEnv(url);
+    auto client = ConnectFromEnv(url, ca_file);
     if (!client.ok()) return Fail(client.status().message());
     bulkhead::Status s = (*client)->Push(doc.dump());
     if (!s.ok()) return Fail(s.message());
@@ -188,7 +208,7 @@ int main(int argc, char** argv) {
   }
 
   if (app.got_subcommand("stats")) {
-    auto client = ConnectFromEnv(url);
+    auto client = ConnectFromEnv(url, ca_file);
     if (!client.ok()) return Fail(client.status().message());
     auto text = (*client)->Info();
     if (!text.ok()) return Fail(text.status().message());
@@ -235,7 +255,7 @@ int main(int argc, char** argv) {
   }
 
   if (app.got_subcommand("info")) {
-    auto client = ConnectFromEnv(url);
+    auto client = ConnectFromEnv(url, ca_file);
     if (!client.ok()) return Fail(client.status().message());
     auto text = (*client)->Info();
     if (!text.ok()) return Fail(text.status().message());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -96,6 +97,9 @@ Status Config::Validate() const {
   if (!ParseHostPort(http).ok()) return ParseHostPort(http).status();
   if (durability != "process" && durability != "power") {
     return bad("durability must be \"process\" or \"power\", not \"" + durability + "\"");
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return bad("tls_cert_file and tls_key_file must be set together (the certificate and its key)");
   }
   if (max_connections < 1) return bad("max_connections must be at least 1");
   if (max_line_bytes < 1024) return bad("max_line_bytes must be at least 1024");
@@ -274,6 +278,8 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     else if (key == "store") s = str(c.store);
     else if (key == "durability") s = str(c.durability);
     else if (key == "password") s = str(c.password);
+    else if (key == "tls_cert_file") s = str(c.tls_cert_file);
+    else if (key == "tls_key_file") s = str(c.tls_key_file);
     else if (key == "log_level") s = str(c.log_level);
     else if (key == "vapid_private_key_file") s = str(c.vapid_private_key_file);
     else if (key == "vapid_subject") s = str(c.vapid_subject);
@@ -353,6 +359,16 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
       return Status::InvalidArgument("config file " + path + ": unknown key " + key);
     }
     if (!s.ok()) return s;
+  }
+  // Faktory's convention: tls/public.crt and tls/private.key beside the configuration.
+  if (c.tls_cert_file.empty() && c.tls_key_file.empty()) {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path() / "tls";
+    std::error_code ec;
+    if (std::filesystem::exists(dir / "public.crt", ec) &&
+        std::filesystem::exists(dir / "private.key", ec)) {
+      c.tls_cert_file = (dir / "public.crt").string();
+      c.tls_key_file = (dir / "private.key").string();
+    }
   }
   return c;
 }

@@ -79,9 +79,15 @@ struct Config {
   // Store URL; empty means sqlite:<data_dir>/bulkhead.db.
   std::string store;
   std::string durability = "process";  // "process" or "power" (see docs/architecture.md)
+  // Flag only (`--salvage-damaged-jobs`, a one-off recovery step): StoreOptions::salvage_damaged_jobs.
+  bool salvage_damaged_jobs = false;
   // Tests only, not a setting (no file key, no flag): see StoreOptions::max_page_count_for_tests.
   int64_t store_max_page_count_for_tests = 0;
   std::string password;                // empty: no password
+  // TLS for both listeners (PEM files; both or neither). Empty: plain TCP and HTTP. A config file
+  // whose folder holds tls/public.crt and tls/private.key (Faktory's convention) sets them.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   int max_connections = 2000;
   int64_t max_line_bytes = 16 * 1024 * 1024;
   int line_timeout_seconds = 10;

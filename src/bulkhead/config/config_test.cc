@@ -120,6 +120,32 @@ TEST(ConfigTest, AnIntegerOutOfItsSettingsRangeIsNamedNotWrapped) {
   std::filesystem::remove(path);
 }
 
+TEST(ConfigTest, TlsFilesComeInPairsAndFromTheTlsFolderBesideTheConfig) {
+  Config c;
+  c.tls_cert_file = "/etc/bulkhead/cert.pem";
+  EXPECT_NE(c.Validate().message().find("tls_cert_file and tls_key_file must be set together"),
+            std::string::npos);
+
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_config_tls_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "tls");
+  std::ofstream(dir / "bulkhead.toml") << "listen = \"127.0.0.1:9000\"\n";
+  auto plain = LoadConfigFile((dir / "bulkhead.toml").string());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->tls_cert_file, "") << "no tls/ files: no TLS";
+  std::ofstream(dir / "tls" / "public.crt") << "x";
+  std::ofstream(dir / "tls" / "private.key") << "x";
+  auto with = LoadConfigFile((dir / "bulkhead.toml").string());
+  ASSERT_TRUE(with.ok()) << with.status().ToString();
+  EXPECT_EQ(with->tls_cert_file, (dir / "tls" / "public.crt").string());
+  EXPECT_EQ(with->tls_key_file, (dir / "tls" / "private.key").string());
+  std::ofstream(dir / "bulkhead.toml") << "tls_cert_file = \"/a.crt\"\ntls_key_file = \"/a.key\"\n";
+  auto explicit_files = LoadConfigFile((dir / "bulkhead.toml").string());
+  ASSERT_TRUE(explicit_files.ok());
+  EXPECT_EQ(explicit_files->tls_cert_file, "/a.crt") << "explicit settings win";
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ParseHostPortTest, Forms) {
   EXPECT_EQ(ParseHostPort("127.0.0.1:7419")->port, 7419);
   EXPECT_EQ(ParseHostPort("[::1]:80")->host, "::1");

@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -42,34 +43,83 @@ std::string CannedError(int status, const char* reason, const std::string& messa
 
 }  // namespace
 
-class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
+// One HTTP connection, whatever its stream; the server keeps them by this base.
+class HttpServer::Connection {
  public:
-  Connection(tcp::socket socket, HttpServer& server, uint64_t id)
-      : stream_(std::move(socket)), server_(server), id_(id) {}
-
-  void Start() { DoRead(); }
+  virtual ~Connection() = default;
+  virtual void Start() = 0;
+  virtual void Close() = 0;
   // Waiting for (the rest of) a request, not running a handler or writing; since when.
   bool waiting() const { return waiting_; }
   std::chrono::steady_clock::time_point waiting_since() const { return waiting_since_; }
-  void Close() {
+
+ protected:
+  bool waiting_ = false;
+  std::chrono::steady_clock::time_point waiting_since_;
+};
+
+namespace {
+
+// The parts of a plain and a TLS stream that StreamConnection needs.
+beast::tcp_stream& Lowest(beast::tcp_stream& s) { return s; }
+beast::tcp_stream& Lowest(beast::ssl_stream<beast::tcp_stream>& s) { return s.next_layer(); }
+
+}  // namespace
+
+// Stream: beast::tcp_stream (HTTP) or beast::ssl_stream<beast::tcp_stream> (HTTPS).
+template <typename Stream>
+class StreamConnection final : public HttpServer::Connection,
+                               public std::enable_shared_from_this<StreamConnection<Stream>> {
+ public:
+  template <typename... StreamArgs>
+  StreamConnection(HttpServer& server, uint64_t id, StreamArgs&&... args)
+      : stream_(std::forward<StreamArgs>(args)...), server_(server), id_(id) {}
+
+  void Start() override {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      DoRead();
+    } else {
+      // The handshake shares the first request's deadline.
+      Lowest(stream_).expires_after(std::chrono::seconds(60));
+      waiting_ = true;
+      waiting_since_ = std::chrono::steady_clock::now();
+      auto self = this->shared_from_this();
+      stream_.async_handshake(asio::ssl::stream_base::server, [this, self](beast::error_code ec) {
+        waiting_ = false;
+        if (ec) {
+          // Closed before sending anything (a TCP health check): not a failed handshake.
+          if (ec != asio::ssl::error::stream_truncated && ec != asio::error::eof) {
+            server_.NoteTlsHandshakeFailure(ec);
+          }
+          Close();
+          Finish();
+          return;
+        }
+        DoRead();
+      });
+    }
+  }
+
+  void Close() override {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    Lowest(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    Lowest(stream_).close();
   }
 
  private:
   void DoRead() {
     parser_.emplace();
     parser_->body_limit(1024 * 1024);
-    stream_.expires_after(std::chrono::seconds(60));
+    Lowest(stream_).expires_after(std::chrono::seconds(60));
     waiting_ = true;
     waiting_since_ = std::chrono::steady_clock::now();
-    auto self = shared_from_this();
+    auto self = this->shared_from_this();
     http::async_read(stream_, buffer_, *parser_, [this, self](beast::error_code ec, size_t) {
       waiting_ = false;
       if (ec) {
         if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
-            ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
+            ec != asio::error::operation_aborted && ec != asio::error::connection_reset &&
+            ec != asio::ssl::error::stream_truncated) {
           HttpResponseOut r = HttpResponseOut::Error(400, "bad request: " + ec.message());
           Write(std::move(r), false);
           return;
@@ -108,7 +158,7 @@ class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
     res->body() = std::move(r.body);
     res->keep_alive(keep_alive);
     res->prepare_payload();
-    auto self = shared_from_this();
+    auto self = this->shared_from_this();
     http::async_write(stream_, *res, [this, self, res, keep_alive](beast::error_code ec, size_t) {
       if (ec || !keep_alive) {
         Close();
@@ -119,15 +169,13 @@ class HttpServer::Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  void Finish() { server_.connections_.erase(id_); }
+  void Finish() { server_.Forget(id_); }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   HttpServer& server_;
   uint64_t id_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  bool waiting_ = false;
-  std::chrono::steady_clock::time_point waiting_since_;
 };
 
 HttpServer::HttpServer(asio::io_context& io, Options options, const Clock& clock)
@@ -177,7 +225,13 @@ void HttpServer::DoAccept() {
       return;
     }
     uint64_t id = next_id_++;
-    auto conn = std::make_shared<Connection>(std::move(socket), *this, id);
+    std::shared_ptr<Connection> conn;
+    if (tls_ != nullptr) {
+      conn = std::make_shared<StreamConnection<beast::ssl_stream<beast::tcp_stream>>>(
+          *this, id, std::move(socket), *tls_->current());
+    } else {
+      conn = std::make_shared<StreamConnection<beast::tcp_stream>>(*this, id, std::move(socket));
+    }
     connections_[id] = conn;
     conn->Start();
     DoAccept();
@@ -200,6 +254,14 @@ bool HttpServer::EvictLongestWaiting() {
   oldest->Close();
   connections_.erase(oldest_id);  // its read handler runs later, and finds itself gone
   return true;
+}
+
+void HttpServer::NoteTlsHandshakeFailure(const boost::system::error_code& ec) {
+  GuardCounters::Bump(guards_.tls_handshake_failures);
+  if (auto dropped = log_limiter_.Admit("tls-handshake")) {
+    spdlog::warn("HTTP: TLS handshake failed: {} (clients must use https://){}", ec.message(),
+                 LogLimiter::SuppressedNote(*dropped));
+  }
 }
 
 void HttpServer::OnOutOfDescriptors(const boost::system::error_code& ec) {

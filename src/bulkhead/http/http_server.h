@@ -26,6 +26,7 @@
 #include "bulkhead/util/guard_counters.h"
 #include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/status.h"
+#include "bulkhead/util/tls_server_context.h"
 
 namespace bulkhead {
 
@@ -66,6 +67,10 @@ class HttpServer {
   // (the longest match wins). `method` "*" matches any method.
   void Route(const std::string& method, const std::string& path, Handler handler);
 
+  // Serve HTTPS only, with `tls`'s current certificate for each new connection (call before
+  // Listen; `tls` outlives the server). nullptr: plain HTTP.
+  void SetTls(const TlsServerContext* tls) { tls_ = tls; }
+
   Status Listen(const std::string& host, uint16_t port);
   uint16_t port() const { return port_; }
   void Stop();
@@ -73,13 +78,19 @@ class HttpServer {
   const GuardCounters& guards() const { return guards_; }
   size_t connections() const { return connections_.size(); }
 
- private:
+ public:
+  // Internal: the connections' view of the server.
   class Connection;
+  void Forget(uint64_t id) { connections_.erase(id); }
+  void NoteTlsHandshakeFailure(const boost::system::error_code& ec);
+  // Runs the handler of the route that matches `req` (404/405 when none).
+  void Dispatch(const HttpRequestIn& req, Reply reply);
+
+ private:
   void DoAccept();
   void OnOutOfDescriptors(const boost::system::error_code& ec);
   // At the cap: closes the connection waiting longest for a request; false when none waits.
   bool EvictLongestWaiting();
-  void Dispatch(const HttpRequestIn& req, Reply reply);
 
   boost::asio::io_context& io_;
   const Options options_;
@@ -88,6 +99,7 @@ class HttpServer {
   DescriptorReserve reserve_;
   LogLimiter log_limiter_;
   GuardCounters guards_;
+  const TlsServerContext* tls_ = nullptr;
   uint16_t port_ = 0;
   bool stopping_ = false;
   struct RouteEntry {

@@ -80,6 +80,10 @@ inline constexpr std::string_view kConnectionsShedTotal = "bulkhead_connections_
 inline constexpr std::string_view kConnectionsShedTotalHelp =
     "Connections refused or closed by a limit, by listener and reason.";
 inline constexpr std::string_view kLabelListener = "listener";
+// Label: listener. A client that is not TLS on a TLS port, a handshake that does not finish.
+inline constexpr std::string_view kTlsHandshakeFailuresTotal = "bulkhead_tls_handshake_failures_total";
+inline constexpr std::string_view kTlsHandshakeFailuresTotalHelp =
+    "TLS handshakes that failed or did not finish in time, by listener.";
 inline constexpr std::string_view kLabelReason = "reason";
 
 // ---- Outbound delivery, per remote host ---------------------------------------------------------

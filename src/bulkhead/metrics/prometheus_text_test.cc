@@ -146,6 +146,10 @@ std::unique_ptr<Registry> ExampleRegistry() {
                        {std::string(mn::kLabelListener), std::string(mn::kLabelReason)});
     shed->WithLabels({"faktory", "fd_limit"}).Increment(3);
     shed->WithLabels({"http", "evicted"}).Increment(1);
+    (*r->AddCounter(mn::kTlsHandshakeFailuresTotal, mn::kTlsHandshakeFailuresTotalHelp,
+                    {std::string(mn::kLabelListener)}))
+        ->WithLabels({"faktory"})
+        .Increment(2);
     CounterFamily* d = *r->AddCounter(mn::kDeliveriesTotal, mn::kDeliveriesTotalHelp,
                                       {h, std::string(mn::kLabelOutcome)});
     d->WithLabels({"mastodon.social", mn::kOutcomeSuccess}).Increment(1000);

@@ -74,7 +74,9 @@ void FwpServer::DoAccept() {
     socket.set_option(tcp::no_delay(true), ec);
     bool over_limit = sessions_.size() >= static_cast<size_t>(config_.max_connections);
     uint64_t id = next_id_++;
-    auto session = std::make_shared<Session>(std::move(socket), *this, id);
+    auto session = std::make_shared<Session>(
+        tls_ ? FwpStream(std::move(socket), tls_->current()) : FwpStream(std::move(socket)), *this,
+        id);
     sessions_[id] = session;
     session->Start(over_limit);
     DoAccept();
@@ -111,6 +113,20 @@ void FwpServer::Stop() {
   auto sessions = sessions_;
   for (auto& [id, weak] : sessions) {
     if (auto s = weak.lock()) s->Close();
+  }
+}
+
+void FwpServer::NoteTlsHandshakeFailure(const std::string& peer, const std::string& reason) {
+  GuardCounters::Bump(guards_.tls_handshake_failures);
+  if (auto dropped = log_limiter_.Admit("tls-handshake:" + peer)) {
+    bool plain = reason.find("wrong version number") != std::string::npos ||
+                 reason.find("http request") != std::string::npos ||
+                 reason.find("unknown protocol") != std::string::npos ||
+                 reason.find("packet length too long") != std::string::npos ||
+                 reason.find("no TLS handshake within") != std::string::npos;
+    spdlog::warn("Faktory protocol: TLS handshake from {} failed: {}{}{}", peer, reason,
+                 plain ? " (a plain-TCP client on the TLS port? clients must use tcp+tls://)" : "",
+                 LogLimiter::SuppressedNote(*dropped));
   }
 }
 

@@ -20,6 +20,7 @@
 #include "bulkhead/util/descriptors.h"
 #include "bulkhead/util/guard_counters.h"
 #include "bulkhead/util/log_limiter.h"
+#include "bulkhead/util/tls_server_context.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/status.h"
 
@@ -31,6 +32,11 @@ class FwpServer {
  public:
   FwpServer(boost::asio::io_context& io, Engine& engine, const Config& config, Rng& rng);
   ~FwpServer();
+
+  // Serve TLS only, with `tls`'s current certificate for each new connection (call before
+  // Listen; `tls` outlives the server). nullptr: plain TCP.
+  void SetTls(const TlsServerContext* tls) { tls_ = tls; }
+  bool tls() const { return tls_ != nullptr; }
 
   // Binds and starts accepting. Port 0 picks a free port (see port()).
   Status Listen(const std::string& host, uint16_t port);
@@ -55,6 +61,10 @@ class FwpServer {
   // reference server does) up to this many more; beyond that they are refused at accept.
   static constexpr int kOverflowConnections = 64;
 
+  // A TLS handshake failed or did not finish in time: counted, and logged rate-limited with a
+  // hint when the bytes looked like a plain-TCP client.
+  void NoteTlsHandshakeFailure(const std::string& peer, const std::string& reason);
+
   // Called by a session as it closes.
   void OnSessionClosed(uint64_t id, const std::string& wid);
   // Closes every connection identified with `wid` (the worker was reaped).
@@ -74,6 +84,7 @@ class FwpServer {
   LoginThrottle login_throttle_;
   LogLimiter log_limiter_;
   GuardCounters guards_;
+  const TlsServerContext* tls_ = nullptr;
   uint16_t port_ = 0;
   std::map<uint64_t, std::weak_ptr<Session>> sessions_;
   uint64_t next_id_ = 1;

@@ -40,14 +40,14 @@ void Responder::ErrorAndClose(std::string_view message) {
   session_->Complete(seq_, std::move(r), true);
 }
 
-Session::Session(asio::ip::tcp::socket socket, FwpServer& server, uint64_t id)
-    : socket_(std::move(socket)),
+Session::Session(FwpStream stream, FwpServer& server, uint64_t id)
+    : stream_(std::move(stream)),
       server_(server),
       id_(id),
-      handshake_timer_(socket_.get_executor()),
-      line_timer_(socket_.get_executor()) {
+      handshake_timer_(stream_.socket().get_executor()),
+      line_timer_(stream_.socket().get_executor()) {
   boost::system::error_code ec;
-  auto endpoint = socket_.remote_endpoint(ec);
+  auto endpoint = stream_.socket().remote_endpoint(ec);
   if (!ec) peer_ = endpoint.address().to_string();
 }
 
@@ -59,6 +59,39 @@ Session::~Session() = default;
 
 void Session::Start(bool over_limit) {
   over_limit_ = over_limit;
+  if (!stream_.tls()) {
+    Greet();
+    return;
+  }
+  // The TLS handshake shares the HELLO deadline's length; nothing can be said in clear text to a
+  // client that does not finish it.
+  auto self = shared_from_this();
+  handshake_timer_.expires_after(std::chrono::seconds(server_.config().handshake_timeout_seconds));
+  handshake_timer_.async_wait([this, self](boost::system::error_code ec) {
+    if (ec || tls_established_ || closed_) return;
+    server_.NoteTlsHandshakeFailure(peer_, "no TLS handshake within " +
+                                               std::to_string(server_.config().handshake_timeout_seconds) +
+                                               " s");
+    Close();
+  });
+  stream_.AsyncHandshake([this, self](boost::system::error_code ec) {
+    if (closed_) return;
+    if (ec) {
+      // A connection closed before it sent anything (a TCP health check, a port probe) is not a
+      // failed handshake.
+      if (ec != asio::ssl::error::stream_truncated && ec != asio::error::eof) {
+        server_.NoteTlsHandshakeFailure(peer_, ec.message());
+      }
+      Close();
+      return;
+    }
+    tls_established_ = true;
+    handshake_timer_.cancel();
+    Greet();
+  });
+}
+
+void Session::Greet() {
   std::string hi = "HI {\"v\":2";
   if (!server_.config().password.empty()) {
     // Salt: random 63-bit integer in hex; iterations in 4000..8095 (as the reference server).
@@ -93,9 +126,7 @@ void Session::Close() {
     server_.engine().CancelFetch(fetch_ticket_);
     fetch_ticket_ = 0;
   }
-  boost::system::error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  stream_.Close();
   server_.OnSessionClosed(id_, identified_ ? wid_ : std::string());
 }
 
@@ -103,7 +134,7 @@ void Session::DoRead() {
   if (reading_ || closed_ || close_after_write_) return;
   reading_ = true;
   auto self = shared_from_this();
-  socket_.async_read_some(asio::buffer(read_buf_),
+  stream_.AsyncReadSome(asio::buffer(read_buf_),
                           [this, self](boost::system::error_code ec, size_t n) {
                             reading_ = false;
                             if (ec) {
@@ -240,7 +271,7 @@ void Session::MaybeWrite() {
   writing_buf_.swap(out_);
   out_.clear();
   auto self = shared_from_this();
-  asio::async_write(socket_, asio::buffer(writing_buf_),
+  stream_.AsyncWrite(asio::buffer(writing_buf_),
                     [this, self](boost::system::error_code ec, size_t) {
                       writing_ = false;
                       bool was_paused = PausedForOutput();

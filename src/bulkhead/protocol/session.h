@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "bulkhead/protocol/fwp_stream.h"
+
 namespace bulkhead {
 
 class FwpServer;
@@ -47,11 +49,11 @@ class Responder {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(boost::asio::ip::tcp::socket socket, FwpServer& server, uint64_t id);
+  Session(FwpStream stream, FwpServer& server, uint64_t id);
   ~Session();
 
-  // Sends the greeting and starts reading. `over_limit`: the connection is past the connection
-  // cap; its HELLO will be refused.
+  // Completes the TLS handshake (a TLS stream), sends the greeting and starts reading.
+  // `over_limit`: the connection is past the connection cap; its HELLO will be refused.
   void Start(bool over_limit);
   void Close();
 
@@ -74,6 +76,7 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   friend class Responder;
 
+  void Greet();
   void DoRead();
   void ProcessBuffer();
   void Dispatch(std::string_view line, uint64_t seq);
@@ -86,7 +89,8 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t UnsentReplyBytes() const { return out_.size() + writing_buf_.size(); }
   bool PausedForOutput() const;
 
-  boost::asio::ip::tcp::socket socket_;
+  FwpStream stream_;
+  bool tls_established_ = false;
   FwpServer& server_;
   const uint64_t id_;
   std::string peer_;

@@ -22,7 +22,10 @@ namespace bulkhead {
 namespace asio = boost::asio;
 
 Server::Server(Config config)
-    : config_(std::move(config)), signals_(io_, SIGINT, SIGTERM), clock_(SystemClock::Instance()) {}
+    : config_(std::move(config)),
+      signals_(io_, SIGINT, SIGTERM),
+      hangup_(io_, SIGHUP),
+      clock_(SystemClock::Instance()) {}
 
 Server::~Server() { Shutdown(); }
 
@@ -34,9 +37,15 @@ Status Server::Start() {
   std::signal(SIGPIPE, SIG_IGN);
   s = CheckDescriptorBudget(config_);
   if (!s.ok()) return s;
+  if (!config_.tls_cert_file.empty()) {  // before the store: a bad certificate changes nothing
+    auto tls = TlsServerContext::Load(config_.tls_cert_file, config_.tls_key_file);
+    if (!tls.ok()) return tls.status();
+    tls_ = std::move(*tls);
+  }
   StoreOptions options;
   options.durability = config_.durability;
   options.max_page_count_for_tests = config_.store_max_page_count_for_tests;
+  options.salvage_damaged_jobs = config_.salvage_damaged_jobs;
   auto store = OpenStoreFromUrl(
       config_.StoreUrl(), [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
       options);
@@ -48,6 +57,7 @@ Status Server::Start() {
   s = StartDelivery();
   if (!s.ok()) return s;
   fwp_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
+  fwp_->SetTls(tls_.get());
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
   if (!s.ok()) return s;
@@ -73,6 +83,7 @@ Status Server::Start() {
   }
   http_ = std::make_unique<HttpServer>(
       io_, HttpServer::Options{.max_connections = config_.http_max_connections}, clock_);
+  http_->SetTls(tls_.get());
   RegisterRoutes();
   auto http = ParseHostPort(config_.http);
   s = http_->Listen(http->host, http->port);
@@ -86,9 +97,12 @@ Status Server::Start() {
     spdlog::info("signal {}: shutting down", signo);
     Shutdown();
   });
-  spdlog::info("bulkhead {} serving Faktory protocol on {}:{}, HTTP on {}:{}, store {}{}",
-               BULKHEAD_VERSION, listen->host, fwp_->port(), http->host, http_->port(),
-               config_.StoreUrl(), config_.password.empty() ? " (no password)" : "");
+  WaitForHangup();
+  spdlog::info("bulkhead {} serving Faktory protocol{} on {}:{}, HTTP{} on {}:{}, store {}{}",
+               BULKHEAD_VERSION, tls_ ? " over TLS" : "", listen->host, fwp_->port(),
+               tls_ ? "S" : "", http->host, http_->port(), config_.StoreUrl(),
+               config_.password.empty() ? " (no password)" : "");
+  if (tls_) spdlog::info("TLS certificate {} ({})", tls_->cert_file(), tls_->description());
   return Status::Ok();
 }
 
@@ -166,6 +180,14 @@ Status Server::RegisterGuardMetrics() {
   s = registry_.AddCallback(MetricType::kCounter, mn::kLoginsThrottledTotal,
                             mn::kLoginsThrottledTotalHelp, {}, [&fwp, read]() -> Samples {
                               return std::vector<MetricSample>{{{}, read(fwp.logins_throttled)}};
+                            });
+  if (!s.ok()) return s;
+  s = registry_.AddCallback(MetricType::kCounter, mn::kTlsHandshakeFailuresTotal,
+                            mn::kTlsHandshakeFailuresTotalHelp, {std::string(mn::kLabelListener)},
+                            [&fwp, &http, read]() -> Samples {
+                              return std::vector<MetricSample>{
+                                  {{"faktory"}, read(fwp.tls_handshake_failures)},
+                                  {{"http"}, read(http.tls_handshake_failures)}};
                             });
   if (!s.ok()) return s;
   return registry_.AddCallback(
@@ -252,6 +274,22 @@ void Server::RegisterRoutes() {
   RegisterKeysApi(*http_, signing_keys_, config_.password);
 }
 
+void Server::WaitForHangup() {
+  hangup_.async_wait([this](boost::system::error_code ec, int) {
+    if (ec) return;
+    if (!tls_) {
+      spdlog::info("SIGHUP: no TLS certificate to reload");
+    } else if (Status s = tls_->Reload(); s.ok()) {
+      spdlog::info("SIGHUP: reloaded the TLS certificate {} ({}); new connections use it",
+                   tls_->cert_file(), tls_->description());
+    } else {
+      spdlog::error("SIGHUP: TLS certificate not reloaded, the old one stays in use: {}",
+                    s.message());
+    }
+    WaitForHangup();
+  });
+}
+
 void Server::Run() { io_.run(); }
 
 void Server::Stop() {
@@ -263,6 +301,7 @@ void Server::Shutdown() {
   shut_down_ = true;
   boost::system::error_code ec;
   signals_.cancel(ec);
+  hangup_.cancel(ec);
   if (statsd_) statsd_->Stop();
   // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
   if (dispatcher_) dispatcher_->Stop();

@@ -23,6 +23,7 @@
 #include "bulkhead/transport/transport.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
+#include "bulkhead/util/tls_server_context.h"
 
 namespace bulkhead {
 
@@ -57,10 +58,14 @@ class Server {
   // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.
   Status StartDelivery();
   void Shutdown();
+  // SIGHUP: reload the TLS certificate and key (logged; a failure keeps the old ones).
+  void WaitForHangup();
 
   Config config_;
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
+  boost::asio::signal_set hangup_;
+  std::unique_ptr<TlsServerContext> tls_;  // null: plain TCP and HTTP
   Clock& clock_;
   DefaultRng rng_;
   std::unique_ptr<Store> store_;

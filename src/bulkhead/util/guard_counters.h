@@ -9,6 +9,7 @@ namespace bulkhead {
 
 struct GuardCounters {
   std::atomic<int64_t> login_failures{0};   // HELLO with a wrong password
+  std::atomic<int64_t> tls_handshake_failures{0};  // failed or unfinished TLS handshakes
   std::atomic<int64_t> logins_throttled{0}; // HELLO refused unchecked: too soon after failures
   // Connections closed or refused by a limit, by listener and reason.
   std::atomic<int64_t> fwp_fd_limit{0};          // accept failed for lack of descriptors
