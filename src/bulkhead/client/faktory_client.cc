@@ -135,14 +135,20 @@ std::string LocalHostname() {
 
 Result<FaktoryUrl> ParseFaktoryUrl(std::string_view url) {
   constexpr std::string_view kScheme = "tcp://";
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return Status::InvalidArgument("Faktory URL must start with tcp:// (got \"" + std::string(url) +
-                                   "\")");
+  constexpr std::string_view kTlsScheme = "tcp+tls://";
+  FaktoryUrl out;
+  std::string_view rest;
+  if (url.substr(0, kScheme.size()) == kScheme) {
+    rest = url.substr(kScheme.size());
+  } else if (url.substr(0, kTlsScheme.size()) == kTlsScheme) {
+    rest = url.substr(kTlsScheme.size());
+    out.tls = true;
+  } else {
+    return Status::InvalidArgument("Faktory URL must start with tcp:// or tcp+tls:// (got \"" +
+                                   std::string(url) + "\")");
   }
-  std::string_view rest = url.substr(kScheme.size());
   // Drop a trailing path such as "/".
   if (size_t slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
-  FaktoryUrl out;
   if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
     std::string_view userinfo = rest.substr(0, at);
     rest = rest.substr(at + 1);
@@ -210,6 +216,7 @@ FaktoryClient::FaktoryClient(int fd, std::string wid) : fd_(fd), wid_(std::move(
 FaktoryClient::~FaktoryClient() { CloseSocket(); }
 
 void FaktoryClient::CloseSocket() {
+  tls_.reset();
   if (fd_ >= 0) {
     close(fd_);
     fd_ = -1;
@@ -228,8 +235,16 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(const std::string&
 }
 
 Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(const FaktoryUrl& url,
-                                                              const std::string& wid) {
-  return Connect(url.host, url.port, url.password, wid);
+                                                              const std::string& wid,
+                                                              const std::string& ca_file) {
+  FaktoryConnectOptions options;
+  options.host = url.host;
+  options.port = url.port;
+  options.password = url.password;
+  options.wid = wid;
+  options.tls = url.tls;
+  options.ca_file = ca_file;
+  return Connect(options);
 }
 
 Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
@@ -237,6 +252,11 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
   Result<int> fd = ConnectSocket(options.host, options.port, options.timeout);
   if (!fd.ok()) return fd.status();
   std::unique_ptr<FaktoryClient> client(new FaktoryClient(*fd, options.wid));
+  if (options.tls) {
+    auto tls = TlsClient::Handshake(*fd, options.host, options.ca_file);
+    if (!tls.ok()) return tls.status();
+    client->tls_ = std::move(*tls);
+  }
 
   Result<FaktoryReply> hi = client->ReadReply();
   if (!hi.ok()) return Status::Unavailable("reading the greeting: " + hi.status().message());
@@ -281,6 +301,11 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
 
 Status FaktoryClient::WriteAll(std::string_view bytes) {
   if (fd_ < 0) return Status::Unavailable("connection is closed");
+  if (tls_) {
+    Status s = tls_->WriteAll(bytes);
+    if (!s.ok()) CloseSocket();
+    return s;
+  }
   while (!bytes.empty()) {
     // Blocking send bounded by SO_SNDTIMEO (set to options.timeout in Connect).
     ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -310,6 +335,18 @@ Status FaktoryClient::FillBuffer() {
     buf_pos_ = 0;
   }
   if (buf_.size() - buf_end_ < kReadChunk) buf_.resize(std::max(buf_.size() * 2, buf_end_ + kReadChunk));
+  if (tls_) {
+    Result<size_t> n = tls_->Read(buf_.data() + buf_end_, buf_.size() - buf_end_);
+    if (n.ok() && *n > 0) {
+      buf_end_ += *n;
+      return Status::Ok();
+    }
+    // A TLS record may have been cut by the timeout: the connection is not reused after any
+    // failure.
+    Status s = n.ok() ? Status::Unavailable("connection closed by the server") : n.status();
+    CloseSocket();
+    return s;
+  }
   while (true) {
     // Blocking recv bounded by SO_RCVTIMEO (set to options.timeout in Connect): one syscall per read.
     ssize_t n = recv(fd_, buf_.data() + buf_end_, buf_.size() - buf_end_, 0);

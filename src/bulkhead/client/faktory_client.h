@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bulkhead/client/tls_client.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -33,10 +34,11 @@ struct FaktoryUrl {
   std::string host = "127.0.0.1";
   int port = 7419;
   std::string password;  // empty: none
+  bool tls = false;      // tcp+tls://
 };
 
-// Parses "tcp://[:password@]host[:port]" (also "tcp+tls://" is rejected: no TLS here). The
-// password is percent-decoded; the port defaults to 7419. InvalidArgument names what is wrong.
+// Parses "tcp://[:password@]host[:port]" or "tcp+tls://..." (TLS). The password is
+// percent-decoded; the port defaults to 7419. InvalidArgument names what is wrong.
 Result<FaktoryUrl> ParseFaktoryUrl(std::string_view url);
 
 // The Faktory client convention: the env var named by FAKTORY_PROVIDER (default "FAKTORY_URL")
@@ -62,6 +64,10 @@ struct FaktoryConnectOptions {
   std::string wid;                // empty: a producer (no BEAT)
   std::string hostname;           // empty: gethostname()
   std::vector<std::string> labels;
+  // TLS (tcp+tls://): the server's certificate is checked against ca_file (empty: the system's
+  // trust store) and must name `host`.
+  bool tls = false;
+  std::string ca_file;
   // Bound on connect and on each socket write and read (SO_SNDTIMEO / SO_RCVTIMEO). FETCH blocks
   // up to 2 s on the server, so keep this well above 2 s.
   std::chrono::milliseconds timeout{10'000};
@@ -78,9 +84,11 @@ class FaktoryClient {
   static Result<std::unique_ptr<FaktoryClient>> Connect(const std::string& host, int port,
                                                         const std::string& password = "",
                                                         const std::string& wid = "");
-  // Connect() with host, port and password from a FaktoryUrl.
+  // Connect() with host, port, password and TLS from a FaktoryUrl; `ca_file` as in
+  // FaktoryConnectOptions.
   static Result<std::unique_ptr<FaktoryClient>> Connect(const FaktoryUrl& url,
-                                                        const std::string& wid = "");
+                                                        const std::string& wid = "",
+                                                        const std::string& ca_file = "");
 
   // Closes the socket without sending END.
   ~FaktoryClient();
@@ -139,6 +147,7 @@ class FaktoryClient {
   void CloseSocket();
 
   int fd_;
+  std::unique_ptr<TlsClient> tls_;  // null: plain TCP
   const std::string wid_;
   std::string greeting_;
   std::string buf_;      // read buffer; buf_.size() is its capacity

@@ -167,6 +167,13 @@ TEST(ParseFaktoryUrlTest, HostPortAndPassword) {
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->host, "::1");
   EXPECT_EQ(u->port, 7001);
+  EXPECT_FALSE(u->tls);
+
+  u = ParseFaktoryUrl("tcp+tls://:pw@faktory.example.org:7419");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_TRUE(u->tls);
+  EXPECT_EQ(u->host, "faktory.example.org");
+  EXPECT_EQ(u->password, "pw");
 }
 
 TEST(ParseFaktoryUrlTest, RejectsBadUrls) {

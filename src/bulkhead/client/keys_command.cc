@@ -29,7 +29,7 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
 
 // One request to the API. Errors are about reaching the server; HTTP statuses are returned.
 Result<ApiResponse> Call(const std::string& method, const std::string& url,
-                         const std::string& body) {
+                         const std::string& body, const std::string& ca_file) {
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) return Status::Internal("curl_easy_init failed");
   ApiResponse response;
@@ -47,7 +47,9 @@ Result<ApiResponse> Call(const std::string& method, const std::string& url,
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(c, CURLOPT_PROXY, "");  // never send a key through an HTTP proxy
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  // https://: the server's certificate is verified (against --ca, else the system's CAs).
+  if (!ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca_file.c_str());
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
@@ -105,7 +107,10 @@ Result<std::string> ReadPem(const std::string& path) {
 }  // namespace
 
 std::string KeysApiUrl(const std::string& http_address, const std::string& key_id) {
-  std::string url = "http://" + http_address + "/api/keys";
+  bool has_scheme = http_address.rfind("http://", 0) == 0 || http_address.rfind("https://", 0) == 0;
+  std::string base = has_scheme ? http_address : "http://" + http_address;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  std::string url = base + "/api/keys";
   if (key_id.empty()) return url;
   static constexpr char kHex[] = "0123456789ABCDEF";
   url += '/';
@@ -125,7 +130,11 @@ KeysCommand::KeysCommand(CLI::App& app) {
   keys_ = app.add_subcommand(
       "keys", "Manage the ActivityPub signing keys of a running server (through its HTTP API).");
   keys_->require_subcommand(1);
-  keys_->add_option("--http", http_, "the server's HTTP address HOST:PORT (default 127.0.0.1:7420)");
+  keys_->add_option("--http", http_,
+                    "the server's HTTP address HOST:PORT, or https://HOST:PORT when it serves TLS "
+                    "(default 127.0.0.1:7420)");
+  keys_->add_option("--ca", ca_file_, "CA certificate (PEM) to verify an https:// server with "
+                                      "(default: the system's)");
   keys_->footer("The password, if the server has one, comes from BULKHEAD_PASSWORD.");
   add_ = keys_->add_subcommand("add", "Register (or replace) the RSA private key of KEY_ID.");
   add_->add_option("key_id", key_id_, "the actor's key id, e.g. https://example.com/users/a#main-key")
@@ -138,7 +147,8 @@ KeysCommand::KeysCommand(CLI::App& app) {
   remove_->add_option("key_id", key_id_, "the actor's key id")->required();
   // --http may also follow the subcommand: `bulkhead keys list --http 127.0.0.1:7500`.
   for (CLI::App* sub : {add_, list_, remove_}) {
-    sub->add_option("--http", http_, "the server's HTTP address HOST:PORT (default 127.0.0.1:7420)");
+    sub->add_option("--http", http_, "the server's HTTP address HOST:PORT or https://HOST:PORT");
+    sub->add_option("--ca", ca_file_, "CA certificate (PEM) for an https:// server");
   }
 }
 
@@ -154,7 +164,7 @@ Status KeysCommand::Run(std::ostream& out) {
 Status KeysCommand::Add(std::ostream& out) {
   Result<std::string> pem = ReadPem(pem_file_);
   if (!pem.ok()) return pem.status();
-  Result<ApiResponse> r = Call("PUT", KeysApiUrl(http_, key_id_), *pem);
+  Result<ApiResponse> r = Call("PUT", KeysApiUrl(http_, key_id_), *pem, ca_file_);
   OPENSSL_cleanse(pem->data(), pem->size());
   if (!r.ok()) return r.status();
   if (r->status != 200 && r->status != 201) return ApiError(*r, "keys add " + key_id_);
@@ -168,7 +178,7 @@ Status KeysCommand::Add(std::ostream& out) {
 }
 
 Status KeysCommand::List(std::ostream& out) {
-  Result<ApiResponse> r = Call("GET", KeysApiUrl(http_, ""), "");
+  Result<ApiResponse> r = Call("GET", KeysApiUrl(http_, ""), "", ca_file_);
   if (!r.ok()) return r.status();
   if (r->status != 200) return ApiError(*r, "keys list");
   auto doc = nlohmann::json::parse(r->body, nullptr, false);
@@ -189,7 +199,7 @@ Status KeysCommand::List(std::ostream& out) {
 }
 
 Status KeysCommand::Remove(std::ostream& out) {
-  Result<ApiResponse> r = Call("DELETE", KeysApiUrl(http_, key_id_), "");
+  Result<ApiResponse> r = Call("DELETE", KeysApiUrl(http_, key_id_), "", ca_file_);
   if (!r.ok()) return r.status();
   if (r->status != 204 && r->status != 200) return ApiError(*r, "keys remove " + key_id_);
   out << "removed " << key_id_ << "\n";

@@ -6,7 +6,8 @@
 //   bulkhead keys list [--json]           key id, bits, fingerprint (never a private key)
 //   bulkhead keys remove KEY_ID
 //
-// Every subcommand takes --http HOST:PORT (default 127.0.0.1:7420); the password, when the server
+// Every subcommand takes --http HOST:PORT (default 127.0.0.1:7420) or --http https://HOST:PORT
+// with --ca FILE for a server that serves TLS; the password, when the server
 // has one, comes from BULKHEAD_PASSWORD and is sent as `Authorization: Bearer`. The PEM is read
 // into memory, sent once and wiped; it is never printed.
 //
@@ -47,12 +48,13 @@ class KeysCommand {
   CLI::App* list_ = nullptr;
   CLI::App* remove_ = nullptr;
   std::string http_ = "127.0.0.1:7420";
+  std::string ca_file_;
   std::string key_id_;
   std::string pem_file_;
   bool json_ = false;
 };
 
-// "http://HOST:PORT/api/keys" plus "/<percent-encoded key_id>" when key_id is not empty; every
+// "http://HOST:PORT/api/keys" (`http_address` may also be a URL with http:// or https://) plus "/<percent-encoded key_id>" when key_id is not empty; every
 // byte but RFC 3986 unreserved characters is escaped.
 std::string KeysApiUrl(const std::string& http_address, const std::string& key_id);
 

@@ -15,6 +15,9 @@ TEST(KeysCommandTest, UrlEscapesTheKeyId) {
             "http://127.0.0.1:7420/api/keys/"
             "https%3A%2F%2Fa.example%2Fusers%2Fal%20ice%23main-key");
   EXPECT_EQ(KeysApiUrl("h:1", "a-b.c_d~e"), "http://h:1/api/keys/a-b.c_d~e");
+  EXPECT_EQ(KeysApiUrl("https://bulkhead.example:7420/", ""),
+            "https://bulkhead.example:7420/api/keys");
+  EXPECT_EQ(KeysApiUrl("http://h:1", "k"), "http://h:1/api/keys/k");
 }
 
 TEST(KeysCommandTest, UnreachableServerIsAClearError) {
