@@ -47,5 +47,28 @@ bench: build
 replay: build
 	./$(BUILD_DIR)/bulkhead replay --baseline --out $(BUILD_DIR)/replay $(ARGS)
 
+# Fuzzing (fuzz/README.md): libFuzzer targets built with clang-14 under ASan/UBSan in $(FUZZ_DIR).
+# `make fuzz` runs each target FUZZ_SECONDS (keeping what it finds in $(FUZZ_DIR)/fuzz-corpus);
+# `make fuzz-test` runs each FUZZ_TEST_SECONDS (~3 min in all) and fails on any crash.
+# FUZZ_TARGETS picks targets: `make fuzz FUZZ_TARGETS="http fwp" FUZZ_SECONDS=600`.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 25
+FUZZ_TARGETS ?=
+
+.PHONY: fuzz-build fuzz fuzz-test
+
+fuzz-build: setup
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
+	  -DBULKHEAD_FUZZ=ON -DBULKHEAD_TESTS=OFF -DBULKHEAD_BENCH=OFF >/dev/null
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_all
+
+fuzz: fuzz-build
+	bash fuzz/run --build-dir $(FUZZ_DIR) --seconds $(FUZZ_SECONDS) --keep-corpus $(FUZZ_TARGETS)
+
+fuzz-test: fuzz-build
+	bash fuzz/run --build-dir $(FUZZ_DIR) --seconds $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS)
+
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)
