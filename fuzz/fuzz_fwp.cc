@@ -35,6 +35,7 @@
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/protocol/fwp_stream.h"
 #include "bulkhead/protocol/session.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
@@ -85,7 +86,8 @@ void RunConnection(std::string_view raw, const char* password) {
     std::weak_ptr<bulkhead::Session> weak;
     std::string input;
     {
-      auto session = std::make_shared<bulkhead::Session>(std::move(socket), server, 1);
+      auto session = std::make_shared<bulkhead::Session>(bulkhead::FwpStream(std::move(socket)),
+                                                         server, 1);
       weak = session;
       session->Start(/*over_limit=*/false);
       if (raw.rfind("HELLO", 0) == 0) {
