@@ -154,13 +154,21 @@ Result<HostPort> ParseHostPort(const std::string& s) {
 
 namespace {
 
+// The value of an integer node; nullopt for any other type. (toml++'s value<int64_t>() also
+// converts floats, which is undefined behaviour for 1e30.)
+std::optional<int64_t> IntegerOf(const toml::node& node) {
+  if (const auto* i = node.as_integer()) return i->get();
+  return std::nullopt;
+}
+
 // Reads one integer setting `name` (for messages) of a [delivery...] table into `out`, at least
 // `min`; the range checks that relate settings to each other are Config::Validate's.
 template <typename T>
 Status ReadInt(const std::string& path, const std::string& name, const toml::node& node, T& out) {
-  auto v = node.value<int64_t>();
+  auto v = IntegerOf(node);
   if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) {
-    return Status::InvalidArgument("config file " + path + ": " + name + " must be an integer");
+    return Status::InvalidArgument("config file " + path + ": " + name + " must be an integer (line " +
+                                   std::to_string(node.source().begin.line) + ")");
   }
   out = static_cast<T>(*v);
   return Status::Ok();
@@ -248,10 +256,14 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     return Status::InvalidArgument(msg);
   }
   Config c = std::move(base);
+  uint32_t line = 0;  // of the setting being read, for messages
+  auto at = [&line]() { return line > 0 ? " (line " + std::to_string(line) + ")" : std::string(); };
   auto err = [&](const std::string& key, const std::string& want) {
-    return Status::InvalidArgument("config file " + path + ": " + key + " must be " + want);
+    return Status::InvalidArgument("config file " + path + ": " + key + " must be " + want + at());
   };
-  for (auto&& [k, node] : tbl) {
+  for (auto&& [k, binding] : tbl) {
+    const toml::node& node = binding;  // a lambda cannot capture a structured binding (clang < 16)
+    line = node.source().begin.line;
     std::string key(k.str());
     auto str = [&](std::string& out) -> Status {
       if (auto v = node.value<std::string>()) {
@@ -262,7 +274,7 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
     };
     auto integer = [&](auto& out) -> Status {
       using T = std::remove_reference_t<decltype(out)>;
-      auto v = node.value<int64_t>();
+      auto v = IntegerOf(node);
       if (!v) return err(key, "an integer");
       if (*v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) {
         return err(key, "an integer between " + std::to_string(std::numeric_limits<T>::min()) +
@@ -319,7 +331,7 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
           (sk.str() == "address" ? c.statsd.address
                                  : sk.str() == "prefix" ? c.statsd.prefix : c.statsd.flavor) = *v;
         } else if (sk.str() == "interval") {
-          auto v = sv.value<int64_t>();
+          auto v = IntegerOf(sv);
           if (!v || *v < 1) return err(name, "a whole number of seconds, at least 1");
           c.statsd.interval_seconds = static_cast<int>(*v);
         } else if (sk.str() == "tags") {
@@ -346,7 +358,7 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
         if (!jt) return err(prefix, "a table");
         for (auto&& [jk, jv] : *jt) {
           if (jk.str() == "retry") {
-            auto v = jv.value<int64_t>();
+            auto v = IntegerOf(jv);
             if (!v) return err(prefix + ".retry", "an integer");
             c.jobtypes[std::string(name.str())].retry = static_cast<int>(*v);
           } else {
@@ -356,7 +368,7 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
         }
       }
     } else {
-      return Status::InvalidArgument("config file " + path + ": unknown key " + key);
+      return Status::InvalidArgument("config file " + path + ": unknown key " + key + at());
     }
     if (!s.ok()) return s;
   }

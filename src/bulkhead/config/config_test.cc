@@ -110,6 +110,27 @@ login_failure_delay_ms = 0
   EXPECT_NE(d.Validate().message().find("login_failure_delay_ms"), std::string::npos);
 }
 
+TEST(ConfigTest, AFloatForAnIntegerIsAnErrorWithItsLine) {
+  // toml++'s value<int64_t>() converts floats: 1e30 was undefined behaviour (found by fuzzing).
+  auto path = WriteTemp("listen = \"127.0.0.1:9000\"\nmax_connections = 1e30\n");
+  auto c = LoadConfigFile(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("max_connections must be an integer (line 2)"),
+            std::string::npos)
+      << c.status().message();
+  path = WriteTemp("[delivery.webpush]\ntotal_timeout_ms = 1.5e79\n");
+  c = LoadConfigFile(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("delivery.webpush.total_timeout_ms must be an integer (line 2)"),
+            std::string::npos)
+      << c.status().message();
+  path = WriteTemp("\n\nlisen = 1\n");
+  c = LoadConfigFile(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("unknown key lisen (line 3)"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
 TEST(ConfigTest, AnIntegerOutOfItsSettingsRangeIsNamedNotWrapped) {
   auto path = WriteTemp("max_connections = 5000000000\n");
   auto c = LoadConfigFile(path);
