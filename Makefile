@@ -38,7 +38,7 @@ e2e-test: build
 deploy-test: setup
 	if [ -x deploy/test ]; then bash deploy/test; fi
 
-test: unit-test unit-test-asan interop-test e2e-test deploy-test
+test: unit-test unit-test-asan interop-test e2e-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run
@@ -49,11 +49,12 @@ replay: build
 
 # Fuzzing (fuzz/README.md): libFuzzer targets built with clang-14 under ASan/UBSan in $(FUZZ_DIR).
 # `make fuzz` runs each target FUZZ_SECONDS (keeping what it finds in $(FUZZ_DIR)/fuzz-corpus);
-# `make fuzz-test` runs each FUZZ_TEST_SECONDS (~3 min in all) and fails on any crash.
+# `make fuzz-test` (part of `make test`) runs each FUZZ_TEST_SECONDS (~2.5 min in all) and fails
+# on any crash.
 # FUZZ_TARGETS picks targets: `make fuzz FUZZ_TARGETS="http fwp" FUZZ_SECONDS=600`.
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TEST_SECONDS ?= 25
+FUZZ_TEST_SECONDS ?= 20
 FUZZ_TARGETS ?=
 
 .PHONY: fuzz-build fuzz fuzz-test
@@ -71,4 +72,4 @@ fuzz-test: fuzz-build
 	bash fuzz/run --build-dir $(FUZZ_DIR) --seconds $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
