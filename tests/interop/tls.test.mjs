@@ -191,6 +191,16 @@ describe('TLS', () => {
     assert.equal(await peerCommonName(server.port, pki.ca), 'second');
   });
 
+  test('the replay runs over TLS (server, load and worker on tcp+tls://)', async (t) => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bulkhead-tls-replay-'));
+    t.after(() => fs.rmSync(out, { recursive: true, force: true }));
+    const r = await run(process.env.BULKHEAD_BINARY, ['replay', '--duration', '2', '--no-progress',
+      '--tls-cert-file', pki.file('server.crt'), '--tls-key-file', pki.file('server.key'),
+      '--ca', pki.file('ca.crt'), '--out', out], { timeout: 120_000 });
+    assert.match(r.stdout, /PASS {2}timeline jobs run (\d+) of \1 enqueued/);
+    assert.doesNotMatch(r.stdout, /FAIL/);
+  });
+
   test('a certificate and key that do not match are refused at start, naming the files', async (t) => {
     const config = `tls_cert_file = "${pki.file('server.crt')}"\ntls_key_file = "${pki.file('second.key')}"\n`;
     await assert.rejects(startServer(t, { store: 'memory', config }),

@@ -129,16 +129,20 @@ class Scenario {
     if (!fwp.ok()) return fwp.status();
     if (!http.ok()) return http.status();
     rig_.fwp_port = *fwp;
-    auto server = ChildProcess::Spawn(
-        {*self, "serve", "--listen", "127.0.0.1:" + std::to_string(*fwp), "--http",
-         "127.0.0.1:" + std::to_string(*http), "--data-dir", rig_.dir.string(),
-         "--allow-private-targets", "--log-level", "warn"},
-        (rig_.dir / "server.log").string(), false);
+    std::vector<std::string> serve = {*self, "serve", "--listen", "127.0.0.1:" + std::to_string(*fwp),
+                                      "--http", "127.0.0.1:" + std::to_string(*http), "--data-dir",
+                                      rig_.dir.string(), "--allow-private-targets", "--log-level",
+                                      "warn"};
+    if (!options_.tls_cert_file.empty()) {
+      serve.insert(serve.end(), {"--tls-cert-file", options_.tls_cert_file, "--tls-key-file",
+                                 options_.tls_key_file});
+    }
+    auto server = ChildProcess::Spawn(serve, (rig_.dir / "server.log").string(), false);
     if (!server.ok()) return server.status();
     rig_.server = std::move(*server);
     auto deadline = Clock::now() + kServerReadyTimeout;
     for (;;) {
-      auto c = FaktoryClient::Connect("127.0.0.1", *fwp, Password());
+      auto c = FaktoryClient::Connect(ClientOptions());
       if (c.ok()) {
         info_client_ = std::move(*c);
         break;
@@ -150,10 +154,13 @@ class Scenario {
       std::this_thread::sleep_for(milliseconds(50));
     }
 
-    auto worker = ChildProcess::Spawn(
-        {*self, "replay-worker", "--port", std::to_string(*fwp), "--concurrency",
-         std::to_string(options_.concurrency)},
-        (rig_.dir / "worker.log").string(), true);
+    std::vector<std::string> worker_args = {*self, "replay-worker", "--port", std::to_string(*fwp),
+                                            "--concurrency", std::to_string(options_.concurrency)};
+    if (!options_.tls_cert_file.empty()) {
+      worker_args.push_back("--tls");
+      if (!options_.ca_file.empty()) worker_args.insert(worker_args.end(), {"--ca", options_.ca_file});
+    }
+    auto worker = ChildProcess::Spawn(worker_args, (rig_.dir / "worker.log").string(), true);
     if (!worker.ok()) return worker.status();
     rig_.worker = std::move(*worker);
     rig_.reader = std::thread([this, fd = rig_.worker->stdout_fd()] { ReadWorker(fd); });
@@ -202,6 +209,17 @@ class Scenario {
     }
   }
 
+  // How the load generator and the INFO reader connect to the replay's server.
+  FaktoryConnectOptions ClientOptions() const {
+    FaktoryConnectOptions co;
+    co.host = "127.0.0.1";
+    co.port = rig_.fwp_port;
+    co.password = Password();
+    co.tls = !options_.tls_cert_file.empty();
+    co.ca_file = options_.ca_file;
+    return co;
+  }
+
   Result<nlohmann::json> Info() {
     auto text = info_client_->Info();
     if (!text.ok()) return text.status();
@@ -213,7 +231,7 @@ class Scenario {
   // Paces pushes at `rate` per second from t0 for the duration; `make_job(i, now_us)` returns the
   // job's JSON. Stops at the first PUSH error (kept in load_error_).
   void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
-    auto client = FaktoryClient::Connect("127.0.0.1", rig_.fwp_port, Password());
+    auto client = FaktoryClient::Connect(ClientOptions());
     if (!client.ok()) {
       SetLoadError(client.status());
       return;
@@ -483,6 +501,9 @@ Result<std::pair<double, double>> ParseRates(std::string_view text) {
 }
 
 Status ValidateReplayOptions(const ReplayOptions& o) {
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return Status::InvalidArgument("--tls-cert-file and --tls-key-file go together");
+  }
   if (!(o.duration_s >= 1 && o.duration_s <= 24 * 3600)) {
     return Status::InvalidArgument("--duration must be between 1 and 86400 seconds");
   }

@@ -43,6 +43,11 @@ struct ReplayOptions {
   bool baseline = false;      // first run the same load with a healthy second host
   int concurrency = 15;       // timeline worker threads
   std::string out_dir = "replay-out";
+  // TLS: the replay's server serves this certificate and every client (load, worker) connects
+  // with tcp+tls://, verifying it against ca_file (empty: the system's CAs). Both files or none.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string ca_file;
   bool progress = true;       // the live line on stderr
   ReplayThresholds thresholds;
 };

@@ -45,6 +45,12 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
   replay->add_option("--out", flags->options.out_dir,
                      "directory for replay.svg, replay.csv, summary.json (default replay-out)");
   replay->add_flag("--no-progress", flags->no_progress, "no live progress line");
+  replay->add_option("--tls-cert-file", flags->options.tls_cert_file,
+                     "serve the replay's Faktory port over TLS with this certificate (PEM); the "
+                     "load and the worker connect with tcp+tls://");
+  replay->add_option("--tls-key-file", flags->options.tls_key_file, "the certificate's key (PEM)");
+  replay->add_option("--ca", flags->options.ca_file,
+                     "CA certificate (PEM) the clients verify the server with (default: the system's)");
   replay->callback([flags, exit_code] {
     auto fault = ParseFault(flags->fault);
     if (!fault.ok()) {
@@ -80,6 +86,8 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
   w->add_option("--port", worker->port, "Faktory port on 127.0.0.1")->required();
   w->add_option("--concurrency", worker->concurrency, "worker threads");
   w->add_option("--queue", worker->queue, "queue to fetch from");
+  w->add_flag("--tls", worker->tls, "connect with TLS");
+  w->add_option("--ca", worker->ca_file, "CA certificate (PEM) for --tls");
   w->callback([worker, exit_code] {
     if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw != nullptr) worker->password = pw;
     *exit_code = RunTimelineWorker(*worker, stdout);

@@ -77,6 +77,8 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
   co.port = options.port;
   co.password = options.password;
   co.wid = wid;
+  co.tls = options.tls;
+  co.ca_file = options.ca_file;
   co.labels = {"replay", "timeline"};
 
   std::mutex out_mu;
