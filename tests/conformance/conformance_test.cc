@@ -124,9 +124,9 @@ class Conn {
   // The server closed the connection (seen by a read).
   bool closed() const { return eof_; }
 
-  // Bytes that already arrived and were not read (no waiting beyond a short grace).
+  // Bytes that already arrived and were not read (no waiting).
   std::string Unread() {
-    Fill(Steady::now() + std::chrono::milliseconds(20));
+    Fill(Steady::now());
     return buf_;
   }
 
@@ -241,6 +241,8 @@ class Replay {
     for (const Step& step : t_.steps) {
       if (!RunStep(step)) return;
     }
+    // A short grace for replies still on their way, once for all connections.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     for (const auto& [name, conn] : conns_) {
       std::string unread = conn->Unread();
       if (!unread.empty()) {
