@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# A plain PUSH per round trip on one connection (no pipelining), as a producer calling
+# client.push(job) in a loop: the memory store (in-run baseline), SQLite with durability
+# "process" and with "power", each on a fresh `bulkhead serve`. Prints each rate, the round-trip
+# percentiles, the server's CPU per PUSH by thread, and the ratios against memory.
+# Env: BUILD_DIR (default build), BENCH_PUSH_RTT_JOBS (default 20000).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build_dir="${BUILD_DIR:-build}"
+bench="$build_dir/bench_push_rtt"
+if [ ! -x "$bench" ] || [ ! -x "$build_dir/bulkhead" ]; then
+  echo "12-push-rtt: $bench or $build_dir/bulkhead missing (run make build)" >&2
+  exit 1
+fi
+exec "$bench" --jobs "${BENCH_PUSH_RTT_JOBS:-20000}"
