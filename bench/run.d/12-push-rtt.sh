@@ -2,14 +2,17 @@
 # A plain PUSH per round trip on one connection (no pipelining), as a producer calling
 # client.push(job) in a loop: the memory store (in-run baseline), SQLite with durability
 # "process" and with "power", each on a fresh `bulkhead serve`. Prints each rate, the round-trip
-# percentiles, the server's CPU per PUSH by thread, and the ratios against memory.
+# percentiles, the server's CPU per PUSH by thread, and the ratios against memory. Then
+# commit_bench: the SQLite commit of one job, the writer-thread hand-off, and both (the split of
+# the SQLite round trip's extra time).
 # Env: BUILD_DIR (default build), BENCH_PUSH_RTT_JOBS (default 20000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
 bench="$build_dir/bench_push_rtt"
-if [ ! -x "$bench" ] || [ ! -x "$build_dir/bulkhead" ]; then
-  echo "12-push-rtt: $bench or $build_dir/bulkhead missing (run make build)" >&2
+if [ ! -x "$bench" ] || [ ! -x "$build_dir/bulkhead" ] || [ ! -x "$build_dir/commit_bench" ]; then
+  echo "12-push-rtt: $bench, $build_dir/commit_bench or $build_dir/bulkhead missing (run make build)" >&2
   exit 1
 fi
-exec "$bench" --jobs "${BENCH_PUSH_RTT_JOBS:-20000}"
+"$bench" --jobs "${BENCH_PUSH_RTT_JOBS:-20000}"
+"$build_dir/commit_bench" --benchmark_min_time=1 2>&1 | grep -E '^(BM_|Benchmark|-)'
