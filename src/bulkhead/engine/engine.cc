@@ -230,14 +230,13 @@ void Engine::WakeWaiters(const std::string& queue, size_t count) {
 }
 
 void Engine::Ack(const std::string& jid, Done done) {
-  store_.Ack(jid, [this, jid, done = std::move(done)](Result<std::optional<JobRecord>> found) {
+  TimePoint now = clock_.Now();
+  store_.Ack(jid, now, [this, jid, now, done = std::move(done)](Result<std::optional<JobRecord>> found) {
     if (!found.ok()) {
       done(found.status());
       return;
     }
-    if (found->has_value()) {
-      TimePoint now = clock_.Now();
-      store_.CountOutcome(1, 0, now);
+    if (found->has_value()) {  // counted as processed by the store, in the same commit
       if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
     } else {
       spdlog::debug("ACK of unknown jid {}", jid);

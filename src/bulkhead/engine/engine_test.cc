@@ -177,7 +177,9 @@ class DeferredStore : public Store {
   void Fetch(const std::vector<std::string>& q, TimePoint now, JobCallback cb) override {
     inner_.Fetch(q, now, cb);
   }
-  void Ack(const std::string& jid, JobCallback cb) override { inner_.Ack(jid, cb); }
+  void Ack(const std::string& jid, TimePoint now, JobCallback cb) override {
+    inner_.Ack(jid, now, cb);
+  }
   void GetWorking(const std::string& jid, JobCallback cb) override { inner_.GetWorking(jid, cb); }
   void ExtendReservation(const std::string& jid, TimePoint until, Done d) override {
     inner_.ExtendReservation(jid, until, d);

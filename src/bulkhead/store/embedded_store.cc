@@ -73,11 +73,14 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
   cb(std::move(job));
 }
 
-void EmbeddedStore::Ack(const std::string& jid, JobCallback durable) {
+void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
   if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   std::optional<JobRecord> job = state_.Ack(jid, changes);
-  if (job) job->payload.clear();  // callers need the bookkeeping, not the JSON
+  if (job) {
+    job->payload.clear();  // callers need the bookkeeping, not the JSON
+    AddOutcome(1, 0, now, changes);
+  }
   Commit(std::move(changes), [job = std::move(job), durable = std::move(durable)](Status s) mutable {
     if (!s.ok()) {
       durable(s);
@@ -173,6 +176,12 @@ void EmbeddedStore::RemoveQueues(const std::vector<std::string>& queues, Done du
 void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint now) {
   if (degraded()) return;  // refused like every change; there is no callback to tell
   std::vector<Change> changes;
+  AddOutcome(processed, failures, now, changes);
+  Commit(std::move(changes), nullptr);
+}
+
+void EmbeddedStore::AddOutcome(int64_t processed, int64_t failures, TimePoint now,
+                               std::vector<Change>& changes) {
   // Every ACK and FAIL lands here: format the day once per day, not once per job.
   int64_t day_number = ToUnixMicros(now) / (86'400LL * 1'000'000);
   if (day_number != counted_day_number_) {
@@ -188,7 +197,6 @@ void EmbeddedStore::CountOutcome(int64_t processed, int64_t failures, TimePoint 
     state_.AddCounter("failures", failures, changes);
     state_.AddCounter("failures:" + day, failures, changes);
   }
-  Commit(std::move(changes), nullptr);
 }
 
 void EmbeddedStore::Flush(Done durable) {

@@ -45,7 +45,7 @@ class EmbeddedStore final : public Store {
 
   void Push(JobRecord job, Done durable) override;
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
-  void Ack(const std::string& jid, JobCallback durable) override;
+  void Ack(const std::string& jid, TimePoint now, JobCallback durable) override;
   void GetWorking(const std::string& jid, JobCallback cb) override;
   void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override;
   void Move(JobRecord job, TimePoint now, Done durable) override;
@@ -79,6 +79,8 @@ class EmbeddedStore final : public Store {
   std::unique_ptr<ChangeLog> log_;
   MemoryState state_;
   bool closed_ = false;
+  // Appends the processed/failures counter changes (total and the day of `now`) to `changes`.
+  void AddOutcome(int64_t processed, int64_t failures, TimePoint now, std::vector<Change>& changes);
   // The UTC day of the last CountOutcome ("YYYY-MM-DD") and its day number since the epoch.
   int64_t counted_day_number_ = -1;
   std::string counted_day_;

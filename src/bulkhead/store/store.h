@@ -67,9 +67,11 @@ class Store {
   // now + reserve_for; nullopt when there is none. The reservation is made durable with the next
   // commit without delaying the answer (a crash before that leaves the job queued: at-least-once).
   virtual void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) = 0;
-  // Ends a reservation. The Result holds the job that was reserved (its payload may be empty), or
-  // nullopt when the jid was not reserved.
-  virtual void Ack(const std::string& jid, JobCallback durable) = 0;
+  // Ends a reservation and, in the same change, counts one processed job (total and the day of
+  // `now`), so that no reader sees the job gone from `working` but not yet counted. The Result
+  // holds the job that was reserved (its payload may be empty), or nullopt when the jid was not
+  // reserved (nothing is counted then).
+  virtual void Ack(const std::string& jid, TimePoint now, JobCallback durable) = 0;
   // The reserved job with this jid, or nullopt.
   virtual void GetWorking(const std::string& jid, JobCallback cb) = 0;
   // Moves the reservation of `jid` to expire at `until` (earlier or later; the delivery engine

@@ -106,7 +106,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   bool Ack(const std::string& jid) {
     std::optional<bool> found;
-    store_->Ack(jid, [&](Result<std::optional<JobRecord>> r) {
+    store_->Ack(jid, now_, [&](Result<std::optional<JobRecord>> r) {
       ASSERT_TRUE(r.ok());
       found = r->has_value();
     });
@@ -302,6 +302,29 @@ TEST_P(StoreTest, RemoveQueueAndFlush) {
   EXPECT_EQ(st.processed, 0);
 }
 
+TEST_P(StoreTest, AckCountsProcessedInTheSameChangeAsTheJobLeavesWorking) {
+  ASSERT_TRUE(Push(MakeJob("job-ack-0001", "default")).ok());
+  ASSERT_TRUE(Fetch({"default"}).has_value());
+  std::optional<bool> found;
+  store_->Ack("job-ack-0001", now_, [&](Result<std::optional<JobRecord>> r) {
+    found = r.ok() && r->has_value();
+  });
+  // A reader between the ACK and its commit (a pipelined INFO) sees both changes or neither.
+  StoreStats before_commit = Stats();
+  EXPECT_EQ(before_commit.working, 0u);
+  EXPECT_EQ(before_commit.processed, 1);
+  loop_.RunUntil([&] { return found.has_value(); });
+  EXPECT_TRUE(*found);
+  EXPECT_EQ(Stats().processed, 1);
+  std::optional<bool> again;
+  store_->Ack("job-ack-0001", now_, [&](Result<std::optional<JobRecord>> r) {
+    again = r.ok() && r->has_value();
+  });
+  loop_.RunUntil([&] { return again.has_value(); });
+  EXPECT_FALSE(*again);
+  EXPECT_EQ(Stats().processed, 1) << "an ACK of a jid not reserved counts nothing";
+}
+
 TEST_P(StoreTest, CountersAddUp) {
   store_->CountOutcome(3, 1, now_);
   store_->CountOutcome(1, 0, now_);
@@ -430,7 +453,7 @@ TEST_P(SqliteStoreTest, EverythingSurvivesReopen) {
   EXPECT_EQ(st.working, 1u);
   EXPECT_EQ(st.scheduled, 1u);
   EXPECT_TRUE(st.queues["paused-q"].paused);
-  EXPECT_EQ(st.processed, 7);
+  EXPECT_EQ(st.processed, 8) << "the ACK's 1 and CountOutcome's 7";
   EXPECT_EQ(st.failures, 2);
   // FIFO order survives, and the reservation can still be acknowledged.
   EXPECT_EQ(Fetch({"default"})->jid, "job-q-00002");
@@ -635,7 +658,7 @@ class DegradedStoreTest : public ::testing::Test {
   }
   Result<std::optional<JobRecord>> Ack(const std::string& jid) {
     std::optional<Result<std::optional<JobRecord>>> out;
-    store_->Ack(jid, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    store_->Ack(jid, now_, [&](Result<std::optional<JobRecord>> r) { out = r; });
     loop_.RunUntil([&] { return out.has_value(); });
     return *out;
   }
