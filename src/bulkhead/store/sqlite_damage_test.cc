@@ -14,40 +14,13 @@
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/test_loop.h"
 
 namespace bulkhead {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Collects posted callbacks; Drain runs them on the test thread.
-class Loop {
- public:
-  Store::Poster poster() {
-    return [this](std::function<void()> fn) {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-      cv_.notify_all();
-    };
-  }
-  // Runs posted callbacks until `done()` holds.
-  void RunUntil(const std::function<bool()>& done) {
-    while (!done()) {
-      std::vector<std::function<void()>> ready;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !queue_.empty(); });
-        ready.swap(queue_);
-      }
-      for (auto& fn : ready) fn();
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::function<void()>> queue_;
-};
 
 std::string Jid(int i) {
   char jid[32];
@@ -168,7 +141,7 @@ class SqliteDamageTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
-  Loop loop_;
+  TestLoop loop_;
   fs::path dir_;
   std::string path_;
   std::unique_ptr<Store> store_;

@@ -13,6 +13,7 @@
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
@@ -20,36 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Collects posted callbacks; the test thread runs them (it plays the event loop).
-class TestLoop {
- public:
-  Store::Poster poster() {
-    return [this](std::function<void()> fn) {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-      cv_.notify_all();
-    };
-  }
-  // Runs posted callbacks until `done()` holds; fails after 10 s.
-  void RunUntil(const std::function<bool()>& done) {
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!done()) {
-      std::vector<std::function<void()>> ready;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); });
-        ready.swap(queue_);
-      }
-      for (auto& fn : ready) fn();
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "store callback never arrived";
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::function<void()>> queue_;
-};
 
 JobRecord MakeJob(const std::string& jid, const std::string& queue = "default",
                   JobState state = JobState::kQueued, int64_t score = 0) {
