@@ -11,7 +11,8 @@
 //
 //   // Queue latency is computed when scraped, never pushed by workers (see observability.md).
 //   registry.AddCallbackGauge("bulkhead_queue_latency_seconds", "...", {"queue"},
-//       [&store]() -> Result<std::vector<MetricSample>> { return store.OldestAgeByQueue(); });
+//       [&]() -> Result<std::vector<MetricSample>> { return LatencyByQueue(); });
+//   (server/server_metrics.cc computes it from the store's Stats at scrape time.)
 //
 // Thread safety, in short: registering, updating and collecting may happen concurrently from any
 // threads. Counter/Gauge/Histogram updates are lock-free atomics; creating a labelled child takes

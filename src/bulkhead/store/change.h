@@ -1,5 +1,5 @@
 // Change: one row-level mutation of the durable store, produced by MemoryState for every state
-// transition and applied by a durable backend (SqliteWriter) in the same order.
+// transition and applied by a ChangeLog (SqliteChangeLog) in the same order.
 #pragma once
 
 #include <cstdint>

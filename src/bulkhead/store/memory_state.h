@@ -1,9 +1,9 @@
 // MemoryState: every job, queue, set and counter, in memory, with the cost of each operation
 // independent of the backlog (hash lookup by jid, O(1) queue ends, O(log n) sorted sets).
 //
-// It is the read side of the embedded stores: MemoryStore uses it alone, SqliteStore pairs it with
-// a write-behind SQLite log. Every mutation appends the row-level Changes that make it durable to
-// the sink passed in, in order.
+// It is the read side of EmbeddedStore: with `memory:` it is all there is; with `sqlite:` it is
+// paired with SqliteChangeLog, the write-behind log. Every mutation appends the row-level Changes
+// that make it durable to the sink passed in, in order.
 //
 // Thread-compatible: the owner serialises calls (bulkhead calls it only from the event loop).
 #pragma once

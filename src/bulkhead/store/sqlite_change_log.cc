@@ -213,6 +213,21 @@ Status SqliteChangeLog::Prepare(const char* sql, sqlite3_stmt** stmt) {
   return Status::Ok();
 }
 
+Status SqliteChangeLog::ForEachRow(const char* sql,
+                                   const std::function<void(sqlite3_stmt*)>& row) {
+  sqlite3_stmt* st = nullptr;
+  Status s = Prepare(sql, &st);
+  if (!s.ok()) return s;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) row(st);
+  std::string error = rc == SQLITE_DONE ? std::string() : sqlite3_errmsg(db_);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    return Status::Unavailable("sqlite store " + path_ + ": reading (" + sql + ") failed: " + error);
+  }
+  return Status::Ok();
+}
+
 Status SqliteChangeLog::Damaged(const std::string& problem, const std::string& todo) const {
   return Status::FailedPrecondition("store file " + path_ + " " + problem +
                                     "; bulkhead refuses to start on it and has not changed it. " +
@@ -566,43 +581,42 @@ Status SqliteChangeLog::Load(MemoryState& state) {
     Abandon();
     return s;
   }
-  sqlite3_stmt* st = nullptr;
-  Prepare("SELECT name, value FROM counters", &st);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    state.LoadCounter(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
-                      sqlite3_column_int64(st, 1));
-  }
-  sqlite3_finalize(st);
-  Prepare("SELECT queue FROM paused", &st);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    state.LoadPaused(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-  }
-  sqlite3_finalize(st);
   size_t keys = 0;
-  Prepare("SELECT key_id, pem FROM signing_keys", &st);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    state.LoadSigningKey(Text(st, 0), Text(st, 1));
-    ++keys;
-  }
-  sqlite3_finalize(st);
   size_t hosts = 0;
-  Prepare(
-      "SELECT host, breaker_open_until, breaker_series_openings, breaker_openings,"
-      " failing_since, unavailable, retry_after_until FROM host_states",
-      &st);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    HostStateRecord r;
-    r.host = Text(st, 0);
-    r.breaker_open_until_us = sqlite3_column_int64(st, 1);
-    r.breaker_series_openings = sqlite3_column_int(st, 2);
-    r.breaker_openings = sqlite3_column_int64(st, 3);
-    r.failing_since_us = sqlite3_column_int64(st, 4);
-    r.unavailable = sqlite3_column_int(st, 5) != 0;
-    r.retry_after_until_us = sqlite3_column_int64(st, 6);
-    state.LoadHostState(std::move(r));
-    ++hosts;
+  s = ForEachRow("SELECT name, value FROM counters", [&](sqlite3_stmt* st) {
+    state.LoadCounter(Text(st, 0), sqlite3_column_int64(st, 1));
+  });
+  if (s.ok()) {
+    s = ForEachRow("SELECT queue FROM paused",
+                   [&](sqlite3_stmt* st) { state.LoadPaused(Text(st, 0)); });
   }
-  sqlite3_finalize(st);
+  if (s.ok()) {
+    s = ForEachRow("SELECT key_id, pem FROM signing_keys", [&](sqlite3_stmt* st) {
+      state.LoadSigningKey(Text(st, 0), Text(st, 1));
+      ++keys;
+    });
+  }
+  if (s.ok()) {
+    s = ForEachRow(
+        "SELECT host, breaker_open_until, breaker_series_openings, breaker_openings,"
+        " failing_since, unavailable, retry_after_until FROM host_states",
+        [&](sqlite3_stmt* st) {
+          HostStateRecord r;
+          r.host = Text(st, 0);
+          r.breaker_open_until_us = sqlite3_column_int64(st, 1);
+          r.breaker_series_openings = sqlite3_column_int(st, 2);
+          r.breaker_openings = sqlite3_column_int64(st, 3);
+          r.failing_since_us = sqlite3_column_int64(st, 4);
+          r.unavailable = sqlite3_column_int(st, 5) != 0;
+          r.retry_after_until_us = sqlite3_column_int64(st, 6);
+          state.LoadHostState(std::move(r));
+          ++hosts;
+        });
+  }
+  if (!s.ok()) {
+    Abandon();
+    return s;
+  }
   state.FinishLoad();
   spdlog::info("sqlite store {}: loaded {} signing keys, {} failing hosts", path_, keys, hosts);
   struct stat file_stat;
