@@ -7,8 +7,8 @@
 // In one run, each against a fresh `bulkhead serve` (default: the `bulkhead` binary beside this
 // one) on free loopback ports:
 //   memory   the memory: store (no durability): the in-run baseline, network + event loop only
-//   sqlite   the SQLite store, durability = "process" (WAL, synchronous=NORMAL: no fsync per commit)
-//   power    the SQLite store, durability = "power" (synchronous=FULL: an fsync per commit)
+//   sqlite   the SQLite store, durability = "process" (WAL, synchronous=NORMAL: no fsync per
+//   commit) power    the SQLite store, durability = "power" (synchronous=FULL: an fsync per commit)
 // For each: W warm-up PUSHes, then N timed ones; pushes per second, round-trip percentiles, and
 // where the server spent its CPU per PUSH, by thread (from /proc/PID/task/*/stat; the SQLite
 // writer thread is "bulkhead-sqlite") with the voluntary context switches per PUSH (each is a
@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,8 +32,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "bulkhead/client/faktory_client.h"
 
@@ -116,10 +115,12 @@ class ServerProcess {
     std::string config_path = dir + "/bulkhead.toml";
     std::ofstream(config_path) << "durability = \"" << durability << "\"\n";
     fs::create_directories(dir + "/data");
-    std::vector<std::string> args = {binary, "serve", "--config", config_path,
-                                     "--listen", "127.0.0.1:" + std::to_string(port_),
-                                     "--http", "127.0.0.1:" + std::to_string(http_port),
-                                     "--store", store, "--data-dir", dir + "/data"};
+    std::vector<std::string> args = {binary,       "serve",
+                                     "--config",   config_path,
+                                     "--listen",   "127.0.0.1:" + std::to_string(port_),
+                                     "--http",     "127.0.0.1:" + std::to_string(http_port),
+                                     "--store",    store,
+                                     "--data-dir", dir + "/data"};
     pid_ = fork();
     if (pid_ < 0) return Status::Unavailable("fork failed");
     if (pid_ == 0) {
@@ -234,8 +235,10 @@ int Run(int argc, char** argv) {
   int64_t warmup = 1'000;
   bool no_power = false;
   std::string server;
-  app.add_option("--jobs", jobs, "timed PUSHes per store")->check(CLI::Range(int64_t{100}, int64_t{10'000'000}));
-  app.add_option("--warmup", warmup, "untimed PUSHes first")->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
+  app.add_option("--jobs", jobs, "timed PUSHes per store")
+      ->check(CLI::Range(int64_t{100}, int64_t{10'000'000}));
+  app.add_option("--warmup", warmup, "untimed PUSHes first")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   app.add_flag("--no-power", no_power, "skip durability = \"power\" (an fsync per PUSH)");
   app.add_option("--server", server, "path of the bulkhead binary (default: beside this one)");
   CLI11_PARSE(app, argc, argv);
@@ -245,7 +248,8 @@ int Run(int argc, char** argv) {
     server = (ec ? fs::path(argv[0]).parent_path() : self.parent_path()) / "bulkhead";
   }
   if (access(server.c_str(), X_OK) != 0) {
-    std::cerr << "bench_push_rtt: server binary " << server << " is not executable (use --server)\n";
+    std::cerr << "bench_push_rtt: server binary " << server
+              << " is not executable (use --server)\n";
     return 2;
   }
   char tmpl[] = "/tmp/bench_push_rtt.XXXXXX";
@@ -254,10 +258,10 @@ int Run(int argc, char** argv) {
     return 2;
   }
   std::string dir = tmpl;
-  std::printf("bench_push_rtt: server=%s jobs=%lld warmup=%lld, one connection, one PUSH per round "
-              "trip; data in %s\n",
-              server.c_str(), static_cast<long long>(jobs), static_cast<long long>(warmup),
-              dir.c_str());
+  std::printf(
+      "bench_push_rtt: server=%s jobs=%lld warmup=%lld, one connection, one PUSH per round "
+      "trip; data in %s\n",
+      server.c_str(), static_cast<long long>(jobs), static_cast<long long>(warmup), dir.c_str());
   struct Config {
     std::string label, store, durability;
   };
@@ -275,11 +279,12 @@ int Run(int argc, char** argv) {
       rc = 1;
       continue;
     }
-    std::printf("%-6s store=%s durability=%s: %.0f pushes/s; round trip p50 %.1f us, p90 %.1f us, "
-                "p99 %.1f us\n",
-                c.label.c_str(), c.store.substr(0, c.store.find(':')).c_str(),
-                c.label == "memory" ? "-" : c.durability.c_str(), r->pushes_per_second, r->p50_us,
-                r->p90_us, r->p99_us);
+    std::printf(
+        "%-6s store=%s durability=%s: %.0f pushes/s; round trip p50 %.1f us, p90 %.1f us, "
+        "p99 %.1f us\n",
+        c.label.c_str(), c.store.substr(0, c.store.find(':')).c_str(),
+        c.label == "memory" ? "-" : c.durability.c_str(), r->pushes_per_second, r->p50_us,
+        r->p90_us, r->p99_us);
     for (const auto& [name, u] : r->per_push) {
       std::printf("         server thread %-16s %6.1f us CPU and %.2f sleeps per PUSH\n",
                   name.c_str(), u.cpu_seconds,

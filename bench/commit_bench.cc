@@ -19,7 +19,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -54,8 +53,8 @@ const char* Durability(const benchmark::State& state) {
 }
 
 fs::path FreshDir(const char* name) {
-  fs::path dir = fs::temp_directory_path() / (std::string("commit_bench_") + name + "_" +
-                                              std::to_string(::getpid()));
+  fs::path dir = fs::temp_directory_path() /
+                 (std::string("commit_bench_") + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -160,8 +159,8 @@ void BM_SqliteOneJobTransaction(benchmark::State& state) {
     // Let the store create the file (schema, meta rows), then close it.
     StoreOptions options;
     options.durability = Durability(state);
-    auto store = OpenStoreFromUrl("sqlite:" + db_path.string(), [](std::function<void()> fn) { fn(); },
-                                  options);
+    auto store = OpenStoreFromUrl(
+        "sqlite:" + db_path.string(), [](std::function<void()> fn) { fn(); }, options);
     if (!store.ok()) {
       state.SkipWithError("cannot create the store");
       return;
@@ -172,8 +171,7 @@ void BM_SqliteOneJobTransaction(benchmark::State& state) {
   sqlite3_open(db_path.c_str(), &db);
   sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
   sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
-  sqlite3_exec(db,
-               state.range(0) == 0 ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL",
+  sqlite3_exec(db, state.range(0) == 0 ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL",
                nullptr, nullptr, nullptr);
   sqlite3_stmt* insert = nullptr;
   sqlite3_stmt* seq = nullptr;
@@ -242,7 +240,8 @@ BENCHMARK(BM_SqliteOneJobTransaction)
     ->Args({0, 1})
     ->Args({1, 0})
     ->Args({1, 1})
-    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace bulkhead

@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!c.Validate().ok()) return 0;
   // What Server::Start does with a valid configuration before it opens the store.
   if (!bulkhead::ParseHostPort(c.listen).ok() || !bulkhead::ParseHostPort(c.http).ok()) {
-    std::fprintf(stderr, "fuzz_config: Validate accepted a listen/http address ParseHostPort refuses\n");
+    std::fprintf(stderr,
+                 "fuzz_config: Validate accepted a listen/http address ParseHostPort refuses\n");
     std::abort();
   }
   bulkhead::ApplyDeliveryDefaults(c);

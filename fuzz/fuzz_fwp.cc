@@ -16,13 +16,12 @@
 // costs thousands of SHA-256 rounds, so the other inputs run without one. Lines end with "\n" or
 // "\r\n", as on the wire.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -86,8 +85,8 @@ void RunConnection(std::string_view raw, const char* password) {
     std::weak_ptr<bulkhead::Session> weak;
     std::string input;
     {
-      auto session = std::make_shared<bulkhead::Session>(bulkhead::FwpStream(std::move(socket)),
-                                                         server, 1);
+      auto session =
+          std::make_shared<bulkhead::Session>(bulkhead::FwpStream(std::move(socket)), server, 1);
       weak = session;
       session->Start(/*over_limit=*/false);
       if (raw.rfind("HELLO", 0) == 0) {

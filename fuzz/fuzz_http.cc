@@ -6,8 +6,8 @@
 // Two real bulkhead Servers (memory store, loopback ports chosen by the kernel) run for the whole
 // fuzzing session, each on its own thread: one without a password (every route open) and one with
 // the password "fuzz-password" (`Authorization: Bearer fuzz-password` opens the guarded routes).
-// Each input is sent as raw bytes on a new TCP connection to each server, which is then half-closed;
-// the answers are read until the server closes the connection.
+// Each input is sent as raw bytes on a new TCP connection to each server, which is then
+// half-closed; the answers are read until the server closes the connection.
 //
 // An exception that escapes a server's event loop would end `bulkhead serve` (std::terminate); here
 // it is printed with its what() and the process aborts, which libFuzzer reports as a crash.
@@ -16,10 +16,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <chrono>
@@ -61,7 +60,8 @@ uint16_t StartServer(const char* password) {
       server->Run();
     } catch (const std::exception& e) {
       Die(std::string("an exception escaped the server's event loop (bulkhead serve would "
-                      "terminate): ") + e.what());
+                      "terminate): ") +
+          e.what());
     } catch (...) {
       Die("an exception of unknown type escaped the server's event loop");
     }
@@ -94,10 +94,12 @@ void Exchange(uint16_t port, const uint8_t* data, size_t size) {
   }
   ::shutdown(fd, SHUT_WR);
   char buf[65536];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAnswerDeadlineMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kAnswerDeadlineMs);
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) Die("the server neither answered nor closed the connection in time (a hang)");
     pollfd p{fd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(left));
