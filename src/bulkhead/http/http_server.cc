@@ -9,7 +9,6 @@
 #include <spdlog/spdlog.h>
 
 #include "bulkhead/util/json.h"
-#include "bulkhead/util/tcp_listener.h"
 
 namespace bulkhead {
 
@@ -30,9 +29,6 @@ HttpResponseOut HttpResponseOut::Error(int status, const std::string& message) {
 }
 
 namespace {
-
-// How long accepting pauses after running out of descriptors.
-constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 
 std::string CannedError(int status, const char* reason, const std::string& message) {
   std::string body = DumpJson(nlohmann::json{{"error", message}});
@@ -179,7 +175,13 @@ class StreamConnection final : public HttpServer::Connection,
 };
 
 HttpServer::HttpServer(asio::io_context& io, Options options, const Clock& clock)
-    : io_(io), options_(options), acceptor_(io), accept_pause_(io), log_limiter_(clock) {}
+    : io_(io),
+      options_(options),
+      acceptor_(io, clock, "HTTP",
+                CannedError(503, "Service Unavailable",
+                            "server out of file descriptors: try again later"),
+                guards_.http_fd_limit, [this] { return connections_.size(); }),
+      log_limiter_(clock) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -188,54 +190,35 @@ void HttpServer::Route(const std::string& method, const std::string& path, Handl
 }
 
 Status HttpServer::Listen(const std::string& host, uint16_t port) {
-  Status s = ListenTcp(acceptor_, host, port, "HTTP");
-  if (!s.ok()) return s;
-  port_ = acceptor_.local_endpoint().port();
-  DoAccept();
-  return Status::Ok();
+  return acceptor_.Listen(host, port, [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
 }
 
-void HttpServer::DoAccept() {
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || stopping_) return;
-      if (IsOutOfDescriptors(ec)) {
-        OnOutOfDescriptors(ec);
-        return;
-      }
-      if (auto dropped = log_limiter_.Admit("accept")) {
-        spdlog::warn("HTTP accept failed: {}{}", ec.message(), LogLimiter::SuppressedNote(*dropped));
-      }
-      DoAccept();
-      return;
+void HttpServer::OnAccepted(tcp::socket socket) {
+  if (connections_.size() >= static_cast<size_t>(options_.max_connections) &&
+      !EvictLongestWaiting()) {
+    GuardCounters::Bump(guards_.http_max_connections);
+    if (auto dropped = log_limiter_.Admit("max_connections")) {
+      spdlog::warn("HTTP: {} connections open, all busy (http_max_connections): answered 503{}",
+                   connections_.size(), LogLimiter::SuppressedNote(*dropped));
     }
-    if (connections_.size() >= static_cast<size_t>(options_.max_connections) &&
-        !EvictLongestWaiting()) {
-      GuardCounters::Bump(guards_.http_max_connections);
-      if (auto dropped = log_limiter_.Admit("max_connections")) {
-        spdlog::warn("HTTP: {} connections open, all busy (http_max_connections): answered 503{}",
-                     connections_.size(), LogLimiter::SuppressedNote(*dropped));
-      }
-      DescriptorReserve::WriteAndForget(
-          socket, CannedError(503, "Service Unavailable",
-                              "too many HTTP connections: limit is " +
-                                  std::to_string(options_.max_connections)));
-      socket.close(ec);
-      DoAccept();
-      return;
-    }
-    uint64_t id = next_id_++;
-    std::shared_ptr<Connection> conn;
-    if (tls_ != nullptr) {
-      conn = std::make_shared<StreamConnection<beast::ssl_stream<beast::tcp_stream>>>(
-          *this, id, std::move(socket), *tls_->current());
-    } else {
-      conn = std::make_shared<StreamConnection<beast::tcp_stream>>(*this, id, std::move(socket));
-    }
-    connections_[id] = conn;
-    conn->Start();
-    DoAccept();
-  });
+    DescriptorReserve::WriteAndForget(
+        socket, CannedError(503, "Service Unavailable",
+                            "too many HTTP connections: limit is " +
+                                std::to_string(options_.max_connections)));
+    boost::system::error_code ec;
+    socket.close(ec);
+    return;
+  }
+  uint64_t id = next_id_++;
+  std::shared_ptr<Connection> conn;
+  if (tls_ != nullptr) {
+    conn = std::make_shared<StreamConnection<beast::ssl_stream<beast::tcp_stream>>>(
+        *this, id, std::move(socket), *tls_->current());
+  } else {
+    conn = std::make_shared<StreamConnection<beast::tcp_stream>>(*this, id, std::move(socket));
+  }
+  connections_[id] = conn;
+  conn->Start();
 }
 
 bool HttpServer::EvictLongestWaiting() {
@@ -264,26 +247,6 @@ void HttpServer::NoteTlsHandshakeFailure(const boost::system::error_code& ec) {
   }
 }
 
-void HttpServer::OnOutOfDescriptors(const boost::system::error_code& ec) {
-  int refused = reserve_.Shed(acceptor_, [](tcp::socket& socket) {
-    DescriptorReserve::WriteAndForget(
-        socket, CannedError(503, "Service Unavailable",
-                            "server out of file descriptors: try again later"));
-  });
-  guards_.http_fd_limit.fetch_add(refused, std::memory_order_relaxed);
-  if (auto dropped = log_limiter_.Admit("accept:descriptors")) {
-    spdlog::error("HTTP accept failed: {} ({} connections open); answered 503 to {} waiting "
-                  "connection(s), accepting again in {} ms{}",
-                  ec.message(), connections_.size(), refused, kAcceptPause.count(),
-                  LogLimiter::SuppressedNote(*dropped));
-  }
-  accept_pause_.expires_after(kAcceptPause);
-  accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
-    if (wait_ec || stopping_) return;
-    DoAccept();
-  });
-}
-
 void HttpServer::Dispatch(const HttpRequestIn& req, Reply reply) {
   const RouteEntry* best = nullptr;
   bool path_matched = false;
@@ -306,9 +269,7 @@ void HttpServer::Dispatch(const HttpRequestIn& req, Reply reply) {
 void HttpServer::Stop() {
   if (stopping_) return;
   stopping_ = true;
-  boost::system::error_code ec;
-  acceptor_.close(ec);
-  accept_pause_.cancel();
+  acceptor_.Stop();
   auto conns = connections_;
   for (auto& [id, weak] : conns) {
     if (auto c = weak.lock()) c->Close();

@@ -5,8 +5,8 @@
 // Limits: request bodies up to 1 MiB; idle keep-alive connections close after 60 s; at most
 // max_connections at once: at the cap the connection that has waited longest for its next request
 // (an idle keep-alive, or one that is slow to send its request) is closed to make room, and when
-// every connection is busy the new one is answered 503. Out of file descriptors, waiting
-// connections are answered 503 and accepting pauses briefly. Every response body is built from
+// every connection is busy the new one is answered 503. Out of file descriptors, its
+// GuardedAcceptor answers waiting connections 503. Every response body is built from
 // valid UTF-8 (DumpJson), whatever bytes the request held.
 // Threading: event loop thread only.
 #pragma once
@@ -23,6 +23,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "bulkhead/util/descriptors.h"
+#include "bulkhead/util/guarded_acceptor.h"
 #include "bulkhead/util/guard_counters.h"
 #include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/status.h"
@@ -72,7 +73,7 @@ class HttpServer {
   void SetTls(const TlsServerContext* tls) { tls_ = tls; }
 
   Status Listen(const std::string& host, uint16_t port);
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return acceptor_.port(); }
   void Stop();
 
   const GuardCounters& guards() const { return guards_; }
@@ -87,20 +88,16 @@ class HttpServer {
   void Dispatch(const HttpRequestIn& req, Reply reply);
 
  private:
-  void DoAccept();
-  void OnOutOfDescriptors(const boost::system::error_code& ec);
+  void OnAccepted(boost::asio::ip::tcp::socket socket);
   // At the cap: closes the connection waiting longest for a request; false when none waits.
   bool EvictLongestWaiting();
 
   boost::asio::io_context& io_;
   const Options options_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer accept_pause_;
-  DescriptorReserve reserve_;
+  GuardCounters guards_;  // before acceptor_, which counts into it
+  GuardedAcceptor acceptor_;
   LogLimiter log_limiter_;
-  GuardCounters guards_;
   const TlsServerContext* tls_ = nullptr;
-  uint16_t port_ = 0;
   bool stopping_ = false;
   struct RouteEntry {
     std::string method;

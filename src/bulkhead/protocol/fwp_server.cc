@@ -5,7 +5,6 @@
 
 #include "bulkhead/protocol/replies.h"
 #include "bulkhead/protocol/session.h"
-#include "bulkhead/util/tcp_listener.h"
 
 namespace bulkhead {
 
@@ -20,17 +19,15 @@ LoginThrottle::Options ThrottleOptions(const Config& config) {
   return o;
 }
 
-// How long accepting pauses after running out of descriptors.
-constexpr auto kAcceptPause = std::chrono::milliseconds(100);
-
 }  // namespace
 
 FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config, Rng& rng)
     : engine_(engine),
       config_(config),
       rng_(rng),
-      acceptor_(io),
-      accept_pause_(io),
+      acceptor_(io, engine.clock(), "Faktory protocol",
+                "-ERR " + std::string(replies::kOutOfDescriptors) + "\r\n", guards_.fwp_fd_limit,
+                [this] { return sessions_.size(); }),
       login_throttle_(engine.clock(), ThrottleOptions(config)),
       log_limiter_(engine.clock()) {
   engine_.SetWorkerReapedHandler([this](const std::string& wid) { CloseWorker(wid); });
@@ -39,77 +36,33 @@ FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config,
 FwpServer::~FwpServer() { Stop(); }
 
 Status FwpServer::Listen(const std::string& host, uint16_t port) {
-  Status s = ListenTcp(acceptor_, host, port, "Faktory protocol");
-  if (!s.ok()) return s;
-  port_ = acceptor_.local_endpoint().port();
-  DoAccept();
-  return Status::Ok();
+  return acceptor_.Listen(host, port, [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
 }
 
-void FwpServer::DoAccept() {
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || stopping_) return;
-      if (IsOutOfDescriptors(ec)) {
-        OnOutOfDescriptors(ec);
-        return;
-      }
-      if (auto dropped = log_limiter_.Admit("accept")) {
-        spdlog::warn("Faktory protocol: accept failed: {}{}", ec.message(),
-                     LogLimiter::SuppressedNote(*dropped));
-      }
-      DoAccept();
-      return;
-    }
-    if (sessions_.size() >= static_cast<size_t>(config_.max_connections) + kOverflowConnections) {
-      // Far past the cap: refuse at once rather than hold a descriptor for the handshake.
-      GuardCounters::Bump(guards_.fwp_max_connections);
-      DescriptorReserve::WriteAndForget(
-          socket, "-ERR " + std::string(replies::kTooManyConnections) +
-                      std::to_string(config_.max_connections) + "\r\n");
-      socket.close(ec);
-      DoAccept();
-      return;
-    }
-    socket.set_option(tcp::no_delay(true), ec);
-    bool over_limit = sessions_.size() >= static_cast<size_t>(config_.max_connections);
-    uint64_t id = next_id_++;
-    auto session = std::make_shared<Session>(
-        tls_ ? FwpStream(std::move(socket), tls_->current()) : FwpStream(std::move(socket)), *this,
-        id);
-    sessions_[id] = session;
-    session->Start(over_limit);
-    DoAccept();
-  });
-}
-
-void FwpServer::OnOutOfDescriptors(const boost::system::error_code& ec) {
-  int refused = reserve_.Shed(acceptor_, [](tcp::socket& socket) {
-    DescriptorReserve::WriteAndForget(socket,
-                                      "-ERR " + std::string(replies::kOutOfDescriptors) + "\r\n");
-  });
-  guards_.fwp_fd_limit.fetch_add(refused, std::memory_order_relaxed);
-  if (auto dropped = log_limiter_.Admit("accept:descriptors")) {
-    spdlog::error(
-        "Faktory protocol: accept failed: {} ({} connections open); refused {} waiting "
-        "connection(s), accepting again in {} ms; raise LimitNOFILE / ulimit -n or lower "
-        "max_connections{}",
-        ec.message(), sessions_.size(), refused, kAcceptPause.count(),
-        LogLimiter::SuppressedNote(*dropped));
+void FwpServer::OnAccepted(tcp::socket socket) {
+  boost::system::error_code ec;
+  if (sessions_.size() >= static_cast<size_t>(config_.max_connections) + kOverflowConnections) {
+    // Far past the cap: refuse at once rather than hold a descriptor for the handshake.
+    GuardCounters::Bump(guards_.fwp_max_connections);
+    DescriptorReserve::WriteAndForget(socket, "-ERR " + std::string(replies::kTooManyConnections) +
+                                                  std::to_string(config_.max_connections) + "\r\n");
+    socket.close(ec);
+    return;
   }
-  accept_pause_.expires_after(kAcceptPause);
-  accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
-    if (wait_ec || stopping_) return;
-    DoAccept();
-  });
+  socket.set_option(tcp::no_delay(true), ec);
+  bool over_limit = sessions_.size() >= static_cast<size_t>(config_.max_connections);
+  uint64_t id = next_id_++;
+  auto session = std::make_shared<Session>(
+      tls_ ? FwpStream(std::move(socket), tls_->current()) : FwpStream(std::move(socket)), *this,
+      id);
+  sessions_[id] = session;
+  session->Start(over_limit);
 }
 
 void FwpServer::Stop() {
   if (stopping_) return;
   stopping_ = true;
-  boost::system::error_code ec;
-  acceptor_.close(ec);
-  accept_pause_.cancel();
+  acceptor_.Stop();
   auto sessions = sessions_;
   for (auto& [id, weak] : sessions) {
     if (auto s = weak.lock()) s->Close();

@@ -1,7 +1,6 @@
 // FwpServer: the Faktory work protocol listener. Accepts connections (bounded by
 // max_connections), owns the set of live sessions, and counts what INFO reports. Out of file
-// descriptors it refuses the waiting connections with an error and pauses accepting briefly,
-// rather than spinning on a failing accept.
+// descriptors, its GuardedAcceptor refuses the waiting connections with an error line.
 //
 // Threading: event loop thread only.
 #pragma once
@@ -18,6 +17,7 @@
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/protocol/login_throttle.h"
 #include "bulkhead/util/descriptors.h"
+#include "bulkhead/util/guarded_acceptor.h"
 #include "bulkhead/util/guard_counters.h"
 #include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/tls_server_context.h"
@@ -40,7 +40,7 @@ class FwpServer {
 
   // Binds and starts accepting. Port 0 picks a free port (see port()).
   Status Listen(const std::string& host, uint16_t port);
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return acceptor_.port(); }
   // Stops accepting and closes every session.
   void Stop();
 
@@ -71,21 +71,16 @@ class FwpServer {
   void CloseWorker(const std::string& wid);
 
  private:
-  void DoAccept();
-  // accept() failed for lack of descriptors: refuse what waits, accept again a little later.
-  void OnOutOfDescriptors(const boost::system::error_code& ec);
+  void OnAccepted(boost::asio::ip::tcp::socket socket);
 
   Engine& engine_;
   const Config& config_;
   Rng& rng_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer accept_pause_;
-  DescriptorReserve reserve_;
+  GuardCounters guards_;  // before acceptor_, which counts into it
+  GuardedAcceptor acceptor_;
   LoginThrottle login_throttle_;
   LogLimiter log_limiter_;
-  GuardCounters guards_;
   const TlsServerContext* tls_ = nullptr;
-  uint16_t port_ = 0;
   std::map<uint64_t, std::weak_ptr<Session>> sessions_;
   uint64_t next_id_ = 1;
   int64_t command_count_ = 0;
