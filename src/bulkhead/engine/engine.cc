@@ -29,18 +29,11 @@ void Count(auto& task, int64_t jobs, std::chrono::steady_clock::time_point start
   task.wall += std::chrono::steady_clock::now() - start;
 }
 
-// Faktory's figures of a set scanner: {"size","enqueued","cycles","wall_time_sec"}.
-nlohmann::json ScannerStats(const auto& task, size_t size) {
+// Faktory's figures of a periodic task: {"size", <jobs_key>, "cycles", "wall_time_sec"}, where
+// jobs_key is "enqueued" for a set scanner and "reaped" for a reaper.
+nlohmann::json TaskStatsJson(const auto& task, size_t size, const char* jobs_key) {
   return {{"size", size},
-          {"enqueued", task.jobs},
-          {"cycles", task.cycles},
-          {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
-}
-
-// Faktory's figures of a reaper: {"size","reaped"} (cycles and wall_time_sec added).
-nlohmann::json ReaperStats(const auto& task, size_t size) {
-  return {{"size", size},
-          {"reaped", task.jobs},
+          {jobs_key, task.jobs},
           {"cycles", task.cycles},
           {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
 }
@@ -349,11 +342,11 @@ void Engine::Info(const ServerCounters& server, std::function<void(Result<std::s
     for (const auto& [name, q] : stats->queues) queues[name] = q.size;
     // Faktory's shape (server/tasks.go, server/scanner.go): clients read tasks.Retries.size etc.
     nlohmann::json tasks = {
-        {"Scheduled", ScannerStats(scheduled_task_, stats->scheduled)},
-        {"Retries", ScannerStats(retries_task_, stats->retries)},
-        {"Dead", ScannerStats(dead_task_, stats->dead)},
-        {"Busy", ReaperStats(busy_task_, stats->working)},
-        {"Workers", ReaperStats(workers_task_, workers_.size())},
+        {"Scheduled", TaskStatsJson(scheduled_task_, stats->scheduled, "enqueued")},
+        {"Retries", TaskStatsJson(retries_task_, stats->retries, "enqueued")},
+        {"Dead", TaskStatsJson(dead_task_, stats->dead, "enqueued")},
+        {"Busy", TaskStatsJson(busy_task_, stats->working, "reaped")},
+        {"Workers", TaskStatsJson(workers_task_, workers_.size(), "reaped")},
     };
     std::string utc = FormatRfc3339(now);
     nlohmann::json doc = {

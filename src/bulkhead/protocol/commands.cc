@@ -13,6 +13,7 @@
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/protocol/replies.h"
 #include "bulkhead/protocol/session.h"
+#include "bulkhead/util/ascii.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/log_limiter.h"
 
@@ -72,13 +73,6 @@ std::string Quote(std::string_view payload) {
   return std::string(payload.substr(0, cut)) + "...";
 }
 
-std::string ToUpper(std::string s) {
-  for (char& c : s) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return s;
-}
-
 // The job-type default retry count, written into a job pushed without one (as Faktory stores it).
 RetryDefault RetryDefaultOf(const Engine& engine) {
   return [&config = engine.config()](const std::string& jobtype) {
@@ -103,7 +97,7 @@ bool CheckPassword(Session& s, const json& doc, Responder& r) {
   if (password.empty()) return true;
   Duration wait = server.login_throttle().Wait(s.peer());
   if (wait > Duration::zero()) {
-    server.guards().logins_throttled.fetch_add(1, std::memory_order_relaxed);
+    GuardCounters::Bump(server.guards().logins_throttled);
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%.1f",
                   std::chrono::duration<double>(wait).count());
@@ -116,7 +110,7 @@ bool CheckPassword(Session& s, const json& doc, Responder& r) {
   int iterations = version < 2 ? 1 : s.iterations();
   std::string expected = PasswordHash(password, s.salt(), iterations);
   if (!ConstantTimeEquals(StringField(doc, "pwdhash"), expected)) {
-    server.guards().login_failures.fetch_add(1, std::memory_order_relaxed);
+    GuardCounters::Bump(server.guards().login_failures);
     int failures = server.login_throttle().RecordFailure(s.peer());
     if (auto dropped = server.log_limiter().Admit("login:" + s.peer())) {
       spdlog::warn("wrong password from {} ({} consecutive failure{}){}", s.peer(), failures,
@@ -379,7 +373,7 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
     r.Error(replies::kQueueNeedsSubcommand);
     return;
   }
-  std::string sub = ToUpper(words[0]);  // case-insensitive, as Faktory
+  std::string sub = AsciiUpper(words[0]);  // case-insensitive, as Faktory
   std::vector<std::string> names(words.begin() + 1, words.end());
   if (sub != "PAUSE" && sub != "RESUME" && sub != "REMOVE" && sub != "LATENCY") {
     r.Error(std::string(replies::kNoSuchQueueSubcommand) + sub + replies::kQueueSubcommands);

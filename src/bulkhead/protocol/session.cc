@@ -240,7 +240,7 @@ void Session::Complete(uint64_t seq, std::string reply, bool close_after) {
     ++first_seq_;
   }
   if (UnsentReplyBytes() > static_cast<size_t>(server_.config().UnsentReplyCap())) {
-    server_.guards().fwp_unsent_replies.fetch_add(1, std::memory_order_relaxed);
+    GuardCounters::Bump(server_.guards().fwp_unsent_replies);
     if (auto dropped = server_.log_limiter().Admit("unsent-replies")) {
       spdlog::warn("connection {} from {} closed: {} bytes of replies unsent, past the limit of {} "
                    "(max_unsent_reply_bytes); the client sends commands without reading the "

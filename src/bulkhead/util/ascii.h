@@ -2,6 +2,7 @@
 // does not matter. Locale-independent.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace bulkhead {
@@ -16,6 +17,15 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
     if (x != y) return false;
   }
   return true;
+}
+
+// `s` with ASCII letters in upper case; other bytes unchanged. Locale-independent.
+inline std::string AsciiUpper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
 }
 
 }  // namespace bulkhead
