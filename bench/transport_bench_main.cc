@@ -196,7 +196,7 @@ class Bench {
         ++failed_;
         if (failed_ <= 5) {
           std::printf("  healthy request failed: %s %s (status %d)\n",
-                      TransportErrorKindName(resp.error), resp.error_message.c_str(), resp.status);
+                      TransportErrorName(resp.error), resp.error_message.c_str(), resp.status);
         }
       }
       if (running_) StartOne();

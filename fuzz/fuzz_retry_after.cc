@@ -1,4 +1,4 @@
-// Fuzz target: Retry-After header values (src/bulkhead/delivery/retry_after.h).
+// Fuzz target: Retry-After header values (src/bulkhead/compartment/retry_after.h).
 // Input: the raw header value, as a remote host sends it. Checked for every bound the dispatcher
 // may pass (0, the default 3600 s, the 366-day ceiling, and out-of-range bounds the parser clamps):
 // no crash or UB, and a result always lies in [now, now + clamped bound].
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "bulkhead/delivery/retry_after.h"
+#include "bulkhead/compartment/retry_after.h"
 
 namespace {
 

@@ -73,7 +73,7 @@ Status ReadWebhook(DeliveryJob& job, const nlohmann::json& arg, const DeliveryJo
 }
 
 Status ReadActivityPub(DeliveryJob& job, const nlohmann::json& arg,
-                       const DeliveryJobOptions& options, const KeyRegistry* keys) {
+                       const DeliveryJobOptions& options, const KeyRing* keys) {
   Status s = ReadTarget(job, arg.contains("inbox") ? arg["inbox"] : nlohmann::json(),
                         "args[0].inbox", options);
   if (!s.ok()) return s;
@@ -94,7 +94,7 @@ Status ReadActivityPub(DeliveryJob& job, const nlohmann::json& arg,
 }  // namespace
 
 Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
-                                     const KeyRegistry* keys) {
+                                     const KeyRing* keys) {
   DeliveryJob job;
   job.jid = record.jid;
   job.jobtype = record.jobtype;
@@ -153,7 +153,7 @@ Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobO
 }
 
 Result<HttpRequest> BuildDeliveryRequest(const DeliveryJob& job, VapidSigner* signer,
-                                         const KeyRegistry& keys, const Clock& clock) {
+                                         const KeyRing& keys, const Clock& clock) {
   const nlohmann::json& arg = job.args[0];
   HttpRequest req;
   req.url = job.url;

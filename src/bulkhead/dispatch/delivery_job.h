@@ -6,7 +6,7 @@
 //   webpush:     see encoders/webpush_request.h ({"subscription": {...}, "payload": ..., "ttl": ...})
 //   activitypub: {"inbox": URL, "activity": OBJECT or STRING, "key_id": KEY URI}
 //                POST, Content-Type application/activity+json, HTTP-signed with the key the
-//                KeyRegistry holds for key_id (draft-cavage, rsa-sha256).
+//                KeyRing holds for key_id (draft-cavage, rsa-sha256).
 //   webhook:     {"url": URL, "method": "POST" (default; GET, PUT, PATCH, DELETE),
 //                 "headers": {NAME: VALUE, ...} (optional), "body": STRING or JSON (optional;
 //                 JSON is sent serialised, with Content-Type application/json unless given)}
@@ -16,8 +16,8 @@
 
 #include <string>
 
-#include "bulkhead/delivery/outcome.h"
-#include "bulkhead/dispatch/key_registry.h"
+#include "bulkhead/compartment/outcome.h"
+#include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/transport/transport.h"
@@ -56,12 +56,12 @@ struct DeliveryJob {
 // (the PUSH error text), e.g. "activitypub: args[0].inbox: URL scheme must be https".
 // `keys` may be null (key_id then only has to be a non-empty string).
 Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
-                                     const KeyRegistry* keys);
+                                     const KeyRing* keys);
 
 // Builds the HTTP request for `job`. `signer` is needed for webpush jobs, `keys` for activitypub.
 // InvalidArgument when the job cannot be sent as it is (e.g. its key_id was removed), Internal
 // for crypto failures.
 Result<HttpRequest> BuildDeliveryRequest(const DeliveryJob& job, VapidSigner* signer,
-                                         const KeyRegistry& keys, const Clock& clock);
+                                         const KeyRing& keys, const Clock& clock);
 
 }  // namespace bulkhead

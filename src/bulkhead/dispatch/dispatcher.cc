@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "bulkhead/delivery/outcome.h"
-#include "bulkhead/delivery/retry_after.h"
+#include "bulkhead/compartment/outcome.h"
+#include "bulkhead/compartment/retry_after.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/util/rng.h"
@@ -25,33 +25,14 @@ constexpr auto kMinTimerDelay = std::chrono::milliseconds(10);
 constexpr Duration kSnapshotEvery = std::chrono::seconds(1);
 constexpr Duration kEvictEvery = std::chrono::minutes(1);
 
-TransportError ToOutcomeError(TransportErrorKind kind) {
-  switch (kind) {
-    case TransportErrorKind::kNone: return TransportError::kNone;
-    case TransportErrorKind::kDns: return TransportError::kDnsError;
-    case TransportErrorKind::kConnectRefused: return TransportError::kConnectError;
-    case TransportErrorKind::kConnectTimeout:
-    case TransportErrorKind::kTimeoutFirstByte:
-    case TransportErrorKind::kTimeoutTotal:
-    case TransportErrorKind::kLowSpeed: return TransportError::kTimeout;
-    case TransportErrorKind::kTls: return TransportError::kTlsError;
-    case TransportErrorKind::kReset: return TransportError::kConnectionReset;
-    case TransportErrorKind::kSsrfRefused: return TransportError::kBlockedAddress;
-    case TransportErrorKind::kTooManyRedirects: return TransportError::kTooManyRedirects;
-    case TransportErrorKind::kCancelled:
-    case TransportErrorKind::kOther: return TransportError::kOther;
-  }
-  return TransportError::kOther;
-}
-
 // The `outcome` label of bulkhead_deliveries_total for one attempt.
 std::string_view OutcomeLabel(const HttpResponse& r) {
   switch (r.error) {
-    case TransportErrorKind::kNone: break;
-    case TransportErrorKind::kConnectTimeout:
-    case TransportErrorKind::kTimeoutFirstByte:
-    case TransportErrorKind::kTimeoutTotal:
-    case TransportErrorKind::kLowSpeed: return mn::kOutcomeTimeout;
+    case TransportError::kNone: break;
+    case TransportError::kConnectTimeout:
+    case TransportError::kTimeoutFirstByte:
+    case TransportError::kTimeoutTotal:
+    case TransportError::kLowSpeed: return mn::kOutcomeTimeout;
     default: return mn::kOutcomeNetworkError;
   }
   if (r.status >= 200 && r.status < 300) return mn::kOutcomeSuccess;
@@ -139,7 +120,7 @@ DispatcherConfig MakeDispatcherConfig(const Config& config) {
   dc.webpush_deadlines = ToDeadlines(d.webpush);
   dc.activitypub_deadlines = ToDeadlines(d.activitypub);
   dc.webhook_deadlines = ToDeadlines(d.webhook);
-  CompartmentRegistryConfig& registry = dc.compartments;
+  HostCompartmentsConfig& registry = dc.compartments;
   registry.global_max_in_flight = d.global_max_in_flight;
   CompartmentConfig& compartment = registry.compartment;
   compartment.limit.initial_limit = d.host_cap_initial;
@@ -157,7 +138,7 @@ DispatcherConfig MakeDispatcherConfig(const Config& config) {
 }
 
 Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& transport,
-                       VapidSigner* signer, const KeyRegistry& keys, const Clock& clock, Rng& rng,
+                       VapidSigner* signer, const KeyRing& keys, const Clock& clock, Rng& rng,
                        DispatcherConfig config)
     : io_(io),
       engine_(engine),
@@ -506,13 +487,13 @@ void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
   Held held = Forget(it);
   Grant grant = std::move(*held.grant);
   Duration latency = std::max(Duration::zero(), now - held.started);
-  if (stopped_ && response.error == TransportErrorKind::kCancelled) {
+  if (stopped_ && response.error == TransportError::kCancelled) {
     // Shutting down: the job stays reserved and is adopted at the next start.
     registry_.OnResult(grant, Outcome{OutcomeClass::kRetryable, HostSignal::kNone, "cancelled"},
                        latency, now);
     return;
   }
-  AttemptResult attempt{ToOutcomeError(response.error), response.status};
+  AttemptResult attempt{response.error, response.status};
   Outcome outcome = Classify(held.job.kind, attempt);
   if (!response.ok() && !response.error_message.empty()) {
     outcome.reason += ": " + response.error_message;

@@ -3,7 +3,7 @@
 // The path of a delivery:
 //   PUSH → Validate (here) → Engine stores it in kDeliveryQueue → OnJobsAvailable → Pump:
 //   1. take every job from kDeliveryQueue (the store reserves it for a day) and hold it in memory;
-//   2. ask the CompartmentRegistry which hosts may start an attempt now (per-host adaptive cap,
+//   2. ask the HostCompartments which hosts may start an attempt now (per-host adaptive cap,
 //      breaker, Retry-After, global cap with fair share); jobs that may not start are parked in
 //      their host's compartment: still reserved, no retry spent, no slot taken;
 //   3. build the request (encoders/), send it through the Transport (never blocks the loop);
@@ -36,7 +36,7 @@
 //
 // Threading: event loop thread only (the thread running the io_context given to the Engine),
 // except HostsJson's cached copy read by metric callbacks, which is guarded by a mutex.
-// Lifetime: the engine, transport, signer, key registry and clock must outlive the dispatcher;
+// Lifetime: the engine, transport, signer, key ring and clock must outlive the dispatcher;
 // call Stop() before shutting the transport down, so that cancelled attempts leave their jobs
 // reserved (adopted again at the next start) instead of failing them.
 #pragma once
@@ -54,9 +54,9 @@
 #include <vector>
 
 #include "bulkhead/config/config.h"
-#include "bulkhead/delivery/compartment_registry.h"
+#include "bulkhead/compartment/host_compartments.h"
 #include "bulkhead/dispatch/delivery_job.h"
-#include "bulkhead/dispatch/key_registry.h"
+#include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/metrics/registry.h"
@@ -92,7 +92,7 @@ struct DispatcherConfig {
   Deadlines webpush_deadlines;
   Deadlines activitypub_deadlines;
   Deadlines webhook_deadlines;
-  CompartmentRegistryConfig compartments;
+  HostCompartmentsConfig compartments;
   // Most delivery jobs held in memory (in flight + parked + waiting); beyond it they stay queued
   // in the store until some finish.
   size_t max_held = 100'000;
@@ -126,7 +126,7 @@ class Dispatcher final : public BuiltinJobs {
  public:
   // `signer` may be null: webpush jobs are then refused at PUSH.
   Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& transport,
-             VapidSigner* signer, const KeyRegistry& keys, const Clock& clock, Rng& rng,
+             VapidSigner* signer, const KeyRing& keys, const Clock& clock, Rng& rng,
              DispatcherConfig config);
   ~Dispatcher() override;
   Dispatcher(const Dispatcher&) = delete;
@@ -163,7 +163,7 @@ class Dispatcher final : public BuiltinJobs {
   // When the timer will pump next (nullopt: no timer set). For tests.
   std::optional<TimePoint> next_wakeup() const { return next_wakeup_; }
   const DispatcherStats& stats() const { return stats_; }
-  const CompartmentRegistry& compartments() const { return registry_; }
+  const HostCompartments& compartments() const { return registry_; }
   size_t held() const { return jobs_.size(); }
 
  private:
@@ -212,11 +212,11 @@ class Dispatcher final : public BuiltinJobs {
   Engine& engine_;
   Transport& transport_;
   VapidSigner* const signer_;
-  const KeyRegistry& keys_;
+  const KeyRing& keys_;
   const Clock& clock_;
   const DispatcherConfig config_;
 
-  CompartmentRegistry registry_;
+  HostCompartments registry_;
   boost::asio::steady_timer timer_;
   std::optional<TimePoint> next_wakeup_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -42,7 +42,7 @@ class ScriptedTransport final : public Transport {
   }
   void Shutdown() override {
     for (size_t i = 0; i < calls.size(); ++i) {
-      if (!calls[i].answered) Answer(i, Error(TransportErrorKind::kCancelled));
+      if (!calls[i].answered) Answer(i, Error(TransportError::kCancelled));
     }
   }
 
@@ -71,10 +71,10 @@ class ScriptedTransport final : public Transport {
     r.headers = std::move(headers);
     return r;
   }
-  static HttpResponse Error(TransportErrorKind kind) {
+  static HttpResponse Error(TransportError kind) {
     HttpResponse r;
     r.error = kind;
-    r.error_message = TransportErrorKindName(kind);
+    r.error_message = TransportErrorName(kind);
     return r;
   }
 
@@ -188,7 +188,7 @@ class DispatcherTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<VapidSigner> signer_;
-  InMemoryKeyRegistry keys_;
+  InMemoryKeyRing keys_;
   DispatcherConfig dconfig_;
   Registry metrics_;  // outlives the dispatcher, whose callbacks it holds
   std::unique_ptr<Dispatcher> dispatcher_;
@@ -229,8 +229,8 @@ TEST(MakeDispatcherConfigTest, DefaultsMatchTheCompiledInOnes) {
   EXPECT_EQ(dc.webhook_deadlines.connect, std::chrono::milliseconds(5000));
   EXPECT_EQ(dc.webhook_deadlines.first_byte, std::chrono::milliseconds(10000));
   EXPECT_EQ(dc.webhook_deadlines.total, std::chrono::milliseconds(30000));
-  const CompartmentRegistryConfig& r = dc.compartments;
-  const CompartmentRegistryConfig& rc = compiled.compartments;
+  const HostCompartmentsConfig& r = dc.compartments;
+  const HostCompartmentsConfig& rc = compiled.compartments;
   EXPECT_EQ(r.global_max_in_flight, rc.global_max_in_flight);
   EXPECT_EQ(r.failing_retention, rc.failing_retention);
   EXPECT_EQ(r.compartment.limit.initial_limit, rc.compartment.limit.initial_limit);
@@ -496,9 +496,9 @@ TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
   // Webpush ttl 3600 s: open the host's breaker, then let the parked job run out of time.
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(WebPush("https://push.example/s" + std::to_string(i))).ok());
   ASSERT_EQ(transport.calls.size(), 3u);
-  transport.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
-  transport.Answer(1, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
-  transport.Answer(2, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  transport.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
+  transport.Answer(1, ScriptedTransport::Error(TransportError::kConnectRefused));
+  transport.Answer(2, ScriptedTransport::Error(TransportError::kConnectRefused));
   ASSERT_TRUE(Push(WebPush("https://push.example/late")).ok());
   EXPECT_EQ(transport.calls.size(), 3u) << "breaker open: the new job is parked";
   ASSERT_TRUE(dispatcher_->next_wakeup());
@@ -521,7 +521,7 @@ TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompl
   auto good_calls = transport.Pending("good.example");
   ASSERT_EQ(good_calls.size(), 3u) << "the healthy host is not held back";
   ASSERT_EQ(dead_calls.size(), 4u) << "the adaptive cap's initial 4 attempts for dead.example";
-  for (size_t i : dead_calls) transport.Answer(i, ScriptedTransport::Error(TransportErrorKind::kTimeoutTotal));
+  for (size_t i : dead_calls) transport.Answer(i, ScriptedTransport::Error(TransportError::kTimeoutTotal));
   for (size_t i : good_calls) transport.Answer(i, ScriptedTransport::Status(200));
 
   EXPECT_EQ(List(JobState::kRetry).size(), 4u) << "only the attempted jobs spent a retry";
@@ -567,7 +567,7 @@ TEST_F(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
   }
   auto attempts = transport.Pending("dead.example");
   ASSERT_EQ(attempts.size(), 4u);
-  for (size_t i : attempts) transport.Answer(i, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  for (size_t i : attempts) transport.Answer(i, ScriptedTransport::Error(TransportError::kConnectRefused));
   ASSERT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 2u);
   ASSERT_EQ(List(JobState::kRetry).size(), 4u);
   const TimePoint taken = clock_.Now();
@@ -629,11 +629,11 @@ TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(Webhook("https://flaky.example/1")).ok());
-  transport.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  transport.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
   clock_.Advance(minutes(11));  // unavailable_after is 10 min in this fixture
   ASSERT_TRUE(Push(Webhook("https://flaky.example/2")).ok());
   ASSERT_EQ(transport.calls.size(), 2u);
-  transport.Answer(1, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  transport.Answer(1, ScriptedTransport::Error(TransportError::kConnectRefused));
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);
@@ -687,7 +687,7 @@ TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilThe
   }
   ASSERT_EQ(before.Pending("dead.example").size(), 2u);
   for (size_t i : before.Pending("dead.example")) {
-    before.Answer(i, ScriptedTransport::Error(TransportErrorKind::kTimeoutTotal));
+    before.Answer(i, ScriptedTransport::Error(TransportError::kTimeoutTotal));
   }
   // Two failures open the breaker (this fixture) for 30 s, without jitter.
   const TimePoint probe_at = clock_.Now() + seconds(30);
@@ -728,7 +728,7 @@ TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilThe
   clock_.Set(probe_at);
   dispatcher_->Pump();
   ASSERT_EQ(after.Pending("dead.example").size(), 1u) << "one half-open probe";
-  after.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  after.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
   EXPECT_EQ(List(JobState::kRetry).size(), 3u);
   ASSERT_TRUE(dispatcher_->next_wakeup());
   EXPECT_EQ(*dispatcher_->next_wakeup(), probe_at + seconds(60));
@@ -756,7 +756,7 @@ TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFir
   StartDispatcher(first);
   const TimePoint failed_at = clock_.Now();
   ASSERT_TRUE(Push(Webhook("https://flaky.example/1")).ok());
-  first.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  first.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
 
   // A weekly restart, six days later.
   clock_.Advance(hours(24 * 6));
@@ -770,7 +770,7 @@ TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFir
   clock_.Set(failed_at + hours(24 * 7));
   ASSERT_TRUE(Push(Webhook("https://flaky.example/2")).ok());
   ASSERT_EQ(second.calls.size(), 1u);
-  second.Answer(0, ScriptedTransport::Error(TransportErrorKind::kConnectRefused));
+  second.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);

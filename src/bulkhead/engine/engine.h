@@ -22,7 +22,7 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/retry_policy.h"
-#include "bulkhead/engine/worker_registry.h"
+#include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
@@ -71,7 +71,7 @@ class Engine {
   const Clock& clock() const { return clock_; }
   const Config& config() const { return config_; }
   Store& store() { return store_; }
-  WorkerRegistry& workers() { return workers_; }
+  WorkerRoster& workers() { return workers_; }
 
   // PUSH of a parsed job; `done` runs once it is durable. Idempotent: a job whose jid the store
   // already holds (in any queue or set) changes nothing and is answered OK once that job is
@@ -162,7 +162,7 @@ class Engine {
   Clock& clock_;
   Rng& rng_;
   RetryPolicy retry_policy_;
-  WorkerRegistry workers_;
+  WorkerRoster workers_;
   TimePoint started_at_;
 
   WaiterList waiters_;

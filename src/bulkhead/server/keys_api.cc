@@ -10,7 +10,7 @@
 namespace bulkhead {
 namespace {
 
-nlohmann::json KeyJson(const StoreKeyRegistry::KeyInfo& key) {
+nlohmann::json KeyJson(const StoreKeyRing::KeyInfo& key) {
   return {{"key_id", key.key_id},
           {"algorithm", "rsa-sha256"},
           {"bits", key.bits},
@@ -59,7 +59,7 @@ Result<std::string> PercentDecodePath(std::string_view text) {
   return out;
 }
 
-void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string& password) {
+void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& password) {
   const std::string prefix = std::string(kKeysApiPath) + "/";
   http.Route("GET", kKeysApiPath,
              RequireBearer(password, [&keys](const HttpRequestIn&, HttpServer::Reply reply) {
@@ -95,7 +95,7 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string
                  return;
                }
                // HttpRequestIn is const: the registry wipes its own copy of the PEM.
-               keys.Add(*key_id, req.body, [reply](Result<StoreKeyRegistry::AddResult> r) {
+               keys.Add(*key_id, req.body, [reply](Result<StoreKeyRing::AddResult> r) {
                  if (!r.ok()) {
                    reply(HttpResponseOut::Error(StatusToHttp(r.status()), r.status().message()));
                    return;

@@ -1,4 +1,4 @@
-// The HTTP API over the ActivityPub signing keys (StoreKeyRegistry):
+// The HTTP API over the ActivityPub signing keys (StoreKeyRing):
 //
 //   PUT    /api/keys/<url-encoded key id>   body: the PEM private key
 //            201 (created) or 200 (replaced), body: the key's JSON (below)
@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "bulkhead/dispatch/store_key_registry.h"
+#include "bulkhead/dispatch/store_key_ring.h"
 #include "bulkhead/http/http_server.h"
 #include "bulkhead/util/status.h"
 
@@ -24,7 +24,7 @@ namespace bulkhead {
 inline constexpr char kKeysApiPath[] = "/api/keys";
 
 // Registers the routes above on `http`. `keys` must outlive `http`'s handlers.
-void RegisterKeysApi(HttpServer& http, StoreKeyRegistry& keys, const std::string& password);
+void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& password);
 
 // Decodes %XX escapes (and nothing else: '+' stays '+'). InvalidArgument on a bad escape.
 Result<std::string> PercentDecodePath(std::string_view text);

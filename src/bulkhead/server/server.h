@@ -11,7 +11,7 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/dispatch/dispatcher.h"
-#include "bulkhead/dispatch/store_key_registry.h"
+#include "bulkhead/dispatch/store_key_ring.h"
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/http/http_server.h"
@@ -79,7 +79,7 @@ class Server {
   // callbacks in the registry and is the engine's BuiltinJobs), then the transport it sends on.
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<VapidSigner> vapid_signer_;
-  StoreKeyRegistry signing_keys_;  // ActivityPub signing keys, opened on store_
+  StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_
   std::unique_ptr<Dispatcher> dispatcher_;
   bool shut_down_ = false;
 };

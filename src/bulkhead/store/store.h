@@ -104,7 +104,7 @@ class Store {
   virtual void Flush(Done durable) = 0;
 
   // ActivityPub signing keys (key id -> PEM private key), kept beside the jobs so that they survive
-  // restarts with them. The store does not interpret the PEM (dispatch/StoreKeyRegistry validates
+  // restarts with them. The store does not interpret the PEM (dispatch/StoreKeyRing validates
   // it) and never logs it; ListSigningKeys exists for the key registry only.
   // Adds or replaces the key for `key_id`.
   virtual void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) = 0;

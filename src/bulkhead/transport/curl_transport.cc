@@ -95,7 +95,7 @@ Result<UrlParts> ParseUrl(const std::string& url) {
   return parts;
 }
 
-HttpResponse ErrorResponse(TransportErrorKind error, std::string message) {
+HttpResponse ErrorResponse(TransportError error, std::string message) {
   HttpResponse r;
   r.error = error;
   r.error_message = std::move(message);
@@ -324,7 +324,7 @@ CurlTransport::Impl::~Impl() {
     std::vector<uint64_t> ids;
     for (auto& [id, x] : exchanges_) ids.push_back(id);
     for (uint64_t id : ids) {
-      Complete(id, ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
+      Complete(id, ErrorResponse(TransportError::kCancelled, "transport shut down"));
     }
   }
   for (auto& [origin, hm] : multis_) CleanupMulti(hm.get());
@@ -346,7 +346,7 @@ void CurlTransport::Impl::Shutdown() {
   std::vector<uint64_t> ids;
   for (auto& [id, x] : exchanges_) ids.push_back(id);
   for (uint64_t id : ids) {
-    Complete(id, ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
+    Complete(id, ErrorResponse(TransportError::kCancelled, "transport shut down"));
   }
 }
 
@@ -361,7 +361,7 @@ void CurlTransport::Impl::Send(HttpRequest request, DoneCallback done) {
   asio::post(io_, [this, alive = Alive(), request = std::move(request),
                    done = std::move(done)]() mutable {
     if (alive.expired()) {
-      done(ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
+      done(ErrorResponse(TransportError::kCancelled, "transport shut down"));
       return;
     }
     StartExchange(std::move(request), std::move(done));
@@ -379,7 +379,7 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
   exchanges_.emplace(x->id, std::move(owned));
   if (shut_down_) {
     CompleteSoon(x->id, x->attempt,
-                 ErrorResponse(TransportErrorKind::kCancelled, "transport shut down"));
+                 ErrorResponse(TransportError::kCancelled, "transport shut down"));
     return;
   }
   milliseconds total = x->request.deadlines.total;
@@ -388,7 +388,7 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
   x->total_timer.async_wait([this, alive = Alive(), id = x->id,
                              total](const boost::system::error_code& ec) {
     if (ec || alive.expired() || exchanges_.count(id) == 0) return;
-    Complete(id, ErrorResponse(TransportErrorKind::kTimeoutTotal,
+    Complete(id, ErrorResponse(TransportError::kTimeoutTotal,
                                "no complete response within the total deadline of " +
                                    std::to_string(total.count()) + " ms"));
   });
@@ -398,16 +398,16 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
 void CurlTransport::Impl::StartAttempt(Exchange* x) {
   Result<UrlParts> url = ParseUrl(x->request.url);
   if (!url.ok()) {
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, url.status().message()));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kOther, url.status().message()));
     return;
   }
   if (Status s = guard_.CheckScheme(url->scheme); !s.ok()) {
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kSsrfRefused, s.message()));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kSsrfRefused, s.message()));
     return;
   }
   if (std::optional<IpAddress> literal = IpAddress::Parse(url->host)) {
     if (Status s = guard_.CheckAddress(*literal); !s.ok()) {
-      CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kSsrfRefused, s.message()));
+      CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kSsrfRefused, s.message()));
       return;
     }
     StartCurl(x, *url, {});
@@ -423,7 +423,7 @@ void CurlTransport::Impl::StartAttempt(Exchange* x) {
       if (ec || alive.expired()) return;
       Exchange* x = Find(id, attempt);
       if (x == nullptr || !x->resolving) return;
-      Complete(id, ErrorResponse(TransportErrorKind::kDns,
+      Complete(id, ErrorResponse(TransportError::kDns,
                                  "resolving '" + host + "' took longer than the connect deadline (" +
                                      std::to_string(budget.count()) + " ms)"));
     });
@@ -443,14 +443,14 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
   x->resolving = false;
   x->phase_timer.cancel();
   if (!addresses.ok()) {
-    Complete(id, ErrorResponse(TransportErrorKind::kDns, addresses.status().message()));
+    Complete(id, ErrorResponse(TransportError::kDns, addresses.status().message()));
     return;
   }
   // Every address must pass: a name with one private address among public ones is refused, so
   // that a rebinding answer cannot slip through on a later connection attempt.
   for (const IpAddress& a : *addresses) {
     if (Status s = guard_.CheckAddress(a); !s.ok()) {
-      Complete(id, ErrorResponse(TransportErrorKind::kSsrfRefused,
+      Complete(id, ErrorResponse(TransportError::kSsrfRefused,
                                  "host '" + host + "' resolves to a refused address: " +
                                      s.message()));
       return;
@@ -458,7 +458,7 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
   }
   Result<UrlParts> url = ParseUrl(x->request.url);
   if (!url.ok()) {
-    Complete(id, ErrorResponse(TransportErrorKind::kOther, url.status().message()));
+    Complete(id, ErrorResponse(TransportError::kOther, url.status().message()));
     return;
   }
   StartCurl(x, *url, *addresses);
@@ -468,7 +468,7 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
                                     const std::vector<IpAddress>& pinned) {
   CURL* e = NewEasy();
   if (e == nullptr) {
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, "curl_easy_init failed"));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kOther, "curl_easy_init failed"));
     return;
   }
   x->easy = e;
@@ -556,7 +556,7 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
   Result<HostMulti*> hm = MultiFor(url);
   if (!hm.ok()) {
     x->ReleaseCurl();
-    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportErrorKind::kOther, hm.status().message()));
+    CompleteSoon(x->id, x->attempt, ErrorResponse(TransportError::kOther, hm.status().message()));
     return;
   }
   CURLMcode rc = curl_multi_add_handle((*hm)->multi, e);
@@ -567,7 +567,7 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
     x->ReleaseCurl();
     MaybeRetire(*hm);
     CompleteSoon(x->id, x->attempt,
-                 ErrorResponse(TransportErrorKind::kOther,
+                 ErrorResponse(TransportError::kOther,
                                std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc)));
   }
 }
@@ -582,7 +582,7 @@ void CurlTransport::Impl::OnCurlDone(Exchange* x, CURLcode code) {
   }
   if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && x->cut_for_size)) {
     x->response.status = int(status);
-    x->response.error = TransportErrorKind::kNone;
+    x->response.error = TransportError::kNone;
     x->response.error_message.clear();
     if (MaybeRedirect(x)) return;
     Complete(x->id, std::move(x->response));
@@ -604,20 +604,20 @@ HttpResponse CurlTransport::Impl::ClassifyFailure(Exchange* x, CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_CONNECT:
       if (!x->ssrf_refusal.empty()) {
-        return ErrorResponse(TransportErrorKind::kSsrfRefused, x->ssrf_refusal);
+        return ErrorResponse(TransportError::kSsrfRefused, x->ssrf_refusal);
       }
-      return ErrorResponse(TransportErrorKind::kConnectRefused, detail);
+      return ErrorResponse(TransportError::kConnectRefused, detail);
     case CURLE_COULDNT_RESOLVE_HOST:
-      return ErrorResponse(TransportErrorKind::kDns, detail);
+      return ErrorResponse(TransportError::kDns, detail);
     case CURLE_OPERATION_TIMEDOUT:
-      if (!x->connected) return ErrorResponse(TransportErrorKind::kConnectTimeout, detail);
+      if (!x->connected) return ErrorResponse(TransportError::kConnectTimeout, detail);
       if (detail.find("too slow") != std::string::npos) {
-        return ErrorResponse(TransportErrorKind::kLowSpeed, detail);
+        return ErrorResponse(TransportError::kLowSpeed, detail);
       }
-      return ErrorResponse(TransportErrorKind::kTimeoutTotal, detail);
+      return ErrorResponse(TransportError::kTimeoutTotal, detail);
     case CURLE_SSL_CONNECT_ERROR:
-      if (reset_errno) return ErrorResponse(TransportErrorKind::kReset, detail);
-      return ErrorResponse(TransportErrorKind::kTls, detail);
+      if (reset_errno) return ErrorResponse(TransportError::kReset, detail);
+      return ErrorResponse(TransportError::kTls, detail);
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
@@ -631,17 +631,17 @@ HttpResponse CurlTransport::Impl::ClassifyFailure(Exchange* x, CURLcode code) {
     case CURLE_SSL_ENGINE_INITFAILED:
     case CURLE_SSL_SHUTDOWN_FAILED:
     case CURLE_USE_SSL_FAILED:
-      return ErrorResponse(TransportErrorKind::kTls, detail);
+      return ErrorResponse(TransportError::kTls, detail);
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2_STREAM:
-      return ErrorResponse(TransportErrorKind::kReset, detail);
+      return ErrorResponse(TransportError::kReset, detail);
     case CURLE_UNSUPPORTED_PROTOCOL:
-      return ErrorResponse(TransportErrorKind::kSsrfRefused, detail);
+      return ErrorResponse(TransportError::kSsrfRefused, detail);
     default:
-      return ErrorResponse(TransportErrorKind::kOther,
+      return ErrorResponse(TransportError::kOther,
                            std::string(curl_easy_strerror(code)) + ": " + detail);
   }
 }
@@ -657,7 +657,7 @@ bool CurlTransport::Impl::MaybeRedirect(Exchange* x) {
     return false;
   }
   if (x->response.redirects_followed >= kMaxRedirects) {
-    x->response.error = TransportErrorKind::kTooManyRedirects;
+    x->response.error = TransportError::kTooManyRedirects;
     x->response.error_message = "more than " + std::to_string(kMaxRedirects) + " redirects";
     return false;
   }
@@ -853,7 +853,7 @@ int CurlTransport::Impl::OnPrereq(void* clientp, char* primary_ip, char* local_i
       if (ec || alive.expired()) return;
       Exchange* x = self->Find(id, attempt);
       if (x == nullptr || x->got_first_byte || x->easy == nullptr) return;
-      self->Complete(id, ErrorResponse(TransportErrorKind::kTimeoutFirstByte,
+      self->Complete(id, ErrorResponse(TransportError::kTimeoutFirstByte,
                                        "no response byte within the first-byte deadline of " +
                                            std::to_string(first_byte.count()) + " ms"));
     });

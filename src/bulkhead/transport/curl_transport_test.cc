@@ -95,15 +95,15 @@ class CurlTransportTest : public ::testing::Test {
 };
 
 #define EXPECT_ERROR(outcome, kind)                                                    \
-  EXPECT_EQ(std::string(TransportErrorKindName((outcome).response.error)),                \
-            std::string(TransportErrorKindName(kind)))                                   \
+  EXPECT_EQ(std::string(TransportErrorName((outcome).response.error)),                \
+            std::string(TransportErrorName(kind)))                                   \
       << (outcome).response.error_message
 
 TEST_F(CurlTransportTest, HealthyHostAnswers200WithBody) {
   TestServer server({});
   MakeOpenTransport();
   Outcome o = Fetch(Get(server.Url("/ok")));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 200);
   EXPECT_EQ(o.response.body, "hello");
   EXPECT_EQ(o.response.Header("content-length"), "5");
@@ -122,7 +122,7 @@ TEST_F(CurlTransportTest, PostSendsBodyAndHeaders) {
   r.body = std::string(5000, 'p');  // large enough that curl would otherwise send Expect
   r.headers.push_back({"X-Test", "abc"});
   Outcome o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.body, "POST " + std::string(5000, 'p'));
   EXPECT_EQ(o.response.Header("X-Echo"), "abc");
 
@@ -163,7 +163,7 @@ TEST_F(CurlTransportTest, ServerErrorIsAResponseNotATransportError) {
   TestServer server({});
   MakeOpenTransport();
   Outcome o = Fetch(Get(server.Url("/status/500")));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 500);
   EXPECT_EQ(o.response.body, "status 500");
 }
@@ -172,7 +172,7 @@ TEST_F(CurlTransportTest, TooManyRequestsExposesRetryAfter) {
   TestServer server({});
   MakeOpenTransport();
   Outcome o = Fetch(Get(server.Url("/status/429")));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 429);
   EXPECT_EQ(o.response.Header("retry-after"), "7");
 }
@@ -183,7 +183,7 @@ TEST_F(CurlTransportTest, NeverAnsweringHostHitsFirstByteDeadline) {
   HttpRequest r = Get(server.Url("/never"));
   r.deadlines.first_byte = milliseconds(300);
   Outcome o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kTimeoutFirstByte);
+  EXPECT_ERROR(o, TransportError::kTimeoutFirstByte);
   EXPECT_GE(o.elapsed, milliseconds(300));
   EXPECT_LT(o.elapsed, milliseconds(300) + kSlack);
   EXPECT_EQ(o.response.status, 0);
@@ -196,7 +196,7 @@ TEST_F(CurlTransportTest, AnswerLaterThanTotalDeadlineTimesOut) {
   r.deadlines.first_byte = milliseconds(0);  // off: only the total deadline applies
   r.deadlines.total = milliseconds(500);
   Outcome o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kTimeoutTotal);
+  EXPECT_ERROR(o, TransportError::kTimeoutTotal);
   EXPECT_GE(o.elapsed, milliseconds(500));
   EXPECT_LT(o.elapsed, milliseconds(500) + kSlack);
 }
@@ -209,7 +209,7 @@ TEST_F(CurlTransportTest, DrippingHostIsCutByLowSpeedLimit) {
   r.deadlines.low_speed_limit = 1000;  // bytes/s; the server sends ~10
   r.deadlines.low_speed_time = std::chrono::seconds(1);
   Outcome o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kLowSpeed);
+  EXPECT_ERROR(o, TransportError::kLowSpeed);
   EXPECT_GE(o.elapsed, milliseconds(1000));
   EXPECT_LT(o.elapsed, milliseconds(1000) + kSlack);
   EXPECT_EQ(o.response.status, 200);  // the headers had arrived
@@ -223,21 +223,21 @@ TEST_F(CurlTransportTest, ClosedPortIsConnectRefused) {
   }  // closed: nothing listens there now
   MakeOpenTransport();
   Outcome o = Fetch(Get("http://127.0.0.1:" + std::to_string(port) + "/"));
-  EXPECT_ERROR(o, TransportErrorKind::kConnectRefused);
+  EXPECT_ERROR(o, TransportError::kConnectRefused);
 }
 
 TEST_F(CurlTransportTest, ResetConnectionIsReset) {
   TestServer server({});
   MakeOpenTransport();
   Outcome o = Fetch(Get(server.Url("/reset")));
-  EXPECT_ERROR(o, TransportErrorKind::kReset);
+  EXPECT_ERROR(o, TransportError::kReset);
 }
 
 TEST_F(CurlTransportTest, CloseWithoutReplyIsReset) {
   TestServer server({});
   MakeOpenTransport();
   Outcome o = Fetch(Get(server.Url("/close")));
-  EXPECT_ERROR(o, TransportErrorKind::kReset);
+  EXPECT_ERROR(o, TransportError::kReset);
 }
 
 TEST_F(CurlTransportTest, LargeBodyIsCappedAndMarkedTruncated) {
@@ -247,7 +247,7 @@ TEST_F(CurlTransportTest, LargeBodyIsCappedAndMarkedTruncated) {
   options.max_drain_bytes = 100 * 1024;
   MakeTransport(options);
   Outcome o = Fetch(Get(server.Url("/big")));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 200);
   EXPECT_EQ(o.response.body, std::string(1000, 'b'));
   EXPECT_TRUE(o.response.body_truncated);
@@ -255,7 +255,7 @@ TEST_F(CurlTransportTest, LargeBodyIsCappedAndMarkedTruncated) {
   options.max_drain_bytes = TransportOptions().max_drain_bytes;
   MakeTransport(options);
   o = Fetch(Get(server.Url("/big")));  // under the drain limit: read to the end, kept 1000
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.body.size(), 1000u);
   EXPECT_TRUE(o.response.body_truncated);
 }
@@ -270,7 +270,7 @@ TEST_F(CurlTransportTest, RedirectsAreReturnedUnlessAsked) {
   HttpRequest r = Get(server.Url("/redirect"));
   r.follow_redirects = true;
   o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 200);
   EXPECT_EQ(o.response.body, "hello");
   EXPECT_EQ(o.response.redirects_followed, 1);
@@ -284,7 +284,7 @@ TEST_F(CurlTransportTest, RedirectLoopStopsAfterThreeHops) {
   HttpRequest r = Get(server.Url("/redirect"));
   r.follow_redirects = true;
   Outcome o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kTooManyRedirects);
+  EXPECT_ERROR(o, TransportError::kTooManyRedirects);
   EXPECT_EQ(o.response.status, 302);
   EXPECT_EQ(o.response.redirects_followed, 3);
   EXPECT_EQ(server.requests(), 4);
@@ -314,12 +314,12 @@ TEST_F(TlsTest, VerifiedTlsAnswers200) {
   testing::TempFile ca(certs_->ca_pem);
   MakeTransport(OpenOptionsWithCa(ca.path()));
   Outcome o = Fetch(Get(server.Url("/ok")));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 200);
   EXPECT_EQ(o.response.body, "hello");
   // By name too: "localhost" is in the certificate and resolves through the resolver pool.
   o = Fetch(Get("https://localhost:" + std::to_string(server.port()) + "/ok"));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 200);
 }
 
@@ -328,7 +328,7 @@ TEST_F(TlsTest, WrongCaIsTlsError) {
   testing::TempFile ca(other_->ca_pem);
   MakeTransport(OpenOptionsWithCa(ca.path()));
   Outcome o = Fetch(Get(server.Url("/ok")));
-  EXPECT_ERROR(o, TransportErrorKind::kTls);
+  EXPECT_ERROR(o, TransportError::kTls);
   EXPECT_EQ(server.requests(), 0);
 }
 
@@ -336,7 +336,7 @@ TEST_F(TlsTest, SystemTrustStoreRejectsTheTestCa) {
   TestServer server(TlsOptions());
   MakeOpenTransport();  // no test CA: verification against the system bundle
   Outcome o = Fetch(Get(server.Url("/ok")));
-  EXPECT_ERROR(o, TransportErrorKind::kTls);
+  EXPECT_ERROR(o, TransportError::kTls);
 }
 
 TEST_F(TlsTest, HandshakeThatNeverCompletesHitsConnectDeadline) {
@@ -348,7 +348,7 @@ TEST_F(TlsTest, HandshakeThatNeverCompletesHitsConnectDeadline) {
   HttpRequest r = Get(server.Url("/ok"));
   r.deadlines.connect = milliseconds(300);
   Outcome o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kConnectTimeout);
+  EXPECT_ERROR(o, TransportError::kConnectTimeout);
   EXPECT_GE(o.elapsed, milliseconds(300));
   EXPECT_LT(o.elapsed, milliseconds(300) + kSlack);
 }
@@ -367,7 +367,7 @@ TEST_F(CurlTransportTest, HealthyHostIsNotDelayedByPendingRequestsToAStuckHost) 
     r.deadlines.total = milliseconds(60'000);
     transport_->Send(r, [&](HttpResponse resp) {
       ++stuck_done;
-      EXPECT_ERROR(Outcome{resp}, TransportErrorKind::kCancelled);
+      EXPECT_ERROR(Outcome{resp}, TransportError::kCancelled);
     });
   }
   ASSERT_TRUE(RunUntil([&] { return stuck.requests() == kStuck; },
@@ -384,7 +384,7 @@ TEST_F(CurlTransportTest, HealthyHostIsNotDelayedByPendingRequestsToAStuckHost) 
         ++ok;
       } else {
         ++failed;
-        ADD_FAILURE() << "healthy request failed: " << TransportErrorKindName(resp.error) << " "
+        ADD_FAILURE() << "healthy request failed: " << TransportErrorName(resp.error) << " "
                       << resp.error_message;
       }
       if (started < kHealthy) start_one();
@@ -403,19 +403,19 @@ TEST_F(CurlTransportTest, HealthyHostIsNotDelayedByPendingRequestsToAStuckHost) 
 TEST_F(CurlTransportTest, ShutdownCancelsEverythingAndLaterSendsAreCancelled) {
   TestServer server({});
   MakeOpenTransport();
-  std::vector<TransportErrorKind> errors;
+  std::vector<TransportError> errors;
   for (int i = 0; i < 5; ++i) {
     transport_->Send(Get(server.Url("/never")), [&](HttpResponse r) { errors.push_back(r.error); });
   }
   RunUntil([&] { return server.requests() == 5; }, "requests to reach the server");
   transport_->Shutdown();
   ASSERT_EQ(errors.size(), 5u);
-  for (TransportErrorKind e : errors) EXPECT_EQ(e, TransportErrorKind::kCancelled);
+  for (TransportError e : errors) EXPECT_EQ(e, TransportError::kCancelled);
   std::optional<HttpResponse> late;
   transport_->Send(Get(server.Url("/ok")), [&](HttpResponse r) { late = std::move(r); });
   EXPECT_FALSE(late.has_value()) << "callbacks never run inside Send()";
   RunUntil([&] { return late.has_value(); }, "the late send to be cancelled");
-  EXPECT_EQ(late->error, TransportErrorKind::kCancelled);
+  EXPECT_EQ(late->error, TransportError::kCancelled);
 }
 
 TEST_F(CurlTransportTest, DestructionCancelsInFlightExchanges) {
@@ -424,7 +424,7 @@ TEST_F(CurlTransportTest, DestructionCancelsInFlightExchanges) {
   int cancelled = 0;
   for (int i = 0; i < 3; ++i) {
     transport_->Send(Get(server.Url("/never")), [&](HttpResponse r) {
-      if (r.error == TransportErrorKind::kCancelled) ++cancelled;
+      if (r.error == TransportError::kCancelled) ++cancelled;
     });
   }
   RunUntil([&] { return server.requests() == 3; }, "requests to reach the server");
@@ -462,7 +462,7 @@ TEST_F(CurlTransportTest, LiteralPrivateTargetsAreRefusedWithoutTheSetting) {
                           "https://169.254.169.254/latest/meta-data/", "https://0.0.0.0:" + port,
                           "https://[fe80::1]/", "https://[64:ff9b::7f00:1]/"}) {
     Outcome o = Fetch(Get(url));
-    EXPECT_ERROR(o, TransportErrorKind::kSsrfRefused) << url;
+    EXPECT_ERROR(o, TransportError::kSsrfRefused) << url;
     EXPECT_NE(o.response.error_message.find("is in"), std::string::npos)
         << url << ": " << o.response.error_message;
   }
@@ -476,7 +476,7 @@ TEST_F(CurlTransportTest, ObfuscatedLoopbackFormsAreRefused) {
   for (const std::string& host : std::vector<std::string>{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "localhost",
                            "LOCALHOST", "localhost."}) {
     Outcome o = Fetch(Get("https://" + host + ":" + port + "/"));
-    EXPECT_ERROR(o, TransportErrorKind::kSsrfRefused) << host;
+    EXPECT_ERROR(o, TransportError::kSsrfRefused) << host;
   }
   EXPECT_EQ(server.accepted(), 0);
 }
@@ -485,10 +485,10 @@ TEST_F(CurlTransportTest, PlainHttpIsRefusedWithoutTheSetting) {
   TestServer server({});
   MakeTransport(TransportOptions{});
   Outcome o = Fetch(Get(server.Url("/ok")));
-  EXPECT_ERROR(o, TransportErrorKind::kSsrfRefused);
+  EXPECT_ERROR(o, TransportError::kSsrfRefused);
   EXPECT_NE(o.response.error_message.find("http"), std::string::npos);
   o = Fetch(Get("ftp://example.com/"));
-  EXPECT_ERROR(o, TransportErrorKind::kSsrfRefused);
+  EXPECT_ERROR(o, TransportError::kSsrfRefused);
   EXPECT_EQ(server.accepted(), 0);
 }
 
@@ -496,7 +496,7 @@ TEST_F(CurlTransportTest, LocalhostIsAllowedWithTheSetting) {
   TestServer server({});
   MakeOpenTransport();
   Outcome o = Fetch(Get("http://localhost:" + std::to_string(server.port()) + "/ok"));
-  EXPECT_ERROR(o, TransportErrorKind::kNone);
+  EXPECT_ERROR(o, TransportError::kNone);
   EXPECT_EQ(o.response.status, 200);
 }
 
@@ -516,7 +516,7 @@ TEST_F(TlsTest, RedirectToARefusedAddressIsRefused) {
   EXPECT_EQ(o.response.status, 302) << o.response.error_message;
   r.follow_redirects = true;
   o = Fetch(r);
-  EXPECT_ERROR(o, TransportErrorKind::kSsrfRefused);
+  EXPECT_ERROR(o, TransportError::kSsrfRefused);
   EXPECT_NE(o.response.error_message.find("127.0.0.2"), std::string::npos)
       << o.response.error_message;
 }
@@ -524,13 +524,13 @@ TEST_F(TlsTest, RedirectToARefusedAddressIsRefused) {
 TEST_F(CurlTransportTest, BadUrlIsOther) {
   MakeOpenTransport();
   Outcome o = Fetch(Get("not a url"));
-  EXPECT_ERROR(o, TransportErrorKind::kOther);
+  EXPECT_ERROR(o, TransportError::kOther);
 }
 
 TEST_F(CurlTransportTest, UnknownNameIsDns) {
   MakeOpenTransport();
   Outcome o = Fetch(Get("http://no-such-host.invalid/"));
-  EXPECT_ERROR(o, TransportErrorKind::kDns);
+  EXPECT_ERROR(o, TransportError::kDns);
 }
 
 }  // namespace

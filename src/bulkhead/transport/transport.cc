@@ -6,21 +6,21 @@
 
 namespace bulkhead {
 
-const char* TransportErrorKindName(TransportErrorKind error) {
+const char* TransportErrorName(TransportError error) {
   switch (error) {
-    case TransportErrorKind::kNone: return "none";
-    case TransportErrorKind::kDns: return "dns";
-    case TransportErrorKind::kConnectRefused: return "connect_refused";
-    case TransportErrorKind::kConnectTimeout: return "connect_timeout";
-    case TransportErrorKind::kTls: return "tls";
-    case TransportErrorKind::kTimeoutFirstByte: return "timeout_first_byte";
-    case TransportErrorKind::kTimeoutTotal: return "timeout_total";
-    case TransportErrorKind::kLowSpeed: return "low_speed";
-    case TransportErrorKind::kReset: return "reset";
-    case TransportErrorKind::kSsrfRefused: return "ssrf_refused";
-    case TransportErrorKind::kTooManyRedirects: return "too_many_redirects";
-    case TransportErrorKind::kCancelled: return "cancelled";
-    case TransportErrorKind::kOther: return "other";
+    case TransportError::kNone: return "none";
+    case TransportError::kDns: return "dns";
+    case TransportError::kConnectRefused: return "connect_refused";
+    case TransportError::kConnectTimeout: return "connect_timeout";
+    case TransportError::kTls: return "tls";
+    case TransportError::kTimeoutFirstByte: return "timeout_first_byte";
+    case TransportError::kTimeoutTotal: return "timeout_total";
+    case TransportError::kLowSpeed: return "low_speed";
+    case TransportError::kReset: return "reset";
+    case TransportError::kSsrfRefused: return "ssrf_refused";
+    case TransportError::kTooManyRedirects: return "too_many_redirects";
+    case TransportError::kCancelled: return "cancelled";
+    case TransportError::kOther: return "other";
   }
   return "other";
 }

@@ -49,9 +49,8 @@ struct HttpRequest {
   bool follow_redirects = false;
 };
 
-// Why an exchange produced no usable HTTP response. (Named ...Kind so as not to collide with the
-// delivery module's coarser TransportError in outcome.h, which these map onto.)
-enum class TransportErrorKind {
+// Why an exchange produced no usable HTTP response (Classify in compartment/outcome.h reads it).
+enum class TransportError {
   kNone = 0,          // an HTTP response arrived (any status)
   kDns,               // the name did not resolve
   kConnectRefused,    // TCP connect failed (refused, unreachable)
@@ -68,7 +67,7 @@ enum class TransportErrorKind {
 };
 
 // "none", "dns", "connect_refused", ... (stable, used in metrics labels and logs).
-const char* TransportErrorKindName(TransportErrorKind error);
+const char* TransportErrorName(TransportError error);
 
 // Times measured from Send(). Zero when the phase was not reached.
 struct HttpTimings {
@@ -78,7 +77,7 @@ struct HttpTimings {
 };
 
 struct HttpResponse {
-  TransportErrorKind error = TransportErrorKind::kNone;
+  TransportError error = TransportError::kNone;
   std::string error_message;  // empty when error == kNone
 
   int status = 0;  // 0 when no status line arrived
@@ -89,7 +88,7 @@ struct HttpResponse {
   std::string remote_address;  // the address actually connected to, when known
   int redirects_followed = 0;
 
-  bool ok() const { return error == TransportErrorKind::kNone; }
+  bool ok() const { return error == TransportError::kNone; }
   // The first header with this name (ASCII case-insensitive), or nullopt.
   std::optional<std::string_view> Header(std::string_view name) const;
 };

@@ -1,49 +1,39 @@
-#include "bulkhead/delivery/outcome.h"
+#include "bulkhead/compartment/outcome.h"
 
 namespace bulkhead {
 
-const char* JobKindName(JobKind kind) {
-  switch (kind) {
-    case JobKind::kWebPush:
-      return "webpush";
-    case JobKind::kActivityPub:
-      return "activitypub";
-    case JobKind::kWebhook:
-      return "webhook";
-  }
-  return "unknown";
-}
+namespace {
 
-std::optional<JobKind> JobKindFromName(std::string_view name) {
-  for (JobKind k : {JobKind::kWebPush, JobKind::kActivityPub, JobKind::kWebhook}) {
-    if (name == JobKindName(k)) return k;
-  }
-  return std::nullopt;
-}
-
-const char* TransportErrorName(TransportError e) {
+// The coarse reason stored for a transport failure (see Classify's contract in outcome.h).
+const char* FailureReason(TransportError e) {
   switch (e) {
     case TransportError::kNone:
       return "none";
-    case TransportError::kTimeout:
+    case TransportError::kConnectTimeout:
+    case TransportError::kTimeoutFirstByte:
+    case TransportError::kTimeoutTotal:
+    case TransportError::kLowSpeed:
       return "timeout";
-    case TransportError::kConnectError:
+    case TransportError::kConnectRefused:
       return "connect_error";
-    case TransportError::kDnsError:
+    case TransportError::kDns:
       return "dns_error";
-    case TransportError::kConnectionReset:
+    case TransportError::kReset:
       return "connection_reset";
-    case TransportError::kTlsError:
+    case TransportError::kTls:
       return "tls_error";
-    case TransportError::kBlockedAddress:
+    case TransportError::kSsrfRefused:
       return "blocked_address";
     case TransportError::kTooManyRedirects:
       return "too_many_redirects";
+    case TransportError::kCancelled:
     case TransportError::kOther:
       return "other";
   }
-  return "unknown";
+  return "other";
 }
+
+}  // namespace
 
 const char* OutcomeClassName(OutcomeClass c) {
   switch (c) {
@@ -77,17 +67,21 @@ Outcome Classify(JobKind kind, const AttemptResult& r) {
   switch (r.error) {
     case TransportError::kNone:
       break;
-    case TransportError::kTimeout:
-    case TransportError::kConnectError:
-    case TransportError::kDnsError:
-    case TransportError::kConnectionReset:
-    case TransportError::kTlsError:
-      return {OutcomeClass::kRetryable, HostSignal::kFailure, TransportErrorName(r.error)};
-    case TransportError::kBlockedAddress:
+    case TransportError::kConnectTimeout:
+    case TransportError::kTimeoutFirstByte:
+    case TransportError::kTimeoutTotal:
+    case TransportError::kLowSpeed:
+    case TransportError::kConnectRefused:
+    case TransportError::kDns:
+    case TransportError::kReset:
+    case TransportError::kTls:
+      return {OutcomeClass::kRetryable, HostSignal::kFailure, FailureReason(r.error)};
+    case TransportError::kSsrfRefused:
     case TransportError::kTooManyRedirects:
-      return {OutcomeClass::kPermanent, HostSignal::kNone, TransportErrorName(r.error)};
+      return {OutcomeClass::kPermanent, HostSignal::kNone, FailureReason(r.error)};
+    case TransportError::kCancelled:
     case TransportError::kOther:
-      return {OutcomeClass::kRetryable, HostSignal::kNone, TransportErrorName(r.error)};
+      return {OutcomeClass::kRetryable, HostSignal::kNone, FailureReason(r.error)};
   }
 
   const int code = r.http_status;

@@ -1,4 +1,4 @@
-#include "bulkhead/dispatch/store_key_registry.h"
+#include "bulkhead/dispatch/store_key_ring.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -33,7 +33,7 @@ const std::string& RsaPem() {
   return pem;
 }
 
-class StoreKeyRegistryTest : public ::testing::Test {
+class StoreKeyRingTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto store = OpenStoreFromUrl("memory:", [](std::function<void()> fn) { fn(); });
@@ -41,9 +41,9 @@ class StoreKeyRegistryTest : public ::testing::Test {
     store_ = std::move(*store);
     ASSERT_TRUE(registry_.Open(*store_).ok());
   }
-  Result<StoreKeyRegistry::AddResult> Add(const std::string& key_id, const std::string& pem) {
-    std::optional<Result<StoreKeyRegistry::AddResult>> out;
-    registry_.Add(key_id, pem, [&](Result<StoreKeyRegistry::AddResult> r) { out = std::move(r); });
+  Result<StoreKeyRing::AddResult> Add(const std::string& key_id, const std::string& pem) {
+    std::optional<Result<StoreKeyRing::AddResult>> out;
+    registry_.Add(key_id, pem, [&](Result<StoreKeyRing::AddResult> r) { out = std::move(r); });
     EXPECT_TRUE(out.has_value()) << "the memory store answers inline";
     return std::move(*out);
   }
@@ -55,10 +55,10 @@ class StoreKeyRegistryTest : public ::testing::Test {
   }
 
   std::unique_ptr<Store> store_;
-  StoreKeyRegistry registry_;
+  StoreKeyRing registry_;
 };
 
-TEST_F(StoreKeyRegistryTest, AddFindReplaceRemove) {
+TEST_F(StoreKeyRingTest, AddFindReplaceRemove) {
   EXPECT_FALSE(registry_.Find(kAlice));
   auto added = Add(kAlice, RsaPem());
   ASSERT_TRUE(added.ok()) << added.status().ToString();
@@ -84,7 +84,7 @@ TEST_F(StoreKeyRegistryTest, AddFindReplaceRemove) {
   EXPECT_EQ(Remove(kAlice).code(), StatusCode::kNotFound);
 }
 
-TEST_F(StoreKeyRegistryTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
+TEST_F(StoreKeyRingTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
   auto message = [&](const std::string& key_id, const std::string& pem) {
     auto r = Add(key_id, pem);
     EXPECT_FALSE(r.ok());
@@ -104,10 +104,10 @@ TEST_F(StoreKeyRegistryTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
   EXPECT_TRUE((*stored)->empty()) << "nothing refused reaches the store";
 }
 
-TEST_F(StoreKeyRegistryTest, OpenLoadsStoredKeysAndSkipsUnreadableOnes) {
+TEST_F(StoreKeyRingTest, OpenLoadsStoredKeysAndSkipsUnreadableOnes) {
   ASSERT_TRUE(Add(kAlice, RsaPem()).ok());
   store_->PutSigningKey("https://broken.example/actor#key", "not a key", [](Status) {});
-  StoreKeyRegistry reopened;
+  StoreKeyRing reopened;
   ASSERT_TRUE(reopened.Open(*store_).ok());
   ASSERT_EQ(reopened.List().size(), 1u);
   EXPECT_EQ(reopened.List()[0].key_id, kAlice);
@@ -115,10 +115,10 @@ TEST_F(StoreKeyRegistryTest, OpenLoadsStoredKeysAndSkipsUnreadableOnes) {
   EXPECT_FALSE(reopened.Find("https://broken.example/actor#key"));
 }
 
-TEST_F(StoreKeyRegistryTest, FlushKeepsKeys) {
+TEST_F(StoreKeyRingTest, FlushKeepsKeys) {
   ASSERT_TRUE(Add(kAlice, RsaPem()).ok());
   store_->Flush([](Status) {});
-  StoreKeyRegistry reopened;
+  StoreKeyRing reopened;
   ASSERT_TRUE(reopened.Open(*store_).ok());
   EXPECT_TRUE(reopened.Find(kAlice));
 }

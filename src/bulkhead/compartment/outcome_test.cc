@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/outcome.h"
+#include "bulkhead/compartment/outcome.h"
 
 #include <gtest/gtest.h>
 
@@ -97,51 +97,56 @@ TEST(OutcomeTest, NonHttpStatusIsPermanentWithoutHostSignal) {
 
 TEST(OutcomeTest, NetworkErrorsAreRetryableHostFailures) {
   for (JobKind kind : kAllKinds) {
-    for (TransportError e :
-         {TransportError::kTimeout, TransportError::kConnectError, TransportError::kDnsError,
-          TransportError::kConnectionReset, TransportError::kTlsError}) {
+    const std::pair<TransportError, const char*> cases[] = {
+        {TransportError::kConnectTimeout, "timeout"},
+        {TransportError::kTimeoutFirstByte, "timeout"},
+        {TransportError::kTimeoutTotal, "timeout"},
+        {TransportError::kLowSpeed, "timeout"},
+        {TransportError::kConnectRefused, "connect_error"},
+        {TransportError::kDns, "dns_error"},
+        {TransportError::kReset, "connection_reset"},
+        {TransportError::kTls, "tls_error"}};
+    for (auto [e, reason] : cases) {
       Outcome o = Classify(kind, {e, 0});
       EXPECT_EQ(o.cls, OutcomeClass::kRetryable) << TransportErrorName(e);
       EXPECT_EQ(o.host, HostSignal::kFailure) << TransportErrorName(e);
-      EXPECT_EQ(o.reason, TransportErrorName(e));
+      EXPECT_EQ(o.reason, reason) << TransportErrorName(e);
     }
   }
 }
 
 TEST(OutcomeTest, TransportErrorWinsOverStaleStatus) {
   // A status left over from a partial response must not turn a timeout into a success.
-  Outcome o = Classify(JobKind::kWebPush, {TransportError::kTimeout, 201});
+  Outcome o = Classify(JobKind::kWebPush, {TransportError::kTimeoutTotal, 201});
   EXPECT_EQ(o.cls, OutcomeClass::kRetryable);
   EXPECT_EQ(o.reason, "timeout");
 }
 
 TEST(OutcomeTest, PolicyRefusalsArePermanentAndSayNothingAboutTheHost) {
-  for (TransportError e : {TransportError::kBlockedAddress, TransportError::kTooManyRedirects}) {
+  const std::pair<TransportError, const char*> cases[] = {
+      {TransportError::kSsrfRefused, "blocked_address"},
+      {TransportError::kTooManyRedirects, "too_many_redirects"}};
+  for (auto [e, reason] : cases) {
     Outcome o = Classify(JobKind::kActivityPub, {e, 0});
     EXPECT_EQ(o.cls, OutcomeClass::kPermanent);
     EXPECT_EQ(o.host, HostSignal::kNone);
-    EXPECT_EQ(o.reason, TransportErrorName(e));
+    EXPECT_EQ(o.reason, reason);
   }
 }
 
 TEST(OutcomeTest, OtherLocalErrorsAreRetryableWithoutHostSignal) {
-  Outcome o = Classify(JobKind::kWebhook, {TransportError::kOther, 0});
-  EXPECT_EQ(o.cls, OutcomeClass::kRetryable);
-  EXPECT_EQ(o.host, HostSignal::kNone);
-}
-
-TEST(OutcomeTest, JobKindNamesRoundTrip) {
-  for (JobKind kind : kAllKinds) EXPECT_EQ(JobKindFromName(JobKindName(kind)), kind);
-  EXPECT_STREQ(JobKindName(JobKind::kActivityPub), "activitypub");
-  EXPECT_EQ(JobKindFromName("WebPush"), std::nullopt);
-  EXPECT_EQ(JobKindFromName("email"), std::nullopt);
-  EXPECT_EQ(JobKindFromName(""), std::nullopt);
+  for (TransportError e : {TransportError::kOther, TransportError::kCancelled}) {
+    Outcome o = Classify(JobKind::kWebhook, {e, 0});
+    EXPECT_EQ(o.cls, OutcomeClass::kRetryable);
+    EXPECT_EQ(o.host, HostSignal::kNone);
+    EXPECT_EQ(o.reason, "other");
+  }
 }
 
 TEST(OutcomeTest, Names) {
   EXPECT_STREQ(OutcomeClassName(OutcomeClass::kGone), "gone");
   EXPECT_STREQ(HostSignalName(HostSignal::kOverloaded), "overloaded");
-  EXPECT_STREQ(TransportErrorName(TransportError::kTlsError), "tls_error");
+  EXPECT_STREQ(TransportErrorName(TransportError::kTls), "tls");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// StoreKeyRegistry: the ActivityPub signing keys, kept in the Store (so they survive restarts with
+// StoreKeyRing: the ActivityPub signing keys, kept in the Store (so they survive restarts with
 // the jobs) and held parsed in memory for Find.
 //
 // Thread-safety: Find and List may be called from any thread. Open, Add and Remove call the Store
@@ -18,14 +18,14 @@
 #include <string_view>
 #include <vector>
 
-#include "bulkhead/dispatch/key_registry.h"
+#include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/encoders/http_signature.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
 
-class StoreKeyRegistry final : public KeyRegistry {
+class StoreKeyRing final : public KeyRing {
  public:
   // What may be shown about a key: never the private half.
   struct KeyInfo {
@@ -40,9 +40,9 @@ class StoreKeyRegistry final : public KeyRegistry {
   };
   using AddDone = std::function<void(Result<AddResult>)>;
 
-  StoreKeyRegistry() = default;
-  StoreKeyRegistry(const StoreKeyRegistry&) = delete;
-  StoreKeyRegistry& operator=(const StoreKeyRegistry&) = delete;
+  StoreKeyRing() = default;
+  StoreKeyRing(const StoreKeyRing&) = delete;
+  StoreKeyRing& operator=(const StoreKeyRing&) = delete;
 
   // Attaches the registry to `store` and loads every stored key. Call once, before anything else.
   // A stored key that no longer parses is skipped with a warning naming its key id. The embedded

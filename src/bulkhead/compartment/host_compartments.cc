@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/compartment_registry.h"
+#include "bulkhead/compartment/host_compartments.h"
 
 #include <algorithm>
 #include <cassert>
@@ -15,10 +15,10 @@ struct Candidate {
 
 }  // namespace
 
-CompartmentRegistry::CompartmentRegistry(const CompartmentRegistryConfig& config, Rng& rng)
+HostCompartments::HostCompartments(const HostCompartmentsConfig& config, Rng& rng)
     : config_(config), global_max_(std::max(1, config.global_max_in_flight)), rng_(rng) {}
 
-Compartment& CompartmentRegistry::Get(std::string_view host, TimePoint now) {
+Compartment& HostCompartments::Get(std::string_view host, TimePoint now) {
   auto it = compartments_.find(host);
   if (it == compartments_.end()) {
     it = compartments_
@@ -30,31 +30,31 @@ Compartment& CompartmentRegistry::Get(std::string_view host, TimePoint now) {
   return *it->second;
 }
 
-Compartment* CompartmentRegistry::Find(std::string_view host) {
+Compartment* HostCompartments::Find(std::string_view host) {
   auto it = compartments_.find(host);
   return it == compartments_.end() ? nullptr : it->second.get();
 }
 
-const Compartment* CompartmentRegistry::Find(std::string_view host) const {
+const Compartment* HostCompartments::Find(std::string_view host) const {
   auto it = compartments_.find(host);
   return it == compartments_.end() ? nullptr : it->second.get();
 }
 
-bool CompartmentRegistry::IsUnavailable(std::string_view host, TimePoint now) const {
+bool HostCompartments::IsUnavailable(std::string_view host, TimePoint now) const {
   const Compartment* c = Find(host);
   return c != nullptr && c->unavailable(now);
 }
 
-void CompartmentRegistry::Restore(std::string_view host, const CompartmentState& state,
+void HostCompartments::Restore(std::string_view host, const CompartmentState& state,
                                   TimePoint now) {
   Get(host, now).Restore(state, now);
 }
 
-Status CompartmentRegistry::Park(std::string_view host, std::string job_id, TimePoint now) {
+Status HostCompartments::Park(std::string_view host, std::string job_id, TimePoint now) {
   return Get(host, now).Park(std::move(job_id));
 }
 
-std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fresh, TimePoint now) {
+std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh, TimePoint now) {
   std::vector<Grant> grants;
 
   // Candidates in host order: hosts with fresh demand merged with hosts that have parked jobs.
@@ -146,7 +146,7 @@ std::vector<Grant> CompartmentRegistry::Schedule(std::span<const HostDemand> fre
   return grants;
 }
 
-void CompartmentRegistry::OnResult(const Grant& grant, const Outcome& outcome, Duration latency,
+void HostCompartments::OnResult(const Grant& grant, const Outcome& outcome, Duration latency,
                                    TimePoint now, std::optional<TimePoint> retry_after) {
   if (global_in_flight_ > 0) --global_in_flight_;
   Compartment* c = Find(grant.host);
@@ -154,7 +154,7 @@ void CompartmentRegistry::OnResult(const Grant& grant, const Outcome& outcome, D
   if (c != nullptr) c->OnResult(grant.permit, outcome, latency, now, retry_after);
 }
 
-size_t CompartmentRegistry::EvictIdle(TimePoint now) {
+size_t HostCompartments::EvictIdle(TimePoint now) {
   size_t evicted = 0;
   for (auto it = compartments_.begin(); it != compartments_.end();) {
     if (it->second->Evictable(now, config_.idle_eviction, config_.failing_retention)) {
@@ -167,7 +167,7 @@ size_t CompartmentRegistry::EvictIdle(TimePoint now) {
   return evicted;
 }
 
-std::optional<TimePoint> CompartmentRegistry::NextWakeup(TimePoint now) const {
+std::optional<TimePoint> HostCompartments::NextWakeup(TimePoint now) const {
   std::optional<TimePoint> best;
   for (const Compartment* c : index_.parked) {
     std::optional<TimePoint> t = c->NextWakeup(now);
@@ -176,7 +176,7 @@ std::optional<TimePoint> CompartmentRegistry::NextWakeup(TimePoint now) const {
   return best;
 }
 
-std::vector<CompartmentSnapshot> CompartmentRegistry::Snapshot(TimePoint now) const {
+std::vector<CompartmentSnapshot> HostCompartments::Snapshot(TimePoint now) const {
   std::vector<CompartmentSnapshot> out;
   out.reserve(compartments_.size());
   for (const auto& [host, c] : compartments_) out.push_back(c->Snapshot(now));

@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/adaptive_limit.h"
+#include "bulkhead/compartment/adaptive_limit.h"
 
 #include <gtest/gtest.h>
 

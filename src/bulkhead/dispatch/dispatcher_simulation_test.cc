@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "bulkhead/delivery/compartment_registry.h"
-#include "bulkhead/delivery/outcome.h"
-#include "bulkhead/delivery/retry_after.h"
+#include "bulkhead/compartment/host_compartments.h"
+#include "bulkhead/compartment/outcome.h"
+#include "bulkhead/compartment/retry_after.h"
 
 namespace bulkhead {
 namespace {
@@ -58,7 +58,7 @@ class FakeTransport {
                  b.result,        b.retry_after};
     if (b.latency >= kDeadline) {
       c.at = now + kDeadline;
-      c.result = {TransportError::kTimeout, 0};
+      c.result = {TransportError::kTimeoutTotal, 0};
       c.retry_after.clear();
     }
     ++started_[c.grant.host];
@@ -135,7 +135,7 @@ struct SimResult {
 // retryable jobs come back after a fixed backoff (the engine's retry policy, outside this module).
 class Simulation {
  public:
-  Simulation(const CompartmentRegistryConfig& config, int max_attempts)
+  Simulation(const HostCompartmentsConfig& config, int max_attempts)
       : registry_(config, rng_),
         global_max_(config.global_max_in_flight),
         max_attempts_(max_attempts) {}
@@ -249,7 +249,7 @@ class Simulation {
 
   ManualClock clock_;
   ScriptedRng rng_;  // empty: no jitter, every run identical
-  CompartmentRegistry registry_;
+  HostCompartments registry_;
   FakeTransport transport_;
   const int global_max_;
   const int max_attempts_;
@@ -261,8 +261,8 @@ class Simulation {
 };
 
 // Mastodon-like: 15 slots in all (the incident's 15 worker threads), breaker and AIMD defaults.
-CompartmentRegistryConfig BulkheadConfig() {
-  CompartmentRegistryConfig c;
+HostCompartmentsConfig BulkheadConfig() {
+  HostCompartmentsConfig c;
   c.global_max_in_flight = 15;
   c.compartment.limit.max_limit = 15;
   return c;
@@ -270,8 +270,8 @@ CompartmentRegistryConfig BulkheadConfig() {
 
 // No compartments to speak of: a flat per-host cap equal to the pool and a breaker that never
 // opens. Fair share still applies.
-CompartmentRegistryConfig NoCompartmentsConfig() {
-  CompartmentRegistryConfig c = BulkheadConfig();
+HostCompartmentsConfig NoCompartmentsConfig() {
+  HostCompartmentsConfig c = BulkheadConfig();
   c.compartment.limit.initial_limit = c.compartment.limit.min_limit = 15;
   c.compartment.breaker.failure_threshold = 1'000'000'000;
   c.compartment.slow_call_threshold = Duration::zero();
@@ -296,7 +296,7 @@ void Print(const char* name, const SimResult& r) {
   }
 }
 
-SimResult RunScenario(const CompartmentRegistryConfig& config, bool with_bad_host) {
+SimResult RunScenario(const HostCompartmentsConfig& config, bool with_bad_host) {
   Simulation sim(config, /*max_attempts=*/5);
   sim.transport().Script(kGood, kHealthy);
   sim.transport().Script(kBad, kNeverAnswers);
@@ -401,7 +401,7 @@ TEST(DispatcherSimulationTest, SlowRelayIsSqueezedWhileTheHealthyHostKeepsItsRat
 }
 
 TEST(DispatcherSimulationTest, RateLimitedHostIsLeftAloneUntilRetryAfter) {
-  CompartmentRegistryConfig config = BulkheadConfig();
+  HostCompartmentsConfig config = BulkheadConfig();
   Simulation sim(config, /*max_attempts=*/25);
   sim.transport().Script(kGood, kHealthy);
   sim.transport().Script(kBad, {milliseconds(50), {TransportError::kNone, 429}, "120"});

@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/compartment.h"
+#include "bulkhead/compartment/compartment.h"
 
 #include <gtest/gtest.h>
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "bulkhead/delivery/adaptive_limit.h"
-#include "bulkhead/delivery/circuit_breaker.h"
-#include "bulkhead/delivery/outcome.h"
+#include "bulkhead/compartment/adaptive_limit.h"
+#include "bulkhead/compartment/circuit_breaker.h"
+#include "bulkhead/compartment/outcome.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/status.h"
@@ -115,14 +115,14 @@ struct CompartmentByHost {
   bool operator()(const Compartment* a, const Compartment* b) const;
 };
 
-// What a CompartmentRegistry needs to find without scanning every compartment. An attached
+// What a HostCompartments needs to find without scanning every compartment. An attached
 // Compartment keeps it current as its parked queue and in-flight count change.
 struct CompartmentIndex {
   std::set<Compartment*, CompartmentByHost> parked;  // compartments with parked jobs
   int holders = 0;                                   // compartments with attempts in flight
 };
 
-// Not thread-safe: one event-loop thread owns all compartments (through CompartmentRegistry).
+// Not thread-safe: one event-loop thread owns all compartments (through HostCompartments).
 // The Rng must outlive it.
 //
 // Protocol: every granted attempt (TryAcquire or NextReady) must end with exactly one OnResult
@@ -139,7 +139,7 @@ class Compartment {
 
   const std::string& host() const { return host_; }
 
-  // Makes this compartment keep `index` current (CompartmentRegistry does this on creation).
+  // Makes this compartment keep `index` current (HostCompartments does this on creation).
   // `index` must outlive the compartment or be detached with nullptr.
   void AttachIndex(CompartmentIndex* index);
 

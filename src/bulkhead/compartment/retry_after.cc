@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/retry_after.h"
+#include "bulkhead/compartment/retry_after.h"
 
 #include <algorithm>
 #include <array>

@@ -2,34 +2,13 @@
 // for the destination host (healthy, failing, overloaded). Pure classification: no I/O, no state.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
+#include "bulkhead/engine/job_kind.h"
+#include "bulkhead/transport/transport.h"
+
 namespace bulkhead {
-
-// The built-in job types bulkhead delivers itself.
-enum class JobKind { kWebPush, kActivityPub, kWebhook };
-
-// "webpush", "activitypub", "webhook": the Faktory jobtype names of the built-in kinds.
-const char* JobKindName(JobKind kind);
-// The kind named `name` (exact, lowercase), or nullopt for any other jobtype.
-std::optional<JobKind> JobKindFromName(std::string_view name);
-
-// How an attempt ended below HTTP. kNone means an HTTP status line was received.
-enum class TransportError {
-  kNone = 0,
-  kTimeout,           // a connect, first-byte or total deadline expired
-  kConnectError,      // TCP connect refused/unreachable, or every candidate address failed
-  kDnsError,          // name resolution failed or timed out
-  kConnectionReset,   // the peer reset or closed the connection mid-exchange
-  kTlsError,          // handshake or certificate failure
-  kBlockedAddress,    // the SSRF guard refused every resolved address; the host was never contacted
-  kTooManyRedirects,  // the redirect limit was exceeded
-  kOther,             // any other local failure (e.g. response body over the size limit)
-};
-
-const char* TransportErrorName(TransportError e);
 
 // The raw result of one attempt, as the transport reports it.
 struct AttemptResult {
@@ -76,9 +55,13 @@ struct Outcome {
 //  * 1xx/3xx reaching us (redirects are followed by the transport): kPermanent, host healthy;
 //    retrying the identical request cannot change the answer. Codes outside 100..599: kPermanent,
 //    no host signal.
-//  * timeout, connect, DNS, reset, TLS errors: kRetryable, host failure.
-//  * kBlockedAddress, kTooManyRedirects: kPermanent, no host signal (policy, not host health).
-//  * kOther: kRetryable, no host signal.
+//  * timeout (connect, first byte, total, low speed), connect, DNS, reset, TLS errors: kRetryable,
+//    host failure.
+//  * kSsrfRefused, kTooManyRedirects: kPermanent, no host signal (policy, not host health).
+//  * kCancelled, kOther: kRetryable, no host signal.
+// Transport failures' reasons are the coarse words "timeout", "connect_error", "dns_error",
+// "connection_reset", "tls_error", "blocked_address", "too_many_redirects", "other" (kept stable:
+// they are stored as dead reasons; TransportErrorName gives the fine kind).
 Outcome Classify(JobKind kind, const AttemptResult& r);
 
 }  // namespace bulkhead

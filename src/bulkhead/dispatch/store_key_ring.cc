@@ -1,4 +1,4 @@
-#include "bulkhead/dispatch/store_key_registry.h"
+#include "bulkhead/dispatch/store_key_ring.h"
 
 #include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
@@ -18,7 +18,7 @@ void Wipe(std::string& s) {
 
 }  // namespace
 
-Status StoreKeyRegistry::ValidateKeyId(std::string_view key_id) {
+Status StoreKeyRing::ValidateKeyId(std::string_view key_id) {
   if (key_id.empty()) return Status::InvalidArgument("key id is empty");
   if (key_id.size() > kMaxKeyIdBytes) {
     return Status::InvalidArgument("key id is longer than " + std::to_string(kMaxKeyIdBytes) +
@@ -42,7 +42,7 @@ Status StoreKeyRegistry::ValidateKeyId(std::string_view key_id) {
   return Status::Ok();
 }
 
-Result<StoreKeyRegistry::Entry> StoreKeyRegistry::Parse(const std::string& key_id,
+Result<StoreKeyRing::Entry> StoreKeyRing::Parse(const std::string& key_id,
                                                         std::string_view pem) {
   Result<SigningKey> key = SigningKey::FromPem(pem);
   if (!key.ok()) return key.status();
@@ -54,7 +54,7 @@ Result<StoreKeyRegistry::Entry> StoreKeyRegistry::Parse(const std::string& key_i
   return Entry{std::move(*key), std::move(info)};
 }
 
-Status StoreKeyRegistry::Open(Store& store) {
+Status StoreKeyRing::Open(Store& store) {
   store_ = &store;
   // Embedded stores answer inline; `result` tells whether they did.
   auto result = std::make_shared<std::optional<Status>>();
@@ -71,7 +71,7 @@ Status StoreKeyRegistry::Open(Store& store) {
   return result->value_or(Status::Ok());
 }
 
-void StoreKeyRegistry::Load(std::vector<Store::StoredSigningKey> keys) {
+void StoreKeyRing::Load(std::vector<Store::StoredSigningKey> keys) {
   std::map<std::string, Entry, std::less<>> loaded;
   for (auto& stored : keys) {
     Result<Entry> entry = Parse(stored.key_id, stored.pem);
@@ -87,7 +87,7 @@ void StoreKeyRegistry::Load(std::vector<Store::StoredSigningKey> keys) {
   keys_ = std::move(loaded);
 }
 
-void StoreKeyRegistry::Add(std::string key_id, std::string pem, AddDone done) {
+void StoreKeyRing::Add(std::string key_id, std::string pem, AddDone done) {
   Status valid = ValidateKeyId(key_id);
   if (!valid.ok()) {
     Wipe(pem);
@@ -102,7 +102,7 @@ void StoreKeyRegistry::Add(std::string key_id, std::string pem, AddDone done) {
   }
   if (!store_) {
     Wipe(pem);
-    done(Status::FailedPrecondition("the key registry is not open"));
+    done(Status::FailedPrecondition("the key ring is not open"));
     return;
   }
   auto parsed = std::make_shared<Entry>(std::move(*entry));
@@ -126,9 +126,9 @@ void StoreKeyRegistry::Add(std::string key_id, std::string pem, AddDone done) {
   Wipe(pem);
 }
 
-void StoreKeyRegistry::Remove(const std::string& key_id, std::function<void(Status)> done) {
+void StoreKeyRing::Remove(const std::string& key_id, std::function<void(Status)> done) {
   if (!store_) {
-    done(Status::FailedPrecondition("the key registry is not open"));
+    done(Status::FailedPrecondition("the key ring is not open"));
     return;
   }
   store_->RemoveSigningKey(key_id, [this, key_id, done = std::move(done)](Status s) {
@@ -143,7 +143,7 @@ void StoreKeyRegistry::Remove(const std::string& key_id, std::function<void(Stat
   });
 }
 
-std::vector<StoreKeyRegistry::KeyInfo> StoreKeyRegistry::List() const {
+std::vector<StoreKeyRing::KeyInfo> StoreKeyRing::List() const {
   std::lock_guard lock(mu_);
   std::vector<KeyInfo> out;
   out.reserve(keys_.size());
@@ -151,7 +151,7 @@ std::vector<StoreKeyRegistry::KeyInfo> StoreKeyRegistry::List() const {
   return out;
 }
 
-std::optional<StoreKeyRegistry::KeyInfo> StoreKeyRegistry::Describe(
+std::optional<StoreKeyRing::KeyInfo> StoreKeyRing::Describe(
     std::string_view key_id) const {
   std::lock_guard lock(mu_);
   auto it = keys_.find(key_id);
@@ -159,7 +159,7 @@ std::optional<StoreKeyRegistry::KeyInfo> StoreKeyRegistry::Describe(
   return it->second.info;
 }
 
-std::optional<SigningKey> StoreKeyRegistry::Find(std::string_view key_id) const {
+std::optional<SigningKey> StoreKeyRing::Find(std::string_view key_id) const {
   std::lock_guard lock(mu_);
   auto it = keys_.find(key_id);
   if (it == keys_.end()) return std::nullopt;

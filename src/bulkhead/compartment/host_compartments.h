@@ -1,4 +1,4 @@
-// CompartmentRegistry: the compartments of all destination hosts, plus the global in-flight cap
+// HostCompartments: the compartments of all destination hosts, plus the global in-flight cap
 // they share. Decides which hosts may start a request now, so that one host can never take the
 // slots every other host needs.
 #pragma once
@@ -13,13 +13,13 @@
 #include <string_view>
 #include <vector>
 
-#include "bulkhead/delivery/compartment.h"
+#include "bulkhead/compartment/compartment.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 
 namespace bulkhead {
 
-struct CompartmentRegistryConfig {
+struct HostCompartmentsConfig {
   // Settings of every compartment.
   CompartmentConfig compartment;
   // Attempts in flight across all hosts (the worker pool of the incident was 15; bulkhead's
@@ -61,11 +61,11 @@ struct Grant {
 // Start attempts only through Schedule: grants taken directly with Compartment::TryAcquire or
 // NextReady are not counted against the global cap. Get/Find are for everything else (Park,
 // Unpark, RestoreFailingSince, inspection).
-class CompartmentRegistry {
+class HostCompartments {
  public:
-  CompartmentRegistry(const CompartmentRegistryConfig& config, Rng& rng);
-  CompartmentRegistry(const CompartmentRegistry&) = delete;
-  CompartmentRegistry& operator=(const CompartmentRegistry&) = delete;
+  HostCompartments(const HostCompartmentsConfig& config, Rng& rng);
+  HostCompartments(const HostCompartments&) = delete;
+  HostCompartments& operator=(const HostCompartments&) = delete;
 
   // The compartment for `host` (exact string; normalise hosts before calling), created on first
   // use. The reference stays valid until the compartment is evicted (EvictIdle).
@@ -114,7 +114,7 @@ class CompartmentRegistry {
   std::vector<CompartmentSnapshot> Snapshot(TimePoint now) const;
 
  private:
-  const CompartmentRegistryConfig config_;
+  const HostCompartmentsConfig config_;
   const int global_max_;
   Rng& rng_;
   CompartmentIndex index_;  // declared before compartments_: they detach from it when destroyed

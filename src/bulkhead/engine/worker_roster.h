@@ -1,4 +1,4 @@
-// WorkerRegistry: the consumers identified by a wid in HELLO, their heartbeat and lifecycle state.
+// WorkerRoster: the consumers identified by a wid in HELLO, their heartbeat and lifecycle state.
 // One record per wid, shared by all of that wid's connections and dropped with the last one or
 // when it stays silent past the timeout. States only move forward: running → quiet → terminate.
 //
@@ -31,7 +31,7 @@ struct WorkerInfo {
   int64_t rss_kb = 0;
 };
 
-class WorkerRegistry {
+class WorkerRoster {
  public:
   // Adds a connection for info.wid, creating the record if needed.
   void Connect(const WorkerInfo& info, TimePoint now);

@@ -1,4 +1,4 @@
-#include "bulkhead/engine/worker_registry.h"
+#include "bulkhead/engine/worker_roster.h"
 
 namespace bulkhead {
 
@@ -18,7 +18,7 @@ Result<WorkerState> ParseWorkerState(const std::string& s) {
   return Status::InvalidArgument("unknown worker state " + s);
 }
 
-void WorkerRegistry::Connect(const WorkerInfo& info, TimePoint now) {
+void WorkerRoster::Connect(const WorkerInfo& info, TimePoint now) {
   auto [it, inserted] = workers_.try_emplace(info.wid, info);
   if (inserted) {
     it->second.started_at = now;
@@ -28,13 +28,13 @@ void WorkerRegistry::Connect(const WorkerInfo& info, TimePoint now) {
   it->second.connections++;
 }
 
-void WorkerRegistry::Disconnect(const std::string& wid) {
+void WorkerRoster::Disconnect(const std::string& wid) {
   auto it = workers_.find(wid);
   if (it == workers_.end()) return;
   if (--it->second.connections <= 0) workers_.erase(it);
 }
 
-Result<WorkerState> WorkerRegistry::Beat(const std::string& wid, const std::string& reported,
+Result<WorkerState> WorkerRoster::Beat(const std::string& wid, const std::string& reported,
                                          int64_t rss_kb, TimePoint now) {
   auto it = workers_.find(wid);
   if (it == workers_.end()) return Status::NotFound("unknown worker " + wid);
@@ -45,25 +45,25 @@ Result<WorkerState> WorkerRegistry::Beat(const std::string& wid, const std::stri
   return it->second.state;
 }
 
-Status WorkerRegistry::Signal(const std::string& wid, WorkerState state) {
+Status WorkerRoster::Signal(const std::string& wid, WorkerState state) {
   auto it = workers_.find(wid);
   if (it == workers_.end()) return Status::NotFound("unknown worker " + wid);
   if (state > it->second.state) it->second.state = state;
   return Status::Ok();
 }
 
-void WorkerRegistry::SignalAll(WorkerState state) {
+void WorkerRoster::SignalAll(WorkerState state) {
   for (auto& [wid, w] : workers_) {
     if (state > w.state) w.state = state;
   }
 }
 
-WorkerState WorkerRegistry::StateOf(const std::string& wid) const {
+WorkerState WorkerRoster::StateOf(const std::string& wid) const {
   auto it = workers_.find(wid);
   return it == workers_.end() ? WorkerState::kRunning : it->second.state;
 }
 
-std::vector<std::string> WorkerRegistry::Reap(TimePoint now, Duration timeout) {
+std::vector<std::string> WorkerRoster::Reap(TimePoint now, Duration timeout) {
   std::vector<std::string> gone;
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (now - it->second.last_beat > timeout) {

@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/circuit_breaker.h"
+#include "bulkhead/compartment/circuit_breaker.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// KeyRegistry: the actors' signing keys for ActivityPub deliveries, looked up by the key id a job
+// KeyRing: the actors' signing keys for ActivityPub deliveries, looked up by the key id a job
 // names (the actor's key URI). Jobs never carry key material.
 #pragma once
 
@@ -13,15 +13,15 @@
 namespace bulkhead {
 
 // Implementations are thread-safe.
-class KeyRegistry {
+class KeyRing {
  public:
-  virtual ~KeyRegistry() = default;
+  virtual ~KeyRing() = default;
   // The key registered under `key_id`, or nullopt. The returned SigningKey shares the key.
   virtual std::optional<SigningKey> Find(std::string_view key_id) const = 0;
 };
 
-// Keys held in memory only (tests; the server uses StoreKeyRegistry). Thread-safe.
-class InMemoryKeyRegistry final : public KeyRegistry {
+// Keys held in memory only (tests; the server uses StoreKeyRing). Thread-safe.
+class InMemoryKeyRing final : public KeyRing {
  public:
   // Adds or replaces the key for `key_id`.
   void Add(std::string key_id, SigningKey key);

@@ -1,4 +1,4 @@
-#include "bulkhead/delivery/compartment_registry.h"
+#include "bulkhead/compartment/host_compartments.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,8 +25,8 @@ const Outcome kOk{OutcomeClass::kOk, HostSignal::kHealthy, "http 202"};
 const Outcome kTimeout{OutcomeClass::kRetryable, HostSignal::kFailure, "timeout"};
 
 // Fixed per-host cap of `per_host`, so fairness is tested apart from adaptation.
-CompartmentRegistryConfig Config(int global, int per_host) {
-  CompartmentRegistryConfig c;
+HostCompartmentsConfig Config(int global, int per_host) {
+  HostCompartmentsConfig c;
   c.global_max_in_flight = global;
   c.compartment.limit.initial_limit = per_host;
   c.compartment.limit.max_limit = per_host;
@@ -54,7 +54,7 @@ std::vector<std::string> Hosts(const std::vector<Grant>& grants) {
 class RegistryTest : public ::testing::Test {
  protected:
   void Make(int global, int per_host) {
-    reg_ = std::make_unique<CompartmentRegistry>(Config(global, per_host), rng_);
+    reg_ = std::make_unique<HostCompartments>(Config(global, per_host), rng_);
   }
   std::vector<Grant> Schedule(std::vector<HostDemand> demand) {
     return reg_->Schedule(demand, clock_.Now());
@@ -66,7 +66,7 @@ class RegistryTest : public ::testing::Test {
 
   ManualClock clock_;
   ScriptedRng rng_;
-  std::unique_ptr<CompartmentRegistry> reg_;
+  std::unique_ptr<HostCompartments> reg_;
 };
 
 TEST_F(RegistryTest, GetCreatesOnceAndFindDoesNotCreate) {
@@ -301,8 +301,8 @@ TEST_F(RegistryTest, ZeroOrNegativeDemandIsIgnored) {
 }
 
 TEST_F(RegistryTest, NonsenseGlobalCapActsAsOne) {
-  CompartmentRegistryConfig c = Config(0, 4);
-  CompartmentRegistry reg(c, rng_);
+  HostCompartmentsConfig c = Config(0, 4);
+  HostCompartments reg(c, rng_);
   std::vector<HostDemand> d = {{"a", 5}};
   EXPECT_EQ(reg.Schedule(d, Now()).size(), 1u);
   EXPECT_EQ(reg.global_max_in_flight(), 1);
