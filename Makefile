@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-asan run test unit-test unit-test-asan interop-test e2e-test deploy-test bench replay clean
+.PHONY: setup build build-asan run test format-check unit-test unit-test-asan interop-test e2e-test deploy-test bench replay clean
 
 setup:
 	@bash scripts/setup
@@ -38,7 +38,11 @@ e2e-test: build
 deploy-test: setup
 	if [ -x deploy/test ]; then bash deploy/test; fi
 
-test: unit-test unit-test-asan interop-test e2e-test deploy-test fuzz-test
+# Every tracked C++ file matches .clang-format (scripts/check-format).
+format-check: setup
+	bash scripts/check-format
+
+test: format-check unit-test unit-test-asan interop-test e2e-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run

@@ -20,12 +20,13 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,13 +36,11 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "bulkhead/client/faktory_client.h"
 
@@ -115,16 +114,11 @@ class ServerProcess {
     log_path_ = dir + "/server.log";
     std::string data_dir = dir + "/data";
     fs::create_directories(data_dir);
-    std::vector<std::string> args = {binary,
-                                     "serve",
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(port_),
-                                     "--http",
-                                     "127.0.0.1:" + std::to_string(http_port),
-                                     "--store",
-                                     store,
-                                     "--data-dir",
-                                     data_dir};
+    std::vector<std::string> args = {binary,       "serve",
+                                     "--listen",   "127.0.0.1:" + std::to_string(port_),
+                                     "--http",     "127.0.0.1:" + std::to_string(http_port),
+                                     "--store",    store,
+                                     "--data-dir", data_dir};
     pid_ = fork();
     if (pid_ < 0) return Status::Unavailable("fork failed");
     if (pid_ == 0) {
@@ -232,8 +226,8 @@ void PushWorker(int port, Shared& s, int64_t begin, int64_t end, int batch) {
     std::string body = "[";
     for (int64_t j = i; j < std::min(end, i + batch); ++j) {
       if (j != i) body += ',';
-      body += R"({"jid":")" + Jid(j) + R"(","jobtype":"noop","queue":")" + kQueue +
-              R"(","args":[]})";
+      body +=
+          R"({"jid":")" + Jid(j) + R"(","jobtype":"noop","queue":")" + kQueue + R"(","args":[]})";
     }
     body += ']';
     Result<std::string> r = (*c)->PushBulk(body);
@@ -244,7 +238,8 @@ void PushWorker(int port, Shared& s, int64_t begin, int64_t end, int batch) {
 }
 
 // Records a FETCH reply; appends the jid to `acks` when it is a job.
-bool TakeFetchReply(Shared& s, const FaktoryReply& r, std::vector<std::pair<int64_t, std::string>>* acks) {
+bool TakeFetchReply(Shared& s, const FaktoryReply& r,
+                    std::vector<std::pair<int64_t, std::string>>* acks) {
   if (r.kind == FaktoryReply::Kind::kNull) {
     s.nulls++;
     s.unclaimed++;  // fetch it again
@@ -327,7 +322,8 @@ void FetchAckWorker(int port, Shared& s, int pipeline, int index) {
 double CpuSeconds(int who) {
   rusage u{};
   getrusage(who, &u);
-  return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
+  return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec +
+         u.ru_stime.tv_usec / 1e6;
 }
 
 std::string StoreName(const std::string& url) {
@@ -344,7 +340,8 @@ int Run(int argc, char** argv) {
   int batch = 1000;
   std::string server;
   app.add_option("--store", store, "store URL (default sqlite:<temp dir>/bench.db; or memory:)");
-  app.add_option("--jobs", jobs, "number of jobs")->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
+  app.add_option("--jobs", jobs, "number of jobs")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   app.add_option("--connections", connections, "connections pushing and fetching")
       ->check(CLI::Range(1, 1000));
   app.add_option("--pipeline", pipeline, "FETCHes in flight per connection (1 = no pipelining)")
@@ -462,15 +459,16 @@ int Run(int argc, char** argv) {
       std::printf("push: %lld jobs in %.3f s = %.0f jobs/s (PUSHB of %d jobs, %d connections)\n",
                   static_cast<long long>(jobs), push_s, jobs / push_s, batch, connections);
       if (pipeline == 1) {
-        std::printf("fetch+ack: %lld jobs in %.3f s = %.0f jobs/s (%d connections, no pipelining: "
-                    "FETCH round trip then ACK round trip per job)\n",
-                    static_cast<long long>(jobs), fetch_s, jobs / fetch_s, connections);
+        std::printf(
+            "fetch+ack: %lld jobs in %.3f s = %.0f jobs/s (%d connections, no pipelining: "
+            "FETCH round trip then ACK round trip per job)\n",
+            static_cast<long long>(jobs), fetch_s, jobs / fetch_s, connections);
       } else {
-        std::printf("fetch+ack: %lld jobs in %.3f s = %.0f jobs/s (%d connections, pipelined: %d "
-                    "FETCHes in flight per connection, each write = ACKs of the previous batch + "
-                    "next %d FETCHes)\n",
-                    static_cast<long long>(jobs), fetch_s, jobs / fetch_s, connections, pipeline,
-                    pipeline);
+        std::printf(
+            "fetch+ack: %lld jobs in %.3f s = %.0f jobs/s (%d connections, pipelined: %d "
+            "FETCHes in flight per connection, each write = ACKs of the previous batch + "
+            "next %d FETCHes)\n",
+            static_cast<long long>(jobs), fetch_s, jobs / fetch_s, connections, pipeline, pipeline);
       }
       std::printf("verified: every job fetched once and acked once (+OK); FETCH nulls %lld; %s\n",
                   static_cast<long long>(s.nulls.load()), info_summary.c_str());

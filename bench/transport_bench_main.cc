@@ -12,24 +12,24 @@
 // separate process so that both ends of 10,000 connections do not share one descriptor table.
 //
 // Usage: transport_bench [--stuck N] [--seconds S] [--rounds R] [--window W] [--cycles C]
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -57,11 +57,16 @@ Args ParseArgs(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--stuck") a.stuck = std::atoi(argv[i + 1]);
-    else if (k == "--seconds") a.seconds = std::atof(argv[i + 1]);
-    else if (k == "--window") a.window = std::atoi(argv[i + 1]);
-    else if (k == "--rounds") a.rounds = std::max(1, std::atoi(argv[i + 1]));
-    else if (k == "--cycles") a.cycles = std::max(1, std::atoi(argv[i + 1]));
+    if (k == "--stuck")
+      a.stuck = std::atoi(argv[i + 1]);
+    else if (k == "--seconds")
+      a.seconds = std::atof(argv[i + 1]);
+    else if (k == "--window")
+      a.window = std::atoi(argv[i + 1]);
+    else if (k == "--rounds")
+      a.rounds = std::max(1, std::atoi(argv[i + 1]));
+    else if (k == "--cycles")
+      a.cycles = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       std::exit(2);
@@ -136,8 +141,8 @@ class Bench {
       : io_(io), transport_(transport), url_(std::move(url)), window_(window) {}
 
   struct Figures {
-    double rate = 0;              // deliveries per wall-clock second
-    double loop_cpu_us = 0;       // loop-thread CPU per delivery (insensitive to other processes)
+    double rate = 0;         // deliveries per wall-clock second
+    double loop_cpu_us = 0;  // loop-thread CPU per delivery (insensitive to other processes)
   };
 
   // Runs healthy deliveries with `window` in flight for `seconds`.
@@ -160,8 +165,9 @@ class Bench {
     while (outstanding_ > 0 && Clock::now() < drain_end) {
       io_.run_one_for(milliseconds(20));
     }
-    if (failed_ > 0) std::printf("  healthy failures during measurement: %llu\n",
-                                 static_cast<unsigned long long>(failed_));
+    if (failed_ > 0)
+      std::printf("  healthy failures during measurement: %llu\n",
+                  static_cast<unsigned long long>(failed_));
     Figures f;
     f.rate = done / elapsed;
     f.loop_cpu_us = done > 0 ? cpu * 1e6 / double(done) : 0;
@@ -280,8 +286,9 @@ int main(int argc, char** argv) {
     CurlTransport& transport = **made;
     Bench bench(io, transport, healthy.Url("/echo"), args.window);
 
-    std::printf("transport_bench: healthy HTTPS host, %d in flight, %.1f s per phase; fd limit %llu\n",
-                args.window, args.seconds, static_cast<unsigned long long>(limit));
+    std::printf(
+        "transport_bench: healthy HTTPS host, %d in flight, %.1f s per phase; fd limit %llu\n",
+        args.window, args.seconds, static_cast<unsigned long long>(limit));
     // Several rounds per phase: other processes on the machine make single rounds noisy. The
     // best round is the least disturbed one; loop CPU per delivery ignores the disturbance.
     auto run_phase = [&](const char* label) {
@@ -319,11 +326,11 @@ int main(int argc, char** argv) {
         int n;
         while (read(report[0], &n, sizeof(n)) == sizeof(n)) held = n;
       }
-      std::printf("stuck host holds %d connections (opened in %.1f s, %.1f s of loop CPU); in "
-                  "flight %zu, sockets %zu\n",
-                  held, std::chrono::duration<double>(Clock::now() - start_hold).count(),
-                  Bench::ThreadCpuSeconds() - cpu_hold, transport.InFlight(),
-                  transport.OpenSockets());
+      std::printf(
+          "stuck host holds %d connections (opened in %.1f s, %.1f s of loop CPU); in "
+          "flight %zu, sockets %zu\n",
+          held, std::chrono::duration<double>(Clock::now() - start_hold).count(),
+          Bench::ThreadCpuSeconds() - cpu_hold, transport.InFlight(), transport.OpenSockets());
       return held >= args.stuck - args.stuck % 100;
     };
     // The stuck host drops its connections; waits (bounded) until every stuck request ended.
@@ -376,14 +383,16 @@ int main(int argc, char** argv) {
                 ThreadCount(), load[0]);
     std::printf("ratio per cycle (sorted):");
     for (double r : ratios) std::printf(" %.3f", r);
-    std::printf("\nratio (deliveries/s, stuck / alone, median of %zu cycles): %.3f (target >= 0.95)\n",
-                ratios.size(), ratio);
+    std::printf(
+        "\nratio (deliveries/s, stuck / alone, median of %zu cycles): %.3f (target >= 0.95)\n",
+        ratios.size(), ratio);
     std::printf("transport_ratio %.3f\n", ratio);
 
     Clock::time_point shutdown_start = Clock::now();
     int pending = stuck_sent - stuck_done;
     transport.Shutdown();
-    std::printf("shutdown cancelled %d stuck requests in %.2f s\n", pending - (stuck_sent - stuck_done),
+    std::printf("shutdown cancelled %d stuck requests in %.2f s\n",
+                pending - (stuck_sent - stuck_done),
                 std::chrono::duration<double>(Clock::now() - shutdown_start).count());
     if (stuck_done != stuck_sent) {
       std::printf("FAILED: shutdown left %d of %d stuck requests\n", stuck_sent - stuck_done,

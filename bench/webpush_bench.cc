@@ -73,7 +73,10 @@ void BM_WebPushFromJson(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_WebPushFromJson)->ArgNames({"jwt_cache", "aesgcm"})->Args({1, 0})->Args({0, 0})
+BENCHMARK(BM_WebPushFromJson)
+    ->ArgNames({"jwt_cache", "aesgcm"})
+    ->Args({1, 0})
+    ->Args({0, 0})
     ->Args({1, 1});
 
 // The parts on their own.

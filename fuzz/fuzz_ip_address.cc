@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (range) {
       auto cidr = CidrRange::Parse(range->range);
       if (!cidr) Fail("FindNonPublicRange names a range CidrRange cannot parse", text);
-      if (!range->embedded_v4 && !cidr->Contains(*ip)) Fail("named range does not contain it", text);
+      if (!range->embedded_v4 && !cidr->Contains(*ip))
+        Fail("named range does not contain it", text);
     }
     bulkhead::SsrfGuard strict(bulkhead::SsrfPolicy{});
     (void)strict.CheckAddress(*ip);
@@ -48,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (auto self = CidrRange::Parse(printed)) {
       if (!self->Contains(*ip)) Fail("a bare-address range does not contain the address", text);
       bulkhead::SsrfGuard excepted(bulkhead::SsrfPolicy{.allowed_ranges = {*self}});
-      if (!excepted.CheckAddress(*ip).ok()) Fail("an allowed range did not allow its address", text);
+      if (!excepted.CheckAddress(*ip).ok())
+        Fail("an allowed range did not allow its address", text);
     } else {
       Fail("an address is not a valid single-address range", text);
     }
@@ -57,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto cidr = CidrRange::Parse(text)) {
     std::string printed = cidr->ToString();
     auto again = CidrRange::Parse(printed);
-    if (!again || again->ToString() != printed) Fail("CidrRange::ToString does not round-trip", text);
+    if (!again || again->ToString() != printed)
+      Fail("CidrRange::ToString does not round-trip", text);
   }
   return 0;
 }

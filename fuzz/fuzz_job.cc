@@ -9,9 +9,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/util/json.h"
@@ -31,7 +30,8 @@ void CheckAccepted(const JobRecord& job, TimePoint now) {
   if (job.jid.size() < 8 || job.jobtype.empty() || !bulkhead::IsValidQueueName(job.queue)) {
     Fail("accepted a job without a valid jid, jobtype or queue", job);
   }
-  if (job.reserve_for_s < 60 || job.reserve_for_s > 86400) Fail("reserve_for out of 60..86400", job);
+  if (job.reserve_for_s < 60 || job.reserve_for_s > 86400)
+    Fail("reserve_for out of 60..86400", job);
   Result<JobRecord> again = bulkhead::ParseJob(job.payload, now);
   if (!again.ok()) Fail("the normalised payload is refused when pushed again", job);
   if (again->jid != job.jid || again->queue != job.queue || again->jobtype != job.jobtype) {

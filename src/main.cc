@@ -1,15 +1,14 @@
 // bulkhead: the command-line entry point. `bulkhead --help` is the manual.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
-#include <string>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
+#include <string>
 
 #include "bulkhead/client/faktory_client.h"
 #include "bulkhead/client/keys_command.h"
@@ -21,7 +20,8 @@
 
 namespace {
 
-constexpr const char* kDescription = R"(bulkhead - a Faktory-compatible job server and outbound delivery engine
+constexpr const char* kDescription =
+    R"(bulkhead - a Faktory-compatible job server and outbound delivery engine
 
 bulkhead keeps jobs durably (SQLite by default, zero setup) and speaks the Faktory
 work protocol, so existing Faktory clients in any language push, fetch,
@@ -63,7 +63,8 @@ int Fail(const std::string& message) {
 
 bulkhead::Result<std::unique_ptr<bulkhead::FaktoryClient>> ConnectFromEnv(const std::string& url,
                                                                           const std::string& ca) {
-  auto parsed = url.empty() ? bulkhead::FaktoryUrlFromEnvironment() : bulkhead::ParseFaktoryUrl(url);
+  auto parsed =
+      url.empty() ? bulkhead::FaktoryUrlFromEnvironment() : bulkhead::ParseFaktoryUrl(url);
   if (!parsed.ok()) return parsed.status();
   return bulkhead::FaktoryClient::Connect(*parsed, "", ca);
 }
@@ -86,10 +87,12 @@ int main(int argc, char** argv) {
   auto* o_http = serve->add_option("--http", flags.http,
                                    "HTTP address for /healthz and /api (default 127.0.0.1:7420)");
   auto* o_store = serve->add_option(
-      "--store", flags.store, "store URL: sqlite:PATH (default sqlite:<data-dir>/bulkhead.db) or memory:");
+      "--store", flags.store,
+      "store URL: sqlite:PATH (default sqlite:<data-dir>/bulkhead.db) or memory:");
   auto* o_data = serve->add_option("--data-dir", flags.data_dir, "data directory (default ./data)");
-  auto* o_private = serve->add_flag("--allow-private-targets", flags.allow_private_targets,
-                                    "allow deliveries to private/loopback addresses and plain http");
+  auto* o_private =
+      serve->add_flag("--allow-private-targets", flags.allow_private_targets,
+                      "allow deliveries to private/loopback addresses and plain http");
   auto* o_log = serve->add_option("--log-level", flags.log_level,
                                   "trace, debug, info, warn, error (default info)");
   serve->add_flag("--salvage-damaged-jobs", flags.salvage_damaged_jobs,
@@ -97,13 +100,15 @@ int main(int argc, char** argv) {
                   "damaged_jobs and serve the others (docs/operations.md)");
   auto* o_tls_cert = serve->add_option("--tls-cert-file", flags.tls_cert_file,
                                        "PEM certificate (chain): both ports then speak TLS only");
-  auto* o_tls_key = serve->add_option("--tls-key-file", flags.tls_key_file,
-                                      "PEM private key of --tls-cert-file");
+  auto* o_tls_key =
+      serve->add_option("--tls-key-file", flags.tls_key_file, "PEM private key of --tls-cert-file");
 
   // push
   std::string job_text, url, ca_file;
-  const char* kUrlHelp = "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419; tcp+tls:// for TLS)";
-  const char* kCaHelp = "CA certificate (PEM) to verify a tcp+tls:// server with (default: the system's)";
+  const char* kUrlHelp =
+      "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419; tcp+tls:// for TLS)";
+  const char* kCaHelp =
+      "CA certificate (PEM) to verify a tcp+tls:// server with (default: the system's)";
   auto* push = app.add_subcommand("push", "Push one job (JSON from the argument or stdin).");
   push->add_option("job", job_text, "job JSON; read from stdin when absent");
   push->add_option("--url", url, kUrlHelp);
@@ -120,8 +125,8 @@ int main(int argc, char** argv) {
   std::string vapid_config, vapid_data_dir;
   auto* vapid = app.add_subcommand(
       "vapid-key", "Print the VAPID public key (base64url), generating the key if absent.");
-  auto* o_vapid_config = vapid->add_option("--config", vapid_config, "TOML config file")
-                             ->check(CLI::ExistingFile);
+  auto* o_vapid_config =
+      vapid->add_option("--config", vapid_config, "TOML config file")->check(CLI::ExistingFile);
   vapid->add_option("--data-dir", vapid_data_dir, "data directory (default ./data)")
       ->excludes(o_vapid_config);
 
@@ -138,7 +143,8 @@ int main(int argc, char** argv) {
   if (replay_exit >= 0) return replay_exit;
 
   if (app.got_subcommand("version")) {
-    std::cout << "bulkhead " << BULKHEAD_VERSION << " (Faktory protocol v2, compatible with 1.10)\n";
+    std::cout << "bulkhead " << BULKHEAD_VERSION
+              << " (Faktory protocol v2, compatible with 1.10)\n";
     return 0;
   }
 

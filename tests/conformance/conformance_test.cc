@@ -6,13 +6,12 @@
 //
 //   conformance_test [--store=memory|sqlite] [FILE.fwp ...]   (no file: every file of the suite)
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -100,12 +99,14 @@ class Conn {
       if (eof_) {
         last_event_ = Steady::now();
         return Reply{0, false,
-                     buf_.empty() ? "(connection closed)"
-                                  : "(connection closed after a partial reply: " + Shorten(buf_) + ")"};
+                     buf_.empty()
+                         ? "(connection closed)"
+                         : "(connection closed after a partial reply: " + Shorten(buf_) + ")"};
       }
       if (!Fill(deadline)) {
-        return Reply{0, false, "(no reply within " + std::to_string(timeout_ms) + " ms" +
-                                   (buf_.empty() ? "" : "; partial: " + Shorten(buf_)) + ")"};
+        return Reply{0, false,
+                     "(no reply within " + std::to_string(timeout_ms) + " ms" +
+                         (buf_.empty() ? "" : "; partial: " + Shorten(buf_)) + ")"};
       }
     }
   }
@@ -247,8 +248,8 @@ class Replay {
       std::string unread = conn->Unread();
       if (!unread.empty()) {
         ADD_FAILURE_AT(t_.path.c_str(), t_.steps.empty() ? 1 : t_.steps.back().line)
-            << "at the end of the file, connection " << name << " holds a reply no `<` line read: "
-            << Shorten(unread);
+            << "at the end of the file, connection " << name
+            << " holds a reply no `<` line read: " << Shorten(unread);
         return;
       }
     }
@@ -358,8 +359,8 @@ class Replay {
         if (!conn) return false;
         std::string got = conn->WaitClosed(kReplyTimeoutMs);
         if (!got.empty()) {
-          return Fail(step, "expected the server to close connection " + current_ +
-                                " (after `" + Shorten(conn->last_sent) + "`); " + got);
+          return Fail(step, "expected the server to close connection " + current_ + " (after `" +
+                                Shorten(conn->last_sent) + "`); " + got);
         }
         return true;  // kept, so that `! elapsed` can follow
       }
@@ -475,10 +476,9 @@ int main(int argc, char** argv) {
   for (const std::string& f : files) {
     std::string name = std::filesystem::path(f).stem().string();
     std::replace(name.begin(), name.end(), '-', '_');
-    ::testing::RegisterTest("Conformance", name.c_str(), nullptr, f.c_str(), f.c_str(), 1,
-                            [f]() -> ::testing::Test* {
-                              return new bulkhead::conformance::TranscriptTest(f);
-                            });
+    ::testing::RegisterTest(
+        "Conformance", name.c_str(), nullptr, f.c_str(), f.c_str(), 1,
+        [f]() -> ::testing::Test* { return new bulkhead::conformance::TranscriptTest(f); });
   }
   return RUN_ALL_TESTS();
 }

@@ -57,7 +57,9 @@ const std::map<std::string, PatternType, std::less<>>& Types() {
           return true;
         }}},
       {"num",
-       {[](char c) { return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; },
+       {[](char c) {
+          return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+        },
         [](std::string_view s) {
           if (s.empty() || !(IsDigit(s[0]) || s[0] == '-')) return false;
           std::string t(s);
@@ -69,7 +71,9 @@ const std::map<std::string, PatternType, std::less<>>& Types() {
        {[](char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); },
         [](std::string_view s) { return !s.empty(); }}},
       {"time",
-       {[](char c) { return IsDigit(c) || c == 'T' || c == 'Z' || c == ':' || c == '.' || c == '-' || c == '+'; },
+       {[](char c) {
+          return IsDigit(c) || c == 'T' || c == 'Z' || c == ':' || c == '.' || c == '-' || c == '+';
+        },
         [](std::string_view s) {
           static const std::regex re(
               R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d))");
@@ -229,8 +233,8 @@ bool JsonSubset(const json& exp, const json& act, const std::string& path, Vars*
     return false;
   }
   // Numbers: by value (25 == 25.0); booleans and null exactly.
-  bool same = exp.is_number() && act.is_number() ? exp.get<double>() == act.get<double>()
-                                                 : exp == act;
+  bool same =
+      exp.is_number() && act.is_number() ? exp.get<double>() == act.get<double>() : exp == act;
   if (!same) *why = "at " + path + ": expected " + Short(exp) + ", got " + Short(act);
   return same;
 }
@@ -365,16 +369,25 @@ Result<std::string> DecodeEscapes(std::string_view text) {
     }
     if (++i == text.size()) return Status::InvalidArgument("a lone backslash at the end");
     switch (text[i]) {
-      case 'r': out += '\r'; break;
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case '\\': out += '\\'; break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case '\\':
+        out += '\\';
+        break;
       case 'x': {
         if (i + 2 >= text.size()) return Status::InvalidArgument("\\x needs two hex digits");
         std::string hex(text.substr(i + 1, 2));
         char* end = nullptr;
         long v = std::strtol(hex.c_str(), &end, 16);
-        if (hex.size() != 2 || *end != '\0') return Status::InvalidArgument("\\x needs two hex digits");
+        if (hex.size() != 2 || *end != '\0')
+          return Status::InvalidArgument("\\x needs two hex digits");
         out += static_cast<char>(v);
         i += 2;
         break;

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
@@ -29,10 +28,10 @@ struct Step {
     kExpect,      // < REPLY
   };
   Kind kind;
-  int line = 0;              // 1-based line in the file
-  std::string text;          // send text / expected reply / connection name
+  int line = 0;                                // 1-based line in the file
+  std::string text;                            // send text / expected reply / connection name
   std::map<std::string, std::string> options;  // ! hello key=value
-  int64_t lo = 0, hi = 0;    // ! elapsed, ! sleep
+  int64_t lo = 0, hi = 0;                      // ! elapsed, ! sleep
 };
 
 struct Transcript {

@@ -5,9 +5,9 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/time.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +25,7 @@ constexpr size_t kReadChunk = 64 * 1024;
 // Largest bulk reply accepted (a guard against a corrupt length, not a protocol limit).
 constexpr int64_t kMaxBulkBytes = 512LL * 1024 * 1024;
 
-std::string Errno(const char* what) {
-  return std::string(what) + ": " + std::strerror(errno);
-}
+std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -49,7 +47,8 @@ Result<std::string> PercentDecode(std::string_view s) {
     }
     int hi = HexValue(s[i + 1]);
     int lo = HexValue(s[i + 2]);
-    if (hi < 0 || lo < 0) return Status::InvalidArgument("bad percent escape in Faktory URL password");
+    if (hi < 0 || lo < 0)
+      return Status::InvalidArgument("bad percent escape in Faktory URL password");
     out.push_back(static_cast<char>(hi * 16 + lo));
     i += 2;
   }
@@ -163,7 +162,8 @@ Result<FaktoryUrl> ParseFaktoryUrl(std::string_view url) {
   std::string_view port;
   if (!rest.empty() && rest.front() == '[') {  // [v6]:port
     size_t close = rest.find(']');
-    if (close == std::string_view::npos) return Status::InvalidArgument("unterminated [ in Faktory URL");
+    if (close == std::string_view::npos)
+      return Status::InvalidArgument("unterminated [ in Faktory URL");
     host = rest.substr(1, close - 1);
     std::string_view after = rest.substr(close + 1);
     if (!after.empty()) {
@@ -275,8 +275,8 @@ Result<std::unique_ptr<FaktoryClient>> FaktoryClient::Connect(
                                       ", this client speaks 2");
   }
 
-  nlohmann::json hello = {{"v", 2},
-                          {"hostname", options.hostname.empty() ? LocalHostname() : options.hostname}};
+  nlohmann::json hello = {
+      {"v", 2}, {"hostname", options.hostname.empty() ? LocalHostname() : options.hostname}};
   if (!options.wid.empty()) {
     hello["wid"] = options.wid;
     hello["pid"] = static_cast<int>(getpid());
@@ -334,7 +334,8 @@ Status FaktoryClient::FillBuffer() {
     buf_end_ -= buf_pos_;
     buf_pos_ = 0;
   }
-  if (buf_.size() - buf_end_ < kReadChunk) buf_.resize(std::max(buf_.size() * 2, buf_end_ + kReadChunk));
+  if (buf_.size() - buf_end_ < kReadChunk)
+    buf_.resize(std::max(buf_.size() * 2, buf_end_ + kReadChunk));
   if (tls_) {
     Result<size_t> n = tls_->Read(buf_.data() + buf_end_, buf_.size() - buf_end_);
     if (n.ok() && *n > 0) {
@@ -348,7 +349,8 @@ Status FaktoryClient::FillBuffer() {
     return s;
   }
   while (true) {
-    // Blocking recv bounded by SO_RCVTIMEO (set to options.timeout in Connect): one syscall per read.
+    // Blocking recv bounded by SO_RCVTIMEO (set to options.timeout in Connect): one syscall per
+    // read.
     ssize_t n = recv(fd_, buf_.data() + buf_end_, buf_.size() - buf_end_, 0);
     if (n > 0) {
       buf_end_ += static_cast<size_t>(n);
@@ -518,10 +520,8 @@ Status FaktoryClient::Ack(std::string_view jid) {
 
 Status FaktoryClient::Fail(std::string_view jid, std::string_view errtype, std::string_view message,
                            const std::vector<std::string>& backtrace) {
-  nlohmann::json body = {{"jid", jid},
-                         {"errtype", errtype},
-                         {"message", message},
-                         {"backtrace", backtrace}};
+  nlohmann::json body = {
+      {"jid", jid}, {"errtype", errtype}, {"message", message}, {"backtrace", backtrace}};
   return ExpectOk("FAIL", "FAIL " + body.dump());
 }
 

@@ -60,9 +60,9 @@ struct FaktoryReply {
 struct FaktoryConnectOptions {
   std::string host = "127.0.0.1";
   int port = 7419;
-  std::string password;           // used only when the greeting asks for one
-  std::string wid;                // empty: a producer (no BEAT)
-  std::string hostname;           // empty: gethostname()
+  std::string password;  // used only when the greeting asks for one
+  std::string wid;       // empty: a producer (no BEAT)
+  std::string hostname;  // empty: gethostname()
   std::vector<std::string> labels;
   // TLS (tcp+tls://): the server's certificate is checked against ca_file (empty: the system's
   // trust store) and must name `host`.
@@ -150,9 +150,9 @@ class FaktoryClient {
   std::unique_ptr<TlsClient> tls_;  // null: plain TCP
   const std::string wid_;
   std::string greeting_;
-  std::string buf_;      // read buffer; buf_.size() is its capacity
-  size_t buf_pos_ = 0;   // first unconsumed byte
-  size_t buf_end_ = 0;   // end of the received bytes
+  std::string buf_;     // read buffer; buf_.size() is its capacity
+  size_t buf_pos_ = 0;  // first unconsumed byte
+  size_t buf_end_ = 0;  // end of the received bytes
 };
 
 // Turns a -ERR reply into a Status (PermissionDenied for "Invalid password", NotFound for

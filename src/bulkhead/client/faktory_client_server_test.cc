@@ -3,6 +3,7 @@
 // A transcript of every client command against a live server on free loopback ports.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -16,8 +17,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "bulkhead/client/faktory_client.h"
 
@@ -56,10 +55,11 @@ class RealServerTest : public ::testing::Test {
     dir_ = tmpl;
     port_ = FreePort();
     int http = FreePort();
-    std::vector<std::string> args = {binary_, "serve", "--listen",
-                                      "127.0.0.1:" + std::to_string(port_), "--http",
-                                      "127.0.0.1:" + std::to_string(http), "--store", "memory:",
-                                      "--data-dir", dir_};
+    std::vector<std::string> args = {binary_,      "serve",
+                                     "--listen",   "127.0.0.1:" + std::to_string(port_),
+                                     "--http",     "127.0.0.1:" + std::to_string(http),
+                                     "--store",    "memory:",
+                                     "--data-dir", dir_};
     std::string log = dir_ + "/server.log";
     pid_ = fork();
     ASSERT_GE(pid_, 0);
@@ -184,14 +184,16 @@ TEST_F(RealServerTest, EveryCommand) {
   EXPECT_EQ(info["faktory"]["total_processed"], 2);
   EXPECT_EQ(info["faktory"]["total_failures"], 1);
 
-  ASSERT_TRUE(c->Mutate(R"({"cmd":"kill","target":"retries","filter":{"jids":["cpp-job-0003"]}})").ok());
+  ASSERT_TRUE(
+      c->Mutate(R"({"cmd":"kill","target":"retries","filter":{"jids":["cpp-job-0003"]}})").ok());
   info = InfoJson(*c);
   EXPECT_EQ(info["faktory"]["sets"]["retries"], 0);
   EXPECT_EQ(info["faktory"]["sets"]["dead"], 1);
   Status mut = c->Mutate(R"({"cmd":"explode","target":"dead","filter":{}})");
-  EXPECT_EQ(mut.message(),
-            "MUTATE: server replied -ERR unknown mutate operation: explode (clear, kill, discard or "
-            "requeue)");
+  EXPECT_EQ(
+      mut.message(),
+      "MUTATE: server replied -ERR unknown mutate operation: explode (clear, kill, discard or "
+      "requeue)");
 
   Result<std::string> beat = c->Beat();
   ASSERT_TRUE(beat.ok()) << beat.status().ToString();
@@ -211,7 +213,8 @@ TEST_F(RealServerTest, PipelinedCommandsAnswerInOrder) {
   for (int i = 0; i < 50; ++i) {
     char jid[32];
     std::snprintf(jid, sizeof(jid), "pipe-%06d", i);
-    lines.push_back(std::string(R"(PUSH {"jid":")") + jid + R"(","jobtype":"Noop","args":[],"queue":"pq"})");
+    lines.push_back(std::string(R"(PUSH {"jid":")") + jid +
+                    R"(","jobtype":"Noop","args":[],"queue":"pq"})");
   }
   lines.push_back("NOPE");
   for (int i = 0; i < 50; ++i) lines.push_back("FETCH pq");

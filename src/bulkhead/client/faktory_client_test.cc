@@ -1,6 +1,7 @@
 #include "bulkhead/client/faktory_client.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "bulkhead/protocol/pwdhash.h"
 
@@ -109,7 +108,7 @@ class FakeServer {
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::mutex mu_;
-  int conn_fd_ = -1;                 // guarded by mu_
+  int conn_fd_ = -1;                // guarded by mu_
   std::vector<std::string> lines_;  // guarded by mu_
 };
 
@@ -126,10 +125,11 @@ std::string Bulk(const std::string& s) {
 // Answers like a tiny Faktory: HELLO → OK, PUSH → OK, FETCH → a job then null, etc.
 std::string DefaultHandler(const std::string& line) {
   std::string verb = line.substr(0, line.find(' '));
-  if (verb == "HELLO" || verb == "PUSH" || verb == "ACK" || verb == "FLUSH" ||
-      verb == "MUTATE" || verb == "QUEUE") {
+  if (verb == "HELLO" || verb == "PUSH" || verb == "ACK" || verb == "FLUSH" || verb == "MUTATE" ||
+      verb == "QUEUE") {
     if (line.rfind("QUEUE LATENCY", 0) == 0) return Bulk(R"({"default":0.5})");
-    if (line == "QUEUE") return "-ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY\r\n";
+    if (line == "QUEUE")
+      return "-ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY\r\n";
     return "+OK\r\n";
   }
   if (verb == "PUSHB") return Bulk("{}");

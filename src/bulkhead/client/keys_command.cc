@@ -3,16 +3,15 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace bulkhead {
 namespace {
@@ -28,8 +27,8 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
 }
 
 // One request to the API. Errors are about reaching the server; HTTP statuses are returned.
-Result<ApiResponse> Call(const std::string& method, const std::string& url,
-                         const std::string& body, const std::string& ca_file) {
+Result<ApiResponse> Call(const std::string& method, const std::string& url, const std::string& body,
+                         const std::string& ca_file) {
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) return Status::Internal("curl_easy_init failed");
   ApiResponse response;
@@ -87,9 +86,12 @@ Status ApiError(const ApiResponse& r, const std::string& what) {
           (pw && *pw ? std::string(", and refused BULKHEAD_PASSWORD") : ": set BULKHEAD_PASSWORD") +
           code);
     }
-    case 400: return Status::InvalidArgument(what + ": " + message + code);
-    case 404: return Status::NotFound(what + ": " + message + code);
-    default: return Status::Unavailable(what + ": " + message + code);
+    case 400:
+      return Status::InvalidArgument(what + ": " + message + code);
+    case 404:
+      return Status::NotFound(what + ": " + message + code);
+    default:
+      return Status::Unavailable(what + ": " + message + code);
   }
 }
 
@@ -133,13 +135,16 @@ KeysCommand::KeysCommand(CLI::App& app) {
   keys_->add_option("--http", http_,
                     "the server's HTTP address HOST:PORT, or https://HOST:PORT when it serves TLS "
                     "(default 127.0.0.1:7420)");
-  keys_->add_option("--ca", ca_file_, "CA certificate (PEM) to verify an https:// server with "
-                                      "(default: the system's)");
+  keys_->add_option("--ca", ca_file_,
+                    "CA certificate (PEM) to verify an https:// server with "
+                    "(default: the system's)");
   keys_->footer("The password, if the server has one, comes from BULKHEAD_PASSWORD.");
   add_ = keys_->add_subcommand("add", "Register (or replace) the RSA private key of KEY_ID.");
-  add_->add_option("key_id", key_id_, "the actor's key id, e.g. https://example.com/users/a#main-key")
+  add_->add_option("key_id", key_id_,
+                   "the actor's key id, e.g. https://example.com/users/a#main-key")
       ->required();
-  add_->add_option("pem_file", pem_file_, "unencrypted PEM RSA private key (>= 2048 bits); - for stdin")
+  add_->add_option("pem_file", pem_file_,
+                   "unencrypted PEM RSA private key (>= 2048 bits); - for stdin")
       ->required();
   list_ = keys_->add_subcommand("list", "List the registered keys (public parts only).");
   list_->add_flag("--json", json_, "print the API's JSON (with the public keys)");

@@ -54,8 +54,9 @@ class KeysCommand {
   bool json_ = false;
 };
 
-// "http://HOST:PORT/api/keys" (`http_address` may also be a URL with http:// or https://) plus "/<percent-encoded key_id>" when key_id is not empty; every
-// byte but RFC 3986 unreserved characters is escaped.
+// "http://HOST:PORT/api/keys" (`http_address` may also be a URL with http:// or https://) plus
+// "/<percent-encoded key_id>" when key_id is not empty; every byte but RFC 3986 unreserved
+// characters is escaped.
 std::string KeysApiUrl(const std::string& http_address, const std::string& key_id);
 
 }  // namespace bulkhead

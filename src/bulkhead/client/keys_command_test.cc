@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include <CLI/CLI.hpp>
+#include <sstream>
 
 namespace bulkhead {
 namespace {
@@ -31,7 +30,8 @@ TEST(KeysCommandTest, UnreachableServerIsAClearError) {
   Status s = keys.Run(out);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_NE(s.message().find("cannot reach the bulkhead HTTP API at http://127.0.0.1:1"),
-            std::string::npos) << s.message();
+            std::string::npos)
+      << s.message();
 }
 
 TEST(KeysCommandTest, MissingPemFileIsNamed) {

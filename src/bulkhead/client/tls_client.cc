@@ -43,9 +43,9 @@ Result<std::unique_ptr<TlsClient>> TlsClient::Handshake(int fd, const std::strin
   if (loaded != 1) {
     std::string why = ErrorQueueText();
     SSL_CTX_free(ctx);
-    return Status::InvalidArgument("TLS: cannot load the CA certificates" +
-                                   (ca_file.empty() ? std::string(" of the system") : " " + ca_file) +
-                                   ": " + why);
+    return Status::InvalidArgument(
+        "TLS: cannot load the CA certificates" +
+        (ca_file.empty() ? std::string(" of the system") : " " + ca_file) + ": " + why);
   }
   SSL* ssl = SSL_new(ctx);
   std::unique_ptr<TlsClient> client(new TlsClient(ctx, ssl));
@@ -60,7 +60,8 @@ Result<std::unique_ptr<TlsClient>> TlsClient::Handshake(int fd, const std::strin
   SSL_set_fd(ssl, fd);
   if (SSL_connect(ssl) != 1) {
     long verify = SSL_get_verify_result(ssl);
-    std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ErrorQueueText();
+    std::string why =
+        verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ErrorQueueText();
     if (why.empty()) why = errno != 0 ? std::strerror(errno) : "the server closed the connection";
     ERR_clear_error();
     return Status::Unavailable("TLS handshake with " + host + " failed: " + why);

@@ -46,7 +46,7 @@ bool HostCompartments::IsUnavailable(std::string_view host, TimePoint now) const
 }
 
 void HostCompartments::Restore(std::string_view host, const CompartmentState& state,
-                                  TimePoint now) {
+                               TimePoint now) {
   Get(host, now).Restore(state, now);
 }
 
@@ -147,7 +147,7 @@ std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh,
 }
 
 void HostCompartments::OnResult(const Grant& grant, const Outcome& outcome, Duration latency,
-                                   TimePoint now, std::optional<TimePoint> retry_after) {
+                                TimePoint now, std::optional<TimePoint> retry_after) {
   if (global_in_flight_ > 0) --global_in_flight_;
   Compartment* c = Find(grant.host);
   assert(c != nullptr && "compartments with attempts in flight are never evicted");

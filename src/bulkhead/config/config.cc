@@ -1,12 +1,12 @@
 #include "bulkhead/config/config.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
-
-#include <toml++/toml.h>
 
 namespace bulkhead {
 
@@ -30,7 +30,9 @@ int Config::RetryFor(const std::string& jobtype) const {
 namespace {
 
 Status ValidateKind(const std::string& kind, const DeliveryKindSettings& k) {
-  auto bad = [&](const std::string& m) { return Status::InvalidArgument("delivery." + kind + "." + m); };
+  auto bad = [&](const std::string& m) {
+    return Status::InvalidArgument("delivery." + kind + "." + m);
+  };
   if (k.connect_timeout_ms < 0) return bad("connect_timeout_ms must be 0 (off) or more");
   if (k.first_byte_timeout_ms < 0) return bad("first_byte_timeout_ms must be 0 (off) or more");
   if (k.total_timeout_ms < 1) return bad("total_timeout_ms must be at least 1");
@@ -46,8 +48,9 @@ Status ValidateKind(const std::string& kind, const DeliveryKindSettings& k) {
     return bad("low_speed_bytes_per_second and low_speed_seconds must be 0 or more");
   }
   if ((k.low_speed_bytes_per_second > 0) != (k.low_speed_seconds > 0)) {
-    return bad("low_speed_bytes_per_second and low_speed_seconds must be set together (both 0 "
-               "turns the low-speed cut off)");
+    return bad(
+        "low_speed_bytes_per_second and low_speed_seconds must be set together (both 0 "
+        "turns the low-speed cut off)");
   }
   if (kind == "webpush") {
     if (k.deadline_hours != 0) return bad("deadline_hours: webpush jobs expire with their own ttl");
@@ -80,10 +83,10 @@ Status ValidateDelivery(const DeliverySettings& d) {
   if (d.unavailable_after_days < 1) return bad("unavailable_after_days must be at least 1");
   if (d.max_retry_after_seconds < 1) return bad("max_retry_after_seconds must be at least 1");
   if (d.slow_call_threshold_ms < 0) return bad("slow_call_threshold_ms must be 0 (off) or more");
-  for (const auto& [name, kind] : {std::pair<std::string, const DeliveryKindSettings*>{
-                                       "webpush", &d.webpush},
-                                   {"activitypub", &d.activitypub},
-                                   {"webhook", &d.webhook}}) {
+  for (const auto& [name, kind] :
+       {std::pair<std::string, const DeliveryKindSettings*>{"webpush", &d.webpush},
+        {"activitypub", &d.activitypub},
+        {"webhook", &d.webhook}}) {
     if (Status s = ValidateKind(name, *kind); !s.ok()) return s;
   }
   return Status::Ok();
@@ -108,7 +111,8 @@ Status Config::Validate() const {
   if (max_json_depth < 8 || max_json_depth > 1000) {
     return bad("max_json_depth must be between 8 and 1000");
   }
-  if (unsent_replies_pause_bytes < 4096) return bad("unsent_replies_pause_bytes must be at least 4096");
+  if (unsent_replies_pause_bytes < 4096)
+    return bad("unsent_replies_pause_bytes must be at least 4096");
   if (max_unsent_reply_bytes < 2 * unsent_replies_pause_bytes) {
     return bad("max_unsent_reply_bytes (" + std::to_string(max_unsent_reply_bytes) +
                ") must be at least 2 x unsent_replies_pause_bytes (" +
@@ -144,7 +148,8 @@ Result<HostPort> ParseHostPort(const std::string& s) {
   if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return bad();
   HostPort hp;
   hp.host = s.substr(0, colon);
-  if (hp.host.front() == '[' && hp.host.back() == ']') hp.host = hp.host.substr(1, hp.host.size() - 2);
+  if (hp.host.front() == '[' && hp.host.back() == ']')
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
   unsigned port = 0;
   auto [p, ec] = std::from_chars(s.data() + colon + 1, s.data() + s.size(), port);
   if (ec != std::errc() || p != s.data() + s.size() || port > 65535) return bad();
@@ -167,7 +172,8 @@ template <typename T>
 Status ReadInt(const std::string& path, const std::string& name, const toml::node& node, T& out) {
   auto v = IntegerOf(node);
   if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) {
-    return Status::InvalidArgument("config file " + path + ": " + name + " must be an integer (line " +
+    return Status::InvalidArgument("config file " + path + ": " + name +
+                                   " must be an integer (line " +
                                    std::to_string(node.source().begin.line) + ")");
   }
   out = static_cast<T>(*v);
@@ -180,12 +186,16 @@ Status LoadKindTable(const std::string& path, const std::string& prefix, const t
     std::string key(key_view.str());
     std::string name = prefix + "." + key;
     Status s;
-    if (key == "connect_timeout_ms") s = ReadInt(path, name, node, k.connect_timeout_ms);
-    else if (key == "first_byte_timeout_ms") s = ReadInt(path, name, node, k.first_byte_timeout_ms);
-    else if (key == "total_timeout_ms") s = ReadInt(path, name, node, k.total_timeout_ms);
+    if (key == "connect_timeout_ms")
+      s = ReadInt(path, name, node, k.connect_timeout_ms);
+    else if (key == "first_byte_timeout_ms")
+      s = ReadInt(path, name, node, k.first_byte_timeout_ms);
+    else if (key == "total_timeout_ms")
+      s = ReadInt(path, name, node, k.total_timeout_ms);
     else if (key == "low_speed_bytes_per_second") {
       s = ReadInt(path, name, node, k.low_speed_bytes_per_second);
-    } else if (key == "low_speed_seconds") s = ReadInt(path, name, node, k.low_speed_seconds);
+    } else if (key == "low_speed_seconds")
+      s = ReadInt(path, name, node, k.low_speed_seconds);
     else if (key == "deadline_hours" && prefix != "delivery.webpush") {
       s = ReadInt(path, name, node, k.deadline_hours);
     } else if (key == "deadline_hours") {
@@ -209,19 +219,24 @@ Status LoadDeliveryTable(const std::string& path, const toml::node& node, const 
     Status s;
     if (key == "webpush" || key == "activitypub" || key == "webhook") {
       const toml::table* kt = value.as_table();
-      if (!kt) return Status::InvalidArgument("config file " + path + ": " + name + " must be a table");
-      DeliveryKindSettings& k =
-          key == "webpush" ? d.webpush : key == "activitypub" ? d.activitypub : d.webhook;
+      if (!kt)
+        return Status::InvalidArgument("config file " + path + ": " + name + " must be a table");
+      DeliveryKindSettings& k = key == "webpush"       ? d.webpush
+                                : key == "activitypub" ? d.activitypub
+                                                       : d.webhook;
       if (kt->contains("deadline_hours") && root.contains(key + "_deadline_hours")) {
         return Status::InvalidArgument("config file " + path + ": set either " + key +
-                                       "_deadline_hours or " + name +
-                                       ".deadline_hours, not both");
+                                       "_deadline_hours or " + name + ".deadline_hours, not both");
       }
       s = LoadKindTable(path, name, *kt, k);
-    } else if (key == "global_max_in_flight") s = ReadInt(path, name, value, d.global_max_in_flight);
-    else if (key == "host_cap_initial") s = ReadInt(path, name, value, d.host_cap_initial);
-    else if (key == "host_cap_min") s = ReadInt(path, name, value, d.host_cap_min);
-    else if (key == "host_cap_max") s = ReadInt(path, name, value, d.host_cap_max);
+    } else if (key == "global_max_in_flight")
+      s = ReadInt(path, name, value, d.global_max_in_flight);
+    else if (key == "host_cap_initial")
+      s = ReadInt(path, name, value, d.host_cap_initial);
+    else if (key == "host_cap_min")
+      s = ReadInt(path, name, value, d.host_cap_min);
+    else if (key == "host_cap_max")
+      s = ReadInt(path, name, value, d.host_cap_max);
     else if (key == "breaker_failure_threshold") {
       s = ReadInt(path, name, value, d.breaker_failure_threshold);
     } else if (key == "breaker_open_min_seconds") {
@@ -284,42 +299,70 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
       return Status::Ok();
     };
     Status s;
-    if (key == "listen") s = str(c.listen);
-    else if (key == "http") s = str(c.http);
-    else if (key == "data_dir") s = str(c.data_dir);
-    else if (key == "store") s = str(c.store);
-    else if (key == "durability") s = str(c.durability);
-    else if (key == "password") s = str(c.password);
-    else if (key == "tls_cert_file") s = str(c.tls_cert_file);
-    else if (key == "tls_key_file") s = str(c.tls_key_file);
-    else if (key == "log_level") s = str(c.log_level);
-    else if (key == "vapid_private_key_file") s = str(c.vapid_private_key_file);
-    else if (key == "vapid_subject") s = str(c.vapid_subject);
-    else if (key == "delivery_outcomes_queue") s = str(c.delivery_outcomes_queue);
+    if (key == "listen")
+      s = str(c.listen);
+    else if (key == "http")
+      s = str(c.http);
+    else if (key == "data_dir")
+      s = str(c.data_dir);
+    else if (key == "store")
+      s = str(c.store);
+    else if (key == "durability")
+      s = str(c.durability);
+    else if (key == "password")
+      s = str(c.password);
+    else if (key == "tls_cert_file")
+      s = str(c.tls_cert_file);
+    else if (key == "tls_key_file")
+      s = str(c.tls_key_file);
+    else if (key == "log_level")
+      s = str(c.log_level);
+    else if (key == "vapid_private_key_file")
+      s = str(c.vapid_private_key_file);
+    else if (key == "vapid_subject")
+      s = str(c.vapid_subject);
+    else if (key == "delivery_outcomes_queue")
+      s = str(c.delivery_outcomes_queue);
     else if (key == "activitypub_deadline_hours") {
       // The older spelling of [delivery.activitypub] deadline_hours (checked for conflicts below).
       s = integer(c.delivery.activitypub.deadline_hours);
     } else if (key == "webhook_deadline_hours") {
       s = integer(c.delivery.webhook.deadline_hours);
-    }
-    else if (key == "max_connections") s = integer(c.max_connections);
-    else if (key == "max_line_bytes") s = integer(c.max_line_bytes);
-    else if (key == "line_timeout_seconds") s = integer(c.line_timeout_seconds);
-    else if (key == "handshake_timeout_seconds") s = integer(c.handshake_timeout_seconds);
-    else if (key == "max_json_depth") s = integer(c.max_json_depth);
-    else if (key == "unsent_replies_pause_bytes") s = integer(c.unsent_replies_pause_bytes);
-    else if (key == "max_unsent_reply_bytes") s = integer(c.max_unsent_reply_bytes);
-    else if (key == "http_max_connections") s = integer(c.http_max_connections);
-    else if (key == "login_failure_delay_ms") s = integer(c.login_failure_delay_ms);
-    else if (key == "fetch_block_ms") s = integer(c.fetch_block_ms);
-    else if (key == "scheduler_interval_ms") s = integer(c.scheduler_interval_ms);
-    else if (key == "reaper_interval_ms") s = integer(c.reaper_interval_ms);
-    else if (key == "dead_ttl_days") s = integer(c.dead_ttl_days);
-    else if (key == "default_retry") s = integer(c.default_retry);
-    else if (key == "worker_timeout_seconds") s = integer(c.worker_timeout_seconds);
+    } else if (key == "max_connections")
+      s = integer(c.max_connections);
+    else if (key == "max_line_bytes")
+      s = integer(c.max_line_bytes);
+    else if (key == "line_timeout_seconds")
+      s = integer(c.line_timeout_seconds);
+    else if (key == "handshake_timeout_seconds")
+      s = integer(c.handshake_timeout_seconds);
+    else if (key == "max_json_depth")
+      s = integer(c.max_json_depth);
+    else if (key == "unsent_replies_pause_bytes")
+      s = integer(c.unsent_replies_pause_bytes);
+    else if (key == "max_unsent_reply_bytes")
+      s = integer(c.max_unsent_reply_bytes);
+    else if (key == "http_max_connections")
+      s = integer(c.http_max_connections);
+    else if (key == "login_failure_delay_ms")
+      s = integer(c.login_failure_delay_ms);
+    else if (key == "fetch_block_ms")
+      s = integer(c.fetch_block_ms);
+    else if (key == "scheduler_interval_ms")
+      s = integer(c.scheduler_interval_ms);
+    else if (key == "reaper_interval_ms")
+      s = integer(c.reaper_interval_ms);
+    else if (key == "dead_ttl_days")
+      s = integer(c.dead_ttl_days);
+    else if (key == "default_retry")
+      s = integer(c.default_retry);
+    else if (key == "worker_timeout_seconds")
+      s = integer(c.worker_timeout_seconds);
     else if (key == "allow_private_targets") {
-      if (auto v = node.value<bool>()) c.allow_private_targets = *v;
-      else s = err(key, "true or false");
+      if (auto v = node.value<bool>())
+        c.allow_private_targets = *v;
+      else
+        s = err(key, "true or false");
     } else if (key == "statsd") {
       const toml::table* st = node.as_table();
       if (!st) return err(key, "a table");
@@ -328,8 +371,9 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
         if (sk.str() == "address" || sk.str() == "prefix" || sk.str() == "flavor") {
           auto v = sv.value<std::string>();
           if (!v) return err(name, "a string");
-          (sk.str() == "address" ? c.statsd.address
-                                 : sk.str() == "prefix" ? c.statsd.prefix : c.statsd.flavor) = *v;
+          (sk.str() == "address"  ? c.statsd.address
+           : sk.str() == "prefix" ? c.statsd.prefix
+                                  : c.statsd.flavor) = *v;
         } else if (sk.str() == "interval") {
           auto v = IntegerOf(sv);
           if (!v || *v < 1) return err(name, "a whole number of seconds, at least 1");
@@ -362,8 +406,8 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
             if (!v) return err(prefix + ".retry", "an integer");
             c.jobtypes[std::string(name.str())].retry = static_cast<int>(*v);
           } else {
-            return Status::InvalidArgument("config file " + path + ": unknown key " + prefix +
-                                           "." + std::string(jk.str()));
+            return Status::InvalidArgument("config file " + path + ": unknown key " + prefix + "." +
+                                           std::string(jk.str()));
           }
         }
       }

@@ -20,11 +20,11 @@ struct JobtypeConfig {
 
 // [statsd]: optional StatsD / DogStatsD emission of the same figures as /metrics.
 struct StatsdSettings {
-  std::string address;                // "host:port"; empty: StatsD off
+  std::string address;  // "host:port"; empty: StatsD off
   std::string prefix = "bulkhead";
-  std::vector<std::string> tags;      // DogStatsD "key:value"
+  std::vector<std::string> tags;  // DogStatsD "key:value"
   int interval_seconds = 10;
-  std::string flavor = "statsd";      // "statsd" or "dogstatsd"
+  std::string flavor = "statsd";  // "statsd" or "dogstatsd"
 };
 
 // [delivery.webpush], [delivery.activitypub], [delivery.webhook]: how long one delivery attempt
@@ -79,11 +79,12 @@ struct Config {
   // Store URL; empty means sqlite:<data_dir>/bulkhead.db.
   std::string store;
   std::string durability = "process";  // "process" or "power" (see docs/architecture.md)
-  // Flag only (`--salvage-damaged-jobs`, a one-off recovery step): StoreOptions::salvage_damaged_jobs.
+  // Flag only (`--salvage-damaged-jobs`, a one-off recovery step):
+  // StoreOptions::salvage_damaged_jobs.
   bool salvage_damaged_jobs = false;
   // Tests only, not a setting (no file key, no flag): see StoreOptions::max_page_count_for_tests.
   int64_t store_max_page_count_for_tests = 0;
-  std::string password;                // empty: no password
+  std::string password;  // empty: no password
   // TLS for both listeners (PEM files; both or neither). Empty: plain TCP and HTTP. A config file
   // whose folder holds tls/public.crt and tls/private.key (Faktory's convention) sets them.
   std::string tls_cert_file;
@@ -113,9 +114,9 @@ struct Config {
   int worker_timeout_seconds = 60;  // a worker silent this long is dropped
   bool allow_private_targets = false;
   // Outbound delivery (built-in webpush/activitypub/webhook jobs).
-  std::string vapid_private_key_file;               // empty: <data_dir>/vapid.pem (created once)
+  std::string vapid_private_key_file;  // empty: <data_dir>/vapid.pem (created once)
   std::string vapid_subject = "mailto:postmaster@localhost";  // VAPID `sub`: mailto: or https:
-  std::string delivery_outcomes_queue = "bulkhead";  // where outcome jobs are pushed
+  std::string delivery_outcomes_queue = "bulkhead";           // where outcome jobs are pushed
   // [delivery] and its per-type tables. The older top-level keys activitypub_deadline_hours and
   // webhook_deadline_hours still set delivery.activitypub/webhook.deadline_hours.
   DeliverySettings delivery;

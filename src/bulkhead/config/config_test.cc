@@ -121,8 +121,9 @@ TEST(ConfigTest, AFloatForAnIntegerIsAnErrorWithItsLine) {
   path = WriteTemp("[delivery.webpush]\ntotal_timeout_ms = 1.5e79\n");
   c = LoadConfigFile(path);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("delivery.webpush.total_timeout_ms must be an integer (line 2)"),
-            std::string::npos)
+  EXPECT_NE(
+      c.status().message().find("delivery.webpush.total_timeout_ms must be an integer (line 2)"),
+      std::string::npos)
       << c.status().message();
   path = WriteTemp("\n\nlisen = 1\n");
   c = LoadConfigFile(path);

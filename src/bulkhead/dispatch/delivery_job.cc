@@ -33,20 +33,19 @@ Status ReadTarget(DeliveryJob& job, const nlohmann::json& value, const std::stri
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
   return std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) !=
-                                  std::string_view::npos;
+    return std::isalnum(c) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
   });
 }
 
 bool IsFieldValue(std::string_view s) {
-  return std::none_of(s.begin(), s.end(), [](unsigned char c) {
-    return (c < 0x20 && c != '\t') || c == 0x7f;
-  });
+  return std::none_of(s.begin(), s.end(),
+                      [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; });
 }
 
 Status ReadWebhook(DeliveryJob& job, const nlohmann::json& arg, const DeliveryJobOptions& options) {
-  Status s = ReadTarget(job, arg.contains("url") ? arg["url"] : nlohmann::json(), "args[0].url",
-                        options);
+  Status s =
+      ReadTarget(job, arg.contains("url") ? arg["url"] : nlohmann::json(), "args[0].url", options);
   if (!s.ok()) return s;
   if (arg.contains("method")) {
     const auto& m = arg["method"];

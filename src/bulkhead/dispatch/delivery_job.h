@@ -3,8 +3,8 @@
 // validation and the dispatcher share exactly one reading of a job.
 //
 // Job arguments (`args[0]`, one JSON object):
-//   webpush:     see encoders/webpush_request.h ({"subscription": {...}, "payload": ..., "ttl": ...})
-//   activitypub: {"inbox": URL, "activity": OBJECT or STRING, "key_id": KEY URI}
+//   webpush:     see encoders/webpush_request.h ({"subscription": {...}, "payload": ..., "ttl":
+//   ...}) activitypub: {"inbox": URL, "activity": OBJECT or STRING, "key_id": KEY URI}
 //                POST, Content-Type application/activity+json, HTTP-signed with the key the
 //                KeyRing holds for key_id (draft-cavage, rsa-sha256).
 //   webhook:     {"url": URL, "method": "POST" (default; GET, PUT, PATCH, DELETE),
@@ -13,7 +13,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "bulkhead/compartment/outcome.h"

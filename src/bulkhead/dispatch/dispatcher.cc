@@ -1,17 +1,17 @@
 #include "bulkhead/dispatch/dispatcher.h"
 
-#include <boost/asio/post.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
 
 #include "bulkhead/compartment/outcome.h"
 #include "bulkhead/compartment/retry_after.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
-#include "bulkhead/util/rng.h"
 #include "bulkhead/util/json.h"
+#include "bulkhead/util/rng.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -28,12 +28,15 @@ constexpr Duration kEvictEvery = std::chrono::minutes(1);
 // The `outcome` label of bulkhead_deliveries_total for one attempt.
 std::string_view OutcomeLabel(const HttpResponse& r) {
   switch (r.error) {
-    case TransportError::kNone: break;
+    case TransportError::kNone:
+      break;
     case TransportError::kConnectTimeout:
     case TransportError::kTimeoutFirstByte:
     case TransportError::kTimeoutTotal:
-    case TransportError::kLowSpeed: return mn::kOutcomeTimeout;
-    default: return mn::kOutcomeNetworkError;
+    case TransportError::kLowSpeed:
+      return mn::kOutcomeTimeout;
+    default:
+      return mn::kOutcomeNetworkError;
   }
   if (r.status >= 200 && r.status < 300) return mn::kOutcomeSuccess;
   if (r.status >= 500) return mn::kOutcomeServerError;
@@ -88,9 +91,12 @@ void ApplyDeliveryDefaults(Config& config) {
 
 const Deadlines& DispatcherConfig::DeadlinesFor(JobKind kind) const {
   switch (kind) {
-    case JobKind::kWebPush: return webpush_deadlines;
-    case JobKind::kActivityPub: return activitypub_deadlines;
-    case JobKind::kWebhook: break;
+    case JobKind::kWebPush:
+      return webpush_deadlines;
+    case JobKind::kActivityPub:
+      return activitypub_deadlines;
+    case JobKind::kWebhook:
+      break;
   }
   return webhook_deadlines;
 }
@@ -301,20 +307,20 @@ void Dispatcher::TakeAvailable() {
   while (!taking_ && !stopped_ && jobs_.size() < config_.max_held && !engine_.store().degraded()) {
     auto call = std::make_shared<Call>();
     taking_ = true;
-    engine_.store().Fetch(
-        {kDeliveryQueue}, clock_.Now(),
-        [this, alive = alive_, call](Result<std::optional<JobRecord>> r) {
-          if (!*alive) return;
-          taking_ = false;
-          bool got = r.ok() && r->has_value();
-          if (!r.ok()) spdlog::error("delivery: cannot take jobs: {}", r.status().message());
-          if (got) Accept(std::move(**r));
-          if (call->returned) {
-            if (got) Pump();  // a deferred answer: keep taking
-          } else {
-            call->got = got;
-          }
-        });
+    engine_.store().Fetch({kDeliveryQueue}, clock_.Now(),
+                          [this, alive = alive_, call](Result<std::optional<JobRecord>> r) {
+                            if (!*alive) return;
+                            taking_ = false;
+                            bool got = r.ok() && r->has_value();
+                            if (!r.ok())
+                              spdlog::error("delivery: cannot take jobs: {}", r.status().message());
+                            if (got) Accept(std::move(**r));
+                            if (call->returned) {
+                              if (got) Pump();  // a deferred answer: keep taking
+                            } else {
+                              call->got = got;
+                            }
+                          });
     call->returned = true;
     if (taking_ || !call->got) break;
   }
@@ -461,10 +467,9 @@ void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
   CancelRenewal(jid, held);
   auto request = BuildDeliveryRequest(held.job, signer_, keys_, clock_);
   if (!request.ok()) {
-    registry_.OnResult(grant,
-                       Outcome{OutcomeClass::kPermanent, HostSignal::kNone,
-                               request.status().message()},
-                       Duration::zero(), now);
+    registry_.OnResult(
+        grant, Outcome{OutcomeClass::kPermanent, HostSignal::kNone, request.status().message()},
+        Duration::zero(), now);
     DeliveryJob job = Forget(jobs_.find(jid)).job;
     Dead(job, "InvalidDeliveryJob", request.status().message());
     return;
@@ -648,8 +653,7 @@ void Dispatcher::ArmTimer(TimePoint now) {
   });
 }
 
-void Dispatcher::CountAttempt(const std::string& host, std::string_view outcome,
-                              Duration latency) {
+void Dispatcher::CountAttempt(const std::string& host, std::string_view outcome, Duration latency) {
   if (!deliveries_) return;
   std::string label = host_labels_.RecordAndLabel(host);
   deliveries_->WithLabels({label, std::string(outcome)}).Increment();
@@ -687,8 +691,8 @@ std::string Dispatcher::HostsJson() {
                         {"overloaded", s.overloaded},
                         {"parked", s.parked},
                         {"unavailable", s.unavailable}};
-    h["failing_since"] = s.failing_since ? nlohmann::json(FormatRfc3339(*s.failing_since))
-                                         : nlohmann::json(nullptr);
+    h["failing_since"] =
+        s.failing_since ? nlohmann::json(FormatRfc3339(*s.failing_since)) : nlohmann::json(nullptr);
     h["retry_after_until"] = s.retry_after_until
                                  ? nlohmann::json(FormatRfc3339(*s.retry_after_until))
                                  : nlohmann::json(nullptr);
@@ -698,8 +702,9 @@ std::string Dispatcher::HostsJson() {
 }
 
 Status Dispatcher::RegisterMetrics(Registry& registry) {
-  auto deliveries = registry.AddCounter(mn::kDeliveriesTotal, mn::kDeliveriesTotalHelp,
-                                        {std::string(mn::kLabelHost), std::string(mn::kLabelOutcome)});
+  auto deliveries =
+      registry.AddCounter(mn::kDeliveriesTotal, mn::kDeliveriesTotalHelp,
+                          {std::string(mn::kLabelHost), std::string(mn::kLabelOutcome)});
   if (!deliveries.ok()) return deliveries.status();
   auto latency = registry.AddHistogram(mn::kDeliveryLatencySeconds, mn::kDeliveryLatencySecondsHelp,
                                        {std::string(mn::kLabelHost)}, mn::kDeliveryLatencyBuckets);
@@ -728,17 +733,18 @@ Status Dispatcher::RegisterMetrics(Registry& registry) {
        [](const CompartmentSnapshot& s) { return s.breaker == BreakerState::kClosed ? 0.0 : 1.0; }},
   };
   for (const auto& g : gauges) {
-    Status s = registry.AddCallbackGauge(g.name, g.help, {std::string(mn::kLabelHost)},
-                                         per_host(g.pick));
+    Status s =
+        registry.AddCallbackGauge(g.name, g.help, {std::string(mn::kLabelHost)}, per_host(g.pick));
     if (!s.ok()) return s;
   }
-  Status s = registry.AddCallbackGauge(
-      mn::kParkedJobs, mn::kParkedJobsHelp, {}, [this]() -> Result<std::vector<MetricSample>> {
-        double parked = 0;
-        std::lock_guard lock(snapshot_mu_);
-        for (const auto& c : snapshot_) parked += static_cast<double>(c.parked);
-        return std::vector<MetricSample>{MetricSample{{}, parked}};
-      });
+  Status s = registry.AddCallbackGauge(mn::kParkedJobs, mn::kParkedJobsHelp, {},
+                                       [this]() -> Result<std::vector<MetricSample>> {
+                                         double parked = 0;
+                                         std::lock_guard lock(snapshot_mu_);
+                                         for (const auto& c : snapshot_)
+                                           parked += static_cast<double>(c.parked);
+                                         return std::vector<MetricSample>{MetricSample{{}, parked}};
+                                       });
   if (!s.ok()) return s;
   deliveries_ = *deliveries;
   latency_ = *latency;

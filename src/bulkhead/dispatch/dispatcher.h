@@ -43,7 +43,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <deque>
 #include <map>
 #include <memory>
@@ -53,8 +52,8 @@
 #include <string>
 #include <vector>
 
-#include "bulkhead/config/config.h"
 #include "bulkhead/compartment/host_compartments.h"
+#include "bulkhead/config/config.h"
 #include "bulkhead/dispatch/delivery_job.h"
 #include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/encoders/vapid.h"
@@ -110,24 +109,23 @@ DispatcherConfig MakeDispatcherConfig(const Config& config);
 
 // Counters since start, for tests and logs.
 struct DispatcherStats {
-  int64_t taken = 0;      // jobs taken from kDeliveryQueue (adopted ones included)
-  int64_t adopted = 0;    // reservations adopted at Start
-  int64_t attempts = 0;   // requests sent
+  int64_t taken = 0;     // jobs taken from kDeliveryQueue (adopted ones included)
+  int64_t adopted = 0;   // reservations adopted at Start
+  int64_t attempts = 0;  // requests sent
   int64_t acked = 0;
   int64_t retried = 0;
   int64_t dead = 0;
   int64_t gone = 0;
-  int64_t expired = 0;    // dead because their deadline passed
-  int64_t renewed = 0;    // reservations renewed while held
+  int64_t expired = 0;  // dead because their deadline passed
+  int64_t renewed = 0;  // reservations renewed while held
   int64_t outcome_jobs = 0;
 };
 
 class Dispatcher final : public BuiltinJobs {
  public:
   // `signer` may be null: webpush jobs are then refused at PUSH.
-  Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& transport,
-             VapidSigner* signer, const KeyRing& keys, const Clock& clock, Rng& rng,
-             DispatcherConfig config);
+  Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& transport, VapidSigner* signer,
+             const KeyRing& keys, const Clock& clock, Rng& rng, DispatcherConfig config);
   ~Dispatcher() override;
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -223,12 +221,12 @@ class Dispatcher final : public BuiltinJobs {
   bool started_ = false;
   bool stopped_ = false;
   bool adopting_ = false;  // Start's listing of reservations is not finished (no Pump until then)
-  bool taking_ = false;   // a store Fetch/List answer is outstanding
-  bool pumping_ = false;  // Pump is on the stack (re-entry from inline callbacks is deferred)
+  bool taking_ = false;    // a store Fetch/List answer is outstanding
+  bool pumping_ = false;   // Pump is on the stack (re-entry from inline callbacks is deferred)
   bool pump_again_ = false;
 
-  std::map<std::string, Held> jobs_;                  // by jid
-  std::map<std::string, std::deque<std::string>> fresh_;  // host → jids not yet parked/started
+  std::map<std::string, Held> jobs_;                       // by jid
+  std::map<std::string, std::deque<std::string>> fresh_;   // host → jids not yet parked/started
   std::set<std::pair<TimePoint, std::string>> deadlines_;  // of held jobs not in flight
   std::set<std::pair<TimePoint, std::string>> renewals_;   // renew-at of held jobs not in flight
   std::set<std::string> unavailable_hosts_;             // announced with bulkhead.host_unavailable

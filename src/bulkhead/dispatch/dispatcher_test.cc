@@ -4,9 +4,9 @@
 #include "bulkhead/dispatch/dispatcher.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,10 +18,10 @@
 namespace bulkhead {
 namespace {
 
+using nlohmann::json;
 using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
-using nlohmann::json;
 
 // Records every Send; the test answers them explicitly. Callbacks never run inside Send.
 class ScriptedTransport final : public Transport {
@@ -145,8 +145,7 @@ class DispatcherTest : public ::testing::Test {
              {{{"subscription",
                 {{"endpoint", endpoint},
                  {"keys",
-                  {{"p256dh", Subscriber()},
-                   {"auth", Base64UrlEncode(std::string(16, '\x07'))}}}}},
+                  {{"p256dh", Subscriber()}, {"auth", Base64UrlEncode(std::string(16, '\x07'))}}}}},
                {"payload", payload},
                {"ttl", 3600}}}}};
   }
@@ -258,8 +257,11 @@ TEST(MakeDispatcherConfigTest, EverySettingReachesItsPlace) {
   d.unavailable_after_days = 30;
   d.max_retry_after_seconds = 120;
   d.slow_call_threshold_ms = 0;
-  d.webpush = {.connect_timeout_ms = 1000, .first_byte_timeout_ms = 2000, .total_timeout_ms = 3000,
-               .low_speed_bytes_per_second = 10, .low_speed_seconds = 4};
+  d.webpush = {.connect_timeout_ms = 1000,
+               .first_byte_timeout_ms = 2000,
+               .total_timeout_ms = 3000,
+               .low_speed_bytes_per_second = 10,
+               .low_speed_seconds = 4};
   d.activitypub.total_timeout_ms = 20000;
   d.activitypub.deadline_hours = 72;
   d.webhook.first_byte_timeout_ms = 0;
@@ -316,13 +318,13 @@ TEST_F(DispatcherTest, RoutesEachKindToItsRequestAndAcksSuccess) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(WebPush("https://push.example/sub/1", "ping")).ok());
-  ASSERT_TRUE(
-      Push(ActivityPub("https://remote.example/inbox", "https://social.example/users/alice#main-key"))
-          .ok());
-  ASSERT_TRUE(Push(Webhook("https://hooks.example/x",
-                           {{"method", "PUT"}, {"headers", {{"X-Token", "t1"}}},
-                            {"body", {{"a", 1}}}}))
+  ASSERT_TRUE(Push(ActivityPub("https://remote.example/inbox",
+                               "https://social.example/users/alice#main-key"))
                   .ok());
+  ASSERT_TRUE(
+      Push(Webhook("https://hooks.example/x",
+                   {{"method", "PUT"}, {"headers", {{"X-Token", "t1"}}}, {"body", {{"a", 1}}}}))
+          .ok());
   ASSERT_EQ(transport.calls.size(), 3u) << "each job sent at once";
 
   const HttpRequest& wp = transport.calls[0].request;
@@ -342,8 +344,9 @@ TEST_F(DispatcherTest, RoutesEachKindToItsRequestAndAcksSuccess) {
   probe.headers = ap.headers;
   EXPECT_EQ(probe.Header("Content-Type"), "application/activity+json");
   ASSERT_TRUE(probe.Header("Signature"));
-  EXPECT_NE(probe.Header("Signature")->find("keyId=\"https://social.example/users/alice#main-key\""),
-            std::string::npos);
+  EXPECT_NE(
+      probe.Header("Signature")->find("keyId=\"https://social.example/users/alice#main-key\""),
+      std::string::npos);
   EXPECT_EQ(json::parse(ap.body)["type"], "Create");
 
   const HttpRequest& wh = transport.calls[2].request;
@@ -375,9 +378,9 @@ TEST_F(DispatcherTest, EachKindGetsItsOwnDeadlines) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(WebPush("https://push.example/sub/1")).ok());
-  ASSERT_TRUE(
-      Push(ActivityPub("https://remote.example/inbox", "https://social.example/users/alice#main-key"))
-          .ok());
+  ASSERT_TRUE(Push(ActivityPub("https://remote.example/inbox",
+                               "https://social.example/users/alice#main-key"))
+                  .ok());
   ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
   ASSERT_EQ(transport.calls.size(), 3u);
   const Deadlines& wp = transport.calls[0].request.deadlines;
@@ -437,7 +440,8 @@ TEST_F(DispatcherTest, ServerErrorRetriesThroughTheRetryCount) {
   json failure = PayloadOf(retry[0])["failure"];
   EXPECT_EQ(failure["retry_count"], 0);
   EXPECT_EQ(failure["remaining"], 5) << "webpush retries 5 times by default";
-  EXPECT_EQ(retry[0].score, ToUnixMicros(clock_.Now() + seconds(15))) << "Faktory backoff, no jitter";
+  EXPECT_EQ(retry[0].score, ToUnixMicros(clock_.Now() + seconds(15)))
+      << "Faktory backoff, no jitter";
   EXPECT_TRUE(Outcomes().empty());
 
   // The retry comes back into the delivery queue and is sent again.
@@ -494,7 +498,8 @@ TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   // Webpush ttl 3600 s: open the host's breaker, then let the parked job run out of time.
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(WebPush("https://push.example/s" + std::to_string(i))).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(Push(WebPush("https://push.example/s" + std::to_string(i))).ok());
   ASSERT_EQ(transport.calls.size(), 3u);
   transport.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
   transport.Answer(1, ScriptedTransport::Error(TransportError::kConnectRefused));
@@ -515,13 +520,16 @@ TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
 TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompletes) {
   ScriptedTransport transport;
   StartDispatcher(transport);
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(Webhook("https://good.example/" + std::to_string(i))).ok());
+  for (int i = 0; i < 8; ++i)
+    ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(Push(Webhook("https://good.example/" + std::to_string(i))).ok());
   auto dead_calls = transport.Pending("dead.example");
   auto good_calls = transport.Pending("good.example");
   ASSERT_EQ(good_calls.size(), 3u) << "the healthy host is not held back";
   ASSERT_EQ(dead_calls.size(), 4u) << "the adaptive cap's initial 4 attempts for dead.example";
-  for (size_t i : dead_calls) transport.Answer(i, ScriptedTransport::Error(TransportError::kTimeoutTotal));
+  for (size_t i : dead_calls)
+    transport.Answer(i, ScriptedTransport::Error(TransportError::kTimeoutTotal));
   for (size_t i : good_calls) transport.Answer(i, ScriptedTransport::Status(200));
 
   EXPECT_EQ(List(JobState::kRetry).size(), 4u) << "only the attempted jobs spent a retry";
@@ -547,7 +555,8 @@ TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompl
   transport.Answer(probes[0], ScriptedTransport::Status(200));
   // The host answered: the parked jobs drain.
   for (int round = 0; round < 10 && !transport.Pending("dead.example").empty(); ++round) {
-    for (size_t i : transport.Pending("dead.example")) transport.Answer(i, ScriptedTransport::Status(200));
+    for (size_t i : transport.Pending("dead.example"))
+      transport.Answer(i, ScriptedTransport::Status(200));
   }
   EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 0u);
   EXPECT_TRUE(List(JobState::kWorking).empty());
@@ -567,7 +576,8 @@ TEST_F(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
   }
   auto attempts = transport.Pending("dead.example");
   ASSERT_EQ(attempts.size(), 4u);
-  for (size_t i : attempts) transport.Answer(i, ScriptedTransport::Error(TransportError::kConnectRefused));
+  for (size_t i : attempts)
+    transport.Answer(i, ScriptedTransport::Error(TransportError::kConnectRefused));
   ASSERT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 2u);
   ASSERT_EQ(List(JobState::kRetry).size(), 4u);
   const TimePoint taken = clock_.Now();

@@ -35,15 +35,15 @@ Status StoreKeyRing::ValidateKeyId(std::string_view key_id) {
           "as ASCII (percent-encode other characters)");
     }
     if (c == '"' || c == '\\') {
-      return Status::InvalidArgument("key id contains '\"' or '\\', which the Signature header "
-                                     "cannot carry");
+      return Status::InvalidArgument(
+          "key id contains '\"' or '\\', which the Signature header "
+          "cannot carry");
     }
   }
   return Status::Ok();
 }
 
-Result<StoreKeyRing::Entry> StoreKeyRing::Parse(const std::string& key_id,
-                                                        std::string_view pem) {
+Result<StoreKeyRing::Entry> StoreKeyRing::Parse(const std::string& key_id, std::string_view pem) {
   Result<SigningKey> key = SigningKey::FromPem(pem);
   if (!key.ok()) return key.status();
   KeyInfo info;
@@ -58,16 +58,15 @@ Status StoreKeyRing::Open(Store& store) {
   store_ = &store;
   // Embedded stores answer inline; `result` tells whether they did.
   auto result = std::make_shared<std::optional<Status>>();
-  store.ListSigningKeys(
-      [this, result](Result<std::vector<Store::StoredSigningKey>> keys) {
-        if (!keys.ok()) {
-          spdlog::error("cannot load the signing keys: {}", keys.status().message());
-          *result = keys.status();
-          return;
-        }
-        Load(std::move(*keys));
-        *result = Status::Ok();
-      });
+  store.ListSigningKeys([this, result](Result<std::vector<Store::StoredSigningKey>> keys) {
+    if (!keys.ok()) {
+      spdlog::error("cannot load the signing keys: {}", keys.status().message());
+      *result = keys.status();
+      return;
+    }
+    Load(std::move(*keys));
+    *result = Status::Ok();
+  });
   return result->value_or(Status::Ok());
 }
 
@@ -106,23 +105,20 @@ void StoreKeyRing::Add(std::string key_id, std::string pem, AddDone done) {
     return;
   }
   auto parsed = std::make_shared<Entry>(std::move(*entry));
-  store_->PutSigningKey(
-      key_id, pem, [this, parsed, done = std::move(done)](Status s) {
-        if (!s.ok()) {
-          done(Status(s.code(), "storing signing key " + parsed->info.key_id + ": " +
-                                    s.message()));
-          return;
-        }
-        AddResult result{parsed->info, false};
-        {
-          std::lock_guard lock(mu_);
-          result.created = keys_.insert_or_assign(parsed->info.key_id, *parsed).second;
-        }
-        spdlog::info("signing key {} {} ({} bits, {})", result.key.key_id,
-                     result.created ? "added" : "replaced", result.key.bits,
-                     result.key.fingerprint);
-        done(std::move(result));
-      });
+  store_->PutSigningKey(key_id, pem, [this, parsed, done = std::move(done)](Status s) {
+    if (!s.ok()) {
+      done(Status(s.code(), "storing signing key " + parsed->info.key_id + ": " + s.message()));
+      return;
+    }
+    AddResult result{parsed->info, false};
+    {
+      std::lock_guard lock(mu_);
+      result.created = keys_.insert_or_assign(parsed->info.key_id, *parsed).second;
+    }
+    spdlog::info("signing key {} {} ({} bits, {})", result.key.key_id,
+                 result.created ? "added" : "replaced", result.key.bits, result.key.fingerprint);
+    done(std::move(result));
+  });
   Wipe(pem);
 }
 
@@ -151,8 +147,7 @@ std::vector<StoreKeyRing::KeyInfo> StoreKeyRing::List() const {
   return out;
 }
 
-std::optional<StoreKeyRing::KeyInfo> StoreKeyRing::Describe(
-    std::string_view key_id) const {
+std::optional<StoreKeyRing::KeyInfo> StoreKeyRing::Describe(std::string_view key_id) const {
   std::lock_guard lock(mu_);
   auto it = keys_.find(key_id);
   if (it == keys_.end()) return std::nullopt;

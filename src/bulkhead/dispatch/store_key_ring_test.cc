@@ -1,9 +1,8 @@
 #include "bulkhead/dispatch/store_key_ring.h"
 
+#include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-
-#include <gtest/gtest.h>
 
 #include <memory>
 #include <optional>

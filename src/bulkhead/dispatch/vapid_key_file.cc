@@ -27,8 +27,8 @@ Result<VapidKey> LoadOrCreateVapidKey(const std::string& path, bool* created) {
   if (!parent.empty()) {
     std::filesystem::create_directories(parent, ec);
     if (ec) {
-      return Status::Unavailable("cannot create directory " + parent.string() + " for the VAPID key: " +
-                                 ec.message());
+      return Status::Unavailable("cannot create directory " + parent.string() +
+                                 " for the VAPID key: " + ec.message());
     }
   }
   Status s = key->SaveFile(path);

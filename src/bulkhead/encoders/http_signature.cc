@@ -56,8 +56,9 @@ Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
   }
   if (!EVP_PKEY_is_a(key.get(), "RSA")) {
     const char* type = EVP_PKEY_get0_type_name(key.get());
-    return Status::InvalidArgument(std::string("signing key must be an RSA key (rsa-sha256), not ") +
-                                   (type ? type : "this key type"));
+    return Status::InvalidArgument(
+        std::string("signing key must be an RSA key (rsa-sha256), not ") +
+        (type ? type : "this key type"));
   }
   if (EVP_PKEY_get_bits(key.get()) < kMinRsaBits) {
     return Status::InvalidArgument("signing key must have at least 2048 bits, has " +
@@ -120,8 +121,9 @@ std::string SigningKey::PublicKeyFingerprint() const {
 Result<std::string> SigningKey::SignRsaSha256(std::string_view data) const {
   EvpMdCtxPtr ctx(EVP_MD_CTX_new());
   EVP_PKEY_CTX* pctx = nullptr;
-  if (!ctx || EVP_DigestSignInit(ctx.get(), &pctx, encoders_internal::Sha256Md(), nullptr,
-                                 key_.get()) != 1 ||
+  if (!ctx ||
+      EVP_DigestSignInit(ctx.get(), &pctx, encoders_internal::Sha256Md(), nullptr, key_.get()) !=
+          1 ||
       EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) != 1) {
     return Status::Internal(OpenSslError("rsa-sha256 sign init"));
   }
@@ -150,12 +152,11 @@ std::string FormatImfFixdate(TimePoint t) {
   weekday wd(day);
   hh_mm_ss<seconds> hms(secs - day);
   char buf[40];
-  int n = std::snprintf(buf, sizeof(buf), "%s, %02u %s %04d %02d:%02d:%02d GMT",
-                        kDays[wd.c_encoding()], unsigned(ymd.day()),
-                        kMonths[unsigned(ymd.month()) - 1], int(ymd.year()),
-                        static_cast<int>(hms.hours().count()),
-                        static_cast<int>(hms.minutes().count()),
-                        static_cast<int>(hms.seconds().count()));
+  int n =
+      std::snprintf(buf, sizeof(buf), "%s, %02u %s %04d %02d:%02d:%02d GMT", kDays[wd.c_encoding()],
+                    unsigned(ymd.day()), kMonths[unsigned(ymd.month()) - 1], int(ymd.year()),
+                    static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                    static_cast<int>(hms.seconds().count()));
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -205,10 +206,9 @@ Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url
   }
   Result<std::string> sig = key.SignRsaSha256(signing_string);
   if (!sig.ok()) return sig.status();
-  headers.emplace_back("Signature", "keyId=\"" + std::string(key_id) +
-                                        "\",algorithm=\"rsa-sha256\",headers=\"" +
-                                        kDeliverySignedHeaders + "\",signature=\"" +
-                                        Base64Encode(*sig) + "\"");
+  headers.emplace_back("Signature",
+                       "keyId=\"" + std::string(key_id) + "\",algorithm=\"rsa-sha256\",headers=\"" +
+                           kDeliverySignedHeaders + "\",signature=\"" + Base64Encode(*sig) + "\"");
   return headers;
 }
 

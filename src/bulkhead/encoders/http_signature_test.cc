@@ -1,5 +1,6 @@
 #include "bulkhead/encoders/http_signature.h"
 
+#include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
@@ -7,7 +8,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/encoders/node_tool_test_util.h"
@@ -53,7 +53,11 @@ lS4SArRuSMpEFF6caZPsOXQ=
 // openssl dgst -sha256 -sign <kTestKeyPem> over kExpectedSigningString, base64: an independent
 // computation of the exact signature (RSASSA-PKCS1-v1_5 is deterministic).
 constexpr char kExpectedSignature[] =
-    "QELn5lzseey3wZzu+Q6umL7FezBaGN08hB/D5h+J2EVtn9ajrKzYrvUfTaM9kaNmpYF5vzqI+GF8MmRSSOHDagUDaZTJrvc4LnFDxkqiSOdG9IcCasO/ATk8d8ixb803hW0N6TlrKP1hd3ejc5czAymckFIL0mhmjI9ZyOL8JSE6djaOhpMyNz94zpL0/hFdS4U7pCUgAvVgcOog1JuS07QYZjBQnaNGQU2tEztVXuxqleNStsVgrPeiBHNivmZkaMLrbYpVYP1jnAAAG2DWMAvmrIr+pr7s7WA7pbo5NoGsSror5SW4l/GrNINRUzc2fl5iGx4diHoFOMG5uXFLbg==";
+    "QELn5lzseey3wZzu+Q6umL7FezBaGN08hB/"
+    "D5h+J2EVtn9ajrKzYrvUfTaM9kaNmpYF5vzqI+GF8MmRSSOHDagUDaZTJrvc4LnFDxkqiSOdG9IcCasO/"
+    "ATk8d8ixb803hW0N6TlrKP1hd3ejc5czAymckFIL0mhmjI9ZyOL8JSE6djaOhpMyNz94zpL0/"
+    "hFdS4U7pCUgAvVgcOog1JuS07QYZjBQnaNGQU2tEztVXuxqleNStsVgrPeiBHNivmZkaMLrbYpVYP1jnAAAG2DWMAvmrIr"
+    "+pr7s7WA7pbo5NoGsSror5SW4l/GrNINRUzc2fl5iGx4diHoFOMG5uXFLbg==";
 
 constexpr char kBody[] = R"({"type":"Create"})";
 constexpr char kUrl[] = "https://social.example:8443/users/alice/inbox?x=1";
@@ -67,7 +71,8 @@ constexpr char kExpectedSigningString[] =
 
 bool VerifyRsaSha256(const std::string& public_pem, std::string_view data,
                      const std::string& signature) {
-  encoders_internal::BioPtr bio(BIO_new_mem_buf(public_pem.data(), static_cast<int>(public_pem.size())));
+  encoders_internal::BioPtr bio(
+      BIO_new_mem_buf(public_pem.data(), static_cast<int>(public_pem.size())));
   encoders_internal::EvpPkeyPtr key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
   if (!key) return false;
   encoders_internal::EvpMdCtxPtr ctx(EVP_MD_CTX_new());
@@ -92,7 +97,8 @@ class HttpSignatureTest : public ::testing::Test {
     ASSERT_TRUE(key.ok()) << key.status().ToString();
     key_ = std::make_unique<SigningKey>(*key);
   }
-  ManualClock clock_{FromUnixMicros(1'800'000'000'123'456)};  // Fri, 15 Jan 2027 08:00:00.123456 GMT
+  ManualClock clock_{
+      FromUnixMicros(1'800'000'000'123'456)};  // Fri, 15 Jan 2027 08:00:00.123456 GMT
   std::unique_ptr<SigningKey> key_;
 };
 
@@ -106,7 +112,8 @@ TEST_F(HttpSignatureTest, ExactHeadersUnderFixedClock) {
       {"Content-Type", "application/activity+json"},
       {"Signature", std::string("keyId=\"") + kKeyId +
                         "\",algorithm=\"rsa-sha256\",headers=\"(request-target) host date digest "
-                        "content-type\",signature=\"" + kExpectedSignature + "\""},
+                        "content-type\",signature=\"" +
+                        kExpectedSignature + "\""},
   };
   EXPECT_EQ(*headers, expected);
 }
@@ -117,7 +124,8 @@ TEST_F(HttpSignatureTest, SignatureVerifiesWithPublicKey) {
   std::string sig = *Base64Decode(SignatureParam(*FindHeader(*headers, "Signature"), "signature"));
   EXPECT_EQ(sig.size(), 256u);
   EXPECT_TRUE(VerifyRsaSha256(key_->PublicKeyPem(), kExpectedSigningString, sig));
-  EXPECT_FALSE(VerifyRsaSha256(key_->PublicKeyPem(), std::string(kExpectedSigningString) + " ", sig));
+  EXPECT_FALSE(
+      VerifyRsaSha256(key_->PublicKeyPem(), std::string(kExpectedSigningString) + " ", sig));
   auto other = SigningKey::Generate();
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(VerifyRsaSha256(other->PublicKeyPem(), kExpectedSigningString, sig));
@@ -144,7 +152,8 @@ TEST_F(HttpSignatureTest, DateFollowsTheClockAndDefaultPortIsOmitted) {
   EXPECT_EQ(*FindHeader(*h, "Host"), "mastodon.example");
   EXPECT_EQ(*FindHeader(*h, "Digest"), "SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
   EXPECT_EQ(FormatImfFixdate(FromUnixMicros(951'782'400'000'000)), "Tue, 29 Feb 2000 00:00:00 GMT");
-  EXPECT_EQ(FormatImfFixdate(FromUnixMicros(1'798'761'599'999'999)), "Thu, 31 Dec 2026 23:59:59 GMT");
+  EXPECT_EQ(FormatImfFixdate(FromUnixMicros(1'798'761'599'999'999)),
+            "Thu, 31 Dec 2026 23:59:59 GMT");
 }
 
 TEST_F(HttpSignatureTest, RefusesBadInputs) {
@@ -184,7 +193,8 @@ TEST_F(HttpSignatureTest, SigningKeyErrorsNameTheProblem) {
   EVP_PKEY* rsa = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", size_t{2048});
   encoders_internal::BioPtr bio(BIO_new(BIO_s_mem()));
   ASSERT_EQ(PEM_write_bio_PKCS8PrivateKey(bio.get(), rsa, EVP_aes_128_cbc(), nullptr, 0, nullptr,
-                                          const_cast<char*>("secret")), 1);
+                                          const_cast<char*>("secret")),
+            1);
   EVP_PKEY_free(rsa);
   char* data = nullptr;
   long len = BIO_get_mem_data(bio.get(), &data);
@@ -259,18 +269,26 @@ TEST_F(HttpSignatureTest, NpmHttpSignatureVerifies) {
   Result<HeaderList> headers = SignHttpRequest("POST", kUrl, kBody, kKeyId, *key_, clock_);
   json hs = json::object();
   for (const auto& [n, v] : *headers) hs[n] = v;
-  json input = {{"method", "POST"}, {"path", "/users/alice/inbox?x=1"}, {"headers", hs},
-                {"body", Base64Encode("tampered")}, {"public_key_pem", key_->PublicKeyPem()}};
-  json out = json::parse(testing_node::RunNodeTool(*root, "verify_http_signature.mjs", input.dump()).out);
-  EXPECT_TRUE(out["verified"].get<bool>());  // headers untouched, so the signature holds...
+  json input = {{"method", "POST"},
+                {"path", "/users/alice/inbox?x=1"},
+                {"headers", hs},
+                {"body", Base64Encode("tampered")},
+                {"public_key_pem", key_->PublicKeyPem()}};
+  json out =
+      json::parse(testing_node::RunNodeTool(*root, "verify_http_signature.mjs", input.dump()).out);
+  EXPECT_TRUE(out["verified"].get<bool>());    // headers untouched, so the signature holds...
   EXPECT_FALSE(out["digest_ok"].get<bool>());  // ...but the body no longer matches the Digest
 }
 
 // The private key has no string form: no ToString, no operator<<.
 template <typename T>
-concept Streamable = requires(std::ostream& os, const T& v) { os << v; };
+concept Streamable = requires(std::ostream& os, const T& v) {
+  os << v;
+};
 template <typename T>
-concept HasToString = requires(const T& v) { v.ToString(); };
+concept HasToString = requires(const T& v) {
+  v.ToString();
+};
 static_assert(!Streamable<SigningKey> && !HasToString<SigningKey>);
 
 }  // namespace

@@ -32,7 +32,8 @@ struct NodeRun {
 // Writes `input` to a temp file and runs `node <root>/tests/tools/<script> <file>`.
 inline NodeRun RunNodeTool(const std::string& root, const std::string& script,
                            const std::string& input) {
-  std::string path = "/tmp/bulkhead_encoders_" + std::to_string(::getpid()) + "_" + script + ".json";
+  std::string path =
+      "/tmp/bulkhead_encoders_" + std::to_string(::getpid()) + "_" + script + ".json";
   {
     std::ofstream f(path, std::ios::binary);
     f << input;

@@ -62,8 +62,8 @@ Result<EvpPkeyPtr> P256PublicKeyFromPoint(std::string_view point) {
     return Status::Internal(OpenSslError("EVP_PKEY_copy_parameters"));
   }
   // Decoding refuses points that are not on the curve.
-  if (EVP_PKEY_set1_encoded_public_key(key.get(), reinterpret_cast<const unsigned char*>(point.data()),
-                                       point.size()) != 1) {
+  if (EVP_PKEY_set1_encoded_public_key(
+          key.get(), reinterpret_cast<const unsigned char*>(point.data()), point.size()) != 1) {
     OpenSslError("");
     return Status::InvalidArgument("P-256 public key is not a point on the curve");
   }

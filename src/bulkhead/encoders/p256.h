@@ -13,7 +13,7 @@
 namespace bulkhead {
 namespace encoders_internal {
 
-inline constexpr size_t kP256PointSize = 65;   // 0x04 ‖ X(32) ‖ Y(32)
+inline constexpr size_t kP256PointSize = 65;  // 0x04 ‖ X(32) ‖ Y(32)
 inline constexpr size_t kP256ScalarSize = 32;
 
 // A public key from an uncompressed point. InvalidArgument unless `point` is 65 bytes, starts

@@ -100,8 +100,8 @@ Result<VapidKey> VapidKey::FromBase64Url(std::string_view private_key_b64url,
 
 Status VapidKey::SaveFile(const std::string& path) const {
   BioPtr bio(BIO_new(BIO_s_secmem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr,
-                                       nullptr) != 1) {
+  if (!bio ||
+      PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
     return Status::Internal(OpenSslError("PEM_write_bio_PrivateKey"));
   }
   char* data = nullptr;
@@ -133,8 +133,8 @@ Status VapidKey::SaveFile(const std::string& path) const {
     return Status::Unavailable("cannot close " + tmp + ": " + std::strerror(errno));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status st = Status::Unavailable("cannot rename " + tmp + " to " + path + ": " +
-                                    std::strerror(errno));
+    Status st =
+        Status::Unavailable("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
     ::unlink(tmp.c_str());
     return st;
   }
@@ -219,8 +219,10 @@ Result<std::string> VapidSigner::Token(std::string_view audience) {
   if (!url.ok()) return Status::InvalidArgument("VAPID audience: " + url.status().message());
   std::string origin = url->Origin();
   if (origin != audience) {
-    return Status::InvalidArgument("VAPID audience must be an origin like https://host[:port], "
-                                   "got \"" + std::string(audience) + "\"");
+    return Status::InvalidArgument(
+        "VAPID audience must be an origin like https://host[:port], "
+        "got \"" +
+        std::string(audience) + "\"");
   }
   TimePoint now = clock_.Now();
   if (options_.cache) {

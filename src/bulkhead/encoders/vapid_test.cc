@@ -1,18 +1,17 @@
 #include "bulkhead/encoders/vapid.h"
 
+#include <gtest/gtest.h>
+#include <openssl/pem.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 #include <vector>
-
-#include <openssl/pem.h>
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/p256.h"
@@ -50,7 +49,8 @@ bool VerifyEs256(const std::string& public_point, const std::string& data, const
   auto der = encoders_internal::EcdsaRawToDer(raw);
   if (!key.ok() || !der.ok()) return false;
   encoders_internal::EvpMdCtxPtr ctx(EVP_MD_CTX_new());
-  if (EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key->get()) != 1) return false;
+  if (EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key->get()) != 1)
+    return false;
   return EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(der->data()),
                           der->size(), reinterpret_cast<const unsigned char*>(data.data()),
                           data.size()) == 1;
@@ -263,9 +263,13 @@ TEST_F(VapidTest, ConcurrentCallersShareTheCache) {
 
 // The private key has no string form: no ToString, no operator<<.
 template <typename T>
-concept Streamable = requires(std::ostream& os, const T& v) { os << v; };
+concept Streamable = requires(std::ostream& os, const T& v) {
+  os << v;
+};
 template <typename T>
-concept HasToString = requires(const T& v) { v.ToString(); };
+concept HasToString = requires(const T& v) {
+  v.ToString();
+};
 static_assert(!Streamable<VapidKey> && !HasToString<VapidKey>);
 static_assert(!Streamable<VapidSigner> && !HasToString<VapidSigner>);
 

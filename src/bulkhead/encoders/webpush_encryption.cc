@@ -24,8 +24,8 @@ constexpr size_t kAes128gcmHeaderSize = 16 + 4 + 1 + 65;  // 86
 Status SealRecord(const unsigned char* key, const unsigned char* nonce, std::string_view prefix,
                   std::string_view data, std::string_view suffix, std::string& out) {
   EvpCipherCtxPtr ctx(EVP_CIPHER_CTX_new());
-  if (!ctx || EVP_EncryptInit_ex2(ctx.get(), encoders_internal::Aes128Gcm(), key, nonce,
-                                  nullptr) != 1) {
+  if (!ctx ||
+      EVP_EncryptInit_ex2(ctx.get(), encoders_internal::Aes128Gcm(), key, nonce, nullptr) != 1) {
     return Status::Internal(OpenSslError("AES-128-GCM init"));
   }
   size_t start = out.size();
@@ -90,8 +90,7 @@ Result<WebPushSubscriberKeys> WebPushSubscriberKeys::Parse(std::string_view p256
     return Status::InvalidArgument("auth must decode to 16 bytes, got " +
                                    std::to_string(auth->size()));
   }
-  Result<encoders_internal::EvpPkeyPtr> key =
-      encoders_internal::P256PublicKeyFromPoint(*p256dh);
+  Result<encoders_internal::EvpPkeyPtr> key = encoders_internal::P256PublicKeyFromPoint(*p256dh);
   if (!key.ok()) return Status::InvalidArgument("p256dh: " + key.status().message());
   WebPushSubscriberKeys out;
   out.p256dh_ = std::move(*p256dh);
@@ -126,8 +125,8 @@ Result<EncryptedPush> EncryptWebPush(const WebPushSubscriberKeys& keys, std::str
                                      const WebPushEncryptOptions& options) {
   const ContentEncoding encoding = options.encoding;
   if (plaintext.size() > MaxWebPushPlaintext(encoding)) {
-    return Status::InvalidArgument("payload is " + std::to_string(plaintext.size()) +
-                                   " bytes; " + ContentEncodingName(encoding) + " allows at most " +
+    return Status::InvalidArgument("payload is " + std::to_string(plaintext.size()) + " bytes; " +
+                                   ContentEncodingName(encoding) + " allows at most " +
                                    std::to_string(MaxWebPushPlaintext(encoding)));
   }
   EncryptedPush out;
@@ -172,8 +171,8 @@ Result<EncryptedPush> EncryptWebPush(const WebPushSubscriberKeys& keys, std::str
                       cek, sizeof(cek));
     }
     if (st.ok()) {
-      st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: nonce\0", 24),
-                      nonce, sizeof(nonce));
+      st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: nonce\0", 24), nonce,
+                      sizeof(nonce));
     }
     if (!st.ok()) return st;
     out.body.reserve(kAes128gcmHeaderSize + plaintext.size() + 1 + kTagSize);

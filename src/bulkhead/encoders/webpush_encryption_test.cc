@@ -1,10 +1,9 @@
 #include "bulkhead/encoders/webpush_encryption.h"
 
+#include <gtest/gtest.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
-
-#include <gtest/gtest.h>
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/p256.h"
@@ -61,8 +60,7 @@ std::optional<std::string> Open(const std::string& key, const std::string& nonce
 
 std::string Hkdf(std::string_view salt, std::string_view ikm, std::string_view info, size_t n) {
   std::string out(n, '\0');
-  EXPECT_TRUE(
-      HkdfSha256(salt, ikm, info, reinterpret_cast<unsigned char*>(out.data()), n).ok());
+  EXPECT_TRUE(HkdfSha256(salt, ikm, info, reinterpret_cast<unsigned char*>(out.data()), n).ok());
   return out;
 }
 
@@ -78,11 +76,14 @@ std::optional<std::string> DecryptAesgcm(const EncryptedPush& push, std::string_
   std::string context("P-256\0\0\x41", 8);
   context += ua_pub;
   context += std::string("\0\x41", 2) + push.sender_public_key;
-  std::string cek = Hkdf(push.salt, ikm, std::string("Content-Encoding: aesgcm\0", 25) + context, 16);
-  std::string nonce = Hkdf(push.salt, ikm, std::string("Content-Encoding: nonce\0", 24) + context, 12);
+  std::string cek =
+      Hkdf(push.salt, ikm, std::string("Content-Encoding: aesgcm\0", 25) + context, 16);
+  std::string nonce =
+      Hkdf(push.salt, ikm, std::string("Content-Encoding: nonce\0", 24) + context, 12);
   std::optional<std::string> padded = Open(cek, nonce, push.body);
   if (!padded || padded->size() < 2) return std::nullopt;
-  size_t pad = (static_cast<unsigned char>((*padded)[0]) << 8) | static_cast<unsigned char>((*padded)[1]);
+  size_t pad =
+      (static_cast<unsigned char>((*padded)[0]) << 8) | static_cast<unsigned char>((*padded)[1]);
   return padded->substr(2 + pad);
 }
 
@@ -183,7 +184,8 @@ TEST(WebPushEncryptionTest, TamperedCiphertextFailsToOpen) {
 }
 
 TEST(WebPushEncryptionTest, RefusesPayloadOverTheLimit) {
-  auto too_big = EncryptWebPush(kRfcUaPublic, kRfcAuth, std::string(kAes128gcmMaxPlaintext + 1, 'x'));
+  auto too_big =
+      EncryptWebPush(kRfcUaPublic, kRfcAuth, std::string(kAes128gcmMaxPlaintext + 1, 'x'));
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(too_big.status().message().find("at most 3993"), std::string::npos);

@@ -32,8 +32,8 @@
 
 namespace bulkhead {
 
-inline constexpr int64_t kDefaultWebPushTtl = 172800;   // 48 h, what Mastodon sends
-inline constexpr int64_t kMaxWebPushTtl = 2419200;      // 28 days, npm web-push's default
+inline constexpr int64_t kDefaultWebPushTtl = 172800;  // 48 h, what Mastodon sends
+inline constexpr int64_t kMaxWebPushTtl = 2419200;     // 28 days, npm web-push's default
 inline constexpr size_t kMaxWebPushTopicLength = 32;
 
 struct WebPushArgsOptions {

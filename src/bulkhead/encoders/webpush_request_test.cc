@@ -1,6 +1,7 @@
 #include "bulkhead/encoders/webpush_request.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/encoders/node_tool_test_util.h"
@@ -157,8 +158,8 @@ TEST_F(WebPushRequestTest, Aes128gcmRequestHeaders) {
   EXPECT_EQ(*FindHeader(req->headers, "Content-Encoding"), "aes128gcm");
   EXPECT_EQ(*FindHeader(req->headers, "Content-Type"), "application/octet-stream");
   EXPECT_EQ(*FindHeader(req->headers, "Authorization"),
-            "vapid t=" + *signer_->Token("https://fcm.googleapis.com") + ",k=" +
-                signer_->key().public_key_b64url());
+            "vapid t=" + *signer_->Token("https://fcm.googleapis.com") +
+                ",k=" + signer_->key().public_key_b64url());
   EXPECT_EQ(*FindHeader(req->headers, "Content-Length"), std::to_string(req->body.size()));
   EXPECT_EQ(req->body.size(), 86u + std::string(R"({"title":"hi","body":"héllo"})").size() + 17u);
 }
@@ -166,8 +167,9 @@ TEST_F(WebPushRequestTest, Aes128gcmRequestHeaders) {
 TEST_F(WebPushRequestTest, AesgcmRequestUsesLegacyHeaders) {
   Result<WebPushRequest> req = BuildWebPushRequest(Job("aesgcm"), *signer_);
   ASSERT_TRUE(req.ok()) << req.status().ToString();
-  EXPECT_EQ(Names(req->headers), "TTL;Urgency;Content-Encoding;Content-Type;Encryption;Crypto-Key;"
-                                 "Authorization;Content-Length;");
+  EXPECT_EQ(Names(req->headers),
+            "TTL;Urgency;Content-Encoding;Content-Type;Encryption;Crypto-Key;"
+            "Authorization;Content-Length;");
   std::string crypto_key = *FindHeader(req->headers, "Crypto-Key");
   EXPECT_EQ(crypto_key.rfind("dh=B", 0), 0u);
   EXPECT_NE(crypto_key.find(";p256ecdsa=" + signer_->key().public_key_b64url()), std::string::npos);
@@ -198,7 +200,8 @@ TEST_F(WebPushRequestTest, AudienceKeepsNonDefaultPort) {
 TEST_F(WebPushRequestTest, DeterministicBodyWithInjectedKeyAndSalt) {
   Result<WebPushArgs> args = ParseWebPushArgs(Job());
   ASSERT_TRUE(args.ok());
-  auto sender = WebPushSenderKey::FromPrivateKey(*Base64Decode("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw"));
+  auto sender = WebPushSenderKey::FromPrivateKey(
+      *Base64Decode("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw"));
   ASSERT_TRUE(sender.ok());
   WebPushEncryptOptions seams;
   seams.sender_key = &*sender;
@@ -217,7 +220,8 @@ class WebPushInteropTest : public WebPushRequestTest,
 TEST_P(WebPushInteropTest, NpmHttpEceDecryptsAndNodeVerifiesVapid) {
   std::optional<std::string> root = testing_node::SourceDir();
   if (!root) GTEST_SKIP() << "BULKHEAD_SOURCE_DIR unset or node/tests/node_modules missing";
-  for (size_t size : {size_t{0}, size_t{1}, size_t{300}, MaxWebPushPlaintext(*ParseContentEncoding(GetParam()))}) {
+  for (size_t size : {size_t{0}, size_t{1}, size_t{300},
+                      MaxWebPushPlaintext(*ParseContentEncoding(GetParam()))}) {
     json job = Job(GetParam());
     std::string payload;
     for (size_t i = 0; i < size; ++i) payload += static_cast<char>('a' + i % 26);
@@ -230,7 +234,8 @@ TEST_P(WebPushInteropTest, NpmHttpEceDecryptsAndNodeVerifiesVapid) {
                   {"auth", kAuth},
                   {"headers", headers},
                   {"body", Base64UrlEncode(req->body)}};
-    testing_node::NodeRun run = testing_node::RunNodeTool(*root, "webpush_decrypt.mjs", input.dump());
+    testing_node::NodeRun run =
+        testing_node::RunNodeTool(*root, "webpush_decrypt.mjs", input.dump());
     ASSERT_EQ(run.exit_code, 0) << run.out;
     json out = json::parse(run.out);
     EXPECT_EQ(*Base64Decode(out["plaintext"].get<std::string>()), payload) << "size " << size;

@@ -1,11 +1,10 @@
 #include "bulkhead/engine/engine.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <fstream>
-
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/time_format.h"
@@ -146,8 +145,7 @@ void Engine::PushDuplicate(const std::string& jid, Done done) {
   done(Status::Ok());
 }
 
-uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid,
-                       FetchCallback cb) {
+uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid, FetchCallback cb) {
   auto block = std::chrono::milliseconds(config_.fetch_block_ms);
   if (!wid.empty() && workers_.StateOf(wid) != WorkerState::kRunning) {
     queues.clear();  // a quiet or terminating worker gets no more jobs: wait, then $-1
@@ -224,18 +222,19 @@ void Engine::WakeWaiters(const std::string& queue, size_t count) {
 
 void Engine::Ack(const std::string& jid, Done done) {
   TimePoint now = clock_.Now();
-  store_.Ack(jid, now, [this, jid, now, done = std::move(done)](Result<std::optional<JobRecord>> found) {
-    if (!found.ok()) {
-      done(found.status());
-      return;
-    }
-    if (found->has_value()) {  // counted as processed by the store, in the same commit
-      if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
-    } else {
-      spdlog::debug("ACK of unknown jid {}", jid);
-    }
-    done(Status::Ok());
-  });
+  store_.Ack(jid, now,
+             [this, jid, now, done = std::move(done)](Result<std::optional<JobRecord>> found) {
+               if (!found.ok()) {
+                 done(found.status());
+                 return;
+               }
+               if (found->has_value()) {  // counted as processed by the store, in the same commit
+                 if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
+               } else {
+                 spdlog::debug("ACK of unknown jid {}", jid);
+               }
+               done(Status::Ok());
+             });
 }
 
 void Engine::Fail(const std::string& jid, FailureReport report, Done done, FailOptions options) {

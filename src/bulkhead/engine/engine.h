@@ -95,7 +95,9 @@ class Engine {
 
   // Adds a "hosts" array to INFO (the delivery compartments' snapshot; `bulkhead stats` shows it).
   // Each element: {"host","in_flight","cap","breaker","parked","latency_p99_ms",...}.
-  void SetInfoHosts(std::function<std::string()> hosts_json) { info_hosts_ = std::move(hosts_json); }
+  void SetInfoHosts(std::function<std::string()> hosts_json) {
+    info_hosts_ = std::move(hosts_json);
+  }
 
   // Routes built-in job types to `builtin` (null: none). Must outlive the engine or be reset.
   void SetBuiltinJobs(BuiltinJobs* builtin) { builtin_ = builtin; }

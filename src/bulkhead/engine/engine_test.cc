@@ -71,7 +71,8 @@ TEST_F(EngineTest, BuiltinJobsNeverReachFetchAndAreValidatedAtPush) {
   EXPECT_EQ(bad.message(), "webpush: subscription.endpoint is not a URL");
   EXPECT_TRUE(Push(R"({"jid":"mailjob01","jobtype":"mail","args":[]})").ok());
   EXPECT_NE(Fetch({"default"})->find("mailjob01"), std::string::npos);
-  EXPECT_FALSE(Fetch({"default"}).has_value()) << "a worker on default must not get the webpush job";
+  EXPECT_FALSE(Fetch({"default"}).has_value())
+      << "a worker on default must not get the webpush job";
   StoreStats s = Stats();
   EXPECT_EQ(s.queues[kDeliveryQueue].size, 1u);
   // The dispatcher takes it from the delivery queue; the payload keeps the client's queue.
@@ -89,8 +90,8 @@ TEST_F(EngineTest, FailOptionsDelayKillOrDiscard) {
   bool done = false;
   FailOptions later;
   later.not_before = clock_.Now() + 1h;
-  engine_->Fail("optjob001", {"http_429", "Retry-After 3600", {}}, [&](Status s) { done = s.ok(); },
-                later);
+  engine_->Fail(
+      "optjob001", {"http_429", "Retry-After 3600", {}}, [&](Status s) { done = s.ok(); }, later);
   EXPECT_TRUE(done);
   std::vector<JobRecord> retries;
   store_->List(JobState::kRetry, 0, 10, [&](auto r) { retries = *r; });
@@ -98,10 +99,12 @@ TEST_F(EngineTest, FailOptionsDelayKillOrDiscard) {
   EXPECT_EQ(retries[0].score, ToUnixMicros(clock_.Now() + 1h));
   FailOptions dead;
   dead.dead = true;
-  engine_->Fail("optjob002", {"http_400", "bad request", {}}, [](Status) {}, dead);
+  engine_->Fail(
+      "optjob002", {"http_400", "bad request", {}}, [](Status) {}, dead);
   FailOptions discard;
   discard.discard = true;
-  engine_->Fail("optjob003", {"gone", "subscription gone", {}}, [](Status) {}, discard);
+  engine_->Fail(
+      "optjob003", {"gone", "subscription gone", {}}, [](Status) {}, discard);
   StoreStats s = Stats();
   EXPECT_EQ(s.dead, 1u);
   EXPECT_EQ(s.retries, 1u);

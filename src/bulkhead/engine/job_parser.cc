@@ -68,7 +68,8 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
   if (reserve != doc.end() && !reserve->is_null()) {
     if (!reserve->is_number()) return Status::InvalidArgument("reserve_for must be an integer");
     // A float outside int64's range would make the conversion undefined.
-    if (reserve->is_number_float() && !(reserve->get<double>() > -1e15 && reserve->get<double>() < 1e15)) {
+    if (reserve->is_number_float() &&
+        !(reserve->get<double>() > -1e15 && reserve->get<double>() < 1e15)) {
       return Status::InvalidArgument("jobs cannot be reserved for more than one day");
     }
     reserve_for = reserve->get<int64_t>();

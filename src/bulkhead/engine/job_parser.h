@@ -5,10 +5,9 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/util/clock.h"

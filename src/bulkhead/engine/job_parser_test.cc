@@ -112,8 +112,8 @@ TEST(JobParserTest, ReserveForIsClampedUpTo60) {
 }
 
 TEST(JobParserTest, FutureAtIsScheduledPastAtIsQueued) {
-  auto future = ParseJob(
-      R"({"jid":"12345678","jobtype":"a","args":[],"at":"2023-11-14T22:13:21.5Z"})", kNow);
+  auto future =
+      ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"at":"2023-11-14T22:13:21.5Z"})", kNow);
   EXPECT_EQ(future->state, JobState::kScheduled);
   EXPECT_EQ(future->score, ToUnixMicros(kNow + 1500ms));
   EXPECT_FALSE(nlohmann::json::parse(future->payload).contains("enqueued_at"));

@@ -21,8 +21,8 @@
 namespace bulkhead {
 
 struct FailureReport {
-  std::string errtype;    // trimmed to 100 chars; empty → "unknown"
-  std::string message;    // trimmed to 1000 chars; empty → "unknown"
+  std::string errtype;                 // trimmed to 100 chars; empty → "unknown"
+  std::string message;                 // trimmed to 1000 chars; empty → "unknown"
   std::vector<std::string> backtrace;  // first 50 lines kept
 };
 

@@ -23,9 +23,9 @@ JobRecord Job(nlohmann::json extra = nlohmann::json::object()) {
 
 TEST(RetryPolicyTest, BackoffFormulaWithInjectedRandomness) {
   ScriptedRng rng{0, 29, 7};
-  EXPECT_EQ(RetryPolicy::Backoff(0, rng), 15s);                    // 0 + 15 + 0*1
-  EXPECT_EQ(RetryPolicy::Backoff(0, rng), 15s + 29s);              // 0 + 15 + 29*1
-  EXPECT_EQ(RetryPolicy::Backoff(3, rng), 81s + 15s + 7s * 4);     // 3^4 + 15 + 7*4
+  EXPECT_EQ(RetryPolicy::Backoff(0, rng), 15s);                 // 0 + 15 + 0*1
+  EXPECT_EQ(RetryPolicy::Backoff(0, rng), 15s + 29s);           // 0 + 15 + 29*1
+  EXPECT_EQ(RetryPolicy::Backoff(3, rng), 81s + 15s + 7s * 4);  // 3^4 + 15 + 7*4
 }
 
 TEST(RetryPolicyTest, FirstFailureGoesToRetriesWithFailureObject) {
@@ -72,8 +72,7 @@ TEST(RetryPolicyTest, ZeroDiscardsMinusOneIsDeadAtOnce) {
   ManualClock clock;
   EXPECT_EQ(policy.Decide(Job({{"retry", 0}}), {}, clock.Now())->kind,
             RetryDecision::Kind::kDiscard);
-  EXPECT_EQ(policy.Decide(Job({{"retry", -1}}), {}, clock.Now())->kind,
-            RetryDecision::Kind::kDead);
+  EXPECT_EQ(policy.Decide(Job({{"retry", -1}}), {}, clock.Now())->kind, RetryDecision::Kind::kDead);
 }
 
 TEST(RetryPolicyTest, MissingOrNullRetryUsesTheJobtypeDefault) {

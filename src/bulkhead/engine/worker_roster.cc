@@ -4,9 +4,12 @@ namespace bulkhead {
 
 const char* WorkerStateName(WorkerState s) {
   switch (s) {
-    case WorkerState::kRunning: return "running";
-    case WorkerState::kQuiet: return "quiet";
-    case WorkerState::kTerminate: return "terminate";
+    case WorkerState::kRunning:
+      return "running";
+    case WorkerState::kQuiet:
+      return "quiet";
+    case WorkerState::kTerminate:
+      return "terminate";
   }
   return "running";
 }
@@ -35,7 +38,7 @@ void WorkerRoster::Disconnect(const std::string& wid) {
 }
 
 Result<WorkerState> WorkerRoster::Beat(const std::string& wid, const std::string& reported,
-                                         int64_t rss_kb, TimePoint now) {
+                                       int64_t rss_kb, TimePoint now) {
   auto it = workers_.find(wid);
   if (it == workers_.end()) return Status::NotFound("unknown worker " + wid);
   it->second.last_beat = now;

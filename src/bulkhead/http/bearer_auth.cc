@@ -31,8 +31,8 @@ bool BearerTokenMatches(std::string_view authorization, std::string_view passwor
 }
 
 HttpServer::Handler RequireBearer(std::string password, HttpServer::Handler handler) {
-  return [password = std::move(password), handler = std::move(handler)](
-             const HttpRequestIn& req, HttpServer::Reply reply) {
+  return [password = std::move(password), handler = std::move(handler)](const HttpRequestIn& req,
+                                                                        HttpServer::Reply reply) {
     auto it = req.headers.find("authorization");
     std::string_view given = it == req.headers.end() ? std::string_view() : it->second;
     if (!BearerTokenMatches(given, password)) {

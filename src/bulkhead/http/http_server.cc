@@ -1,12 +1,13 @@
 #include "bulkhead/http/http_server.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "bulkhead/util/json.h"
 
@@ -34,7 +35,8 @@ std::string CannedError(int status, const char* reason, const std::string& messa
   std::string body = DumpJson(nlohmann::json{{"error", message}});
   return "HTTP/1.1 " + std::to_string(status) + " " + reason +
          "\r\nContent-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n"
-         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 }  // namespace
@@ -137,9 +139,8 @@ class StreamConnection final : public HttpServer::Connection,
         req.headers[name] = std::string(field.value());
       }
       bool keep_alive = msg.keep_alive();
-      server_.Dispatch(req, [self, keep_alive](HttpResponseOut r) {
-        self->Write(std::move(r), keep_alive);
-      });
+      server_.Dispatch(
+          req, [self, keep_alive](HttpResponseOut r) { self->Write(std::move(r), keep_alive); });
     });
   }
 
@@ -190,7 +191,8 @@ void HttpServer::Route(const std::string& method, const std::string& path, Handl
 }
 
 Status HttpServer::Listen(const std::string& host, uint16_t port) {
-  return acceptor_.Listen(host, port, [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
+  return acceptor_.Listen(host, port,
+                          [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
 }
 
 void HttpServer::OnAccepted(tcp::socket socket) {
@@ -201,10 +203,10 @@ void HttpServer::OnAccepted(tcp::socket socket) {
       spdlog::warn("HTTP: {} connections open, all busy (http_max_connections): answered 503{}",
                    connections_.size(), LogLimiter::SuppressedNote(*dropped));
     }
-    DescriptorReserve::WriteAndForget(
-        socket, CannedError(503, "Service Unavailable",
-                            "too many HTTP connections: limit is " +
-                                std::to_string(options_.max_connections)));
+    DescriptorReserve::WriteAndForget(socket,
+                                      CannedError(503, "Service Unavailable",
+                                                  "too many HTTP connections: limit is " +
+                                                      std::to_string(options_.max_connections)));
     boost::system::error_code ec;
     socket.close(ec);
     return;
@@ -259,8 +261,9 @@ void HttpServer::Dispatch(const HttpRequestIn& req, Reply reply) {
     if (!best || r.path.size() > best->path.size()) best = &r;
   }
   if (!best) {
-    reply(path_matched ? HttpResponseOut::Error(405, "method " + req.method + " not allowed on " + req.path)
-                       : HttpResponseOut::Error(404, "no such path: " + req.path));
+    reply(path_matched
+              ? HttpResponseOut::Error(405, "method " + req.method + " not allowed on " + req.path)
+              : HttpResponseOut::Error(404, "no such path: " + req.path));
     return;
   }
   best->handler(req, std::move(reply));

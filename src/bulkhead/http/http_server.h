@@ -13,18 +13,16 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-
+#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <boost/asio/steady_timer.hpp>
-
 #include "bulkhead/util/descriptors.h"
-#include "bulkhead/util/guarded_acceptor.h"
 #include "bulkhead/util/guard_counters.h"
+#include "bulkhead/util/guarded_acceptor.h"
 #include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/status.h"
 #include "bulkhead/util/tls_server_context.h"

@@ -57,7 +57,8 @@ inline constexpr std::string_view kOldestWorkingJobSecondsHelp =
 inline constexpr std::string_view kWorkersConnected = "bulkhead_workers_connected";
 inline constexpr std::string_view kWorkersConnectedHelp = "Worker processes with a live heartbeat.";
 inline constexpr std::string_view kJobsProcessedTotal = "bulkhead_jobs_processed_total";
-inline constexpr std::string_view kJobsProcessedTotalHelp = "Jobs finished, acked or failed (Faktory's processed count, kept across restarts).";
+inline constexpr std::string_view kJobsProcessedTotalHelp =
+    "Jobs finished, acked or failed (Faktory's processed count, kept across restarts).";
 inline constexpr std::string_view kJobsFailedTotal = "bulkhead_jobs_failed_total";
 inline constexpr std::string_view kJobsFailedTotalHelp =
     "Jobs failed (FAIL or reservation expiry).";
@@ -81,7 +82,8 @@ inline constexpr std::string_view kConnectionsShedTotalHelp =
     "Connections refused or closed by a limit, by listener and reason.";
 inline constexpr std::string_view kLabelListener = "listener";
 // Label: listener. A client that is not TLS on a TLS port, a handshake that does not finish.
-inline constexpr std::string_view kTlsHandshakeFailuresTotal = "bulkhead_tls_handshake_failures_total";
+inline constexpr std::string_view kTlsHandshakeFailuresTotal =
+    "bulkhead_tls_handshake_failures_total";
 inline constexpr std::string_view kTlsHandshakeFailuresTotalHelp =
     "TLS handshakes that failed or did not finish in time, by listener.";
 inline constexpr std::string_view kLabelReason = "reason";

@@ -1,11 +1,11 @@
 #include "bulkhead/protocol/commands.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
+#include <sstream>
 
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/engine/job_parser.h"
@@ -75,9 +75,8 @@ std::string Quote(std::string_view payload) {
 
 // The job-type default retry count, written into a job pushed without one (as Faktory stores it).
 RetryDefault RetryDefaultOf(const Engine& engine) {
-  return [&config = engine.config()](const std::string& jobtype) {
-    return config.RetryFor(jobtype);
-  };
+  return
+      [&config = engine.config()](const std::string& jobtype) { return config.RetryFor(jobtype); };
 }
 
 void Reply(Responder& r, Status s) {
@@ -99,8 +98,7 @@ bool CheckPassword(Session& s, const json& doc, Responder& r) {
   if (wait > Duration::zero()) {
     GuardCounters::Bump(server.guards().logins_throttled);
     char seconds[32];
-    std::snprintf(seconds, sizeof(seconds), "%.1f",
-                  std::chrono::duration<double>(wait).count());
+    std::snprintf(seconds, sizeof(seconds), "%.1f", std::chrono::duration<double>(wait).count());
     r.ErrorAndClose(std::string(replies::kLoginThrottled) + s.peer() +
                     ", next attempt accepted in " + seconds + " s");
     return false;
@@ -172,8 +170,8 @@ void CmdHello(Session& s, std::string_view args, Responder r) {
 
 void CmdPush(Session& s, std::string_view args, Responder r) {
   Engine& engine = s.server().engine();
-  auto job = ParseJob(args, engine.Now(), s.server().config().max_json_depth,
-                      RetryDefaultOf(engine));
+  auto job =
+      ParseJob(args, engine.Now(), s.server().config().max_json_depth, RetryDefaultOf(engine));
   if (!job.ok()) {
     r.Error(job.status().message());
     return;
@@ -227,16 +225,16 @@ void CmdFetch(Session& s, std::string_view args, Responder r) {
   // As Faktory: a name that cannot be a queue is skipped (it holds no job); with no valid name
   // left, the FETCH waits its block time and answers null.
   std::erase_if(queues, [](const std::string& q) { return !IsValidQueueName(q); });
-  uint64_t ticket = s.server().engine().Fetch(
-      std::move(queues), s.wid(), [r](Result<std::optional<std::string>> job) mutable {
-        if (!job.ok()) {
-          r.Error(job.status().message());
-        } else if (job->has_value()) {
-          r.Bulk(**job);
-        } else {
-          r.Null();
-        }
-      });
+  uint64_t ticket = s.server().engine().Fetch(std::move(queues), s.wid(),
+                                              [r](Result<std::optional<std::string>> job) mutable {
+                                                if (!job.ok()) {
+                                                  r.Error(job.status().message());
+                                                } else if (job->has_value()) {
+                                                  r.Bulk(**job);
+                                                } else {
+                                                  r.Null();
+                                                }
+                                              });
   if (ticket != 0) s.SetFetchTicket(ticket);
 }
 
@@ -424,9 +422,9 @@ struct CommandSpec {
 
 const std::map<std::string, CommandSpec, std::less<>>& CommandTable() {
   static const std::map<std::string, CommandSpec, std::less<>> table = {
-      {"HELLO", {CmdHello, false}}, {"PUSH", {CmdPush, true}},   {"PUSHB", {CmdPushBulk, true}},
-      {"FETCH", {CmdFetch, true}},  {"ACK", {CmdAck, true}},     {"FAIL", {CmdFail, true}},
-      {"BEAT", {CmdBeat, true}},    {"INFO", {CmdInfo, true}},   {"FLUSH", {CmdFlush, true}},
+      {"HELLO", {CmdHello, false}}, {"PUSH", {CmdPush, true}},     {"PUSHB", {CmdPushBulk, true}},
+      {"FETCH", {CmdFetch, true}},  {"ACK", {CmdAck, true}},       {"FAIL", {CmdFail, true}},
+      {"BEAT", {CmdBeat, true}},    {"INFO", {CmdInfo, true}},     {"FLUSH", {CmdFlush, true}},
       {"END", {CmdEnd, false}},     {"MUTATE", {CmdMutate, true}}, {"QUEUE", {CmdQueue, true}},
       {"BATCH", {CmdBatch, true}},  {"TRACK", {CmdTrack, true}},
   };
@@ -438,7 +436,8 @@ const std::map<std::string, CommandSpec, std::less<>>& CommandTable() {
 void RunCommand(Session& session, std::string_view line, Responder responder) {
   size_t space = line.find(' ');
   std::string_view verb = line.substr(0, space);
-  std::string_view args = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+  std::string_view args =
+      space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
   if (!session.identified()) {
     // The first line must be HELLO {...}; anything else closes the connection without a reply.
     if (verb != "HELLO" || args.empty() || args.front() != '{') {

@@ -1,7 +1,8 @@
 #include "bulkhead/protocol/fwp_server.h"
 
-#include <boost/asio/ip/address.hpp>
 #include <spdlog/spdlog.h>
+
+#include <boost/asio/ip/address.hpp>
 
 #include "bulkhead/protocol/replies.h"
 #include "bulkhead/protocol/session.h"
@@ -36,7 +37,8 @@ FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config,
 FwpServer::~FwpServer() { Stop(); }
 
 Status FwpServer::Listen(const std::string& host, uint16_t port) {
-  return acceptor_.Listen(host, port, [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
+  return acceptor_.Listen(host, port,
+                          [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
 }
 
 void FwpServer::OnAccepted(tcp::socket socket) {

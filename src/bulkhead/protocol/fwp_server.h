@@ -8,7 +8,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <map>
 #include <memory>
 #include <string>
@@ -17,12 +16,12 @@
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/protocol/login_throttle.h"
 #include "bulkhead/util/descriptors.h"
-#include "bulkhead/util/guarded_acceptor.h"
 #include "bulkhead/util/guard_counters.h"
+#include "bulkhead/util/guarded_acceptor.h"
 #include "bulkhead/util/log_limiter.h"
-#include "bulkhead/util/tls_server_context.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/status.h"
+#include "bulkhead/util/tls_server_context.h"
 
 namespace bulkhead {
 

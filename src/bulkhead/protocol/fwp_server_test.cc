@@ -3,12 +3,11 @@
 #include "bulkhead/protocol/fwp_server.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -33,13 +32,16 @@ class Conn {
     EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   }
   ~Conn() { ::close(fd_); }
-  void Send(const std::string& s) { ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), (ssize_t)s.size()); }
+  void Send(const std::string& s) {
+    ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), (ssize_t)s.size());
+  }
   // Reads one RESP line (with the bulk body for $n), or "<closed>" / "<timeout>" after 5 s.
   std::string Read() {
     std::string line = ReadLine();
     if (line.size() > 1 && line[0] == '$' && line != "$-1") {
       size_t n = std::stoul(line.substr(1));
-      while (buf_.size() < n + 2 && Fill()) {}
+      while (buf_.size() < n + 2 && Fill()) {
+      }
       std::string body = buf_.substr(0, n);
       buf_.erase(0, std::min(buf_.size(), n + 2));
       return line + " " + body;
@@ -135,8 +137,9 @@ TEST_F(FwpServerTest, PushFetchAckTranscript) {
 TEST_F(FwpServerTest, PipelinedCommandsAreAnsweredInOrder) {
   StartServer();
   Conn c = Hello();
-  c.Send("PUSH {\"jid\":\"pipe00001\",\"jobtype\":\"t\",\"args\":[]}\r\nBOGUS\r\n"
-         "FETCH default\r\nACK {\"jid\":\"pipe00001\"}\r\nFAIL {\"jid\":\"pipe00001\"}\n");
+  c.Send(
+      "PUSH {\"jid\":\"pipe00001\",\"jobtype\":\"t\",\"args\":[]}\r\nBOGUS\r\n"
+      "FETCH default\r\nACK {\"jid\":\"pipe00001\"}\r\nFAIL {\"jid\":\"pipe00001\"}\n");
   EXPECT_EQ(c.Read(), "+OK");
   EXPECT_EQ(c.Read(), "-ERR unknown command BOGUS");
   EXPECT_NE(c.Read().find("pipe00001"), std::string::npos);

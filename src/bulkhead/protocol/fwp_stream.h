@@ -11,7 +11,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
-
 #include <memory>
 #include <optional>
 
@@ -33,8 +32,9 @@ class FwpStream {
   template <typename Handler>
   void AsyncHandshake(Handler&& handler) {
     if (!tls_) {
-      boost::asio::post(socket().get_executor(),
-                        [h = std::forward<Handler>(handler)]() mutable { h(boost::system::error_code()); });
+      boost::asio::post(socket().get_executor(), [h = std::forward<Handler>(handler)]() mutable {
+        h(boost::system::error_code());
+      });
       return;
     }
     tls_->async_handshake(boost::asio::ssl::stream_base::server, std::forward<Handler>(handler));

@@ -1,7 +1,7 @@
 #include "bulkhead/protocol/pwdhash.h"
 
-#include <openssl/sha.h>
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
 
 namespace bulkhead {
 namespace {

@@ -37,7 +37,8 @@ inline constexpr char kBatchEnterpriseOnly[] =
 inline constexpr char kTrackEnterpriseOnly[] =
     "tracking subsystem is only available in Faktory Enterprise";
 inline constexpr char kShutdown[] = "shutdown in progress";
-inline constexpr char kHelloBadVersion[] = "invalid HELLO: v must be an integer (the protocol version, 2)";
+inline constexpr char kHelloBadVersion[] =
+    "invalid HELLO: v must be an integer (the protocol version, 2)";
 inline constexpr char kHelloAgain[] = "HELLO was already received on this connection";
 
 }  // namespace bulkhead::replies

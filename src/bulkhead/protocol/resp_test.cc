@@ -13,8 +13,9 @@ TEST(RespTest, Replies) {
   resp::AppendBulk(out, "");
   resp::AppendNull(out);
   resp::AppendError(out, "Job not unique", "NOTUNIQUE");
-  EXPECT_EQ(out, "+OK\r\n-ERR bad  thing\r\n$7\r\n{\"a\":1}\r\n$0\r\n\r\n$-1\r\n"
-                 "-NOTUNIQUE Job not unique\r\n");
+  EXPECT_EQ(out,
+            "+OK\r\n-ERR bad  thing\r\n$7\r\n{\"a\":1}\r\n$0\r\n\r\n$-1\r\n"
+            "-NOTUNIQUE Job not unique\r\n");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #include "bulkhead/protocol/session.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "bulkhead/protocol/commands.h"
 #include "bulkhead/protocol/fwp_server.h"
@@ -69,9 +70,9 @@ void Session::Start(bool over_limit) {
   handshake_timer_.expires_after(std::chrono::seconds(server_.config().handshake_timeout_seconds));
   handshake_timer_.async_wait([this, self](boost::system::error_code ec) {
     if (ec || tls_established_ || closed_) return;
-    server_.NoteTlsHandshakeFailure(peer_, "no TLS handshake within " +
-                                               std::to_string(server_.config().handshake_timeout_seconds) +
-                                               " s");
+    server_.NoteTlsHandshakeFailure(
+        peer_, "no TLS handshake within " +
+                   std::to_string(server_.config().handshake_timeout_seconds) + " s");
     Close();
   });
   stream_.AsyncHandshake([this, self](boost::system::error_code ec) {
@@ -135,15 +136,15 @@ void Session::DoRead() {
   reading_ = true;
   auto self = shared_from_this();
   stream_.AsyncReadSome(asio::buffer(read_buf_),
-                          [this, self](boost::system::error_code ec, size_t n) {
-                            reading_ = false;
-                            if (ec) {
-                              Close();  // EOF or reset: nothing to answer
-                              return;
-                            }
-                            in_.append(read_buf_.data(), n);
-                            ProcessBuffer();
-                          });
+                        [this, self](boost::system::error_code ec, size_t n) {
+                          reading_ = false;
+                          if (ec) {
+                            Close();  // EOF or reset: nothing to answer
+                            return;
+                          }
+                          in_.append(read_buf_.data(), n);
+                          ProcessBuffer();
+                        });
 }
 
 void Session::ArmLineTimer() {
@@ -242,11 +243,12 @@ void Session::Complete(uint64_t seq, std::string reply, bool close_after) {
   if (UnsentReplyBytes() > static_cast<size_t>(server_.config().UnsentReplyCap())) {
     GuardCounters::Bump(server_.guards().fwp_unsent_replies);
     if (auto dropped = server_.log_limiter().Admit("unsent-replies")) {
-      spdlog::warn("connection {} from {} closed: {} bytes of replies unsent, past the limit of {} "
-                   "(max_unsent_reply_bytes); the client sends commands without reading the "
-                   "replies{}",
-                   id_, peer_, UnsentReplyBytes(), server_.config().UnsentReplyCap(),
-                   LogLimiter::SuppressedNote(*dropped));
+      spdlog::warn(
+          "connection {} from {} closed: {} bytes of replies unsent, past the limit of {} "
+          "(max_unsent_reply_bytes); the client sends commands without reading the "
+          "replies{}",
+          id_, peer_, UnsentReplyBytes(), server_.config().UnsentReplyCap(),
+          LogLimiter::SuppressedNote(*dropped));
     }
     Close();
     return;
@@ -272,23 +274,23 @@ void Session::MaybeWrite() {
   out_.clear();
   auto self = shared_from_this();
   stream_.AsyncWrite(asio::buffer(writing_buf_),
-                    [this, self](boost::system::error_code ec, size_t) {
-                      writing_ = false;
-                      bool was_paused = PausedForOutput();
-                      writing_buf_.clear();
-                      if (writing_buf_.capacity() > kKeptBufferBytes) {
-                        writing_buf_.shrink_to_fit();  // a large reply's buffer is not kept
-                      }
-                      if (ec) {
-                        Close();
-                        return;
-                      }
-                      MaybeWrite();
-                      // Reading stopped while replies piled up: resume once they drained.
-                      if (was_paused && !PausedForOutput() && !closed_ && !close_after_write_) {
-                        ProcessBuffer();
-                      }
-                    });
+                     [this, self](boost::system::error_code ec, size_t) {
+                       writing_ = false;
+                       bool was_paused = PausedForOutput();
+                       writing_buf_.clear();
+                       if (writing_buf_.capacity() > kKeptBufferBytes) {
+                         writing_buf_.shrink_to_fit();  // a large reply's buffer is not kept
+                       }
+                       if (ec) {
+                         Close();
+                         return;
+                       }
+                       MaybeWrite();
+                       // Reading stopped while replies piled up: resume once they drained.
+                       if (was_paused && !PausedForOutput() && !closed_ && !close_after_write_) {
+                         ProcessBuffer();
+                       }
+                     });
 }
 
 }  // namespace bulkhead

@@ -12,10 +12,9 @@
 // Threading: event loop thread only.
 #pragma once
 
+#include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-
-#include <array>
 #include <deque>
 #include <memory>
 #include <string>
@@ -99,10 +98,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool line_timer_armed_ = false;
 
   std::array<char, 64 * 1024> read_buf_;
-  std::string in_;          // bytes received, not yet consumed
-  size_t scan_from_ = 0;    // no '\n' in in_[0, scan_from_)
-  std::string out_;         // replies not yet handed to a write
-  std::string writing_buf_; // the write in progress
+  std::string in_;           // bytes received, not yet consumed
+  size_t scan_from_ = 0;     // no '\n' in in_[0, scan_from_)
+  std::string out_;          // replies not yet handed to a write
+  std::string writing_buf_;  // the write in progress
   bool reading_ = false;
   bool writing_ = false;
   // Replies of commands not yet sent, oldest first; slots_[0] is command number first_seq_, so
@@ -114,7 +113,7 @@ class Session : public std::enable_shared_from_this<Session> {
   };
   std::deque<Slot> slots_;
   uint64_t first_seq_ = 0;
-  bool blocked_ = false;         // a barrier command (a FETCH that waits) is unanswered
+  bool blocked_ = false;  // a barrier command (a FETCH that waits) is unanswered
   uint64_t barrier_seq_ = 0;
   bool processing_ = false;  // inside ProcessBuffer (replies are coalesced)
   bool close_after_write_ = false;

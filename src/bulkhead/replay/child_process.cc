@@ -87,7 +87,8 @@ std::string ChildProcess::StderrTail(size_t max_bytes) const {
 Result<std::string> SelfExecutable() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return Status::Internal(std::string("readlink /proc/self/exe: ") + std::strerror(errno));
+  if (n <= 0)
+    return Status::Internal(std::string("readlink /proc/self/exe: ") + std::strerror(errno));
   return std::string(buf, static_cast<size_t>(n));
 }
 

@@ -2,12 +2,11 @@
 
 #include <sys/socket.h>
 
+#include <array>
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
-#include <array>
-#include <atomic>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -157,7 +156,8 @@ class PushEndpoint::Impl {
       response_.result(status);
       response_.keep_alive(request_.keep_alive());
       if (status == http::status::too_many_requests) {
-        response_.set(http::field::retry_after, std::to_string(owner_.options_.retry_after_seconds));
+        response_.set(http::field::retry_after,
+                      std::to_string(owner_.options_.retry_after_seconds));
       }
       response_.prepare_payload();
       http::async_write(socket_, response_,

@@ -20,9 +20,9 @@ namespace bulkhead {
 
 struct PushEndpointOptions {
   Fault fault = Fault::kNone;
-  std::chrono::milliseconds late_delay{40'000};     // kLate
-  std::chrono::milliseconds drip_interval{5'000};   // kSlowDrip
-  int retry_after_seconds = 30;                      // k429
+  std::chrono::milliseconds late_delay{40'000};    // kLate
+  std::chrono::milliseconds drip_interval{5'000};  // kSlowDrip
+  int retry_after_seconds = 30;                    // k429
 };
 
 // One request the endpoint read (for kRefuse: none ever).

@@ -1,12 +1,11 @@
 #include "bulkhead/replay/push_endpoint.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cerrno>
 #include <chrono>
@@ -15,7 +14,8 @@
 namespace bulkhead {
 namespace {
 
-constexpr char kRequest[] = "POST /push/7/123 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi";
+constexpr char kRequest[] =
+    "POST /push/7/123 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi";
 // Bound on every wait for the endpoint; generous for a loaded machine.
 constexpr int kWaitMs = 10'000;
 
@@ -163,7 +163,8 @@ TEST(PushEndpointTest, LateAnswersAfterTheDelay) {
 }
 
 TEST(PushEndpointTest, SlowDripSendsHeadersThenOneByteAtATime) {
-  auto e = StartEndpoint({.fault = Fault::kSlowDrip, .drip_interval = std::chrono::milliseconds(20)});
+  auto e =
+      StartEndpoint({.fault = Fault::kSlowDrip, .drip_interval = std::chrono::milliseconds(20)});
   int fd = Connect(e->port());
   ASSERT_GE(fd, 0);
   std::string head = Exchange(*e, fd);

@@ -13,11 +13,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "bulkhead/client/faktory_client.h"
 #include "bulkhead/encoders/vapid.h"
@@ -129,9 +128,16 @@ class Scenario {
     if (!fwp.ok()) return fwp.status();
     if (!http.ok()) return http.status();
     rig_.fwp_port = *fwp;
-    std::vector<std::string> serve = {*self, "serve", "--listen", "127.0.0.1:" + std::to_string(*fwp),
-                                      "--http", "127.0.0.1:" + std::to_string(*http), "--data-dir",
-                                      rig_.dir.string(), "--allow-private-targets", "--log-level",
+    std::vector<std::string> serve = {*self,
+                                      "serve",
+                                      "--listen",
+                                      "127.0.0.1:" + std::to_string(*fwp),
+                                      "--http",
+                                      "127.0.0.1:" + std::to_string(*http),
+                                      "--data-dir",
+                                      rig_.dir.string(),
+                                      "--allow-private-targets",
+                                      "--log-level",
                                       "warn"};
     if (!options_.tls_cert_file.empty()) {
       serve.insert(serve.end(), {"--tls-cert-file", options_.tls_cert_file, "--tls-key-file",
@@ -154,11 +160,13 @@ class Scenario {
       std::this_thread::sleep_for(milliseconds(50));
     }
 
-    std::vector<std::string> worker_args = {*self, "replay-worker", "--port", std::to_string(*fwp),
+    std::vector<std::string> worker_args = {*self,           "replay-worker",
+                                            "--port",        std::to_string(*fwp),
                                             "--concurrency", std::to_string(options_.concurrency)};
     if (!options_.tls_cert_file.empty()) {
       worker_args.push_back("--tls");
-      if (!options_.ca_file.empty()) worker_args.insert(worker_args.end(), {"--ca", options_.ca_file});
+      if (!options_.ca_file.empty())
+        worker_args.insert(worker_args.end(), {"--ca", options_.ca_file});
     }
     auto worker = ChildProcess::Spawn(worker_args, (rig_.dir / "worker.log").string(), true);
     if (!worker.ok()) return worker.status();
@@ -276,7 +284,8 @@ class Scenario {
       Pace(options_.webpush_per_s, [&](int64_t i, int64_t now) {
         // Exactly bad_fraction of the jobs, spread evenly: job i is bad when floor((i+1)f) moves.
         double f = options_.bad_fraction;
-        bool bad = std::floor(static_cast<double>(i + 1) * f) > std::floor(static_cast<double>(i) * f);
+        bool bad =
+            std::floor(static_cast<double>(i + 1) * f) > std::floor(static_cast<double>(i) * f);
         uint16_t port = bad ? rig_.faulty->port() : rig_.healthy->port();
         std::string endpoint = "http://127.0.0.1:" + std::to_string(port) + "/push/" +
                                std::to_string(i) + "/" + std::to_string(now);
@@ -290,11 +299,11 @@ class Scenario {
                  {"retry", 5},
                  {"args", nlohmann::json::array({{{"endpoint", endpoint}, {"payload", payload}}})}};
         } else {
-          nlohmann::json args = {
-              {"subscription", {{"endpoint", endpoint},
-                                {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
-              {"payload", payload},
-              {"urgency", "normal"}};
+          nlohmann::json args = {{"subscription",
+                                  {{"endpoint", endpoint},
+                                   {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
+                                 {"payload", payload},
+                                 {"urgency", "normal"}};
           job = {{"jid", RandomHex(12)},
                  {"jobtype", "webpush"},
                  {"queue", "default"},  // the queue the timeline worker serves
@@ -371,7 +380,8 @@ class Scenario {
     if (!tty && (final ? second == last_progress_ : second % 10 != 0)) return;
     last_progress_ = second;
     std::vector<double> lat;
-    for (const auto& t : timeline_) lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+    for (const auto& t : timeline_)
+      lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
     LatencySummary tl = Summarize(std::move(lat));
     auto arrivals = rig_.healthy->Arrivals();
     char line[320];
@@ -398,7 +408,8 @@ class Scenario {
       size_t arrived = rig_.healthy->Arrivals().size();
       {
         std::lock_guard lock(mu_);
-        if (timeline_.size() >= timeline_created_.size() && arrived >= healthy_pushed_.size()) break;
+        if (timeline_.size() >= timeline_created_.size() && arrived >= healthy_pushed_.size())
+          break;
       }
       std::this_thread::sleep_for(milliseconds(20));
     }
@@ -445,12 +456,12 @@ class Scenario {
   int last_progress_ = -1;  // the second of the last progress line (main thread)
 
   std::mutex mu_;
-  ScenarioResult result_;                    // samples and counters guarded by mu_ while loading
-  std::vector<TimelineRecord> timeline_;     // guarded by mu_
-  std::vector<int64_t> timeline_created_;    // every timeline PUSH, guarded by mu_
-  int64_t foreign_ = 0;                      // guarded by mu_
+  ScenarioResult result_;                      // samples and counters guarded by mu_ while loading
+  std::vector<TimelineRecord> timeline_;       // guarded by mu_
+  std::vector<int64_t> timeline_created_;      // every timeline PUSH, guarded by mu_
+  int64_t foreign_ = 0;                        // guarded by mu_
   std::map<int64_t, int64_t> healthy_pushed_;  // seq → pushed_us, guarded by mu_
-  Status load_error_;                        // guarded by mu_
+  Status load_error_;                          // guarded by mu_
 };
 
 Status WriteFile(const std::filesystem::path& path, const std::string& text) {
@@ -579,8 +590,9 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
 
   out << "\n" << FormatTable(*run, base) << "\n";
   for (const auto& v : verdicts) out << (v.pass ? "PASS  " : "FAIL  ") << v.text << "\n";
-  out << "\nchart: " << (dir / "replay.svg").string() << "  per second: "
-      << (dir / "replay.csv").string() << "  summary: " << (dir / "summary.json").string() << "\n";
+  out << "\nchart: " << (dir / "replay.svg").string()
+      << "  per second: " << (dir / "replay.csv").string()
+      << "  summary: " << (dir / "summary.json").string() << "\n";
   return AllPass(verdicts) ? 0 : 1;
 }
 

@@ -48,7 +48,7 @@ struct ReplayOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string ca_file;
-  bool progress = true;       // the live line on stderr
+  bool progress = true;  // the live line on stderr
   ReplayThresholds thresholds;
 };
 

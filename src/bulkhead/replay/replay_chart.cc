@@ -34,11 +34,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -65,18 +74,17 @@ double NiceCeiling(double v, double minimum) {
   return 10 * p;
 }
 
-std::string RenderReplayChart(const std::vector<SecondPoint>& points,
-                              const ReplayChartOptions& o) {
+std::string RenderReplayChart(const std::vector<SecondPoint>& points, const ReplayChartOptions& o) {
   const double w = o.width, h = o.height;
   const double pw = w - kLeft - kRight, ph = h - kTop - kBottom;
   const size_t n = std::max<size_t>(points.size(), 1);
 
   double left_max = 0, right_max = 0;
   for (const auto& p : points) {
-    left_max = std::max({left_max, static_cast<double>(p.retry_set),
-                         static_cast<double>(p.faulty_parked)});
-    right_max = std::max({right_max, TimelineQueueLatencyMs(p).value_or(0),
-                          p.healthy_p99_ms.value_or(0)});
+    left_max = std::max(
+        {left_max, static_cast<double>(p.retry_set), static_cast<double>(p.faulty_parked)});
+    right_max =
+        std::max({right_max, TimelineQueueLatencyMs(p).value_or(0), p.healthy_p99_ms.value_or(0)});
   }
   left_max = NiceCeiling(left_max, 10);
   right_max = NiceCeiling(right_max, o.latency_bound_ms * 1.2);
@@ -97,8 +105,8 @@ std::string RenderReplayChart(const std::vector<SecondPoint>& points,
   for (int i = 0; i <= 5; ++i) {
     double y = kTop + ph - ph * i / 5.0;
     svg += Line(kLeft, y, kLeft + pw, y, "stroke=\"#e5e5e5\"");
-    svg += Text(kLeft - 8, y + 4, Label(left_max * i / 5.0), "text-anchor=\"end\" fill=\"" +
-                                                                 std::string(kRetryColor) + "\"");
+    svg += Text(kLeft - 8, y + 4, Label(left_max * i / 5.0),
+                "text-anchor=\"end\" fill=\"" + std::string(kRetryColor) + "\"");
     svg += Text(kLeft + pw + 8, y + 4, Label(right_max * i / 5.0),
                 "fill=\"" + std::string(kTimelineColor) + "\"");
   }
@@ -148,13 +156,15 @@ std::string RenderReplayChart(const std::vector<SecondPoint>& points,
       pts += Num(x_of(p.second + 0.5)) + "," + Num(y_of(*v)) + " ";
     }
     if (pts.empty()) return std::string();
-    return "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" " + extra +
-           " points=\"" + pts + "\"/>\n";
+    return "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" " + extra + " points=\"" +
+           pts + "\"/>\n";
   };
   svg += polyline([](const SecondPoint& p) { return p.healthy_p99_ms; }, yr, kHealthyColor,
                   "stroke-width=\"2\"");
   svg += polyline(
-      [](const SecondPoint& p) { return std::optional<double>(static_cast<double>(p.faulty_parked)); },
+      [](const SecondPoint& p) {
+        return std::optional<double>(static_cast<double>(p.faulty_parked));
+      },
       yl, kParkedColor, "stroke-width=\"2\" stroke-dasharray=\"3 3\"");
   svg += polyline(
       [](const SecondPoint& p) { return std::optional<double>(static_cast<double>(p.retry_set)); },

@@ -36,7 +36,7 @@ TEST(ReplayChartTest, DrawsOneBarPerSecondWithTimelineJobsAndEveryLine) {
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_EQ(Count(svg, ": timeline queue latency "), 2u);  // one bar per second with jobs
-  EXPECT_EQ(Count(svg, "<polyline"), 3u);            // healthy, parked, retry set
+  EXPECT_EQ(Count(svg, "<polyline"), 3u);                  // healthy, parked, retry set
   EXPECT_NE(svg.find("5xx &amp; friends &lt;test&gt;"), std::string::npos);
   EXPECT_EQ(svg.find("<test>"), std::string::npos);
   EXPECT_NE(svg.find("timeline p99 bound 50 ms"), std::string::npos);

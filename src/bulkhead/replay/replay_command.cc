@@ -34,8 +34,7 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
                      "bulkhead (default), or shared-pool: the incumbent's way, the worker threads "
                      "make the push requests and wait (watch the incident happen)");
   replay->add_option("--duration", flags->options.duration_s, "seconds of load (default 60)");
-  replay->add_option("--rates", flags->rates,
-                     "TIMELINE,WEBPUSH jobs per second (default 50,20)");
+  replay->add_option("--rates", flags->rates, "TIMELINE,WEBPUSH jobs per second (default 50,20)");
   replay->add_option("--bad-fraction", flags->options.bad_fraction,
                      "share of Web Push jobs sent to the faulty host (default 0.3)");
   replay->add_flag("--baseline", flags->options.baseline,
@@ -49,8 +48,9 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
                      "serve the replay's Faktory port over TLS with this certificate (PEM); the "
                      "load and the worker connect with tcp+tls://");
   replay->add_option("--tls-key-file", flags->options.tls_key_file, "the certificate's key (PEM)");
-  replay->add_option("--ca", flags->options.ca_file,
-                     "CA certificate (PEM) the clients verify the server with (default: the system's)");
+  replay->add_option(
+      "--ca", flags->options.ca_file,
+      "CA certificate (PEM) the clients verify the server with (default: the system's)");
   replay->callback([flags, exit_code] {
     auto fault = ParseFault(flags->fault);
     if (!fault.ok()) {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 namespace bulkhead {
@@ -64,8 +63,10 @@ LatencySummary Summarize(std::vector<double> ms) {
 std::vector<double> TimelineLatenciesMs(const ScenarioResult& r) {
   std::vector<double> v;
   v.reserve(r.timeline.size());
-  for (const auto& t : r.timeline) v.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
-  for (int64_t c : r.timeline_unrun_created_us) v.push_back(static_cast<double>(r.end_us - c) / 1000.0);
+  for (const auto& t : r.timeline)
+    v.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+  for (int64_t c : r.timeline_unrun_created_us)
+    v.push_back(static_cast<double>(r.end_us - c) / 1000.0);
   return v;
 }
 
@@ -87,8 +88,9 @@ std::vector<Verdict> Verdicts(const ScenarioResult& run, const ScenarioResult* b
     LatencySummary bl = Summarize(TimelineLatenciesMs(*baseline));
     double denominator = std::max(bl.p99_ms, th.ratio_floor_ms);
     double ratio = tl.p99_ms / denominator;
-    std::string text = "timeline p99 " + Ms(tl.p99_ms) + " ms <= " + Fmt("%.1f", th.baseline_ratio) +
-                       " x baseline p99 " + Ms(bl.p99_ms) + " ms";
+    std::string text = "timeline p99 " + Ms(tl.p99_ms) +
+                       " ms <= " + Fmt("%.1f", th.baseline_ratio) + " x baseline p99 " +
+                       Ms(bl.p99_ms) + " ms";
     if (bl.p99_ms < th.ratio_floor_ms) text += " (floor " + Ms(th.ratio_floor_ms) + " ms)";
     text += ": ratio " + Fmt("%.2f", tl.p99_ms / std::max(bl.p99_ms, 1e-3));
     out.push_back({tl.count > 0 && bl.count > 0 && ratio <= th.baseline_ratio, text});
@@ -100,10 +102,10 @@ std::vector<Verdict> Verdicts(const ScenarioResult& run, const ScenarioResult* b
   size_t on_time = HealthyOnTime(run, th.healthy_within_ms);
   double fraction = run.healthy.empty() ? 0 : static_cast<double>(on_time) / run.healthy.size();
   out.push_back({!run.healthy.empty() && fraction >= th.healthy_on_time_fraction,
-                 "healthy deliveries under " + Fmt("%.0f", th.healthy_within_ms) + " ms: " +
-                     std::to_string(on_time) + " of " + std::to_string(run.healthy.size()) + " (" +
-                     Fmt("%.2f", fraction * 100) + "% >= " +
-                     Fmt("%.0f", th.healthy_on_time_fraction * 100) + "%)"});
+                 "healthy deliveries under " + Fmt("%.0f", th.healthy_within_ms) +
+                     " ms: " + std::to_string(on_time) + " of " +
+                     std::to_string(run.healthy.size()) + " (" + Fmt("%.2f", fraction * 100) +
+                     "% >= " + Fmt("%.0f", th.healthy_on_time_fraction * 100) + "%)"});
   out.push_back({run.foreign_jobs == 0, "delivery jobs handed to the timeline worker: " +
                                             std::to_string(run.foreign_jobs)});
   return out;
@@ -183,10 +185,10 @@ std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baselin
     LatencySummary s = Summarize(HealthyLatenciesMs(r));
     return Ms(s.p50_ms) + " / " + Ms(s.p99_ms);
   });
-  row("faulty-host jobs pushed", [](const ScenarioResult& r) { return std::to_string(r.faulty_pushed); });
-  row("faulty-host requests received", [](const ScenarioResult& r) {
-    return std::to_string(r.faulty_requests);
-  });
+  row("faulty-host jobs pushed",
+      [](const ScenarioResult& r) { return std::to_string(r.faulty_pushed); });
+  row("faulty-host requests received",
+      [](const ScenarioResult& r) { return std::to_string(r.faulty_requests); });
   row("faulty-host failed attempts (retried)", [](const ScenarioResult& r) {
     return std::to_string(LastOf(r, &ServerSample::faulty_failures));
   });
@@ -194,20 +196,17 @@ std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baselin
     return std::to_string(MaxOf(r, &ServerSample::faulty_parked)) + " / " +
            std::to_string(LastOf(r, &ServerSample::faulty_parked));
   });
-  row("dead set at end", [](const ScenarioResult& r) {
-    return std::to_string(LastOf(r, &ServerSample::dead_set));
-  });
-  row("retry set size max", [](const ScenarioResult& r) {
-    return std::to_string(MaxOf(r, &ServerSample::retry_set));
-  });
-  row("delivery jobs handed to the worker", [](const ScenarioResult& r) {
-    return std::to_string(r.foreign_jobs);
-  });
+  row("dead set at end",
+      [](const ScenarioResult& r) { return std::to_string(LastOf(r, &ServerSample::dead_set)); });
+  row("retry set size max",
+      [](const ScenarioResult& r) { return std::to_string(MaxOf(r, &ServerSample::retry_set)); });
+  row("delivery jobs handed to the worker",
+      [](const ScenarioResult& r) { return std::to_string(r.foreign_jobs); });
   if (baseline != nullptr) {
     double b = Summarize(TimelineLatenciesMs(*baseline)).p99_ms;
     double f = Summarize(TimelineLatenciesMs(run)).p99_ms;
-    rows.push_back({"timeline p99 ratio fault / baseline",
-                    {"", Fmt("%.2f", f / std::max(b, 1e-3))}});
+    rows.push_back(
+        {"timeline p99 ratio fault / baseline", {"", Fmt("%.2f", f / std::max(b, 1e-3))}});
   }
   size_t label_width = 0;
   std::vector<size_t> widths(runs.size(), 0);
@@ -234,9 +233,8 @@ std::string FormatCsv(const std::vector<SecondPoint>& points) {
   for (const auto& p : points) {
     out += std::to_string(p.second) + "," + std::to_string(p.retry_set) + "," +
            std::to_string(p.faulty_parked) + "," + Fmt("%.3f", p.queue_latency_ms) + "," +
-           opt(p.timeline_p99_ms) + "," +
-           opt(p.timeline_max_ms) + "," + opt(p.healthy_p99_ms) + "," +
-           std::to_string(p.healthy_missing) + "\n";
+           opt(p.timeline_p99_ms) + "," + opt(p.timeline_max_ms) + "," + opt(p.healthy_p99_ms) +
+           "," + std::to_string(p.healthy_missing) + "\n";
   }
   return out;
 }
@@ -246,26 +244,35 @@ std::string FormatSummaryJson(const ScenarioResult& run, const ScenarioResult* b
   auto one = [](const ScenarioResult& r) {
     LatencySummary tl = Summarize(TimelineLatenciesMs(r));
     LatencySummary hl = Summarize(HealthyLatenciesMs(r));
-    return nlohmann::json{
-        {"name", r.name},
-        {"fault", std::string(FaultName(r.fault))},
-        {"duration_s", r.duration_s},
-        {"timeline", {{"enqueued", r.timeline_enqueued}, {"run", r.timeline.size()},
-                      {"p50_ms", tl.p50_ms}, {"p99_ms", tl.p99_ms}, {"max_ms", tl.max_ms}}},
-        {"healthy", {{"pushed", r.healthy.size()}, {"arrived", HealthyArrived(r)},
-                     {"p50_ms", hl.p50_ms}, {"p99_ms", hl.p99_ms}}},
-        {"faulty", {{"pushed", r.faulty_pushed}, {"requests", r.faulty_requests},
-                    {"failures", LastOf(r, &ServerSample::faulty_failures)},
-                    {"parked_max", MaxOf(r, &ServerSample::faulty_parked)},
-                    {"parked_end", LastOf(r, &ServerSample::faulty_parked)}}},
-        {"retry_set_max", MaxOf(r, &ServerSample::retry_set)},
-        {"dead_end", LastOf(r, &ServerSample::dead_set)},
-        {"foreign_jobs", r.foreign_jobs}};
+    return nlohmann::json{{"name", r.name},
+                          {"fault", std::string(FaultName(r.fault))},
+                          {"duration_s", r.duration_s},
+                          {"timeline",
+                           {{"enqueued", r.timeline_enqueued},
+                            {"run", r.timeline.size()},
+                            {"p50_ms", tl.p50_ms},
+                            {"p99_ms", tl.p99_ms},
+                            {"max_ms", tl.max_ms}}},
+                          {"healthy",
+                           {{"pushed", r.healthy.size()},
+                            {"arrived", HealthyArrived(r)},
+                            {"p50_ms", hl.p50_ms},
+                            {"p99_ms", hl.p99_ms}}},
+                          {"faulty",
+                           {{"pushed", r.faulty_pushed},
+                            {"requests", r.faulty_requests},
+                            {"failures", LastOf(r, &ServerSample::faulty_failures)},
+                            {"parked_max", MaxOf(r, &ServerSample::faulty_parked)},
+                            {"parked_end", LastOf(r, &ServerSample::faulty_parked)}}},
+                          {"retry_set_max", MaxOf(r, &ServerSample::retry_set)},
+                          {"dead_end", LastOf(r, &ServerSample::dead_set)},
+                          {"foreign_jobs", r.foreign_jobs}};
   };
   nlohmann::json doc = {{"run", one(run)}};
   if (baseline != nullptr) doc["baseline"] = one(*baseline);
   nlohmann::json v = nlohmann::json::array();
-  for (const auto& verdict : verdicts) v.push_back({{"pass", verdict.pass}, {"text", verdict.text}});
+  for (const auto& verdict : verdicts)
+    v.push_back({{"pass", verdict.pass}, {"text", verdict.text}});
   doc["verdicts"] = v;
   doc["pass"] = AllPass(verdicts);
   return doc.dump(2) + "\n";

@@ -26,13 +26,13 @@ struct DeliveryRecord {
 
 // The server's state, sampled about once a second (from INFO).
 struct ServerSample {
-  double t_s = 0;             // since the load started
-  int64_t retry_set = 0;      // jobs in the retry set
+  double t_s = 0;         // since the load started
+  int64_t retry_set = 0;  // jobs in the retry set
   int64_t dead_set = 0;
   int64_t faulty_parked = 0;  // the faulty host's parked jobs
   int64_t faulty_failures = 0;
   double queue_latency_ms = 0;  // age of the oldest job waiting in `default` (QUEUE LATENCY)
-  std::string faulty_breaker;  // "closed", "open", "half_open", or "" when not listed
+  std::string faulty_breaker;   // "closed", "open", "half_open", or "" when not listed
 };
 
 struct ScenarioResult {
@@ -46,7 +46,7 @@ struct ScenarioResult {
   // Jobs enqueued that never ran by end_us (a stalled pool): their latency counts as at least
   // end_us - created_us, so a stall shows in the percentiles instead of vanishing from them.
   std::vector<int64_t> timeline_unrun_created_us;
-  int64_t end_us = 0;  // when the results were collected
+  int64_t end_us = 0;        // when the results were collected
   int64_t foreign_jobs = 0;  // jobs of another type that reached the worker (must stay 0)
 
   std::vector<DeliveryRecord> healthy;
@@ -72,12 +72,12 @@ std::vector<double> TimelineLatenciesMs(const ScenarioResult& r);
 std::vector<double> HealthyLatenciesMs(const ScenarioResult& r);
 
 struct ReplayThresholds {
-  double timeline_p99_ms = 50;        // absolute bound on timeline p99
-  double baseline_ratio = 2.0;        // fault p99 ≤ ratio × baseline p99
+  double timeline_p99_ms = 50;  // absolute bound on timeline p99
+  double baseline_ratio = 2.0;  // fault p99 ≤ ratio × baseline p99
   // Below this, p99s are scheduler noise on a loaded machine: the ratio's denominator is at least
   // this (documented in docs/incident.md).
   double ratio_floor_ms = 5.0;
-  double healthy_within_ms = 1000;    // a healthy delivery is on time within this
+  double healthy_within_ms = 1000;  // a healthy delivery is on time within this
   double healthy_on_time_fraction = 0.99;
 };
 
@@ -94,13 +94,13 @@ bool AllPass(const std::vector<Verdict>& verdicts);
 // One row per second of the load: what the chart draws.
 struct SecondPoint {
   int second = 0;
-  int64_t retry_set = 0;     // last sample taken in that second (carried forward)
+  int64_t retry_set = 0;  // last sample taken in that second (carried forward)
   int64_t faulty_parked = 0;
   double queue_latency_ms = 0;            // last sample taken in that second (carried forward)
   std::optional<double> timeline_p99_ms;  // wait of the jobs started in that second
   std::optional<double> timeline_max_ms;
-  std::optional<double> healthy_p99_ms;   // of healthy pushes in that second
-  int64_t healthy_missing = 0;            // healthy pushes in that second that never arrived
+  std::optional<double> healthy_p99_ms;  // of healthy pushes in that second
+  int64_t healthy_missing = 0;           // healthy pushes in that second that never arrived
 };
 std::vector<SecondPoint> PerSecond(const ScenarioResult& r);
 // What the chart's bar shows for a second: the timeline queue latency an operator would see, the

@@ -25,8 +25,8 @@ ScenarioResult MakeRun(const std::vector<double>& wait_ms, int healthy = 100, in
   r.timeline_enqueued = static_cast<int64_t>(wait_ms.size());
   for (int i = 0; i < healthy; ++i) {
     int64_t pushed = kT0 + i * 10'000;
-    r.healthy.push_back({pushed, i < healthy - late ? std::optional<int64_t>(pushed + 5000)
-                                                    : std::nullopt});
+    r.healthy.push_back(
+        {pushed, i < healthy - late ? std::optional<int64_t>(pushed + 5000) : std::nullopt});
   }
   return r;
 }
@@ -119,12 +119,15 @@ TEST(ReplayReportTest, AnEmptyRunFails) {
 
 TEST(ReplayReportTest, PerSecondBucketsByStartAndCarriesSamplesForward) {
   std::vector<double> waits(51, 1.0);
-  waits[10] = 40;   // created at 0.20 s, started at 0.24 s
-  waits[49] = 30;   // created at 0.98 s, started at 1.01 s
-  waits[50] = 7;    // created at 1.00 s
+  waits[10] = 40;  // created at 0.20 s, started at 0.24 s
+  waits[49] = 30;  // created at 0.98 s, started at 1.01 s
+  waits[50] = 7;   // created at 1.00 s
   auto run = MakeRun(waits);
   ServerSample a{.t_s = 0.2, .retry_set = 3, .faulty_parked = 1, .faulty_breaker = "closed"};
-  ServerSample b{.t_s = 2.5, .retry_set = 9, .faulty_parked = 4, .queue_latency_ms = 900,
+  ServerSample b{.t_s = 2.5,
+                 .retry_set = 9,
+                 .faulty_parked = 4,
+                 .queue_latency_ms = 900,
                  .faulty_breaker = "open"};
   run.samples = {a, b};
   auto points = PerSecond(run);
@@ -150,8 +153,12 @@ TEST(ReplayReportTest, TableHasOneColumnPerRunAndTheRatio) {
   auto baseline = MakeRun(std::vector<double>(100, 2.0));
   baseline.name = "baseline";
   auto run = MakeRun(std::vector<double>(100, 3.0));
-  run.samples = {{.t_s = 1, .retry_set = 12, .dead_set = 1, .faulty_parked = 30,
-                  .faulty_failures = 5, .faulty_breaker = "open"}};
+  run.samples = {{.t_s = 1,
+                  .retry_set = 12,
+                  .dead_set = 1,
+                  .faulty_parked = 30,
+                  .faulty_failures = 5,
+                  .faulty_breaker = "open"}};
   std::string table = FormatTable(run, &baseline);
   EXPECT_NE(table.find("baseline"), std::string::npos);
   EXPECT_NE(table.find("blackhole"), std::string::npos);

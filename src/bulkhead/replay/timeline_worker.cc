@@ -6,10 +6,9 @@
 #include <atomic>
 #include <cinttypes>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bulkhead/client/faktory_client.h"
 #include "bulkhead/replay/push_endpoint.h"
@@ -104,8 +103,8 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
       const auto& args = doc.is_object() ? doc["args"] : nlohmann::json();
       if (type == "push_notification" && args.is_array() && !args.empty() && args[0].is_object()) {
         Status sent = BlockingPost(args[0].value("endpoint", ""), args[0].value("payload", ""));
-        Status s = sent.ok() ? (*client)->Ack(jid)
-                             : (*client)->Fail(jid, "PushError", sent.message());
+        Status s =
+            sent.ok() ? (*client)->Ack(jid) : (*client)->Fail(jid, "PushError", sent.message());
         if (!s.ok()) break;
         continue;
       }
@@ -139,7 +138,8 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
   while (!stop && beat_client.ok()) {
     auto state = (*beat_client)->Beat();
     if (!state.ok() || *state == "terminate") break;
-    for (int i = 0; i < 50 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 50 && !stop; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   stop = true;
   for (auto& t : threads) t.join();

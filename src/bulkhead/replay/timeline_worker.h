@@ -27,7 +27,7 @@ struct TimelineWorkerOptions {
   int port = 7419;
   std::string password;
   std::string queue = "default";
-  bool tls = false;     // tcp+tls://, verified against ca_file (empty: the system's CAs)
+  bool tls = false;  // tcp+tls://, verified against ca_file (empty: the system's CAs)
   std::string ca_file;
   int concurrency = 15;
 };

@@ -1,7 +1,6 @@
 #include "bulkhead/server/keys_api.h"
 
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/http/bearer_auth.h"
@@ -20,22 +19,29 @@ nlohmann::json KeyJson(const StoreKeyRing::KeyInfo& key) {
 
 int StatusToHttp(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kUnavailable: return 503;
-    default: return 500;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
   }
 }
 
 // The key id from "/api/keys/<url-encoded key id>", decoded.
 Result<std::string> KeyIdFromPath(const std::string& path) {
-  std::string_view encoded = std::string_view(path).substr(std::string_view(kKeysApiPath).size() + 1);
+  std::string_view encoded =
+      std::string_view(path).substr(std::string_view(kKeysApiPath).size() + 1);
   if (encoded.empty()) {
     return Status::InvalidArgument("the path must name a key: /api/keys/<url-encoded key id>");
   }
   Result<std::string> key_id = PercentDecodePath(encoded);
-  if (!key_id.ok()) return Status::InvalidArgument("key id in the path: " + key_id.status().message());
+  if (!key_id.ok())
+    return Status::InvalidArgument("key id in the path: " + key_id.status().message());
   return key_id;
 }
 
@@ -76,8 +82,8 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& pa
                }
                auto key = keys.Describe(*key_id);
                if (!key) {
-                 reply(HttpResponseOut::Error(404, "no signing key is registered for \"" +
-                                                       *key_id + "\""));
+                 reply(HttpResponseOut::Error(
+                     404, "no signing key is registered for \"" + *key_id + "\""));
                  return;
                }
                reply(HttpResponseOut::Json(200, DumpJson(KeyJson(*key))));

@@ -1,11 +1,11 @@
 #include "bulkhead/server/server.h"
 
-#include <boost/asio/post.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "bulkhead/dispatch/vapid_key_file.h"
@@ -173,22 +173,23 @@ Status Server::RegisterGuardMetrics() {
   };
   const GuardCounters& fwp = fwp_->guards();
   const GuardCounters& http = http_->guards();
-  Status s = registry_.AddCallback(
-      MetricType::kCounter, mn::kLoginFailuresTotal, mn::kLoginFailuresTotalHelp, {},
-      [&fwp, read]() -> Samples { return std::vector<MetricSample>{{{}, read(fwp.login_failures)}}; });
+  Status s =
+      registry_.AddCallback(MetricType::kCounter, mn::kLoginFailuresTotal,
+                            mn::kLoginFailuresTotalHelp, {}, [&fwp, read]() -> Samples {
+                              return std::vector<MetricSample>{{{}, read(fwp.login_failures)}};
+                            });
   if (!s.ok()) return s;
   s = registry_.AddCallback(MetricType::kCounter, mn::kLoginsThrottledTotal,
                             mn::kLoginsThrottledTotalHelp, {}, [&fwp, read]() -> Samples {
                               return std::vector<MetricSample>{{{}, read(fwp.logins_throttled)}};
                             });
   if (!s.ok()) return s;
-  s = registry_.AddCallback(MetricType::kCounter, mn::kTlsHandshakeFailuresTotal,
-                            mn::kTlsHandshakeFailuresTotalHelp, {std::string(mn::kLabelListener)},
-                            [&fwp, &http, read]() -> Samples {
-                              return std::vector<MetricSample>{
-                                  {{"faktory"}, read(fwp.tls_handshake_failures)},
-                                  {{"http"}, read(http.tls_handshake_failures)}};
-                            });
+  s = registry_.AddCallback(
+      MetricType::kCounter, mn::kTlsHandshakeFailuresTotal, mn::kTlsHandshakeFailuresTotalHelp,
+      {std::string(mn::kLabelListener)}, [&fwp, &http, read]() -> Samples {
+        return std::vector<MetricSample>{{{"faktory"}, read(fwp.tls_handshake_failures)},
+                                         {{"http"}, read(http.tls_handshake_failures)}};
+      });
   if (!s.ok()) return s;
   return registry_.AddCallback(
       MetricType::kCounter, mn::kConnectionsShedTotal, mn::kConnectionsShedTotalHelp,
@@ -256,7 +257,8 @@ void Server::RegisterRoutes() {
     std::string action = slash == std::string::npos ? rest : rest.substr(slash + 1);
     auto state = ParseWorkerState(action);
     if (!state.ok() || *state == WorkerState::kRunning) {
-      reply(HttpResponseOut::Error(400, "action must be quiet or terminate, not \"" + action + "\""));
+      reply(
+          HttpResponseOut::Error(400, "action must be quiet or terminate, not \"" + action + "\""));
       return;
     }
     if (wid.empty()) {

@@ -6,7 +6,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-
 #include <memory>
 
 #include "bulkhead/config/config.h"
@@ -17,8 +16,8 @@
 #include "bulkhead/http/http_server.h"
 #include "bulkhead/metrics/registry.h"
 #include "bulkhead/metrics/statsd_emitter.h"
-#include "bulkhead/server/server_metrics.h"
 #include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/server/server_metrics.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/transport/transport.h"
 #include "bulkhead/util/clock.h"

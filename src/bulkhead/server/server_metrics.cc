@@ -1,7 +1,6 @@
 #include "bulkhead/server/server_metrics.h"
 
 #include <boost/asio/post.hpp>
-
 #include <future>
 
 #include "bulkhead/metrics/metric_names.h"
@@ -43,10 +42,11 @@ ServerMetrics::ServerMetrics(Registry& registry, asio::io_context& io, Engine& e
 
 ServerMetrics::~ServerMetrics() {
   engine_.SetJobDoneHandler(nullptr);
-  for (auto name : {mn::kQueueSize, mn::kQueueLatencySeconds, mn::kRetrySetSize,
-                    mn::kScheduledSetSize, mn::kDeadSetSize, mn::kWorkingJobs,
-                    mn::kWorkersConnected, mn::kJobsProcessedTotal, mn::kJobsFailedTotal,
-                    mn::kPushDuplicatesTotal, mn::kBuildInfo, mn::kStartTimeSeconds, mn::kStoreDegraded}) {
+  for (auto name :
+       {mn::kQueueSize, mn::kQueueLatencySeconds, mn::kRetrySetSize, mn::kScheduledSetSize,
+        mn::kDeadSetSize, mn::kWorkingJobs, mn::kWorkersConnected, mn::kJobsProcessedTotal,
+        mn::kJobsFailedTotal, mn::kPushDuplicatesTotal, mn::kBuildInfo, mn::kStartTimeSeconds,
+        mn::kStoreDegraded}) {
     registry_.RemoveCallback(name);
   }
 }
@@ -108,13 +108,14 @@ Status ServerMetrics::Register() {
   results.push_back(registry_.AddCallback(
       MetricType::kCounter, mn::kJobsFailedTotal, mn::kJobsFailedTotalHelp, {},
       scalar([](const StoreStats& s) { return static_cast<double>(s.failures); })));
-  results.push_back(registry_.AddCallback(
-      MetricType::kCounter, mn::kPushDuplicatesTotal, mn::kPushDuplicatesTotalHelp, {},
-      [this]() -> Samples {
-        // An atomic: the scrape answers even when the event loop is stuck.
-        double n = static_cast<double>(engine_.push_duplicates());
-        return std::vector<MetricSample>{MetricSample{{}, n}};
-      }));
+  results.push_back(registry_.AddCallback(MetricType::kCounter, mn::kPushDuplicatesTotal,
+                                          mn::kPushDuplicatesTotalHelp, {}, [this]() -> Samples {
+                                            // An atomic: the scrape answers even when the event
+                                            // loop is stuck.
+                                            double n =
+                                                static_cast<double>(engine_.push_duplicates());
+                                            return std::vector<MetricSample>{MetricSample{{}, n}};
+                                          }));
   results.push_back(registry_.AddCallbackGauge(
       mn::kWorkersConnected, mn::kWorkersConnectedHelp, {}, [this]() -> Samples {
         auto n = OnLoop<double>(io_, [this]() -> Result<double> {
@@ -124,8 +125,9 @@ Status ServerMetrics::Register() {
         return std::vector<MetricSample>{MetricSample{{}, *n}};
       }));
   results.push_back(registry_.AddCallbackGauge(
-      mn::kBuildInfo, mn::kBuildInfoHelp, {std::string(mn::kLabelVersion)},
-      []() -> Samples { return std::vector<MetricSample>{MetricSample{{BULKHEAD_VERSION}, 1}}; }));
+      mn::kBuildInfo, mn::kBuildInfoHelp, {std::string(mn::kLabelVersion)}, []() -> Samples {
+        return std::vector<MetricSample>{MetricSample{{BULKHEAD_VERSION}, 1}};
+      }));
   results.push_back(registry_.AddCallbackGauge(
       mn::kStoreDegraded, mn::kStoreDegradedHelp, {}, [this]() -> Samples {
         // degraded() is thread-safe: the scrape answers even when the event loop is stuck.
@@ -134,8 +136,9 @@ Status ServerMetrics::Register() {
       }));
   double start = ToUnixMicros(started_at_) / 1e6;
   results.push_back(registry_.AddCallbackGauge(
-      mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp, {},
-      [start]() -> Samples { return std::vector<MetricSample>{MetricSample{{}, start}}; }));
+      mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp, {}, [start]() -> Samples {
+        return std::vector<MetricSample>{MetricSample{{}, start}};
+      }));
   auto runtime = registry_.AddHistogram(mn::kJobRuntimeSeconds, mn::kJobRuntimeSecondsHelp,
                                         {std::string(mn::kLabelJobType)}, mn::kJobRuntimeBuckets);
   if (!runtime.ok()) return runtime.status();

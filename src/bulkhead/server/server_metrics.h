@@ -9,7 +9,6 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-
 #include <memory>
 
 #include "bulkhead/engine/engine.h"

@@ -2,14 +2,13 @@
 #include "bulkhead/server/server.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include <filesystem>
 #include <thread>
@@ -100,7 +99,8 @@ class ServerTest : public ::testing::Test {
     config.http = "127.0.0.1:0";
     if (config.store.empty()) config.store = "memory:";
     config.data_dir = (std::filesystem::temp_directory_path() /
-                       ("bulkhead_server_test_" + std::to_string(::getpid()))).string();
+                       ("bulkhead_server_test_" + std::to_string(::getpid())))
+                          .string();
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -118,9 +118,9 @@ class ServerTest : public ::testing::Test {
 
 TEST_F(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   Start(Config{});
-  std::string replies =
-      Fwp(server_->fwp_port(), "PUSH {\"jid\":\"metrics01\",\"jobtype\":\"t\",\"args\":[],"
-                               "\"queue\":\"slow\"}\r\n");
+  std::string replies = Fwp(server_->fwp_port(),
+                            "PUSH {\"jid\":\"metrics01\",\"jobtype\":\"t\",\"args\":[],"
+                            "\"queue\":\"slow\"}\r\n");
   ASSERT_NE(replies.find("+OK"), std::string::npos) << replies;
   std::string metrics = HttpGet(server_->http_port(), "/metrics");
   EXPECT_NE(metrics.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << metrics;
@@ -219,8 +219,8 @@ TEST_F(ServerTest, KeysApiNeedsTheBearerTokenAndNeverShowsPrivateKeys) {
 
   r = HttpRequest(port, "PUT", path, auth, pem);
   EXPECT_EQ(HttpStatus(r), 201) << r;
-  EXPECT_NE(r.find("\"key_id\":\"https://social.example/users/alice#main-key\""),
-            std::string::npos) << r;
+  EXPECT_NE(r.find("\"key_id\":\"https://social.example/users/alice#main-key\""), std::string::npos)
+      << r;
   EXPECT_NE(r.find("\"algorithm\":\"rsa-sha256\""), std::string::npos) << r;
   EXPECT_NE(r.find("\"bits\":2048"), std::string::npos) << r;
   EXPECT_NE(r.find("\"fingerprint\":\"SHA256:"), std::string::npos) << r;
@@ -251,7 +251,8 @@ TEST_F(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
   Start(Config{});
   uint16_t port = server_->http_port();
   auto job = [](const std::string& jid) {
-    return "PUSH {\"jid\":\"" + jid + "\",\"jobtype\":\"activitypub\",\"args\":[{"
+    return "PUSH {\"jid\":\"" + jid +
+           "\",\"jobtype\":\"activitypub\",\"args\":[{"
            "\"inbox\":\"https://remote.example/inbox\",\"activity\":{\"type\":\"Note\"},"
            "\"key_id\":\"https://social.example/users/bob#main-key\"}]}\r\n";
   };
@@ -259,9 +260,10 @@ TEST_F(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
   EXPECT_NE(replies.find("no signing key is registered for"), std::string::npos) << replies;
   std::string pem = RsaPrivatePem();
   // No password configured: no token needed.
-  ASSERT_EQ(HttpStatus(HttpRequest(port, "PUT",
-                                   "/api/keys/https%3A%2F%2Fsocial.example%2Fusers%2Fbob%23main-key",
-                                   "", pem)), 201);
+  ASSERT_EQ(
+      HttpStatus(HttpRequest(
+          port, "PUT", "/api/keys/https%3A%2F%2Fsocial.example%2Fusers%2Fbob%23main-key", "", pem)),
+      201);
   replies = Fwp(server_->fwp_port(), job("apknown0001"));
   EXPECT_NE(replies.find("+OK"), std::string::npos) << replies;
   // The job as stored and shown carries the key id only.

@@ -28,13 +28,13 @@ struct Change {
 
   Kind kind;
   int64_t id = 0;
-  JobRecord job;       // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
-  std::string name;    // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id;
-                       // kDeleteHostState: host
-  std::string value;   // kPutSigningKey: the PEM private key
+  JobRecord job;      // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
+  std::string name;   // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id;
+                      // kDeleteHostState: host
+  std::string value;  // kPutSigningKey: the PEM private key
   HostStateRecord host_state;  // kPutHostState
-  int64_t delta = 0;   // kAddCounter
-  bool flag = false;   // kSetPaused
+  int64_t delta = 0;           // kAddCounter
+  bool flag = false;           // kSetPaused
 };
 
 }  // namespace bulkhead

@@ -64,8 +64,7 @@ void EmbeddedStore::Push(JobRecord job, Done durable) {
   Commit(std::move(changes), std::move(durable));
 }
 
-void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
-                          JobCallback cb) {
+void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) {
   if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
@@ -81,13 +80,14 @@ void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durab
     job->payload.clear();  // callers need the bookkeeping, not the JSON
     AddOutcome(1, 0, now, changes);
   }
-  Commit(std::move(changes), [job = std::move(job), durable = std::move(durable)](Status s) mutable {
-    if (!s.ok()) {
-      durable(s);
-    } else {
-      durable(std::move(job));
-    }
-  });
+  Commit(std::move(changes),
+         [job = std::move(job), durable = std::move(durable)](Status s) mutable {
+           if (!s.ok()) {
+             durable(s);
+           } else {
+             durable(std::move(job));
+           }
+         });
 }
 
 void EmbeddedStore::GetWorking(const std::string& jid, JobCallback cb) {
@@ -206,8 +206,7 @@ void EmbeddedStore::Flush(Done durable) {
   Commit(std::move(changes), std::move(durable));
 }
 
-void EmbeddedStore::PutSigningKey(const std::string& key_id, const std::string& pem,
-                                  Done durable) {
+void EmbeddedStore::PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) {
   if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;
   state_.PutSigningKey(key_id, pem, changes);

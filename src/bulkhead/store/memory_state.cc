@@ -1,7 +1,6 @@
 #include "bulkhead/store/memory_state.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/util/clock.h"
@@ -25,11 +24,16 @@ std::set<MemoryState::SetKey>* MemoryState::SetFor(JobState s) {
 
 const std::set<MemoryState::SetKey>* MemoryState::SetFor(JobState s) const {
   switch (s) {
-    case JobState::kScheduled: return &scheduled_;
-    case JobState::kRetry: return &retries_;
-    case JobState::kDead: return &dead_;
-    case JobState::kWorking: return &working_;
-    case JobState::kQueued: return nullptr;
+    case JobState::kScheduled:
+      return &scheduled_;
+    case JobState::kRetry:
+      return &retries_;
+    case JobState::kDead:
+      return &dead_;
+    case JobState::kWorking:
+      return &working_;
+    case JobState::kQueued:
+      return nullptr;
   }
   return nullptr;
 }
@@ -123,8 +127,8 @@ Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
   return Status::Ok();
 }
 
-std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues,
-                                            int64_t now_us, std::vector<Change>& out) {
+std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues, int64_t now_us,
+                                            std::vector<Change>& out) {
   for (const auto& name : queues) {
     auto it = queues_.find(name);
     if (it == queues_.end() || it->second.paused || it->second.jobs.empty()) continue;

@@ -124,8 +124,8 @@ class MemoryState {
 
   std::set<SetKey>* SetFor(JobState s);
   const std::set<SetKey>* SetFor(JobState s) const;
-  void Unlink(Entry* e);           // out of its queue/set (queued: only the back is O(1); front via Fetch)
-  void Link(Entry* e);             // into its queue/set per e->job.state
+  void Unlink(Entry* e);  // out of its queue/set (queued: only the back is O(1); front via Fetch)
+  void Link(Entry* e);    // into its queue/set per e->job.state
   void AssignQueueSeq(Entry* e);
   static void SetEnqueuedAt(JobRecord& job, int64_t now_us);
 
@@ -135,7 +135,7 @@ class MemoryState {
   std::map<std::string, Queue> queues_;
   std::set<SetKey> scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
-  std::map<std::string, std::string> signing_keys_;  // key id -> PEM private key
+  std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key
   std::map<std::string, HostStateRecord> host_states_;  // by host
   int64_t next_id_ = 1;
   int64_t next_seq_ = 1;

@@ -9,7 +9,10 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
   // Redis also accepts '^' as set negation; translate it.
   std::string p(pattern);
   for (size_t i = 0; i + 1 < p.size(); ++i) {
-    if (p[i] == '\\') { ++i; continue; }
+    if (p[i] == '\\') {
+      ++i;
+      continue;
+    }
     if (p[i] == '[' && p[i + 1] == '^') p[i + 1] = '!';
   }
   return fnmatch(p.c_str(), std::string(text).c_str(), 0) == 0;

@@ -10,9 +10,9 @@
 namespace bulkhead {
 
 struct MutateFilter {
-  std::string jobtype;                  // empty: any jobtype
+  std::string jobtype;                   // empty: any jobtype
   std::unordered_set<std::string> jids;  // empty: any jid
-  std::string glob;                     // Redis SCAN MATCH style glob over the JSON payload; empty: any
+  std::string glob;  // Redis SCAN MATCH style glob over the JSON payload; empty: any
 
   bool Matches(const JobRecord& job) const;
 };

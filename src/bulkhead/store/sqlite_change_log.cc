@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,11 +15,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 namespace bulkhead {
 namespace {
@@ -213,8 +212,7 @@ Status SqliteChangeLog::Prepare(const char* sql, sqlite3_stmt** stmt) {
   return Status::Ok();
 }
 
-Status SqliteChangeLog::ForEachRow(const char* sql,
-                                   const std::function<void(sqlite3_stmt*)>& row) {
+Status SqliteChangeLog::ForEachRow(const char* sql, const std::function<void(sqlite3_stmt*)>& row) {
   sqlite3_stmt* st = nullptr;
   Status s = Prepare(sql, &st);
   if (!s.ok()) return s;
@@ -223,7 +221,8 @@ Status SqliteChangeLog::ForEachRow(const char* sql,
   std::string error = rc == SQLITE_DONE ? std::string() : sqlite3_errmsg(db_);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
-    return Status::Unavailable("sqlite store " + path_ + ": reading (" + sql + ") failed: " + error);
+    return Status::Unavailable("sqlite store " + path_ + ": reading (" + sql +
+                               ") failed: " + error);
   }
   return Status::Ok();
 }
@@ -270,10 +269,9 @@ Status SqliteChangeLog::CreateStore() {
   ::close(fd);
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(tmp.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-  std::string sql = std::string("BEGIN; ") + kSchema +
-                    "INSERT INTO meta(key, value) VALUES('schema_version', '" +
-                    std::to_string(kSchemaVersion) +
-                    "'), ('commit_seq', '0'), ('clean_shutdown', '1'); COMMIT;";
+  std::string sql =
+      std::string("BEGIN; ") + kSchema + "INSERT INTO meta(key, value) VALUES('schema_version', '" +
+      std::to_string(kSchemaVersion) + "'), ('commit_seq', '0'), ('clean_shutdown', '1'); COMMIT;";
   char* err = nullptr;
   if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
   std::string msg = err ? err : (db ? sqlite3_errmsg(db) : "out of memory");
@@ -311,8 +309,8 @@ Status SqliteChangeLog::OpenDatabase() {
       return Status::FailedPrecondition(
           "store file " + path_ + " does not exist but its write-ahead log " + wal +
           " does: the store was removed without it; bulkhead refuses to start a new store beside "
-          "an old log. Restore " + path_ + " from a backup, or delete " + wal +
-          " to start a new, empty store");
+          "an old log. Restore " +
+          path_ + " from a backup, or delete " + wal + " to start a new, empty store");
     }
     Status s = CreateStore();
     if (!s.ok()) return s;
@@ -321,13 +319,14 @@ Status SqliteChangeLog::OpenDatabase() {
     // place), so this is a store that lost its content, or a file made by something else.
     return Damaged("exists but is empty (0 bytes), so it holds no bulkhead store",
                    "If it should hold jobs, restore it from a backup; if a new, empty store is "
-                   "intended, delete " + path_ + " and start again");
+                   "intended, delete " +
+                       path_ + " and start again");
   }
   const std::string not_a_store_todo =
       "If it should hold jobs, it is damaged: restore it from a backup; if it is not bulkhead's "
       "file, give the store another path (--store sqlite:PATH)";
-  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
     return Status::Unavailable("cannot open sqlite database " + path_ + ": " +
                                (db_ ? sqlite3_errmsg(db_) : "out of memory"));
   }
@@ -399,9 +398,8 @@ Status SqliteChangeLog::OpenDatabase() {
   s = Exec(kSchema);
   if (!s.ok()) return s;
   for (int v = version; v < kSchemaVersion; ++v) {
-    std::string step = std::string("BEGIN; ") + kUpgrades[v - 1] +
-                       " UPDATE meta SET value='" + std::to_string(v + 1) +
-                       "' WHERE key='schema_version'; COMMIT;";
+    std::string step = std::string("BEGIN; ") + kUpgrades[v - 1] + " UPDATE meta SET value='" +
+                       std::to_string(v + 1) + "' WHERE key='schema_version'; COMMIT;";
     s = Exec(step.c_str());
     if (!s.ok()) {
       Exec("ROLLBACK");
@@ -447,8 +445,8 @@ Status SqliteChangeLog::CheckCommits(int64_t db_seq) {
   if (recorded <= db_seq) return Status::Ok();
   return Damaged(
       "lost " + std::to_string(recorded - db_seq) +
-          " acknowledged commits: the database ends at commit " + std::to_string(db_seq) +
-          " but " + CommitsPath() + " recorded commit " + std::to_string(recorded) +
+          " acknowledged commits: the database ends at commit " + std::to_string(db_seq) + " but " +
+          CommitsPath() + " recorded commit " + std::to_string(recorded) +
           " (SQLite stops replaying the write-ahead log " + path_ +
           "-wal at its first damaged frame, and a removed or truncated -wal loses its commits)",
       "Keep a copy of " + path_ + ", " + path_ + "-wal and " + CommitsPath() +
@@ -470,8 +468,8 @@ Status SqliteChangeLog::QuickCheck() {
   }
   if (rc != SQLITE_DONE) problems.push_back(sqlite3_errmsg(db_));
   sqlite3_finalize(st);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - start)
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
                 .count();
   if (!problems.empty()) {
     std::string found;
@@ -486,8 +484,10 @@ Status SqliteChangeLog::QuickCheck() {
 
 Status SqliteChangeLog::LoadJobs(MemoryState& state) {
   sqlite3_stmt* st = nullptr;
-  Status s = Prepare("SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload"
-                     " FROM jobs", &st);
+  Status s = Prepare(
+      "SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload"
+      " FROM jobs",
+      &st);
   if (!s.ok()) return s;
   size_t jobs = 0;
   std::vector<std::pair<int64_t, std::string>> bad;  // row id, what is wrong
@@ -520,19 +520,20 @@ Status SqliteChangeLog::LoadJobs(MemoryState& state) {
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
-    return Damaged("is damaged: reading its jobs failed (SQLite: " +
-                       std::string(sqlite3_errmsg(db_)) + ")",
-                   RestoreOrRecoverTodo(path_));
+    return Damaged(
+        "is damaged: reading its jobs failed (SQLite: " + std::string(sqlite3_errmsg(db_)) + ")",
+        RestoreOrRecoverTodo(path_));
   }
   if (!bad.empty() && !salvage_) {
     return Damaged(
         "holds " + std::to_string(bad.size()) +
             " damaged jobs (a payload that is not a JSON object carrying the row's jid, or an "
-            "unknown state), which bulkhead never hands to a worker: " + first_bad +
-            (bad.size() > kBadRowsNamed ? ", ..." : ""),
+            "unknown state), which bulkhead never hands to a worker: " +
+            first_bad + (bad.size() > kBadRowsNamed ? ", ..." : ""),
         "Restore the store from a backup; or keep the other jobs: start once with "
         "`bulkhead serve --salvage-damaged-jobs`, which moves the damaged rows to the "
-        "table damaged_jobs of " + path_ + " (kept for inspection, never served)");
+        "table damaged_jobs of " +
+            path_ + " (kept for inspection, never served)");
   }
   if (!bad.empty()) {
     s = Exec(
@@ -621,12 +622,16 @@ Status SqliteChangeLog::Load(MemoryState& state) {
   spdlog::info("sqlite store {}: loaded {} signing keys, {} failing hosts", path_, keys, hosts);
   struct stat file_stat;
   if (keys > 0 && ::stat(path_.c_str(), &file_stat) == 0 && (file_stat.st_mode & 077) != 0) {
-    spdlog::warn("sqlite store {} holds private signing keys but is readable by others (mode {:o});"
-                 " chmod 600 it", path_, file_stat.st_mode & 0777);
+    spdlog::warn(
+        "sqlite store {} holds private signing keys but is readable by others (mode {:o});"
+        " chmod 600 it",
+        path_, file_stat.st_mode & 0777);
   }
   // Running from now on: a stop that does not reach Close is unclean.
   s = Exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('clean_shutdown', '0'),"
-            " ('commit_seq', '" + std::to_string(commit_seq_) + "')").c_str());
+            " ('commit_seq', '" +
+            std::to_string(commit_seq_) + "')")
+               .c_str());
   if (!s.ok()) {
     Abandon();
     return s;
@@ -829,7 +834,8 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
     sqlite3_reset(counter_);
     if (rc != SQLITE_DONE) {
       Exec("ROLLBACK");
-      return Status::Unavailable("sqlite counter write failed: " + std::string(sqlite3_errmsg(db_)));
+      return Status::Unavailable("sqlite counter write failed: " +
+                                 std::string(sqlite3_errmsg(db_)));
     }
   }
   sqlite3_bind_int64(commit_seq_stmt_, 1, commit_seq_ + 1);
@@ -870,7 +876,8 @@ void SqliteChangeLog::Close() {
   // failed commit (the file may have been hurt by whatever made it fail).
   if (db_ && loaded_ && !failed_.load(std::memory_order_acquire)) {
     Status s = Exec("UPDATE meta SET value='1' WHERE key='clean_shutdown'");
-    if (!s.ok()) spdlog::warn("sqlite store {}: cannot mark the stop clean: {}", path_, s.message());
+    if (!s.ok())
+      spdlog::warn("sqlite store {}: cannot mark the stop clean: {}", path_, s.message());
   }
   if (db_) sqlite3_close(db_);
   db_ = nullptr;

@@ -123,10 +123,10 @@ class SqliteChangeLog final : public ChangeLog {
   sqlite3_stmt* put_host_ = nullptr;
   sqlite3_stmt* delete_host_ = nullptr;
   sqlite3_stmt* commit_seq_stmt_ = nullptr;
-  int64_t commit_seq_ = 0;  // meta.commit_seq of the last commit
-  int commits_fd_ = -1;     // `path`-commits
+  int64_t commit_seq_ = 0;    // meta.commit_seq of the last commit
+  int commits_fd_ = -1;       // `path`-commits
   bool wal_existed_ = false;  // `path`-wal existed before Load opened the database
-  bool loaded_ = false;     // Load succeeded: Close marks the stop clean (unless a commit failed)
+  bool loaded_ = false;       // Load succeeded: Close marks the stop clean (unless a commit failed)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -21,7 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 std::string Jid(int i) {
   char jid[32];
   std::snprintf(jid, sizeof(jid), "job-damage-%05d", i);

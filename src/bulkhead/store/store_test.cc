@@ -1,18 +1,18 @@
 // Store contract tests, run against every embedded implementation (memory and SQLite), plus
 // SQLite-specific persistence tests.
+#include "bulkhead/store/store.h"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
-
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
-#include "bulkhead/store/store.h"
 #include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
 
@@ -21,15 +21,16 @@ namespace {
 
 using namespace std::chrono_literals;
 
-
 JobRecord MakeJob(const std::string& jid, const std::string& queue = "default",
                   JobState state = JobState::kQueued, int64_t score = 0) {
   JobRecord j;
   j.jid = jid;
   j.queue = queue;
   j.jobtype = "noop";
-  j.payload = nlohmann::json{{"jid", jid}, {"jobtype", "noop"}, {"queue", queue},
-                             {"args", nlohmann::json::array()}}.dump();
+  j.payload =
+      nlohmann::json{
+          {"jid", jid}, {"jobtype", "noop"}, {"queue", queue}, {"args", nlohmann::json::array()}}
+          .dump();
   j.state = state;
   j.score = score;
   j.reserve_for_s = 60;
@@ -210,7 +211,10 @@ TEST_P(StoreTest, ExpiredReservationsAndMoveToRetry) {
   j.state = JobState::kRetry;
   j.score = ToUnixMicros(now_ + 120s);
   bool done = false;
-  store_->Move(j, now_, [&](Status s) { EXPECT_TRUE(s.ok()); done = true; });
+  store_->Move(j, now_, [&](Status s) {
+    EXPECT_TRUE(s.ok());
+    done = true;
+  });
   loop_.RunUntil([&] { return done; });
   StoreStats st = Stats();
   EXPECT_EQ(st.working, 0u);
@@ -277,9 +281,8 @@ TEST_P(StoreTest, AckCountsProcessedInTheSameChangeAsTheJobLeavesWorking) {
   ASSERT_TRUE(Push(MakeJob("job-ack-0001", "default")).ok());
   ASSERT_TRUE(Fetch({"default"}).has_value());
   std::optional<bool> found;
-  store_->Ack("job-ack-0001", now_, [&](Result<std::optional<JobRecord>> r) {
-    found = r.ok() && r->has_value();
-  });
+  store_->Ack("job-ack-0001", now_,
+              [&](Result<std::optional<JobRecord>> r) { found = r.ok() && r->has_value(); });
   // A reader between the ACK and its commit (a pipelined INFO) sees both changes or neither.
   StoreStats before_commit = Stats();
   EXPECT_EQ(before_commit.working, 0u);
@@ -288,9 +291,8 @@ TEST_P(StoreTest, AckCountsProcessedInTheSameChangeAsTheJobLeavesWorking) {
   EXPECT_TRUE(*found);
   EXPECT_EQ(Stats().processed, 1);
   std::optional<bool> again;
-  store_->Ack("job-ack-0001", now_, [&](Result<std::optional<JobRecord>> r) {
-    again = r.ok() && r->has_value();
-  });
+  store_->Ack("job-ack-0001", now_,
+              [&](Result<std::optional<JobRecord>> r) { again = r.ok() && r->has_value(); });
   loop_.RunUntil([&] { return again.has_value(); });
   EXPECT_FALSE(*again);
   EXPECT_EQ(Stats().processed, 1) << "an ACK of a jid not reserved counts nothing";
@@ -515,8 +517,9 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
-                               nullptr), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr),
+      SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))),
             std::to_string(SqliteChangeLog::kSchemaVersion));
@@ -642,8 +645,11 @@ class DegradedStoreTest : public ::testing::Test {
     char jid[32];
     std::snprintf(jid, sizeof(jid), "job-full-%05d", i);
     JobRecord job = MakeJob(jid);
-    job.payload = nlohmann::json{{"jid", jid}, {"jobtype", "noop"}, {"queue", "default"},
-                                 {"args", {std::string(8192, 'x')}}}.dump();
+    job.payload = nlohmann::json{{"jid", jid},
+                                 {"jobtype", "noop"},
+                                 {"queue", "default"},
+                                 {"args", {std::string(8192, 'x')}}}
+                      .dump();
     return job;
   }
 
@@ -785,8 +791,8 @@ TEST_F(DegradedStoreTest, TheLogWritesNothingAfterAFailedCommit) {
 // so that recent commits never need WAL-sized room on the disk, and a reopen starts with an empty
 // one.
 TEST(SqliteWalTest, TheWriteAheadLogStaysSmall) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("bulkhead_wal_test_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("bulkhead_wal_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::string path = (dir / "wal.db").string();
   TestLoop loop;

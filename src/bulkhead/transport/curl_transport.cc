@@ -41,8 +41,8 @@ void GlobalInitOnce() {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return s;
@@ -148,7 +148,7 @@ class CurlTransport::Impl {
     asio::posix::stream_descriptor descriptor;
     curl_socket_t fd = CURL_SOCKET_BAD;
     HostMulti* owner = nullptr;  // the multi whose connection this is
-    int wanted = 0;  // CURL_POLL_IN / CURL_POLL_OUT bits
+    int wanted = 0;              // CURL_POLL_IN / CURL_POLL_OUT bits
     bool read_outstanding = false;
     bool write_outstanding = false;
     bool opened_by_us = false;  // created in OnOpenSocket, so closed through OnCloseSocket
@@ -293,15 +293,15 @@ Result<CurlTransport::Impl::HostMulti*> CurlTransport::Impl::MultiFor(const UrlP
 void CurlTransport::Impl::MaybeRetire(HostMulti* hm) {
   if (hm->active > 0) return;
   hm->idle_timer.expires_after(options_.idle_origin_timeout);
-  hm->idle_timer.async_wait([this, alive = Alive(), origin = hm->origin](
-                                const boost::system::error_code& ec) {
-    if (ec || alive.expired()) return;
-    auto it = multis_.find(origin);
-    if (it == multis_.end() || it->second->active > 0) return;
-    std::unique_ptr<HostMulti> owned = std::move(it->second);
-    multis_.erase(it);
-    CleanupMulti(owned.get());
-  });
+  hm->idle_timer.async_wait(
+      [this, alive = Alive(), origin = hm->origin](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        auto it = multis_.find(origin);
+        if (it == multis_.end() || it->second->active > 0) return;
+        std::unique_ptr<HostMulti> owned = std::move(it->second);
+        multis_.erase(it);
+        CleanupMulti(owned.get());
+      });
 }
 
 void CurlTransport::Impl::CleanupMulti(HostMulti* hm) {
@@ -358,14 +358,14 @@ void CurlTransport::Impl::Send(HttpRequest request, DoneCallback done) {
     StartExchange(std::move(request), std::move(done));
     return;
   }
-  asio::post(io_, [this, alive = Alive(), request = std::move(request),
-                   done = std::move(done)]() mutable {
-    if (alive.expired()) {
-      done(ErrorResponse(TransportError::kCancelled, "transport shut down"));
-      return;
-    }
-    StartExchange(std::move(request), std::move(done));
-  });
+  asio::post(
+      io_, [this, alive = Alive(), request = std::move(request), done = std::move(done)]() mutable {
+        if (alive.expired()) {
+          done(ErrorResponse(TransportError::kCancelled, "transport shut down"));
+          return;
+        }
+        StartExchange(std::move(request), std::move(done));
+      });
 }
 
 void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) {
@@ -385,13 +385,13 @@ void CurlTransport::Impl::StartExchange(HttpRequest request, DoneCallback done) 
   milliseconds total = x->request.deadlines.total;
   if (total.count() <= 0) total = milliseconds(30'000);
   x->total_timer.expires_after(total);
-  x->total_timer.async_wait([this, alive = Alive(), id = x->id,
-                             total](const boost::system::error_code& ec) {
-    if (ec || alive.expired() || exchanges_.count(id) == 0) return;
-    Complete(id, ErrorResponse(TransportError::kTimeoutTotal,
-                               "no complete response within the total deadline of " +
-                                   std::to_string(total.count()) + " ms"));
-  });
+  x->total_timer.async_wait(
+      [this, alive = Alive(), id = x->id, total](const boost::system::error_code& ec) {
+        if (ec || alive.expired() || exchanges_.count(id) == 0) return;
+        Complete(id, ErrorResponse(TransportError::kTimeoutTotal,
+                                   "no complete response within the total deadline of " +
+                                       std::to_string(total.count()) + " ms"));
+      });
   StartAttempt(x);
 }
 
@@ -423,17 +423,18 @@ void CurlTransport::Impl::StartAttempt(Exchange* x) {
       if (ec || alive.expired()) return;
       Exchange* x = Find(id, attempt);
       if (x == nullptr || !x->resolving) return;
-      Complete(id, ErrorResponse(TransportError::kDns,
-                                 "resolving '" + host + "' took longer than the connect deadline (" +
-                                     std::to_string(budget.count()) + " ms)"));
+      Complete(id,
+               ErrorResponse(TransportError::kDns, "resolving '" + host +
+                                                       "' took longer than the connect deadline (" +
+                                                       std::to_string(budget.count()) + " ms)"));
     });
   }
-  resolver_.Resolve(url->host, [this, alive = Alive(), id = x->id, attempt = x->attempt,
-                                host = url->host,
-                                port = url->port](Result<std::vector<IpAddress>> addresses) {
-    if (alive.expired()) return;
-    OnResolved(id, attempt, host, port, std::move(addresses));
-  });
+  resolver_.Resolve(url->host,
+                    [this, alive = Alive(), id = x->id, attempt = x->attempt, host = url->host,
+                     port = url->port](Result<std::vector<IpAddress>> addresses) {
+                      if (alive.expired()) return;
+                      OnResolved(id, attempt, host, port, std::move(addresses));
+                    });
 }
 
 void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string& host, long port,
@@ -450,9 +451,9 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
   // that a rebinding answer cannot slip through on a later connection attempt.
   for (const IpAddress& a : *addresses) {
     if (Status s = guard_.CheckAddress(a); !s.ok()) {
-      Complete(id, ErrorResponse(TransportError::kSsrfRefused,
-                                 "host '" + host + "' resolves to a refused address: " +
-                                     s.message()));
+      Complete(id,
+               ErrorResponse(TransportError::kSsrfRefused,
+                             "host '" + host + "' resolves to a refused address: " + s.message()));
       return;
     }
   }
@@ -502,7 +503,8 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
 
   // Deadlines. The total deadline is our own timer (it covers resolution and waiting for a
   // connection slot); libcurl's is a backstop slightly later.
-  if (d.connect.count() > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, long(d.connect.count()));
+  if (d.connect.count() > 0)
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, long(d.connect.count()));
   auto elapsed = duration_cast<milliseconds>(Clock::now() - x->start);
   long remaining = std::max<long>(1, long((d.total - elapsed).count()));
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, remaining + 50);
@@ -648,8 +650,8 @@ HttpResponse CurlTransport::Impl::ClassifyFailure(Exchange* x, CURLcode code) {
 
 bool CurlTransport::Impl::MaybeRedirect(Exchange* x) {
   int status = x->response.status;
-  bool is_redirect = status == 301 || status == 302 || status == 303 || status == 307 ||
-                     status == 308;
+  bool is_redirect =
+      status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
   if (!x->request.follow_redirects || !is_redirect) return false;
   char* location = nullptr;
   if (curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &location) != CURLE_OK ||
@@ -736,8 +738,8 @@ void CurlTransport::Impl::Complete(uint64_t id, HttpResponse response) {
     response.timings.first_byte = x->response.timings.first_byte;
   }
   if (response.remote_address.empty()) response.remote_address = x->response.remote_address;
-  response.redirects_followed = std::max(response.redirects_followed,
-                                         x->response.redirects_followed);
+  response.redirects_followed =
+      std::max(response.redirects_followed, x->response.redirects_followed);
   response.timings.total = duration_cast<microseconds>(Clock::now() - x->start);
   DoneCallback done = std::move(x->done);
   x.reset();
@@ -828,18 +830,18 @@ int CurlTransport::Impl::OnTimer(CURLM* multi, long timeout_ms, void* userp) {
     return 0;
   }
   hm->timer.expires_after(milliseconds(timeout_ms));
-  hm->timer.async_wait([self, hm, alive = self->Alive(), origin = hm->origin](
-                           const boost::system::error_code& ec) {
-    if (ec || alive.expired()) return;
-    auto it = self->multis_.find(origin);
-    if (it == self->multis_.end() || it->second.get() != hm) return;
-    self->SocketAction(hm, CURL_SOCKET_TIMEOUT, 0);
-  });
+  hm->timer.async_wait(
+      [self, hm, alive = self->Alive(), origin = hm->origin](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        auto it = self->multis_.find(origin);
+        if (it == self->multis_.end() || it->second.get() != hm) return;
+        self->SocketAction(hm, CURL_SOCKET_TIMEOUT, 0);
+      });
   return 0;
 }
 
-int CurlTransport::Impl::OnPrereq(void* clientp, char* primary_ip, char* local_ip,
-                                  int primary_port, int local_port) {
+int CurlTransport::Impl::OnPrereq(void* clientp, char* primary_ip, char* local_ip, int primary_port,
+                                  int local_port) {
   auto* x = static_cast<Exchange*>(clientp);
   Impl* self = x->impl;
   x->connected = true;
@@ -876,8 +878,8 @@ size_t CurlTransport::Impl::OnHeader(char* data, size_t size, size_t count, void
   }
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return n;
-  x->response.headers.push_back(
-      HttpHeader{std::string(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1)))});
+  x->response.headers.push_back(HttpHeader{std::string(Trim(line.substr(0, colon))),
+                                           std::string(Trim(line.substr(colon + 1)))});
   return n;
 }
 
@@ -929,8 +931,8 @@ void CurlTransport::Impl::OnSocketReady(const std::shared_ptr<Socket>& s, int di
   }
   if (s->closed || ec == asio::error::operation_aborted) return;
   if (s->wanted & direction) {
-    int events = ec ? CURL_CSELECT_ERR
-                    : (direction == CURL_POLL_IN ? CURL_CSELECT_IN : CURL_CSELECT_OUT);
+    int events =
+        ec ? CURL_CSELECT_ERR : (direction == CURL_POLL_IN ? CURL_CSELECT_IN : CURL_CSELECT_OUT);
     SocketAction(s->owner, s->fd, events);
   }
   WatchSocket(s);

@@ -5,11 +5,11 @@
 //
 // Each origin (scheme://host:port) gets its own multi handle, connection cache and timer, so that
 // libcurl's per-cache bookkeeping for a host with thousands of stuck connections is paid by that
-// host only. Per exchange: the URL's scheme and every address of its host are checked by SsrfGuard (names are
-// resolved by HostResolver off the loop), then libcurl is pinned to the checked addresses with
-// CURLOPT_RESOLVE and every socket it opens is checked again, so it cannot reach anything else.
-// Connections are reused per host (HTTP/1.1 keep-alive, HTTP/2 multiplexing where offered); TLS
-// peers are always verified.
+// host only. Per exchange: the URL's scheme and every address of its host are checked by SsrfGuard
+// (names are resolved by HostResolver off the loop), then libcurl is pinned to the checked
+// addresses with CURLOPT_RESOLVE and every socket it opens is checked again, so it cannot reach
+// anything else. Connections are reused per host (HTTP/1.1 keep-alive, HTTP/2 multiplexing where
+// offered); TLS peers are always verified.
 #pragma once
 
 #include <chrono>

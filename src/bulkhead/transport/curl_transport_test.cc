@@ -94,9 +94,9 @@ class CurlTransportTest : public ::testing::Test {
   std::unique_ptr<CurlTransport> transport_;
 };
 
-#define EXPECT_ERROR(outcome, kind)                                                    \
-  EXPECT_EQ(std::string(TransportErrorName((outcome).response.error)),                \
-            std::string(TransportErrorName(kind)))                                   \
+#define EXPECT_ERROR(outcome, kind)                                    \
+  EXPECT_EQ(std::string(TransportErrorName((outcome).response.error)), \
+            std::string(TransportErrorName(kind)))                     \
       << (outcome).response.error_message
 
 TEST_F(CurlTransportTest, HealthyHostAnswers200WithBody) {
@@ -457,10 +457,11 @@ TEST_F(CurlTransportTest, LiteralPrivateTargetsAreRefusedWithoutTheSetting) {
   TestServer tls_like({});  // reachable, so a refusal cannot be mistaken for a connect error
   MakeTransport(TransportOptions{});
   std::string port = std::to_string(tls_like.port());
-  for (const std::string& url : std::vector<std::string>{"https://127.0.0.1:" + port + "/", "https://[::1]:" + port + "/",
-                          "https://[::ffff:127.0.0.1]:" + port + "/", "https://10.0.0.1/",
-                          "https://169.254.169.254/latest/meta-data/", "https://0.0.0.0:" + port,
-                          "https://[fe80::1]/", "https://[64:ff9b::7f00:1]/"}) {
+  for (const std::string& url : std::vector<std::string>{
+           "https://127.0.0.1:" + port + "/", "https://[::1]:" + port + "/",
+           "https://[::ffff:127.0.0.1]:" + port + "/", "https://10.0.0.1/",
+           "https://169.254.169.254/latest/meta-data/", "https://0.0.0.0:" + port,
+           "https://[fe80::1]/", "https://[64:ff9b::7f00:1]/"}) {
     Outcome o = Fetch(Get(url));
     EXPECT_ERROR(o, TransportError::kSsrfRefused) << url;
     EXPECT_NE(o.response.error_message.find("is in"), std::string::npos)
@@ -473,8 +474,9 @@ TEST_F(CurlTransportTest, ObfuscatedLoopbackFormsAreRefused) {
   TestServer server({});
   MakeTransport(TransportOptions{});
   std::string port = std::to_string(server.port());
-  for (const std::string& host : std::vector<std::string>{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "localhost",
-                           "LOCALHOST", "localhost."}) {
+  for (const std::string& host :
+       std::vector<std::string>{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "localhost",
+                                "LOCALHOST", "localhost."}) {
     Outcome o = Fetch(Get("https://" + host + ":" + port + "/"));
     EXPECT_ERROR(o, TransportError::kSsrfRefused) << host;
   }

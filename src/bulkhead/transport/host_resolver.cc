@@ -25,17 +25,15 @@ HostResolver::~HostResolver() {
 void HostResolver::Resolve(std::string host, Callback done) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) {
-    boost::asio::post(executor_, [done = std::move(done)] {
-      done(Status::Unavailable("resolver shut down"));
-    });
+    boost::asio::post(
+        executor_, [done = std::move(done)] { done(Status::Unavailable("resolver shut down")); });
     return;
   }
   auto cached = cache_.find(host);
   if (cached != cache_.end()) {
     if (cached->second.expires > std::chrono::steady_clock::now()) {
-      boost::asio::post(executor_, [done = std::move(done), a = cached->second.addresses] {
-        done(a);
-      });
+      boost::asio::post(executor_,
+                        [done = std::move(done), a = cached->second.addresses] { done(a); });
       return;
     }
     cache_.erase(cached);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -60,11 +59,11 @@ class HostResolver {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                              // guarded by mu_
-  std::deque<std::string> queue_;                      // guarded by mu_
+  bool stopping_ = false;                                 // guarded by mu_
+  std::deque<std::string> queue_;                         // guarded by mu_
   std::map<std::string, std::vector<Callback>> waiting_;  // guarded by mu_; one entry per lookup
-  std::map<std::string, CacheEntry> cache_;            // guarded by mu_
-  std::vector<std::thread> workers_;                   // guarded by mu_
+  std::map<std::string, CacheEntry> cache_;               // guarded by mu_
+  std::vector<std::thread> workers_;                      // guarded by mu_
   size_t idle_ = 0;  // workers waiting for work; guarded by mu_
 };
 

@@ -72,9 +72,7 @@ std::string IpAddress::ToString() const {
   return buf;
 }
 
-std::string IpAddress::ToUriString() const {
-  return v4_ ? ToString() : "[" + ToString() + "]";
-}
+std::string IpAddress::ToUriString() const { return v4_ ? ToString() : "[" + ToString() + "]"; }
 
 std::optional<CidrRange> CidrRange::Parse(std::string_view text) {
   size_t slash = text.find('/');

@@ -86,9 +86,9 @@ std::optional<NonPublicRange> FindNonPublicRange(const IpAddress& address) {
     if (!r.range.Contains(address)) continue;
     if (r.rule == Rule::kRefuse) return NonPublicRange{r.range.ToString(), r.description, {}};
     const auto& b = address.bytes();
-    IpAddress v4 = IpAddress::V4((uint32_t{b[r.v4_offset]} << 24) |
-                                 (uint32_t{b[r.v4_offset + 1]} << 16) |
-                                 (uint32_t{b[r.v4_offset + 2]} << 8) | uint32_t{b[r.v4_offset + 3]});
+    IpAddress v4 =
+        IpAddress::V4((uint32_t{b[r.v4_offset]} << 24) | (uint32_t{b[r.v4_offset + 1]} << 16) |
+                      (uint32_t{b[r.v4_offset + 2]} << 8) | uint32_t{b[r.v4_offset + 3]});
     std::optional<NonPublicRange> inner = FindV4(v4);
     if (!inner) return std::nullopt;  // carries a public IPv4 address
     inner->description = std::string(r.description) + " " + r.range.ToString() + " carrying " +

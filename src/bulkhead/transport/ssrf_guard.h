@@ -17,8 +17,8 @@ namespace bulkhead {
 // Why an address is not public: the range it falls in and that range's name. For IPv6 forms that
 // embed an IPv4 address (IPv4-mapped, NAT64, 6to4) the IPv4 address is checked and named too.
 struct NonPublicRange {
-  std::string range;        // "127.0.0.0/8"
-  std::string description;  // "loopback"
+  std::string range;                     // "127.0.0.0/8"
+  std::string description;               // "loopback"
   std::optional<IpAddress> embedded_v4;  // set when the verdict comes from an embedded IPv4
 };
 

@@ -8,19 +8,32 @@ namespace bulkhead {
 
 const char* TransportErrorName(TransportError error) {
   switch (error) {
-    case TransportError::kNone: return "none";
-    case TransportError::kDns: return "dns";
-    case TransportError::kConnectRefused: return "connect_refused";
-    case TransportError::kConnectTimeout: return "connect_timeout";
-    case TransportError::kTls: return "tls";
-    case TransportError::kTimeoutFirstByte: return "timeout_first_byte";
-    case TransportError::kTimeoutTotal: return "timeout_total";
-    case TransportError::kLowSpeed: return "low_speed";
-    case TransportError::kReset: return "reset";
-    case TransportError::kSsrfRefused: return "ssrf_refused";
-    case TransportError::kTooManyRedirects: return "too_many_redirects";
-    case TransportError::kCancelled: return "cancelled";
-    case TransportError::kOther: return "other";
+    case TransportError::kNone:
+      return "none";
+    case TransportError::kDns:
+      return "dns";
+    case TransportError::kConnectRefused:
+      return "connect_refused";
+    case TransportError::kConnectTimeout:
+      return "connect_timeout";
+    case TransportError::kTls:
+      return "tls";
+    case TransportError::kTimeoutFirstByte:
+      return "timeout_first_byte";
+    case TransportError::kTimeoutTotal:
+      return "timeout_total";
+    case TransportError::kLowSpeed:
+      return "low_speed";
+    case TransportError::kReset:
+      return "reset";
+    case TransportError::kSsrfRefused:
+      return "ssrf_refused";
+    case TransportError::kTooManyRedirects:
+      return "too_many_redirects";
+    case TransportError::kCancelled:
+      return "cancelled";
+    case TransportError::kOther:
+      return "other";
   }
   return "other";
 }

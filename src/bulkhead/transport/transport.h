@@ -80,7 +80,7 @@ struct HttpResponse {
   TransportError error = TransportError::kNone;
   std::string error_message;  // empty when error == kNone
 
-  int status = 0;  // 0 when no status line arrived
+  int status = 0;       // 0 when no status line arrived
   HttpHeaders headers;  // of the final response, in arrival order, names as sent
   std::string body;     // at most TransportOptions::max_body_bytes
   bool body_truncated = false;

@@ -1,4 +1,5 @@
-// Base64 (RFC 4648 §4) and base64url (§5) encoding, as Web Push, VAPID and HTTP Signatures use them.
+// Base64 (RFC 4648 §4) and base64url (§5) encoding, as Web Push, VAPID and HTTP Signatures use
+// them.
 #pragma once
 
 #include <string>

@@ -4,10 +4,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <cstring>
-
-#include <boost/asio/write.hpp>
 
 namespace bulkhead {
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
-
 #include <functional>
 #include <string_view>
 

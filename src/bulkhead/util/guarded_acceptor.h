@@ -6,11 +6,10 @@
 // Threading: event loop thread only.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-
-#include <atomic>
 #include <functional>
 #include <string>
 

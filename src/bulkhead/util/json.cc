@@ -12,7 +12,8 @@ using nlohmann::json;
 // Errors are recorded, never thrown.
 class BoundedSax {
  public:
-  BoundedSax(json& root, int max_depth) : dom_(root, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+  BoundedSax(json& root, int max_depth)
+      : dom_(root, /*allow_exceptions=*/false), max_depth_(max_depth) {}
 
   bool null() { return dom_.null(); }
   bool boolean(bool v) { return dom_.boolean(v); }

@@ -3,10 +3,9 @@
 // bytes is written with DumpJson (never throws on invalid UTF-8).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "bulkhead/util/status.h"
 

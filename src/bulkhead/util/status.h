@@ -1,5 +1,6 @@
 // Status and Result<T>: how errors cross module boundaries in bulkhead. Nothing throws across a
-// module boundary; a function that can fail returns Status (no value) or Result<T> (value or error).
+// module boundary; a function that can fail returns Status (no value) or Result<T> (value or
+// error).
 //
 // Idiom:
 //   Result<Job> job = ParseJob(line);
@@ -16,14 +17,14 @@ namespace bulkhead {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // the caller's input is malformed or out of range
-  kNotFound,           // the named thing does not exist
-  kAlreadyExists,      // a thing with that identity exists already
-  kFailedPrecondition, // the system is not in a state where the call is allowed
-  kResourceExhausted,  // a limit was hit (connections, line length, memory)
-  kUnavailable,        // a dependency (disk, Redis, a remote host) cannot be reached now
-  kPermissionDenied,   // authentication or authorisation failed
-  kInternal,           // an invariant broke; a bug
+  kInvalidArgument,     // the caller's input is malformed or out of range
+  kNotFound,            // the named thing does not exist
+  kAlreadyExists,       // a thing with that identity exists already
+  kFailedPrecondition,  // the system is not in a state where the call is allowed
+  kResourceExhausted,   // a limit was hit (connections, line length, memory)
+  kUnavailable,         // a dependency (disk, Redis, a remote host) cannot be reached now
+  kPermissionDenied,    // authentication or authorisation failed
+  kInternal,            // an invariant broke; a bug
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -35,7 +36,9 @@ class Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status FailedPrecondition(std::string m) {
@@ -68,8 +71,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}                   // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {             // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "Result built from an OK Status has no value");
   }
 
@@ -77,9 +80,18 @@ class Result {
   // OK when the Result holds a value.
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
 
-  T& value() & { assert(ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(ok()); return std::get<T>(v_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
 
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
-
 #include <cstdint>
 #include <string>
 

@@ -38,9 +38,9 @@ TEST(TimeFormatTest, RejectsMalformedWithReason) {
 // Found by fuzz/fuzz_fwp (a PUSH with "at":"5251-01-02T03:04:05.678Z", and year 1015): years a
 // nanosecond TimePoint cannot hold overflowed int64 (UB) instead of being refused.
 TEST(TimeFormatTest, RefusesYearsATimePointCannotHold) {
-  for (const char* s : {"5251-01-02T03:04:05.678Z", "1015-01-02T03:04:05.678Z",
-                        "9999-12-31T23:59:60Z", "0000-01-01T00:00:00Z", "2262-04-11T00:00:00Z",
-                        "1677-12-31T23:59:59+00:00"}) {
+  for (const char* s :
+       {"5251-01-02T03:04:05.678Z", "1015-01-02T03:04:05.678Z", "9999-12-31T23:59:60Z",
+        "0000-01-01T00:00:00Z", "2262-04-11T00:00:00Z", "1677-12-31T23:59:59+00:00"}) {
     auto r = ParseRfc3339(s);
     EXPECT_FALSE(r.ok()) << s;
     EXPECT_NE(r.status().message().find("year out of range"), std::string::npos) << s;

@@ -30,7 +30,7 @@ std::string Describe(SSL_CTX* ctx) {
   X509_NAME_oneline(X509_get_subject_name(cert), subject, sizeof(subject) - 1);
   std::string out = subject;
   const ASN1_TIME* not_after = X509_get0_notAfter(cert);
-  struct tm t{};
+  struct tm t {};
   if (not_after != nullptr && ASN1_TIME_to_tm(not_after, &t) == 1) {
     char when[32];
     std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &t);
@@ -45,8 +45,8 @@ Result<std::shared_ptr<ssl::context>> Build(const std::string& cert_file,
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   boost::system::error_code ec;
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                       ssl::context::no_tlsv1_1 | ssl::context::single_dh_use,
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use,
                    ec);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->use_certificate_chain_file(cert_file, ec);
@@ -74,7 +74,8 @@ Result<std::shared_ptr<ssl::context>> Build(const std::string& cert_file,
 
 Result<std::unique_ptr<TlsServerContext>> TlsServerContext::Load(std::string cert_file,
                                                                  std::string key_file) {
-  std::unique_ptr<TlsServerContext> t(new TlsServerContext(std::move(cert_file), std::move(key_file)));
+  std::unique_ptr<TlsServerContext> t(
+      new TlsServerContext(std::move(cert_file), std::move(key_file)));
   Status s = t->Reload();
   if (!s.ok()) return s;
   return t;

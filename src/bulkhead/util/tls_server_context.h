@@ -6,7 +6,6 @@
 #pragma once
 
 #include <boost/asio/ssl/context.hpp>
-
 #include <memory>
 #include <string>
 
@@ -18,7 +17,8 @@ class TlsServerContext {
  public:
   // InvalidArgument naming the file and OpenSSL's reason when a file is missing, unreadable, not
   // PEM, or the key does not match the certificate.
-  static Result<std::unique_ptr<TlsServerContext>> Load(std::string cert_file, std::string key_file);
+  static Result<std::unique_ptr<TlsServerContext>> Load(std::string cert_file,
+                                                        std::string key_file);
 
   Status Reload();
 

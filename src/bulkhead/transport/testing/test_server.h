@@ -48,9 +48,7 @@ class TestServer {
   };
 
   explicit TestServer(Options options)
-      : options_(std::move(options)),
-        ssl_(boost::asio::ssl::context::tls_server),
-        acceptor_(io_) {
+      : options_(std::move(options)), ssl_(boost::asio::ssl::context::tls_server), acceptor_(io_) {
     using boost::asio::ip::tcp;
     if (options_.tls) {
       ssl_.use_certificate_chain(boost::asio::buffer(options_.cert_pem));
@@ -163,11 +161,12 @@ class TestServer {
       size_t have = in_.size();
       auto self = this->shared_from_this();
       if (content_length > have) {
-        boost::asio::async_read(stream_, in_, boost::asio::transfer_exactly(content_length - have),
-                                [self, content_length](const boost::system::error_code& ec, size_t) {
-                                  if (ec) return;
-                                  self->TakeBody(content_length);
-                                });
+        boost::asio::async_read(
+            stream_, in_, boost::asio::transfer_exactly(content_length - have),
+            [self, content_length](const boost::system::error_code& ec, size_t) {
+              if (ec) return;
+              self->TakeBody(content_length);
+            });
       } else {
         TakeBody(content_length);
       }
@@ -235,8 +234,9 @@ class TestServer {
     }
 
     void Respond(int status, const std::string& extra_headers, const std::string& body) {
-      out_ = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " +
-             std::to_string(body.size()) + "\r\n" + extra_headers + "\r\n" + body;
+      out_ = "HTTP/1.1 " + std::to_string(status) +
+             " X\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra_headers +
+             "\r\n" + body;
       auto self = this->shared_from_this();
       boost::asio::async_write(stream_, boost::asio::buffer(out_),
                                [self](const boost::system::error_code& ec, size_t) {
