@@ -13,6 +13,7 @@
 
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
+#include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
 
@@ -50,14 +51,18 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
+  // "memory", "sqlite", or either with "+deferred": the same store behind DeferredStore, which
+  // answers every call on a later turn of the loop, as a networked store does.
+  bool Deferred() const { return GetParam().ends_with("+deferred"); }
   std::string Url() const {
-    return GetParam() == "sqlite" ? "sqlite:" + (dir_ / "test.db").string() : "memory:";
+    return GetParam().starts_with("sqlite") ? "sqlite:" + (dir_ / "test.db").string() : "memory:";
   }
   void Reopen() {
     store_.reset();
     auto s = OpenStoreFromUrl(Url(), loop_.poster());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
+    if (Deferred()) store_ = std::make_unique<DeferredStore>(std::move(store_), loop_.poster());
   }
   Status Push(JobRecord j) {
     std::optional<Status> result;
@@ -86,9 +91,10 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     return *found;
   }
   StoreStats Stats() {
-    StoreStats out;
+    std::optional<StoreStats> out;
     store_->Stats([&](Result<StoreStats> r) { out = *r; });
-    return out;
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
   }
   Status PutKey(const std::string& key_id, const std::string& pem) {
     std::optional<Status> result;
@@ -105,10 +111,13 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   // "key_id=pem" per stored key, in the store's order.
   std::vector<std::string> Keys() {
     std::vector<std::string> out;
+    bool done = false;
     store_->ListSigningKeys([&](Result<std::vector<Store::StoredSigningKey>> r) {
+      done = true;
       ASSERT_TRUE(r.ok());
       for (const auto& k : *r) out.push_back(k.key_id + "=" + k.pem);
     });
+    loop_.RunUntil([&] { return done; });
     return out;
   }
   Status PutHost(const HostStateRecord& record) {
@@ -125,11 +134,26 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   std::vector<HostStateRecord> Hosts() {
     std::vector<HostStateRecord> out;
+    bool done = false;
     store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) {
+      done = true;
       ASSERT_TRUE(r.ok());
       out = *r;
     });
+    loop_.RunUntil([&] { return done; });
     return out;
+  }
+  // Starts a store call through `call(callback)` and runs the loop until its answer arrives.
+  template <typename R>
+  R Await(const std::function<void(std::function<void(R)>)>& call) {
+    std::optional<R> out;
+    call([&](R r) { out.emplace(std::move(r)); });
+    loop_.RunUntil([&] { return out.has_value(); });
+    return std::move(*out);
+  }
+  std::vector<JobRecord> ExpiredAt(TimePoint at) {
+    using R = Result<std::vector<JobRecord>>;
+    return *Await<R>([&](auto cb) { store_->ExpiredReservations(at, 10, cb); });
   }
   Status Flush() {
     std::optional<Status> result;
@@ -188,8 +212,8 @@ TEST_P(StoreTest, DueScheduledJobsMoveToTheirQueueWithEnqueuedAt) {
   int64_t now = ToUnixMicros(now_);
   ASSERT_TRUE(Push(MakeJob("job-s-00001", "default", JobState::kScheduled, now - 1)).ok());
   ASSERT_TRUE(Push(MakeJob("job-s-00002", "default", JobState::kScheduled, now + 10)).ok());
-  std::vector<JobRecord> moved;
-  store_->EnqueueDue(JobState::kScheduled, now_, 100, [&](auto r) { moved = *r; });
+  std::vector<JobRecord> moved = *Await<Result<std::vector<JobRecord>>>(
+      [&](auto cb) { store_->EnqueueDue(JobState::kScheduled, now_, 100, cb); });
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_EQ(moved[0].jid, "job-s-00001");
   auto job = Fetch({"default"});
@@ -202,10 +226,8 @@ TEST_P(StoreTest, DueScheduledJobsMoveToTheirQueueWithEnqueuedAt) {
 TEST_P(StoreTest, ExpiredReservationsAndMoveToRetry) {
   ASSERT_TRUE(Push(MakeJob("job-e-00001")).ok());
   ASSERT_TRUE(Fetch({"default"}));
-  std::vector<JobRecord> expired;
-  store_->ExpiredReservations(now_ + 59s, 10, [&](auto r) { expired = *r; });
-  EXPECT_TRUE(expired.empty());
-  store_->ExpiredReservations(now_ + 60s, 10, [&](auto r) { expired = *r; });
+  EXPECT_TRUE(ExpiredAt(now_ + 59s).empty());
+  std::vector<JobRecord> expired = ExpiredAt(now_ + 60s);
   ASSERT_EQ(expired.size(), 1u);
   JobRecord j = expired[0];
   j.state = JobState::kRetry;
@@ -310,11 +332,7 @@ TEST_P(StoreTest, ExtendReservationMovesTheExpiry) {
   auto job = Fetch({"default"});
   ASSERT_TRUE(job);
   TimePoint expiry = FromUnixMicros(job->score);  // now + 60 s
-  auto expired = [&](TimePoint at) {
-    std::vector<JobRecord> out;
-    store_->ExpiredReservations(at, 10, [&](Result<std::vector<JobRecord>> r) { out = *r; });
-    return out.size();
-  };
+  auto expired = [&](TimePoint at) { return ExpiredAt(at).size(); };
   EXPECT_EQ(expired(expiry), 1u);
   std::optional<Status> done;
   store_->ExtendReservation("job-extend-01", expiry + std::chrono::hours(24),
@@ -400,7 +418,14 @@ TEST_P(StoreTest, FlushKeepsHostStates) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest, ::testing::Values("memory", "sqlite"));
+INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest,
+                         ::testing::Values("memory", "sqlite", "memory+deferred",
+                                           "sqlite+deferred"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '+', '_');
+                           return name;
+                         });
 
 class SqliteStoreTest : public StoreTest {};
 
@@ -637,9 +662,10 @@ class DegradedStoreTest : public ::testing::Test {
     return *out;
   }
   StoreStats Stats() {
-    StoreStats out;
+    std::optional<StoreStats> out;
     store_->Stats([&](Result<StoreStats> r) { out = *r; });
-    return out;
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
   }
   static JobRecord BigJob(int i) {
     char jid[32];

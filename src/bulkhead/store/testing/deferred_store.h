@@ -1,0 +1,120 @@
+// DeferredStore: a Store that answers every call later, as a networked store does. It forwards each
+// call to an inner store and posts each callback through `poster` instead of running it where the
+// inner store does, so no answer ever arrives before the call returns, and answers arrive in the
+// order they were given.
+//
+// Tests run suites over it to prove their code keeps Store's contract (store.h: "an
+// implementation may run a callback before the method returns ... or later"): a caller that reads
+// a local filled by the callback right after the call, or captures a local by reference that is
+// gone by the time the answer comes, fails (or trips ASan) here.
+//
+// Threading: as Store. `poster` must run closures on the thread that calls the store, in order.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+#include "bulkhead/store/store.h"
+
+namespace bulkhead {
+
+class DeferredStore final : public Store {
+ public:
+  DeferredStore(std::unique_ptr<Store> inner, Poster poster)
+      : inner_(std::move(inner)), poster_(std::move(poster)) {}
+
+  std::string_view Name() const override { return inner_->Name(); }
+  bool degraded() const override { return inner_->degraded(); }
+  std::string degraded_reason() const override { return inner_->degraded_reason(); }
+  Status Open() override { return inner_->Open(); }
+  void Close() override { inner_->Close(); }
+
+  void Push(JobRecord job, Done durable) override {
+    inner_->Push(std::move(job), Later(std::move(durable)));
+  }
+  void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override {
+    inner_->Fetch(queues, now, Later(std::move(cb)));
+  }
+  void Ack(const std::string& jid, TimePoint now, JobCallback durable) override {
+    inner_->Ack(jid, now, Later(std::move(durable)));
+  }
+  void GetWorking(const std::string& jid, JobCallback cb) override {
+    inner_->GetWorking(jid, Later(std::move(cb)));
+  }
+  void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override {
+    inner_->ExtendReservation(jid, until, Later(std::move(durable)));
+  }
+  void Move(JobRecord job, TimePoint now, Done durable) override {
+    inner_->Move(std::move(job), now, Later(std::move(durable)));
+  }
+  void Remove(const std::string& jid, Done durable) override {
+    inner_->Remove(jid, Later(std::move(durable)));
+  }
+  void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override {
+    inner_->EnqueueDue(set, now, limit, Later(std::move(cb)));
+  }
+  void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override {
+    inner_->ExpiredReservations(now, limit, Later(std::move(cb)));
+  }
+  void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override {
+    inner_->PurgeDead(now, limit, Later(std::move(cb)));
+  }
+  void Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
+              Duration dead_ttl, CountCallback durable) override {
+    inner_->Mutate(op, set, filter, now, dead_ttl, Later(std::move(durable)));
+  }
+  void SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) override {
+    inner_->SetPaused(queues, paused, Later(std::move(durable)));
+  }
+  void RemoveQueues(const std::vector<std::string>& queues, Done durable) override {
+    inner_->RemoveQueues(queues, Later(std::move(durable)));
+  }
+  void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override {
+    inner_->CountOutcome(processed, failures, now);
+  }
+  void Flush(Done durable) override { inner_->Flush(Later(std::move(durable))); }
+  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override {
+    inner_->PutSigningKey(key_id, pem, Later(std::move(durable)));
+  }
+  void RemoveSigningKey(const std::string& key_id, Done durable) override {
+    inner_->RemoveSigningKey(key_id, Later(std::move(durable)));
+  }
+  void ListSigningKeys(SigningKeysCallback cb) override {
+    inner_->ListSigningKeys(Later(std::move(cb)));
+  }
+  void PutHostState(const HostStateRecord& record, Done durable) override {
+    inner_->PutHostState(record, Later(std::move(durable)));
+  }
+  void RemoveHostState(const std::string& host, Done durable) override {
+    inner_->RemoveHostState(host, Later(std::move(durable)));
+  }
+  void ListHostStates(HostStatesCallback cb) override {
+    inner_->ListHostStates(Later(std::move(cb)));
+  }
+  void Stats(std::function<void(Result<StoreStats>)> cb) override {
+    inner_->Stats(Later(std::move(cb)));
+  }
+  void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
+    inner_->List(set, offset, limit, Later(std::move(cb)));
+  }
+
+  Store& inner() { return *inner_; }
+
+ private:
+  // Wraps `cb` so that its answer is posted instead of run where the inner store gives it.
+  template <typename... Args>
+  std::function<void(Args...)> Later(std::function<void(Args...)> cb) {
+    return [poster = poster_, cb = std::move(cb)](Args... args) {
+      poster([cb, args = std::make_tuple(std::move(args)...)]() mutable {
+        std::apply(cb, std::move(args));
+      });
+    };
+  }
+
+  std::unique_ptr<Store> inner_;
+  Poster poster_;
+};
+
+}  // namespace bulkhead
