@@ -37,7 +37,8 @@ class SystemClock final : public Clock {
 // A clock that only moves when told to. Thread-safe.
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(TimePoint start = FromUnixMicros(1'700'000'000'000'000)) : us_(ToUnixMicros(start)) {}
+  explicit ManualClock(TimePoint start = FromUnixMicros(1'700'000'000'000'000))
+      : us_(ToUnixMicros(start)) {}
   TimePoint Now() const override { return FromUnixMicros(us_.load()); }
   void Advance(Duration d) {
     us_ += std::chrono::duration_cast<std::chrono::microseconds>(d).count();
