@@ -20,12 +20,12 @@ SettingFlags::SettingFlags(CLI::App& command) {
     if (s.flag.empty()) continue;
     auto flag = std::make_unique<Flag>();
     flag->setting = &s;
-    if (std::holds_alternative<bool& (*)(Config&)>(s.field)) {
+    if (TypeOf(s) == SettingType::kBool) {
       flag->option = command.add_flag(s.flag, flag->on, FlagHelp(s));
     } else {
       flag->option = command.add_option(s.flag, flag->text, FlagHelp(s));
       flag->option->default_str(DefaultText(s));
-      if (ExpectedType(s) == "an integer") flag->option->type_name("INT");
+      if (TypeOf(s) == SettingType::kInteger) flag->option->type_name("INT");
     }
     flags_.push_back(std::move(flag));
   }
@@ -36,9 +36,9 @@ Status SettingFlags::ApplyTo(Config& config) const {
     if (flag->option->count() == 0) continue;
     const Setting& s = *flag->setting;
     SettingValue value = flag->text;
-    if (std::holds_alternative<bool& (*)(Config&)>(s.field)) {
+    if (TypeOf(s) == SettingType::kBool) {
       value = flag->on;
-    } else if (ExpectedType(s) == "an integer") {
+    } else if (TypeOf(s) == SettingType::kInteger) {
       int64_t n = 0;
       const std::string& t = flag->text;
       auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);

@@ -391,17 +391,17 @@ std::string StringProblem(const Setting& s, const std::string& v) {
 
 // Whether `value` holds the alternative the setting's member takes.
 bool SameType(const Setting& s, const SettingValue& value) {
-  switch (s.field.index()) {
-    case 0:
+  switch (TypeOf(s)) {
+    case SettingType::kString:
       return std::holds_alternative<std::string>(value);
-    case 1:
-    case 2:
+    case SettingType::kInteger:
       return std::holds_alternative<int64_t>(value);
-    case 3:
+    case SettingType::kBool:
       return std::holds_alternative<bool>(value);
-    default:
+    case SettingType::kStringList:
       return std::holds_alternative<std::vector<std::string>>(value);
   }
+  return false;
 }
 
 }  // namespace
@@ -421,18 +421,30 @@ const Setting* FindSetting(const std::string& key) {
   return it == by_key.end() ? nullptr : it->second;
 }
 
+SettingType TypeOf(const Setting& setting) {
+  return std::visit(
+      [](auto field) {
+        using T = std::remove_reference_t<decltype(field(std::declval<Config&>()))>;
+        if constexpr (std::is_same_v<T, std::string>) return SettingType::kString;
+        if constexpr (std::is_same_v<T, bool>) return SettingType::kBool;
+        if constexpr (std::is_same_v<T, std::vector<std::string>>) return SettingType::kStringList;
+        return SettingType::kInteger;
+      },
+      setting.field);
+}
+
 std::string ExpectedType(const Setting& setting) {
-  switch (setting.field.index()) {
-    case 0:
+  switch (TypeOf(setting)) {
+    case SettingType::kString:
       return "a string";
-    case 1:
-    case 2:
+    case SettingType::kInteger:
       return "an integer";
-    case 3:
+    case SettingType::kBool:
       return "true or false";
-    default:
+    case SettingType::kStringList:
       return "an array of strings";
   }
+  return "";
 }
 
 SettingValue GetSetting(const Setting& setting, const Config& config) {

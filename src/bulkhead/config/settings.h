@@ -64,6 +64,9 @@ const std::vector<Setting>& Settings();
 // The row for `key` as written in TOML, or null.
 const Setting* FindSetting(const std::string& key);
 
+// What a setting's member holds (int and int64_t members are both kInteger).
+enum class SettingType { kString, kInteger, kBool, kStringList };
+SettingType TypeOf(const Setting& setting);
 // "a string", "an integer", "true or false" or "an array of strings": what the member takes.
 std::string ExpectedType(const Setting& setting);
 // The setting's value in `config`.

@@ -1,6 +1,6 @@
 #include "bulkhead/config/settings_doc.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <vector>
 
 namespace bulkhead {
@@ -105,11 +105,11 @@ std::string SettingsMarkdown() {
 }
 
 std::string SettingsHelp() {
+  size_t width = 0;
+  for (const Setting& s : Settings()) width = std::max(width, s.key.size());
   std::string out;
   for (const Setting& s : Settings()) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-42s %s\n", s.key.c_str(), DefaultText(s).c_str());
-    out += line;
+    out += "  " + s.key + std::string(width + 2 - s.key.size(), ' ') + DefaultText(s) + "\n";
   }
   return out;
 }
