@@ -23,8 +23,8 @@ std::string CheckNotEmpty(const std::string& value) {
   return value.empty() ? "must not be empty" : "";
 }
 
-// The top-level rows, in documentation order.
-std::vector<Setting> ServerRows() {
+// Where and how the server listens and keeps its data.
+std::vector<Setting> ServingRows() {
   return {
       {.key = "listen",
        .field = MemberField<&Config::listen>(),
@@ -72,6 +72,12 @@ std::vector<Setting> ServerRows() {
        .doc = "PEM private key of tls_cert_file",
        .flag = "--tls-key-file",
        .shown_default = "none (plain TCP)"},
+  };
+}
+
+// Bounds on what clients can make the server hold (docs/operations.md "Limits").
+std::vector<Setting> LimitRows() {
+  return {
       {.key = "max_connections",
        .field = MemberField<&Config::max_connections>(),
        .doc = "Faktory connections at once; further ones are refused with a clear error",
@@ -123,6 +129,12 @@ std::vector<Setting> ServerRows() {
        .doc = "how long FETCH waits for a job (clients give up at 5 s)",
        .min = 0,
        .max = 4000},
+  };
+}
+
+// Jobs, delivery outputs and logging.
+std::vector<Setting> JobRows() {
+  return {
       {.key = "scheduler_interval_ms",
        .field = MemberField<&Config::scheduler_interval_ms>(),
        .doc = "how often due scheduled/retry jobs move to their queues",
@@ -339,8 +351,9 @@ std::vector<Setting> StatsdRows() {
 }
 
 std::vector<Setting> BuildSettings() {
-  std::vector<Setting> all = ServerRows();
-  for (auto* part : {&DeliveryRows, &DeliveryKindRows, &StatsdRows}) {
+  std::vector<Setting> all;
+  for (auto* part :
+       {&ServingRows, &LimitRows, &JobRows, &DeliveryRows, &DeliveryKindRows, &StatsdRows}) {
     for (Setting& row : part()) all.push_back(std::move(row));
   }
   return all;
