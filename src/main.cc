@@ -1,22 +1,18 @@
 // bulkhead: the command-line entry point. `bulkhead --help` is the manual.
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
+// main() builds the CLI11 app from the subcommands (each its own XxxCommand file pair) and runs
+// the one chosen; a failure prints "bulkhead: MESSAGE" to stderr and exits 1.
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <iostream>
-#include <iterator>
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "bulkhead/client/faktory_client.h"
+#include "bulkhead/client/info_command.h"
 #include "bulkhead/client/keys_command.h"
-#include "bulkhead/config/config.h"
-#include "bulkhead/dispatch/vapid_key_file.h"
+#include "bulkhead/client/push_command.h"
+#include "bulkhead/client/stats_command.h"
+#include "bulkhead/client/vapid_key_command.h"
+#include "bulkhead/client/version_command.h"
 #include "bulkhead/replay/replay_command.h"
-#include "bulkhead/server/server.h"
-#include "bulkhead/util/rng.h"
+#include "bulkhead/server/serve_command.h"
 
 namespace {
 
@@ -56,17 +52,11 @@ EXAMPLES
 
 See README.md and docs/ for the protocol, configuration and operations.)";
 
-int Fail(const std::string& message) {
-  std::cerr << "bulkhead: " << message << "\n";
+// The exit code for a command's result: 0, or 1 with "bulkhead: MESSAGE" on stderr.
+int Finish(const bulkhead::Status& status) {
+  if (status.ok()) return 0;
+  std::cerr << "bulkhead: " << status.message() << "\n";
   return 1;
-}
-
-bulkhead::Result<std::unique_ptr<bulkhead::FaktoryClient>> ConnectFromEnv(const std::string& url,
-                                                                          const std::string& ca) {
-  auto parsed =
-      url.empty() ? bulkhead::FaktoryUrlFromEnvironment() : bulkhead::ParseFaktoryUrl(url);
-  if (!parsed.ok()) return parsed.status();
-  return bulkhead::FaktoryClient::Connect(*parsed, "", ca);
 }
 
 }  // namespace
@@ -76,198 +66,26 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   app.require_subcommand(1);
 
-  // serve
-  bulkhead::Config flags;
-  std::string config_file;
-  auto* serve = app.add_subcommand("serve", "Run the server (Faktory protocol + HTTP API).");
-  serve->add_option("--config", config_file, "TOML config file; flags override its settings")
-      ->check(CLI::ExistingFile);
-  auto* o_listen = serve->add_option("--listen", flags.listen,
-                                     "Faktory protocol address HOST:PORT (default 127.0.0.1:7419)");
-  auto* o_http = serve->add_option("--http", flags.http,
-                                   "HTTP address for /healthz and /api (default 127.0.0.1:7420)");
-  auto* o_store = serve->add_option(
-      "--store", flags.store,
-      "store URL: sqlite:PATH (default sqlite:<data-dir>/bulkhead.db) or memory:");
-  auto* o_data = serve->add_option("--data-dir", flags.data_dir, "data directory (default ./data)");
-  auto* o_private =
-      serve->add_flag("--allow-private-targets", flags.allow_private_targets,
-                      "allow deliveries to private/loopback addresses and plain http");
-  auto* o_log = serve->add_option("--log-level", flags.log_level,
-                                  "trace, debug, info, warn, error (default info)");
-  serve->add_flag("--salvage-damaged-jobs", flags.salvage_damaged_jobs,
-                  "one-off recovery: move jobs whose stored payload is damaged to the table "
-                  "damaged_jobs and serve the others (docs/operations.md)");
-  auto* o_tls_cert = serve->add_option("--tls-cert-file", flags.tls_cert_file,
-                                       "PEM certificate (chain): both ports then speak TLS only");
-  auto* o_tls_key =
-      serve->add_option("--tls-key-file", flags.tls_key_file, "PEM private key of --tls-cert-file");
-
-  // push
-  std::string job_text, url, ca_file;
-  const char* kUrlHelp =
-      "server URL (default $FAKTORY_URL or tcp://127.0.0.1:7419; tcp+tls:// for TLS)";
-  const char* kCaHelp =
-      "CA certificate (PEM) to verify a tcp+tls:// server with (default: the system's)";
-  auto* push = app.add_subcommand("push", "Push one job (JSON from the argument or stdin).");
-  push->add_option("job", job_text, "job JSON; read from stdin when absent");
-  push->add_option("--url", url, kUrlHelp);
-  push->add_option("--ca", ca_file, kCaHelp);
-
-  auto* info = app.add_subcommand("info", "Print the server's INFO document.");
-  info->add_option("--url", url, kUrlHelp);
-  info->add_option("--ca", ca_file, kCaHelp);
-
-  auto* stats = app.add_subcommand("stats", "Queues, sets, workers and hosts at a glance.");
-  stats->add_option("--url", url, kUrlHelp);
-  stats->add_option("--ca", ca_file, kCaHelp);
-
-  std::string vapid_config, vapid_data_dir;
-  auto* vapid = app.add_subcommand(
-      "vapid-key", "Print the VAPID public key (base64url), generating the key if absent.");
-  auto* o_vapid_config =
-      vapid->add_option("--config", vapid_config, "TOML config file")->check(CLI::ExistingFile);
-  vapid->add_option("--data-dir", vapid_data_dir, "data directory (default ./data)")
-      ->excludes(o_vapid_config);
-
-  // keys add|list|remove: a client of the running server's /api/keys.
-  bulkhead::KeysCommand keys_command(app);
-
-  app.add_subcommand("version", "Print the version.");
-
-  // replay (and its hidden worker process): run during parsing, exit code kept here.
+  bulkhead::ServeCommand serve(app);
+  bulkhead::PushCommand push(app);
+  bulkhead::InfoCommand info(app);
+  bulkhead::StatsCommand stats(app);
+  bulkhead::VapidKeyCommand vapid_key(app);
+  bulkhead::KeysCommand keys(app);  // keys add|list|remove: a client of the server's /api/keys
+  bulkhead::VersionCommand version(app);
+  // replay (and its hidden worker process) runs during parsing; its exit code is kept here.
   int replay_exit = -1;
   bulkhead::RegisterReplayCommands(app, &replay_exit);
 
   CLI11_PARSE(app, argc, argv);
   if (replay_exit >= 0) return replay_exit;
 
-  if (app.got_subcommand("version")) {
-    std::cout << "bulkhead " << BULKHEAD_VERSION
-              << " (Faktory protocol v2, compatible with 1.10)\n";
-    return 0;
-  }
-
-  if (app.got_subcommand("vapid-key")) {
-    bulkhead::Config config;
-    if (!vapid_config.empty()) {
-      auto loaded = bulkhead::LoadConfigFile(vapid_config);
-      if (!loaded.ok()) return Fail(loaded.status().message());
-      config = std::move(*loaded);
-    }
-    if (!vapid_data_dir.empty()) config.data_dir = vapid_data_dir;
-    std::string path = bulkhead::VapidKeyPath(config);
-    bool created = false;
-    auto key = bulkhead::LoadOrCreateVapidKey(path, &created);
-    if (!key.ok()) return Fail(key.status().message());
-    if (created) std::cerr << "bulkhead: generated " << path << "\n";
-    std::cout << key->public_key_b64url() << "\n";
-    return 0;
-  }
-
-  if (keys_command.selected()) {
-    bulkhead::Status s = keys_command.Run(std::cout);
-    return s.ok() ? 0 : Fail(s.message());
-  }
-
-  if (app.got_subcommand("serve")) {
-    bulkhead::Config config;
-    if (!config_file.empty()) {
-      auto loaded = bulkhead::LoadConfigFile(config_file);
-      if (!loaded.ok()) return Fail(loaded.status().message());
-      config = std::move(*loaded);
-    }
-    if (o_listen->count()) config.listen = flags.listen;
-    if (o_http->count()) config.http = flags.http;
-    if (o_store->count()) config.store = flags.store;
-    if (o_data->count()) config.data_dir = flags.data_dir;
-    if (o_private->count()) config.allow_private_targets = flags.allow_private_targets;
-    if (o_log->count()) config.log_level = flags.log_level;
-    config.salvage_damaged_jobs = flags.salvage_damaged_jobs;
-    if (o_tls_cert->count()) config.tls_cert_file = flags.tls_cert_file;
-    if (o_tls_key->count()) config.tls_key_file = flags.tls_key_file;
-    if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw && *pw) config.password = pw;
-    spdlog::set_level(spdlog::level::from_str(config.log_level));
-    bulkhead::Server server(std::move(config));
-    bulkhead::Status s = server.Start();
-    if (!s.ok()) return Fail(s.message());
-    server.Run();
-    spdlog::info("bulkhead stopped");
-    return 0;
-  }
-
-  if (app.got_subcommand("push")) {
-    if (job_text.empty()) {
-      job_text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    }
-    auto doc = nlohmann::json::parse(job_text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) return Fail("the job must be a JSON object");
-    if (!doc.contains("jid")) doc["jid"] = bulkhead::RandomHex(12);
-    if (!doc.contains("args")) doc["args"] = nlohmann::json::array();
-    auto client = ConnectFromEnv(url, ca_file);
-    if (!client.ok()) return Fail(client.status().message());
-    bulkhead::Status s = (*client)->Push(doc.dump());
-    if (!s.ok()) return Fail(s.message());
-    std::cout << doc["jid"].get<std::string>() << "\n";
-    (*client)->End();
-    return 0;
-  }
-
-  if (app.got_subcommand("stats")) {
-    auto client = ConnectFromEnv(url, ca_file);
-    if (!client.ok()) return Fail(client.status().message());
-    auto text = (*client)->Info();
-    if (!text.ok()) return Fail(text.status().message());
-    auto info = nlohmann::json::parse(*text, nullptr, false);
-    if (!info.is_object()) return Fail("INFO reply is not a JSON object");
-    const auto& fk = info["faktory"];
-    std::vector<std::string> names;
-    for (const auto& [name, size] : fk["queues"].items()) names.push_back(name);
-    auto latency = names.empty() ? bulkhead::Result<std::string>(std::string("{}"))
-                                 : (*client)->QueueLatency(names);
-    auto lat = nlohmann::json::parse(latency.ok() ? *latency : "{}", nullptr, false);
-    std::printf("bulkhead %s  store=%s  uptime=%llds  connections=%lld  workers=%lld\n",
-                info["server"].value("bulkhead_version", "?").c_str(),
-                info["server"].value("store", "?").c_str(),
-                static_cast<long long>(info["server"].value("uptime", 0)),
-                static_cast<long long>(info["server"].value("connections", 0)),
-                static_cast<long long>(info["server"].value("workers", 0)));
-    std::printf("processed %lld  failed %lld  enqueued %lld\n\n",
-                static_cast<long long>(fk.value("total_processed", 0)),
-                static_cast<long long>(fk.value("total_failures", 0)),
-                static_cast<long long>(fk.value("total_enqueued", 0)));
-    std::printf("%-32s %10s %12s\n", "QUEUE", "SIZE", "LATENCY(s)");
-    for (const auto& name : names) {
-      double l = lat.is_object() ? lat.value(name, 0.0) : 0.0;
-      std::printf("%-32s %10lld %12.3f\n", name.c_str(),
-                  static_cast<long long>(fk["queues"].value(name, 0)), l);
-    }
-    std::printf("\n%-32s %10s\n", "SET", "SIZE");
-    for (const char* set : {"scheduled", "retries", "dead", "working"}) {
-      std::printf("%-32s %10lld\n", set, static_cast<long long>(fk["sets"].value(set, 0)));
-    }
-    if (info.contains("hosts") && info["hosts"].is_array() && !info["hosts"].empty()) {
-      std::printf("\n%-32s %8s %5s %-10s %8s %8s\n", "HOST", "INFLIGHT", "CAP", "BREAKER", "PARKED",
-                  "P99(ms)");
-      for (const auto& h : info["hosts"]) {
-        std::printf("%-32s %8lld %5lld %-10s %8lld %8.0f\n", h.value("host", "?").c_str(),
-                    static_cast<long long>(h.value("in_flight", 0)),
-                    static_cast<long long>(h.value("cap", 0)), h.value("breaker", "?").c_str(),
-                    static_cast<long long>(h.value("parked", 0)), h.value("latency_p99_ms", 0.0));
-      }
-    }
-    (*client)->End();
-    return 0;
-  }
-
-  if (app.got_subcommand("info")) {
-    auto client = ConnectFromEnv(url, ca_file);
-    if (!client.ok()) return Fail(client.status().message());
-    auto text = (*client)->Info();
-    if (!text.ok()) return Fail(text.status().message());
-    std::cout << nlohmann::json::parse(*text).dump(2) << "\n";
-    (*client)->End();
-    return 0;
-  }
+  if (version.selected()) return Finish(version.Run(std::cout));
+  if (vapid_key.selected()) return Finish(vapid_key.Run(std::cout, std::cerr));
+  if (keys.selected()) return Finish(keys.Run(std::cout));
+  if (serve.selected()) return Finish(serve.Run());
+  if (push.selected()) return Finish(push.Run(std::cin, std::cout));
+  if (stats.selected()) return Finish(stats.Run());
+  if (info.selected()) return Finish(info.Run(std::cout));
   return 0;
 }

@@ -1,6 +1,7 @@
 // Config: every setting of `bulkhead serve`, with its default, loadable from a TOML file and then
 // overridden by command-line flags. The password comes from the file or BULKHEAD_PASSWORD, never
-// from a flag (flags are visible in `ps`).
+// from a flag (flags are visible in `ps`). Which TOML key and flag set which member, with its doc
+// and range: the settings table in settings.h (a new setting is a member here and a row there).
 #pragma once
 
 #include <cstdint>
@@ -131,12 +132,15 @@ struct Config {
   int64_t UnsentReplyCap() const;
   // Retries for a job of `jobtype` that does not say.
   int RetryFor(const std::string& jobtype) const;
-  // Range and consistency checks; InvalidArgument names the setting.
+  // Each setting's range (its row in settings.h), then the rules relating settings to each other;
+  // InvalidArgument names the setting.
   Status Validate() const;
 };
 
-// Reads a TOML file over `base` (settings absent from the file keep their base value). Unknown
-// keys are errors that name the key and the file, so typos do not pass silently.
+// Reads a TOML file over `base` (settings absent from the file keep their base value), each key
+// through its row in the settings table (config_file.cc). Unknown keys, wrong types and values
+// out of a setting's range are errors that name the file, the key, the value and the line, so
+// typos do not pass silently. The rules relating settings to each other are Validate's.
 Result<Config> LoadConfigFile(const std::string& path, Config base = {});
 
 // Splits "HOST:PORT" ("[::1]:7419" for IPv6). InvalidArgument names the bad address.

@@ -1,0 +1,522 @@
+#include "bulkhead/config/settings.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace bulkhead {
+namespace {
+
+std::string CheckHostPort(const std::string& value) {
+  auto parsed = ParseHostPort(value);
+  return parsed.ok() ? "" : "is an " + parsed.status().message();
+}
+
+std::string CheckVapidSubject(const std::string& value) {
+  if (value.rfind("mailto:", 0) == 0 || value.rfind("https://", 0) == 0) return "";
+  return "must start with mailto: or https://, not \"" + value + "\"";
+}
+
+std::string CheckNotEmpty(const std::string& value) {
+  return value.empty() ? "must not be empty" : "";
+}
+
+// Where and how the server listens and keeps its data.
+std::vector<Setting> ServingRows() {
+  return {
+      {.key = "listen",
+       .field = MemberField<&Config::listen>(),
+       .doc = "Faktory protocol address",
+       .flag = "--listen",
+       .check = CheckHostPort,
+       .values = "HOST:PORT"},
+      {.key = "http",
+       .field = MemberField<&Config::http>(),
+       .doc = "HTTP address for /healthz, /metrics and /api",
+       .details = "routes: `/healthz`, `/metrics`, `/api/info`, `/api/workers`, `/api/hosts`, "
+                  "`/api/keys`",
+       .flag = "--http",
+       .check = CheckHostPort,
+       .values = "HOST:PORT"},
+      {.key = "store",
+       .field = MemberField<&Config::store>(),
+       .doc = "store URL: sqlite:PATH, or memory: (nothing kept)",
+       .flag = "--store",
+       .shown_default = "sqlite:<data_dir>/bulkhead.db"},
+      {.key = "data_dir",
+       .field = MemberField<&Config::data_dir>(),
+       .doc = "data directory: the default store and keys live there",
+       .flag = "--data-dir"},
+      {.key = "durability",
+       .field = MemberField<&Config::durability>(),
+       .doc = "process: a commit survives kill -9 (SQLite synchronous=NORMAL); power: fsync every "
+              "commit (FULL)",
+       .allowed = {"process", "power"}},
+      {.key = "password",
+       .field = MemberField<&Config::password>(),
+       .doc = "password clients must present (or BULKHEAD_PASSWORD; never a flag)",
+       .details = "clients send the Faktory pwdhash; `/api/keys` and `POST /api/workers/…` need "
+                  "`Authorization: Bearer <password>`"},
+      {.key = "tls_cert_file",
+       .field = MemberField<&Config::tls_cert_file>(),
+       .doc = "PEM certificate (chain): both ports then speak TLS only",
+       .details = "clients use `tcp+tls://`, the HTTP port is HTTPS; set with `tls_key_file` or "
+                  "neither. A config file with `tls/public.crt` and `tls/private.key` beside it "
+                  "sets both (Faktory's convention). `SIGHUP` reloads them",
+       .flag = "--tls-cert-file",
+       .shown_default = "none (plain TCP)"},
+      {.key = "tls_key_file",
+       .field = MemberField<&Config::tls_key_file>(),
+       .doc = "PEM private key of tls_cert_file",
+       .flag = "--tls-key-file",
+       .shown_default = "none (plain TCP)"},
+  };
+}
+
+// Bounds on what clients can make the server hold (docs/operations.md "Limits").
+std::vector<Setting> LimitRows() {
+  return {
+      {.key = "max_connections",
+       .field = MemberField<&Config::max_connections>(),
+       .doc = "Faktory connections at once; further ones are refused with a clear error",
+       .details = "at start the soft `RLIMIT_NOFILE` is raised to the hard limit, and a "
+                  "configuration whose caps (`max_connections` + 64 + `http_max_connections` + "
+                  "`delivery.global_max_in_flight` + 64) do not fit is refused",
+       .min = 1},
+      {.key = "max_line_bytes",
+       .field = MemberField<&Config::max_line_bytes>(),
+       .doc = "longest command line",
+       .min = 1024},
+      {.key = "line_timeout_seconds",
+       .field = MemberField<&Config::line_timeout_seconds>(),
+       .doc = "a half-sent line must complete within this",
+       .min = 1},
+      {.key = "handshake_timeout_seconds",
+       .field = MemberField<&Config::handshake_timeout_seconds>(),
+       .doc = "HELLO must arrive within this",
+       .min = 1},
+      {.key = "max_json_depth",
+       .field = MemberField<&Config::max_json_depth>(),
+       .doc = "arrays/objects in a command's JSON nest at most this deep; deeper is -ERR naming "
+              "the limit",
+       .min = 8,
+       .max = 1000},
+      {.key = "unsent_replies_pause_bytes",
+       .field = MemberField<&Config::unsent_replies_pause_bytes>(),
+       .doc = "while more replies than this wait for a client that does not read, its commands "
+              "are not read",
+       .min = 4096},
+      {.key = "max_unsent_reply_bytes",
+       .field = MemberField<&Config::max_unsent_reply_bytes>(),
+       .doc = "past this (and at least 4 × max_line_bytes) the connection is closed and logged",
+       .values = "≥ 2 × unsent_replies_pause_bytes"},
+      {.key = "http_max_connections",
+       .field = MemberField<&Config::http_max_connections>(),
+       .doc = "HTTP connections at once; at the cap the one waiting longest for a request is "
+              "closed, else 503",
+       .min = 1},
+      {.key = "login_failure_delay_ms",
+       .field = MemberField<&Config::login_failure_delay_ms>(),
+       .doc = "after repeated wrong passwords from one address, its next HELLO is checked no "
+              "sooner than this, doubling per failure up to 30 s (the first failure is free)",
+       .min = 0,
+       .max = 30000,
+       .zero_is_off = true},
+      {.key = "fetch_block_ms",
+       .field = MemberField<&Config::fetch_block_ms>(),
+       .doc = "how long FETCH waits for a job (clients give up at 5 s)",
+       .min = 0,
+       .max = 4000},
+  };
+}
+
+// Jobs, delivery outputs and logging.
+std::vector<Setting> JobRows() {
+  return {
+      {.key = "scheduler_interval_ms",
+       .field = MemberField<&Config::scheduler_interval_ms>(),
+       .doc = "how often due scheduled/retry jobs move to their queues",
+       .min = 10},
+      {.key = "reaper_interval_ms",
+       .field = MemberField<&Config::reaper_interval_ms>(),
+       .doc = "how often expired reservations are failed",
+       .min = 10},
+      {.key = "dead_ttl_days",
+       .field = MemberField<&Config::dead_ttl_days>(),
+       .doc = "how long dead jobs are kept",
+       .min = 1},
+      {.key = "default_retry",
+       .field = MemberField<&Config::default_retry>(),
+       .doc = "retries for jobs without retry (-1: straight to dead); [jobtypes.NAME] retry sets "
+              "it per job type",
+       .details = "e.g. `[jobtypes.webpush]` `retry = 5` (the delivery defaults are Mastodon's: "
+                  "`webpush` 5, `activitypub` 16)",
+       .min = -1},
+      {.key = "worker_timeout_seconds",
+       .field = MemberField<&Config::worker_timeout_seconds>(),
+       .doc = "a worker silent this long is dropped"},
+      {.key = "allow_private_targets",
+       .field = MemberField<&Config::allow_private_targets>(),
+       .doc = "allow deliveries to private/loopback addresses and plain http",
+       .flag = "--allow-private-targets"},
+      {.key = "log_level",
+       .field = MemberField<&Config::log_level>(),
+       .doc = "log level",
+       .flag = "--log-level",
+       .allowed = {"trace", "debug", "info", "warn", "error", "critical", "off"}},
+      {.key = "vapid_private_key_file",
+       .field = MemberField<&Config::vapid_private_key_file>(),
+       .doc = "Web Push VAPID key (PEM), created with mode 0600 on first start",
+       .details = "with `store = \"memory:\"` and no file, a key for this process only; "
+                  "`bulkhead vapid-key` prints its public key",
+       .shown_default = "<data_dir>/vapid.pem"},
+      {.key = "vapid_subject",
+       .field = MemberField<&Config::vapid_subject>(),
+       .doc = "VAPID contact sent to push services",
+       .check = CheckVapidSubject,
+       .values = "mailto:… or https://…"},
+      {.key = "delivery_outcomes_queue",
+       .field = MemberField<&Config::delivery_outcomes_queue>(),
+       .doc = "queue for the bulkhead.webpush_gone, bulkhead.delivery_dead, "
+              "bulkhead.host_unavailable and bulkhead.host_available jobs",
+       .check = CheckNotEmpty,
+       .values = "not empty"},
+  };
+}
+
+// [delivery]: the engine-wide rows.
+std::vector<Setting> DeliveryRows() {
+  using D = DeliverySettings;
+  return {
+      {.key = "delivery.global_max_in_flight",
+       .field = MemberField<&Config::delivery, &D::global_max_in_flight>(),
+       .doc = "delivery attempts in flight across all hosts; shared fairly between hosts when "
+              "contended",
+       .min = 1},
+      {.key = "delivery.host_cap_initial",
+       .field = MemberField<&Config::delivery, &D::host_cap_initial>(),
+       .doc = "each host's adaptive in-flight cap at the start (AIMD: grows while healthy, halves "
+              "on timeouts, 5xx, 429)",
+       .values = "host_cap_min..host_cap_max"},
+      {.key = "delivery.host_cap_min",
+       .field = MemberField<&Config::delivery, &D::host_cap_min>(),
+       .doc = "the floor of each host's adaptive cap",
+       .min = 1},
+      {.key = "delivery.host_cap_max",
+       .field = MemberField<&Config::delivery, &D::host_cap_max>(),
+       .doc = "the ceiling of each host's adaptive cap",
+       .values = "≥ host_cap_min"},
+      {.key = "delivery.breaker_failure_threshold",
+       .field = MemberField<&Config::delivery, &D::breaker_failure_threshold>(),
+       .doc = "consecutive failures (timeouts, connection errors, 5xx, 408, 429, 503) that open a "
+              "host's circuit breaker; its jobs then wait parked, no retry spent",
+       .min = 1},
+      {.key = "delivery.breaker_open_min_seconds",
+       .field = MemberField<&Config::delivery, &D::breaker_open_min_seconds>(),
+       .doc = "how long the breaker stays open before a probe, the first opening of a series (+ up "
+              "to 20 % jitter)",
+       .min = 1},
+      {.key = "delivery.breaker_open_max_seconds",
+       .field = MemberField<&Config::delivery, &D::breaker_open_max_seconds>(),
+       .doc = "the open time doubles per reopening up to this",
+       .values = "≥ breaker_open_min_seconds"},
+      {.key = "delivery.unavailable_after_days",
+       .field = MemberField<&Config::delivery, &D::unavailable_after_days>(),
+       .doc = "a host failing continuously this long is unavailable (bulkhead.host_unavailable; "
+              "cleared by its next healthy answer)",
+       .min = 1},
+      {.key = "delivery.max_retry_after_seconds",
+       .field = MemberField<&Config::delivery, &D::max_retry_after_seconds>(),
+       .doc = "a Retry-After further ahead is cut to this",
+       .min = 1},
+      {.key = "delivery.slow_call_threshold_ms",
+       .field = MemberField<&Config::delivery, &D::slow_call_threshold_ms>(),
+       .doc = "a success slower than this counts as a failure for the breaker",
+       .min = 0,
+       .zero_is_off = true},
+  };
+}
+
+// [delivery.webpush], [delivery.activitypub], [delivery.webhook]: the same rows for each type.
+std::vector<Setting> DeliveryKindRows() {
+  using K = DeliveryKindSettings;
+  // One row per (setting, type), types innermost so that SettingsMarkdown can share a line.
+  auto rows_for = [](Setting row, SettingField webpush, SettingField activitypub,
+                     SettingField webhook) {
+    std::vector<Setting> rows;
+    for (auto [name, field] : {std::pair<const char*, SettingField>{"webpush", webpush},
+                               {"activitypub", activitypub},
+                               {"webhook", webhook}}) {
+      Setting r = row;
+      r.key = std::string("delivery.") + name + "." + row.key;
+      r.field = field;
+      rows.push_back(std::move(r));
+    }
+    return rows;
+  };
+  std::vector<Setting> rows;
+  auto add = [&](std::vector<Setting> more) {
+    for (auto& r : more) rows.push_back(std::move(r));
+  };
+  using C = Config;
+  using D = DeliverySettings;
+  add(rows_for({.key = "connect_timeout_ms",
+                .doc = "TCP connect + TLS handshake (and name resolution)",
+                .min = 0,
+                .zero_is_off = true},
+               MemberField<&C::delivery, &D::webpush, &K::connect_timeout_ms>(),
+               MemberField<&C::delivery, &D::activitypub, &K::connect_timeout_ms>(),
+               MemberField<&C::delivery, &D::webhook, &K::connect_timeout_ms>()));
+  add(rows_for({.key = "first_byte_timeout_ms",
+                .doc = "request sent → first response byte",
+                .min = 0,
+                .zero_is_off = true},
+               MemberField<&C::delivery, &D::webpush, &K::first_byte_timeout_ms>(),
+               MemberField<&C::delivery, &D::activitypub, &K::first_byte_timeout_ms>(),
+               MemberField<&C::delivery, &D::webhook, &K::first_byte_timeout_ms>()));
+  add(rows_for({.key = "total_timeout_ms",
+                .doc = "the whole attempt; always on (it is what ends a response that drips, as "
+                       "Mastodon's read deadline)",
+                .min = 1},
+               MemberField<&C::delivery, &D::webpush, &K::total_timeout_ms>(),
+               MemberField<&C::delivery, &D::activitypub, &K::total_timeout_ms>(),
+               MemberField<&C::delivery, &D::webhook, &K::total_timeout_ms>()));
+  add(rows_for({.key = "low_speed_bytes_per_second",
+                .doc = "end an attempt when fewer bytes/s than this move for low_speed_seconds; "
+                       "set both or neither",
+                .details = "also while waiting for the first byte; libcurl averages over its last "
+                           "5–6 s, so the cut can come that much later",
+                .min = 0,
+                .zero_is_off = true},
+               MemberField<&C::delivery, &D::webpush, &K::low_speed_bytes_per_second>(),
+               MemberField<&C::delivery, &D::activitypub, &K::low_speed_bytes_per_second>(),
+               MemberField<&C::delivery, &D::webhook, &K::low_speed_bytes_per_second>()));
+  add(rows_for({.key = "low_speed_seconds",
+                .doc = "how long the speed must stay under low_speed_bytes_per_second",
+                .min = 0,
+                .zero_is_off = true},
+               MemberField<&C::delivery, &D::webpush, &K::low_speed_seconds>(),
+               MemberField<&C::delivery, &D::activitypub, &K::low_speed_seconds>(),
+               MemberField<&C::delivery, &D::webhook, &K::low_speed_seconds>()));
+  // deadline_hours: not for webpush, whose jobs expire with their own ttl.
+  rows.push_back({.key = "delivery.activitypub.deadline_hours",
+                  .field = MemberField<&C::delivery, &D::activitypub, &K::deadline_hours>(),
+                  .doc = "an activitypub job not delivered this long after its creation is dead "
+                         "(\"host unavailable\")",
+                  .min = 1});
+  rows.push_back({.key = "delivery.webhook.deadline_hours",
+                  .field = MemberField<&C::delivery, &D::webhook, &K::deadline_hours>(),
+                  .doc = "the same for webhook jobs (webpush jobs use their own ttl)",
+                  .min = 1});
+  rows.push_back({.key = "activitypub_deadline_hours",
+                  .field = MemberField<&C::delivery, &D::activitypub, &K::deadline_hours>(),
+                  .doc = "older spelling of delivery.activitypub.deadline_hours",
+                  .min = 1,
+                  .older_spelling_of = "delivery.activitypub.deadline_hours"});
+  rows.push_back({.key = "webhook_deadline_hours",
+                  .field = MemberField<&C::delivery, &D::webhook, &K::deadline_hours>(),
+                  .doc = "older spelling of delivery.webhook.deadline_hours",
+                  .min = 1,
+                  .older_spelling_of = "delivery.webhook.deadline_hours"});
+  return rows;
+}
+
+// [statsd]
+std::vector<Setting> StatsdRows() {
+  using S = StatsdSettings;
+  return {
+      {.key = "statsd.address",
+       .field = MemberField<&Config::statsd, &S::address>(),
+       .doc = "StatsD/DogStatsD target host:port; the same figures as /metrics, sent every "
+              "statsd.interval",
+       .shown_default = "none (off)"},
+      {.key = "statsd.prefix",
+       .field = MemberField<&Config::statsd, &S::prefix>(),
+       .doc = "metric name prefix"},
+      {.key = "statsd.flavor",
+       .field = MemberField<&Config::statsd, &S::flavor>(),
+       .doc = "plain StatsD, or DogStatsD (with tags)",
+       .allowed = {"statsd", "dogstatsd"}},
+      {.key = "statsd.tags",
+       .field = MemberField<&Config::statsd, &S::tags>(),
+       .doc = "DogStatsD \"key:value\" tags sent with every figure",
+       .shown_default = "[]"},
+      {.key = "statsd.interval",
+       .field = MemberField<&Config::statsd, &S::interval_seconds>(),
+       .doc = "seconds between two sends",
+       .min = 1},
+  };
+}
+
+std::vector<Setting> BuildSettings() {
+  std::vector<Setting> all;
+  for (auto* part :
+       {&ServingRows, &LimitRows, &JobRows, &DeliveryRows, &DeliveryKindRows, &StatsdRows}) {
+    for (Setting& row : part()) all.push_back(std::move(row));
+  }
+  return all;
+}
+
+// The member type's bounds.
+std::pair<int64_t, int64_t> TypeBounds(const Setting& s) {
+  if (std::holds_alternative<int& (*)(Config&)>(s.field)) {
+    return {std::numeric_limits<int>::min(), std::numeric_limits<int>::max()};
+  }
+  return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+}
+
+std::string Bound(int64_t v, bool zero_is_off) {
+  return std::to_string(v) + (zero_is_off && v == 0 ? " (off)" : "");
+}
+
+std::string IntegerProblem(const Setting& s, int64_t v) {
+  auto [type_min, type_max] = TypeBounds(s);
+  int64_t lo = std::max(s.min.value_or(type_min), type_min);
+  int64_t hi = std::min(s.max.value_or(type_max), type_max);
+  if (v >= lo && v <= hi) return "";
+  std::string not_v = ", not " + std::to_string(v);
+  if (s.min && s.max) {
+    return "must be between " + Bound(lo, s.zero_is_off) + " and " + std::to_string(hi) + not_v;
+  }
+  if (s.min && v < lo) {
+    return lo == 0 && s.zero_is_off ? "must be 0 (off) or more" + not_v
+                                    : "must be at least " + std::to_string(lo) + not_v;
+  }
+  if (s.max && v > hi) return "must be at most " + std::to_string(hi) + not_v;
+  return "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi) + not_v;
+}
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::string StringProblem(const Setting& s, const std::string& v) {
+  if (!s.allowed.empty() && std::find(s.allowed.begin(), s.allowed.end(), v) == s.allowed.end()) {
+    std::string want;
+    for (size_t i = 0; i < s.allowed.size(); ++i) {
+      if (i > 0) want += i + 1 == s.allowed.size() ? " or " : ", ";
+      want += Quoted(s.allowed[i]);
+    }
+    return (s.allowed.size() > 2 ? "must be one of " : "must be ") + want + ", not " + Quoted(v);
+  }
+  return s.check ? s.check(v) : "";
+}
+
+// Whether `value` holds the alternative the setting's member takes.
+bool SameType(const Setting& s, const SettingValue& value) {
+  switch (TypeOf(s)) {
+    case SettingType::kString:
+      return std::holds_alternative<std::string>(value);
+    case SettingType::kInteger:
+      return std::holds_alternative<int64_t>(value);
+    case SettingType::kBool:
+      return std::holds_alternative<bool>(value);
+    case SettingType::kStringList:
+      return std::holds_alternative<std::vector<std::string>>(value);
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<Setting>& Settings() {
+  static const std::vector<Setting> settings = BuildSettings();
+  return settings;
+}
+
+const Setting* FindSetting(const std::string& key) {
+  static const std::map<std::string, const Setting*> by_key = [] {
+    std::map<std::string, const Setting*> m;
+    for (const Setting& s : Settings()) m[s.key] = &s;
+    return m;
+  }();
+  auto it = by_key.find(key);
+  return it == by_key.end() ? nullptr : it->second;
+}
+
+SettingType TypeOf(const Setting& setting) {
+  return std::visit(
+      [](auto field) {
+        using T = std::remove_reference_t<decltype(field(std::declval<Config&>()))>;
+        if constexpr (std::is_same_v<T, std::string>) return SettingType::kString;
+        if constexpr (std::is_same_v<T, bool>) return SettingType::kBool;
+        if constexpr (std::is_same_v<T, std::vector<std::string>>) return SettingType::kStringList;
+        return SettingType::kInteger;
+      },
+      setting.field);
+}
+
+std::string ExpectedType(const Setting& setting) {
+  switch (TypeOf(setting)) {
+    case SettingType::kString:
+      return "a string";
+    case SettingType::kInteger:
+      return "an integer";
+    case SettingType::kBool:
+      return "true or false";
+    case SettingType::kStringList:
+      return "an array of strings";
+  }
+  return "";
+}
+
+SettingValue GetSetting(const Setting& setting, const Config& config) {
+  // The field only reads here; it takes Config& because SetSetting writes through it.
+  Config& c = const_cast<Config&>(config);
+  return std::visit([&](auto field) -> SettingValue { return field(c); }, setting.field);
+}
+
+std::string SettingProblem(const Setting& setting, const SettingValue& value) {
+  if (!SameType(setting, value)) return "must be " + ExpectedType(setting);
+  if (const auto* i = std::get_if<int64_t>(&value)) return IntegerProblem(setting, *i);
+  if (const auto* s = std::get_if<std::string>(&value)) return StringProblem(setting, *s);
+  return "";
+}
+
+Status SetSetting(const Setting& setting, const SettingValue& value, Config& config) {
+  if (std::string problem = SettingProblem(setting, value); !problem.empty()) {
+    return Status::InvalidArgument(setting.key + " " + problem);
+  }
+  std::visit(
+      [&](auto field) {
+        auto& member = field(config);
+        using T = std::remove_reference_t<decltype(member)>;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          member = static_cast<T>(std::get<int64_t>(value));
+        } else {
+          member = std::get<T>(value);
+        }
+      },
+      setting.field);
+  return Status::Ok();
+}
+
+Status ValidateSettings(const Config& config) {
+  for (const Setting& s : Settings()) {
+    if (std::string problem = SettingProblem(s, GetSetting(s, config)); !problem.empty()) {
+      return Status::InvalidArgument(s.key + " " + problem);
+    }
+  }
+  return Status::Ok();
+}
+
+std::string TomlLiteral(const SettingValue& value) {
+  auto quote = [](const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    return out + "\"";
+  };
+  if (const auto* s = std::get_if<std::string>(&value)) return quote(*s);
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  std::string out = "[";
+  for (const std::string& s : std::get<std::vector<std::string>>(value)) {
+    out += (out.size() > 1 ? ", " : "") + quote(s);
+  }
+  return out + "]";
+}
+
+}  // namespace bulkhead

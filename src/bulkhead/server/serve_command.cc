@@ -1,0 +1,53 @@
+#include "bulkhead/server/serve_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+
+#include "bulkhead/config/settings_doc.h"
+#include "bulkhead/server/server.h"
+
+namespace bulkhead {
+
+ServeCommand::ServeCommand(CLI::App& app) {
+  command_ = app.add_subcommand("serve", "Run the server (Faktory protocol + HTTP API).");
+  command_->add_option("--config", config_file_, "TOML config file; flags override its settings")
+      ->check(CLI::ExistingFile);
+  flags_ = std::make_unique<SettingFlags>(*command_);
+  command_->add_flag("--salvage-damaged-jobs", salvage_damaged_jobs_,
+                     "one-off recovery: move jobs whose stored payload is damaged to the table "
+                     "damaged_jobs and serve the others (docs/operations.md)");
+  command_->footer(
+      "\nSETTINGS of the --config file (TOML; README.md \"Configuration\" says what each does),\n"
+      "with their defaults; [jobtypes.NAME] retry sets retries per job type:\n" +
+      SettingsHelp());
+}
+
+bool ServeCommand::selected() const { return command_->parsed(); }
+
+Result<Config> ServeCommand::BuildConfig() const {
+  Config config;
+  if (!config_file_.empty()) {
+    auto loaded = LoadConfigFile(config_file_);
+    if (!loaded.ok()) return loaded.status();
+    config = std::move(*loaded);
+  }
+  if (Status s = flags_->ApplyTo(config); !s.ok()) return s;
+  config.salvage_damaged_jobs = salvage_damaged_jobs_;
+  if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw && *pw) config.password = pw;
+  return config;
+}
+
+Status ServeCommand::Run() {
+  auto config = BuildConfig();
+  if (!config.ok()) return config.status();
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  Server server(std::move(*config));
+  if (Status s = server.Start(); !s.ok()) return s;
+  server.Run();
+  spdlog::info("bulkhead stopped");
+  return Status::Ok();
+}
+
+}  // namespace bulkhead
