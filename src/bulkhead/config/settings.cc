@@ -165,7 +165,7 @@ std::vector<Setting> JobRows() {
        .field = MemberField<&Config::log_level>(),
        .doc = "log level",
        .flag = "--log-level",
-       .allowed = {"trace", "debug", "info", "warn", "error", "critical", "off"}},
+       .allowed = {"trace", "debug", "info", "warn", "warning", "error", "err", "critical", "off"}},
       {.key = "vapid_private_key_file",
        .field = MemberField<&Config::vapid_private_key_file>(),
        .doc = "Web Push VAPID key (PEM), created with mode 0600 on first start",
