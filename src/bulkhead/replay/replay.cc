@@ -111,6 +111,19 @@ class Scenario {
     char tmpl[] = "/tmp/bulkhead-replay-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return Status::Internal("mkdtemp failed");
     rig_.dir = tmpl;
+    if (Status s = StartEndpoints(); !s.ok()) return s;
+    auto self = SelfExecutable();
+    if (!self.ok()) return self.status();
+    if (Status s = StartServer(*self); !s.ok()) return s;
+    if (Status s = StartWorker(*self); !s.ok()) return s;
+    auto keys = SubscriptionKeys();
+    if (!keys.ok()) return keys.status();
+    keys_ = *keys;
+    return Status::Ok();
+  }
+
+  // The healthy and the faulty push endpoints.
+  Status StartEndpoints() {
     auto healthy = PushEndpoint::Start({});
     if (!healthy.ok()) return healthy.status();
     rig_.healthy = std::move(*healthy);
@@ -120,15 +133,17 @@ class Scenario {
     if (!faulty.ok()) return faulty.status();
     rig_.faulty = std::move(*faulty);
     faulty_host_ = "127.0.0.1:" + std::to_string(rig_.faulty->port());
+    return Status::Ok();
+  }
 
-    auto self = SelfExecutable();
-    if (!self.ok()) return self.status();
+  // `bulkhead serve` (this executable) on free ports, waited for until a client connects.
+  Status StartServer(const std::string& self) {
     auto fwp = FreePort();
     auto http = FreePort();
     if (!fwp.ok()) return fwp.status();
     if (!http.ok()) return http.status();
     rig_.fwp_port = *fwp;
-    std::vector<std::string> serve = {*self,
+    std::vector<std::string> serve = {self,
                                       "serve",
                                       "--listen",
                                       "127.0.0.1:" + std::to_string(*fwp),
@@ -159,10 +174,17 @@ class Scenario {
       }
       std::this_thread::sleep_for(milliseconds(50));
     }
+    return Status::Ok();
+  }
 
-    std::vector<std::string> worker_args = {*self,           "replay-worker",
-                                            "--port",        std::to_string(*fwp),
-                                            "--concurrency", std::to_string(options_.concurrency)};
+  // The timeline worker (this executable), waited for until the server counts it.
+  Status StartWorker(const std::string& self) {
+    std::vector<std::string> worker_args = {self,
+                                            "replay-worker",
+                                            "--port",
+                                            std::to_string(rig_.fwp_port),
+                                            "--concurrency",
+                                            std::to_string(options_.concurrency)};
     if (!options_.tls_cert_file.empty()) {
       worker_args.push_back("--tls");
       if (!options_.ca_file.empty())
@@ -172,7 +194,7 @@ class Scenario {
     if (!worker.ok()) return worker.status();
     rig_.worker = std::move(*worker);
     rig_.reader = std::thread([this, fd = rig_.worker->stdout_fd()] { ReadWorker(fd); });
-    deadline = Clock::now() + kWorkerReadyTimeout;
+    auto deadline = Clock::now() + kWorkerReadyTimeout;
     for (;;) {
       auto info = Info();
       if (info.ok() && (*info)["server"].value("workers", 0) >= 1) break;
@@ -182,10 +204,6 @@ class Scenario {
       }
       std::this_thread::sleep_for(milliseconds(50));
     }
-
-    auto keys = SubscriptionKeys();
-    if (!keys.ok()) return keys.status();
-    keys_ = *keys;
     return Status::Ok();
   }
 
