@@ -24,37 +24,20 @@ std::string TargetUrl::Authority() const {
 
 std::string TargetUrl::Origin() const { return scheme + "://" + Authority(); }
 
-Result<TargetUrl> ParseTargetUrl(std::string_view url) {
-  if (url.empty()) return Status::InvalidArgument("URL is empty");
-  if (url.size() > kMaxTargetUrlLength) {
-    return Status::InvalidArgument("URL is longer than " + std::to_string(kMaxTargetUrlLength) +
-                                   " bytes");
-  }
-  for (char c : url) {
-    auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7f) {
-      return Status::InvalidArgument("URL contains whitespace, a control or a non-ASCII byte");
-    }
-  }
-  TargetUrl out;
-  size_t colon = url.find("://");
-  if (colon == std::string_view::npos) return Status::InvalidArgument("URL has no scheme");
-  out.scheme = Lower(url.substr(0, colon));
-  if (out.scheme != "https" && out.scheme != "http") {
-    return Status::InvalidArgument("URL scheme must be https or http, got '" + out.scheme + "'");
-  }
-  std::string_view rest = url.substr(colon + 3);
-  if (rest.find('#') != std::string_view::npos) {
-    return Status::InvalidArgument("URL must not have a fragment");
-  }
-  size_t end = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, end);
-  std::string_view target = end == std::string_view::npos ? std::string_view() : rest.substr(end);
-  if (authority.find('@') != std::string_view::npos) {
-    return Status::InvalidArgument("URL must not contain userinfo");
-  }
+namespace {
+
+// The host and port text of a URL authority (no userinfo). An IPv6 literal keeps its brackets;
+// explicit_port is set when a port is written, even an empty one.
+struct HostPort {
   std::string_view host;
   std::string_view port;
+  bool explicit_port = false;
+};
+
+Result<HostPort> SplitHostPort(std::string_view authority) {
+  HostPort out;
+  std::string_view& host = out.host;
+  std::string_view& port = out.port;
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
     if (close == std::string_view::npos) return Status::InvalidArgument("URL has an unclosed '['");
@@ -84,19 +67,65 @@ Result<TargetUrl> ParseTargetUrl(std::string_view url) {
       }
     }
   }
+  return out;
+}
+
+// A written port: 1 to 65535, digits only.
+Result<uint16_t> ParsePort(std::string_view port) {
+  if (port.empty() || port.size() > 5) return Status::InvalidArgument("URL has a bad port");
+  uint32_t p = 0;
+  for (char c : port) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      return Status::InvalidArgument("URL has a bad port");
+    }
+    p = p * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (p == 0 || p > 65535) return Status::InvalidArgument("URL port is out of range");
+  return static_cast<uint16_t>(p);
+}
+
+}  // namespace
+
+Result<TargetUrl> ParseTargetUrl(std::string_view url) {
+  if (url.empty()) return Status::InvalidArgument("URL is empty");
+  if (url.size() > kMaxTargetUrlLength) {
+    return Status::InvalidArgument("URL is longer than " + std::to_string(kMaxTargetUrlLength) +
+                                   " bytes");
+  }
+  for (char c : url) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f) {
+      return Status::InvalidArgument("URL contains whitespace, a control or a non-ASCII byte");
+    }
+  }
+  TargetUrl out;
+  size_t colon = url.find("://");
+  if (colon == std::string_view::npos) return Status::InvalidArgument("URL has no scheme");
+  out.scheme = Lower(url.substr(0, colon));
+  if (out.scheme != "https" && out.scheme != "http") {
+    return Status::InvalidArgument("URL scheme must be https or http, got '" + out.scheme + "'");
+  }
+  std::string_view rest = url.substr(colon + 3);
+  if (rest.find('#') != std::string_view::npos) {
+    return Status::InvalidArgument("URL must not have a fragment");
+  }
+  size_t end = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, end);
+  std::string_view target = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+  if (authority.find('@') != std::string_view::npos) {
+    return Status::InvalidArgument("URL must not contain userinfo");
+  }
+  Result<HostPort> hp = SplitHostPort(authority);
+  if (!hp.ok()) return hp.status();
+  out.explicit_port = hp->explicit_port;
+  std::string_view host = hp->host;
+  std::string_view port = hp->port;
   if (host.empty()) return Status::InvalidArgument("URL has an empty host");
   out.host = Lower(host);
   if (out.explicit_port) {
-    if (port.empty() || port.size() > 5) return Status::InvalidArgument("URL has a bad port");
-    uint32_t p = 0;
-    for (char c : port) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) {
-        return Status::InvalidArgument("URL has a bad port");
-      }
-      p = p * 10 + static_cast<uint32_t>(c - '0');
-    }
-    if (p == 0 || p > 65535) return Status::InvalidArgument("URL port is out of range");
-    out.port = static_cast<uint16_t>(p);
+    Result<uint16_t> p = ParsePort(port);
+    if (!p.ok()) return p.status();
+    out.port = *p;
   } else {
     out.port = out.scheme == "https" ? 443 : 80;
   }

@@ -121,6 +121,73 @@ Result<WebPushSenderKey> WebPushSenderKey::FromPrivateKey(std::string_view scala
   return out;
 }
 
+namespace {
+
+// RFC 8291 (aes128gcm): derives the content key and nonce from `ecdh` and writes the record,
+// its header carrying the salt and the sender's public key, to out.body. Reads out.salt.
+Status SealAes128gcm(const WebPushSubscriberKeys& keys, const WebPushSenderKey& sender,
+                     std::string_view ecdh, std::string_view plaintext, EncryptedPush& out) {
+  unsigned char ikm[32];
+  unsigned char cek[kKeySize];
+  unsigned char nonce[kNonceSize];
+  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
+  Status st;
+  // RFC 8291 §3.4: IKM = HKDF(auth, ecdh, "WebPush: info\0" ‖ ua_public ‖ as_public, 32).
+  std::string key_info("WebPush: info\0", 14);
+  key_info += keys.p256dh();
+  key_info += sender.public_key();
+  st = HkdfSha256(keys.auth(), ecdh, key_info, ikm, sizeof(ikm));
+  if (st.ok()) {
+    st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: aes128gcm\0", 28), cek,
+                    sizeof(cek));
+  }
+  if (st.ok()) {
+    st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: nonce\0", 24), nonce,
+                    sizeof(nonce));
+  }
+  if (!st.ok()) return st;
+  out.body.reserve(kAes128gcmHeaderSize + plaintext.size() + 1 + kTagSize);
+  out.body.append(out.salt);
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.body += static_cast<char>((kAes128gcmRecordSize >> shift) & 0xff);
+  }
+  out.body += static_cast<char>(encoders_internal::kP256PointSize);
+  out.body += sender.public_key();
+  return SealRecord(cek, nonce, {}, plaintext, std::string_view("\x02", 1), out.body);
+}
+
+// draft-ietf-webpush-encryption-04 (aesgcm): derives the content key and nonce from `ecdh`, writes
+// the record to out.body and out.salt and out.sender_public_key to the Encryption and Crypto-Key
+// headers.
+Status SealAesgcm(const WebPushSubscriberKeys& keys, const WebPushSenderKey& sender,
+                  std::string_view ecdh, std::string_view plaintext, EncryptedPush& out) {
+  unsigned char ikm[32];
+  unsigned char cek[kKeySize];
+  unsigned char nonce[kNonceSize];
+  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
+  // aesgcm (draft-ietf-webpush-encryption-04): IKM = HKDF(auth, ecdh, "Content-Encoding: auth\0",
+  // 32); context = "P-256\0" ‖ len(ua) ‖ ua_public ‖ len(as) ‖ as_public.
+  Status st = HkdfSha256(keys.auth(), ecdh, std::string_view("Content-Encoding: auth\0", 23), ikm,
+                         sizeof(ikm));
+  if (!st.ok()) return st;
+  std::string context("P-256\0", 6);
+  context += LengthPrefixed(keys.p256dh());
+  context += LengthPrefixed(sender.public_key());
+  std::string cek_info = std::string("Content-Encoding: aesgcm\0", 25) + context;
+  std::string nonce_info = std::string("Content-Encoding: nonce\0", 24) + context;
+  st = HkdfSha256(out.salt, ikm_view, cek_info, cek, sizeof(cek));
+  if (st.ok()) st = HkdfSha256(out.salt, ikm_view, nonce_info, nonce, sizeof(nonce));
+  if (!st.ok()) return st;
+  out.body.reserve(2 + plaintext.size() + kTagSize);
+  st = SealRecord(cek, nonce, std::string_view("\0\0", 2), plaintext, {}, out.body);
+  if (!st.ok()) return st;
+  out.headers.emplace_back("Encryption", "salt=" + Base64UrlEncode(out.salt));
+  out.headers.emplace_back("Crypto-Key", "dh=" + Base64UrlEncode(out.sender_public_key));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<EncryptedPush> EncryptWebPush(const WebPushSubscriberKeys& keys, std::string_view plaintext,
                                      const WebPushEncryptOptions& options) {
   const ContentEncoding encoding = options.encoding;
@@ -154,57 +221,10 @@ Result<EncryptedPush> EncryptWebPush(const WebPushSubscriberKeys& keys, std::str
 
   Result<std::string> ecdh = encoders_internal::P256Ecdh(sender->key(), keys.key());
   if (!ecdh.ok()) return ecdh.status();
-
-  unsigned char ikm[32];
-  unsigned char cek[kKeySize];
-  unsigned char nonce[kNonceSize];
-  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
-  Status st;
-  if (encoding == ContentEncoding::kAes128gcm) {
-    // RFC 8291 §3.4: IKM = HKDF(auth, ecdh, "WebPush: info\0" ‖ ua_public ‖ as_public, 32).
-    std::string key_info("WebPush: info\0", 14);
-    key_info += keys.p256dh();
-    key_info += sender->public_key();
-    st = HkdfSha256(keys.auth(), *ecdh, key_info, ikm, sizeof(ikm));
-    if (st.ok()) {
-      st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: aes128gcm\0", 28),
-                      cek, sizeof(cek));
-    }
-    if (st.ok()) {
-      st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: nonce\0", 24), nonce,
-                      sizeof(nonce));
-    }
-    if (!st.ok()) return st;
-    out.body.reserve(kAes128gcmHeaderSize + plaintext.size() + 1 + kTagSize);
-    out.body.append(out.salt);
-    for (int shift = 24; shift >= 0; shift -= 8) {
-      out.body += static_cast<char>((kAes128gcmRecordSize >> shift) & 0xff);
-    }
-    out.body += static_cast<char>(encoders_internal::kP256PointSize);
-    out.body += sender->public_key();
-    st = SealRecord(cek, nonce, {}, plaintext, std::string_view("\x02", 1), out.body);
-    if (!st.ok()) return st;
-    return out;
-  }
-
-  // aesgcm (draft-ietf-webpush-encryption-04): IKM = HKDF(auth, ecdh, "Content-Encoding: auth\0",
-  // 32); context = "P-256\0" ‖ len(ua) ‖ ua_public ‖ len(as) ‖ as_public.
-  st = HkdfSha256(keys.auth(), *ecdh, std::string_view("Content-Encoding: auth\0", 23), ikm,
-                  sizeof(ikm));
+  Status st = encoding == ContentEncoding::kAes128gcm
+                  ? SealAes128gcm(keys, *sender, *ecdh, plaintext, out)
+                  : SealAesgcm(keys, *sender, *ecdh, plaintext, out);
   if (!st.ok()) return st;
-  std::string context("P-256\0", 6);
-  context += LengthPrefixed(keys.p256dh());
-  context += LengthPrefixed(sender->public_key());
-  std::string cek_info = std::string("Content-Encoding: aesgcm\0", 25) + context;
-  std::string nonce_info = std::string("Content-Encoding: nonce\0", 24) + context;
-  st = HkdfSha256(out.salt, ikm_view, cek_info, cek, sizeof(cek));
-  if (st.ok()) st = HkdfSha256(out.salt, ikm_view, nonce_info, nonce, sizeof(nonce));
-  if (!st.ok()) return st;
-  out.body.reserve(2 + plaintext.size() + kTagSize);
-  st = SealRecord(cek, nonce, std::string_view("\0\0", 2), plaintext, {}, out.body);
-  if (!st.ok()) return st;
-  out.headers.emplace_back("Encryption", "salt=" + Base64UrlEncode(out.salt));
-  out.headers.emplace_back("Crypto-Key", "dh=" + Base64UrlEncode(out.sender_public_key));
   return out;
 }
 

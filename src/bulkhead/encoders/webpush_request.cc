@@ -19,17 +19,11 @@ Result<std::string> RequiredString(const nlohmann::json& obj, const char* key, c
   return it->get<std::string>();
 }
 
-}  // namespace
-
-Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
-                                     const WebPushArgsOptions& options) {
-  const nlohmann::json* arg = &arg_in;
-  if (arg->is_array() && arg->size() == 1) arg = &(*arg)[0];
-  if (!arg->is_object()) return Status::InvalidArgument("webpush argument must be a JSON object");
-  WebPushArgs out;
-
-  auto sub = arg->find("subscription");
-  if (sub == arg->end() || !sub->is_object()) {
+// subscription.endpoint (its URL checked) and subscription.keys into `out`.
+Status ParseSubscription(const nlohmann::json& arg, const WebPushArgsOptions& options,
+                         WebPushArgs& out) {
+  auto sub = arg.find("subscription");
+  if (sub == arg.end() || !sub->is_object()) {
     return Status::InvalidArgument("subscription must be an object");
   }
   Result<std::string> endpoint = RequiredString(*sub, "endpoint", "subscription.endpoint");
@@ -55,15 +49,19 @@ Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
     return Status::InvalidArgument("subscription.keys." + parsed.status().message());
   }
   out.keys = std::move(*parsed);
+  return Status::Ok();
+}
 
-  if (auto it = arg->find("content_encoding"); it != arg->end() && !it->is_null()) {
+// content_encoding, and the payload (bounded by what that encoding can carry).
+Status ParsePayload(const nlohmann::json& arg, WebPushArgs& out) {
+  if (auto it = arg.find("content_encoding"); it != arg.end() && !it->is_null()) {
     if (!it->is_string()) return Status::InvalidArgument("content_encoding must be a string");
     Result<ContentEncoding> enc = ParseContentEncoding(it->get<std::string>());
     if (!enc.ok()) return enc.status();
     out.encoding = *enc;
   }
 
-  if (auto it = arg->find("payload"); it != arg->end() && !it->is_null()) {
+  if (auto it = arg.find("payload"); it != arg.end() && !it->is_null()) {
     if (!it->is_string()) return Status::InvalidArgument("payload must be a string");
     out.payload = it->get<std::string>();
     size_t max = MaxWebPushPlaintext(out.encoding);
@@ -73,8 +71,13 @@ Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
                                      " allows at most " + std::to_string(max));
     }
   }
+  return Status::Ok();
+}
 
-  if (auto it = arg->find("ttl"); it != arg->end() && !it->is_null()) {
+// What becomes the push service's headers: ttl, urgency and topic.
+Status ParsePushHeaders(const nlohmann::json& arg, const WebPushArgsOptions& options,
+                        WebPushArgs& out) {
+  if (auto it = arg.find("ttl"); it != arg.end() && !it->is_null()) {
     if (!it->is_number_integer()) return Status::InvalidArgument("ttl must be an integer");
     int64_t ttl = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}
                       ? INT64_MAX
@@ -86,7 +89,7 @@ Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
     out.ttl = ttl;
   }
 
-  if (auto it = arg->find("urgency"); it != arg->end() && !it->is_null()) {
+  if (auto it = arg.find("urgency"); it != arg.end() && !it->is_null()) {
     if (!it->is_string()) return Status::InvalidArgument("urgency must be a string");
     std::string u = it->get<std::string>();
     if (u != "very-low" && u != "low" && u != "normal" && u != "high") {
@@ -95,7 +98,7 @@ Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
     out.urgency = std::move(u);
   }
 
-  if (auto it = arg->find("topic"); it != arg->end() && !it->is_null()) {
+  if (auto it = arg.find("topic"); it != arg.end() && !it->is_null()) {
     if (!it->is_string()) return Status::InvalidArgument("topic must be a string");
     std::string topic = it->get<std::string>();
     if (topic.empty() || topic.size() > kMaxWebPushTopicLength) {
@@ -108,6 +111,21 @@ Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
     }
     out.topic = std::move(topic);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
+                                     const WebPushArgsOptions& options) {
+  const nlohmann::json* arg = &arg_in;
+  if (arg->is_array() && arg->size() == 1) arg = &(*arg)[0];
+  if (!arg->is_object()) return Status::InvalidArgument("webpush argument must be a JSON object");
+  WebPushArgs out;
+
+  if (Status s = ParseSubscription(*arg, options, out); !s.ok()) return s;
+  if (Status s = ParsePayload(*arg, out); !s.ok()) return s;
+  if (Status s = ParsePushHeaders(*arg, options, out); !s.ok()) return s;
   return out;
 }
 

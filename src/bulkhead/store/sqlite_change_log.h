@@ -29,7 +29,11 @@
 //   With `salvage_damaged_jobs`, such rows are moved to the table damaged_jobs instead (with the
 //   reason) and the others are served.
 //
-// Format: see kSchemaVersion and the upgrade notes in sqlite_change_log.cc.
+// Format: see kSchemaVersion and the upgrade notes in sqlite_schema.h.
+//
+// The members are defined by concept: sqlite_change_log.cc (appending, the writer thread, commits,
+// Close), sqlite_change_log_open.cc (opening, creating and checking the file),
+// sqlite_change_log_load.cc (reading the store into MemoryState).
 //
 // Thread-safety: Append may be called from any thread; Load and Close from the owner only.
 #pragma once
@@ -38,12 +42,15 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/sqlite_statements.h"
 #include "bulkhead/store/store.h"
 
 struct sqlite3;
@@ -82,14 +89,34 @@ class SqliteChangeLog final : public ChangeLog {
   };
 
   Status OpenDatabase();
+  // Creates the directory of path_; creates a new store when path_ does not exist; refuses an
+  // empty file and the WAL of a removed store.
+  Status CheckOrCreateFile();
   // Creates a new store at path_ with its schema (built at path_ + ".new", then renamed).
   Status CreateStore();
+  // Reads the meta table into `meta`; refuses a file that is not a readable bulkhead store.
+  Status ReadMeta(std::map<std::string, std::string>& meta);
+  // WAL mode, the durability setting and the WAL bounds.
+  Status SetJournal();
+  // Puts the schema in place and upgrades a file of schema `version` to kSchemaVersion.
+  Status UpgradeSchema(int version);
   // Checks meta.commit_seq against the side file; `db_seq` is the database's number.
   Status CheckCommits(int64_t db_seq);
   Status QuickCheck();
   Status LoadJobs(MemoryState& state);
+  // Moves the rows `bad` (row id, reason) to the table damaged_jobs in one transaction;
+  // `first_bad` names the first few for the log.
+  Status MoveDamagedJobs(const std::vector<std::pair<int64_t, std::string>>& bad,
+                         const std::string& first_bad);
+  // Loads counters, paused queues, signing keys and host states; counts keys and hosts.
+  Status LoadOtherTables(MemoryState& state, size_t& keys, size_t& hosts);
+  // After a successful load: marks the run unclean, folds the WAL in, opens the side file and
+  // starts the writer thread.
+  Status StartRunning();
   // A FailedPrecondition naming path_, `problem` and `todo`.
   Status Damaged(const std::string& problem, const std::string& todo) const;
+  // What to do about a damaged file: restore it, or recover what SQLite can still read.
+  std::string RestoreOrRecoverTodo() const;
   // Closes the database without checkpointing (a refused file keeps its WAL as found).
   void Abandon();
   std::string CommitsPath() const { return path_ + "-commits"; }
@@ -101,7 +128,6 @@ class SqliteChangeLog final : public ChangeLog {
   void WriterLoop();
   // Runs one transaction over `batch`; returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);
-  Status ApplyChange(const Change& c, std::map<std::string, int64_t>& counter_deltas);
 
   const std::string path_;
   const Store::Poster poster_;
@@ -111,18 +137,7 @@ class SqliteChangeLog final : public ChangeLog {
 
   // Used by the writer thread only (and by Load before the thread starts).
   sqlite3* db_ = nullptr;
-  sqlite3_stmt* insert_ = nullptr;
-  sqlite3_stmt* update_ = nullptr;
-  sqlite3_stmt* update_state_ = nullptr;
-  sqlite3_stmt* delete_ = nullptr;
-  sqlite3_stmt* counter_ = nullptr;
-  sqlite3_stmt* pause_ = nullptr;
-  sqlite3_stmt* unpause_ = nullptr;
-  sqlite3_stmt* put_key_ = nullptr;
-  sqlite3_stmt* delete_key_ = nullptr;
-  sqlite3_stmt* put_host_ = nullptr;
-  sqlite3_stmt* delete_host_ = nullptr;
-  sqlite3_stmt* commit_seq_stmt_ = nullptr;
+  SqliteStatements stmts_;
   int64_t commit_seq_ = 0;    // meta.commit_seq of the last commit
   int commits_fd_ = -1;       // `path`-commits
   bool wal_existed_ = false;  // `path`-wal existed before Load opened the database

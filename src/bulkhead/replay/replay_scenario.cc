@@ -1,0 +1,490 @@
+#include "bulkhead/replay/replay_scenario.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "bulkhead/client/faktory_client.h"
+#include "bulkhead/encoders/vapid.h"
+#include "bulkhead/replay/child_process.h"
+#include "bulkhead/replay/push_endpoint.h"
+#include "bulkhead/util/base64.h"
+#include "bulkhead/util/rng.h"
+
+namespace bulkhead {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr auto kServerReadyTimeout = std::chrono::seconds(20);
+constexpr auto kWorkerReadyTimeout = std::chrono::seconds(20);
+// After the load stops: how long to wait for timeline jobs and healthy deliveries still on their
+// way (everything healthy takes milliseconds; this only bounds a broken run).
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+
+Result<uint16_t> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Internal("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return Status::Unavailable("no free port on 127.0.0.1");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string Password() {
+  const char* pw = std::getenv("BULKHEAD_PASSWORD");
+  return pw != nullptr ? pw : "";
+}
+
+// A W3C PushSubscription's keys: a fresh P-256 public key and a 16-byte auth secret. The replay's
+// endpoints do not decrypt, but the server encrypts every message exactly as for a browser.
+Result<std::pair<std::string, std::string>> SubscriptionKeys() {
+  auto key = VapidKey::Generate();
+  if (!key.ok()) return key.status();
+  return std::make_pair(key->public_key_b64url(), Base64UrlEncode(RandomBytes(16)));
+}
+
+// Everything one scenario starts; destroyed in reverse order (worker, server, endpoints).
+struct Rig {
+  std::filesystem::path dir;
+  std::unique_ptr<PushEndpoint> healthy;
+  std::unique_ptr<PushEndpoint> faulty;
+  std::unique_ptr<ChildProcess> server;
+  std::unique_ptr<ChildProcess> worker;
+  uint16_t fwp_port = 0;
+  std::thread reader;
+
+  ~Rig() {
+    if (worker) worker->Stop();
+    if (reader.joinable()) reader.join();  // ends at the worker's EOF
+    if (server) server->Stop();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+class Scenario {
+ public:
+  Scenario(const ReplayOptions& options, Fault fault, std::string name, std::ostream& err)
+      : options_(options), fault_(fault), err_(err) {
+    result_.name = std::move(name);
+    if (options.pipeline == Pipeline::kSharedPool) result_.name += " (shared pool)";
+    result_.fault = fault;
+    result_.duration_s = options.duration_s;
+  }
+
+  Result<ScenarioResult> Run() {
+    Status s = Setup();
+    if (!s.ok()) return s;
+    s = Load();
+    if (!s.ok()) return s;
+    Drain();
+    Collect();
+    return std::move(result_);
+  }
+
+ private:
+  Status Setup() {
+    char tmpl[] = "/tmp/bulkhead-replay-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Status::Internal("mkdtemp failed");
+    rig_.dir = tmpl;
+    if (Status s = StartEndpoints(); !s.ok()) return s;
+    auto self = SelfExecutable();
+    if (!self.ok()) return self.status();
+    if (Status s = StartServer(*self); !s.ok()) return s;
+    if (Status s = StartWorker(*self); !s.ok()) return s;
+    auto keys = SubscriptionKeys();
+    if (!keys.ok()) return keys.status();
+    keys_ = *keys;
+    return Status::Ok();
+  }
+
+  // The healthy and the faulty push endpoints.
+  Status StartEndpoints() {
+    auto healthy = PushEndpoint::Start({});
+    if (!healthy.ok()) return healthy.status();
+    rig_.healthy = std::move(*healthy);
+    PushEndpointOptions fo;
+    fo.fault = fault_;
+    auto faulty = PushEndpoint::Start(fo);
+    if (!faulty.ok()) return faulty.status();
+    rig_.faulty = std::move(*faulty);
+    faulty_host_ = "127.0.0.1:" + std::to_string(rig_.faulty->port());
+    return Status::Ok();
+  }
+
+  // `bulkhead serve` (this executable) on free ports, waited for until a client connects.
+  Status StartServer(const std::string& self) {
+    auto fwp = FreePort();
+    auto http = FreePort();
+    if (!fwp.ok()) return fwp.status();
+    if (!http.ok()) return http.status();
+    rig_.fwp_port = *fwp;
+    std::vector<std::string> serve = {self,
+                                      "serve",
+                                      "--listen",
+                                      "127.0.0.1:" + std::to_string(*fwp),
+                                      "--http",
+                                      "127.0.0.1:" + std::to_string(*http),
+                                      "--data-dir",
+                                      rig_.dir.string(),
+                                      "--allow-private-targets",
+                                      "--log-level",
+                                      "warn"};
+    if (!options_.tls_cert_file.empty()) {
+      serve.insert(serve.end(), {"--tls-cert-file", options_.tls_cert_file, "--tls-key-file",
+                                 options_.tls_key_file});
+    }
+    auto server = ChildProcess::Spawn(serve, (rig_.dir / "server.log").string(), false);
+    if (!server.ok()) return server.status();
+    rig_.server = std::move(*server);
+    auto deadline = Clock::now() + kServerReadyTimeout;
+    for (;;) {
+      auto c = FaktoryClient::Connect(ClientOptions());
+      if (c.ok()) {
+        info_client_ = std::move(*c);
+        break;
+      }
+      if (rig_.server->Poll() || Clock::now() > deadline) {
+        return Status::Unavailable("the bulkhead server did not start: " + c.status().message() +
+                                   "\nserver log:\n" + rig_.server->StderrTail());
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return Status::Ok();
+  }
+
+  // The timeline worker (this executable), waited for until the server counts it.
+  Status StartWorker(const std::string& self) {
+    std::vector<std::string> worker_args = {self,
+                                            "replay-worker",
+                                            "--port",
+                                            std::to_string(rig_.fwp_port),
+                                            "--concurrency",
+                                            std::to_string(options_.concurrency)};
+    if (!options_.tls_cert_file.empty()) {
+      worker_args.push_back("--tls");
+      if (!options_.ca_file.empty())
+        worker_args.insert(worker_args.end(), {"--ca", options_.ca_file});
+    }
+    auto worker = ChildProcess::Spawn(worker_args, (rig_.dir / "worker.log").string(), true);
+    if (!worker.ok()) return worker.status();
+    rig_.worker = std::move(*worker);
+    rig_.reader = std::thread([this, fd = rig_.worker->stdout_fd()] { ReadWorker(fd); });
+    auto deadline = Clock::now() + kWorkerReadyTimeout;
+    for (;;) {
+      auto info = Info();
+      if (info.ok() && (*info)["server"].value("workers", 0) >= 1) break;
+      if (rig_.worker->Poll() || Clock::now() > deadline) {
+        return Status::Unavailable("the timeline worker did not connect\nworker log:\n" +
+                                   rig_.worker->StderrTail());
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return Status::Ok();
+  }
+
+  // Lines "T created start end" / "X jobtype" from the worker's stdout, until EOF.
+  void ReadWorker(int fd) {
+    std::string buf;
+    char chunk[8192];
+    for (;;) {
+      ssize_t n = read(fd, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string_view line(buf.data() + start, nl - start);
+        std::lock_guard lock(mu_);
+        if (line.starts_with("T ")) {
+          TimelineRecord r;
+          const char* p = line.data() + 2;
+          const char* end = line.data() + line.size();
+          auto a = std::from_chars(p, end, r.created_us);
+          auto b = std::from_chars(a.ptr + 1, end, r.start_us);
+          std::from_chars(b.ptr + 1, end, r.end_us);
+          timeline_.push_back(r);
+        } else if (line.starts_with("X ")) {
+          ++foreign_;
+        }
+      }
+      buf.erase(0, start);
+    }
+  }
+
+  // How the load generator and the INFO reader connect to the replay's server.
+  FaktoryConnectOptions ClientOptions() const {
+    FaktoryConnectOptions co;
+    co.host = "127.0.0.1";
+    co.port = rig_.fwp_port;
+    co.password = Password();
+    co.tls = !options_.tls_cert_file.empty();
+    co.ca_file = options_.ca_file;
+    return co;
+  }
+
+  Result<nlohmann::json> Info() {
+    auto text = info_client_->Info();
+    if (!text.ok()) return text.status();
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
+    return doc;
+  }
+
+  // Paces pushes at `rate` per second from t0 for the duration; `make_job(i, now_us)` returns the
+  // job's JSON. Stops at the first PUSH error (kept in load_error_).
+  void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
+    auto client = FaktoryClient::Connect(ClientOptions());
+    if (!client.ok()) {
+      SetLoadError(client.status());
+      return;
+    }
+    const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
+    for (int64_t i = 0; i < total && !stop_load_; ++i) {
+      int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
+      int64_t now = SteadyMicros();
+      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
+      std::string job = make_job(i, SteadyMicros());
+      Status s = (*client)->Push(job);
+      if (!s.ok()) {
+        SetLoadError(s);
+        return;
+      }
+    }
+    (*client)->End();
+  }
+
+  void SetLoadError(const Status& s) {
+    std::lock_guard lock(mu_);
+    if (load_error_.ok()) load_error_ = s;
+    stop_load_ = true;
+  }
+
+  Status Load() {
+    result_.t0_us = SteadyMicros() + 100'000;
+    std::mt19937_64 cpu_rng(42);
+    std::thread timeline([&] {
+      Pace(options_.timeline_per_s, [&](int64_t, int64_t now) {
+        int64_t cpu = std::uniform_int_distribution<int64_t>(1000, 2000)(cpu_rng);
+        nlohmann::json job = {{"jid", RandomHex(12)},
+                              {"jobtype", "timeline"},
+                              {"queue", "default"},
+                              {"args", {now, cpu}}};
+        std::lock_guard lock(mu_);
+        timeline_created_.push_back(now);
+        return job.dump();
+      });
+    });
+    std::thread webpush([&] {
+      Pace(options_.webpush_per_s, [&](int64_t i, int64_t now) {
+        // Exactly bad_fraction of the jobs, spread evenly: job i is bad when floor((i+1)f) moves.
+        double f = options_.bad_fraction;
+        bool bad =
+            std::floor(static_cast<double>(i + 1) * f) > std::floor(static_cast<double>(i) * f);
+        uint16_t port = bad ? rig_.faulty->port() : rig_.healthy->port();
+        std::string endpoint = "http://127.0.0.1:" + std::to_string(port) + "/push/" +
+                               std::to_string(i) + "/" + std::to_string(now);
+        std::string payload = "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}";
+        nlohmann::json job;
+        if (options_.pipeline == Pipeline::kSharedPool) {
+          // Mastodon's Web::PushNotificationWorker: retry 5, run by the app's worker threads.
+          job = {{"jid", RandomHex(12)},
+                 {"jobtype", "push_notification"},
+                 {"queue", "default"},
+                 {"retry", 5},
+                 {"args", nlohmann::json::array({{{"endpoint", endpoint}, {"payload", payload}}})}};
+        } else {
+          nlohmann::json args = {{"subscription",
+                                  {{"endpoint", endpoint},
+                                   {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
+                                 {"payload", payload},
+                                 {"urgency", "normal"}};
+          job = {{"jid", RandomHex(12)},
+                 {"jobtype", "webpush"},
+                 {"queue", "default"},  // the queue the timeline worker serves
+                 {"args", nlohmann::json::array({args})}};
+        }
+        std::lock_guard lock(mu_);
+        if (bad) {
+          ++result_.faulty_pushed;
+        } else {
+          healthy_pushed_[i] = now;
+        }
+        return job.dump();
+      });
+    });
+
+    // Sample once a second while the load runs.
+    const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
+    int64_t next = result_.t0_us;
+    while (SteadyMicros() < end_us && !stop_load_) {
+      int64_t now = SteadyMicros();
+      if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
+      next += 1'000'000;
+      Status s = Sample();
+      if (!s.ok()) SetLoadError(s);
+      Progress(false);
+    }
+    timeline.join();
+    webpush.join();
+    if (options_.progress) Progress(true);
+    std::lock_guard lock(mu_);
+    if (!load_error_.ok()) {
+      return Status::Unavailable("the load stopped: " + load_error_.message() + "\nserver log:\n" +
+                                 rig_.server->StderrTail());
+    }
+    return Status::Ok();
+  }
+
+  Status Sample() {
+    auto info = Info();
+    if (!info.ok()) return info.status();
+    ServerSample s;
+    s.t_s = static_cast<double>(SteadyMicros() - result_.t0_us) / 1e6;
+    const auto& sets = (*info)["faktory"]["sets"];
+    s.retry_set = sets.value("retries", int64_t{0});
+    s.dead_set = sets.value("dead", int64_t{0});
+    auto latency = info_client_->QueueLatency({"default"});
+    if (!latency.ok()) return latency.status();
+    auto lat = nlohmann::json::parse(*latency, nullptr, false);
+    if (lat.is_object()) s.queue_latency_ms = lat.value("default", 0.0) * 1000.0;
+    if (options_.pipeline == Pipeline::kSharedPool) {
+      // Only push requests fail here (timeline jobs never do), and only the faulty host's.
+      s.faulty_failures = (*info)["faktory"].value("total_failures", int64_t{0});
+    }
+    if (info->contains("hosts") && (*info)["hosts"].is_array()) {
+      for (const auto& h : (*info)["hosts"]) {
+        if (h.value("host", "") != faulty_host_) continue;
+        s.faulty_parked = h.value("parked", int64_t{0});
+        s.faulty_failures = h.value("failures", int64_t{0});
+        s.faulty_breaker = h.value("breaker", "");
+      }
+    }
+    std::lock_guard lock(mu_);
+    result_.samples.push_back(s);
+    return Status::Ok();
+  }
+
+  void Progress(bool final) {
+    if (!options_.progress) return;
+    static const bool tty = isatty(STDERR_FILENO) != 0;
+    std::lock_guard lock(mu_);
+    if (result_.samples.empty()) return;
+    const ServerSample& s = result_.samples.back();
+    int second = static_cast<int>(s.t_s);
+    if (!tty && (final ? second == last_progress_ : second % 10 != 0)) return;
+    last_progress_ = second;
+    std::vector<double> lat;
+    for (const auto& t : timeline_)
+      lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+    LatencySummary tl = Summarize(std::move(lat));
+    auto arrivals = rig_.healthy->Arrivals();
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "[%s] %3d/%.0f s  timeline %zu/%lld run, p99 %.1f ms | healthy pushes "
+                  "%zu arrived %zu | faulty host %s, parked %lld | retry set %lld",
+                  result_.name.c_str(), second, options_.duration_s, timeline_.size(),
+                  static_cast<long long>(timeline_created_.size()), tl.p99_ms,
+                  healthy_pushed_.size(), arrivals.size(),
+                  s.faulty_breaker.empty() ? "-" : s.faulty_breaker.c_str(),
+                  static_cast<long long>(s.faulty_parked), static_cast<long long>(s.retry_set));
+    if (tty) {
+      err_ << "\r" << line << "\033[K" << (final ? "\n" : "") << std::flush;
+    } else {
+      err_ << line << "\n" << std::flush;
+    }
+  }
+
+  // Waits (bounded) for timeline jobs and healthy deliveries still under way, then takes a last
+  // sample.
+  void Drain() {
+    auto deadline = Clock::now() + kDrainTimeout;
+    while (Clock::now() < deadline) {
+      size_t arrived = rig_.healthy->Arrivals().size();
+      {
+        std::lock_guard lock(mu_);
+        if (timeline_.size() >= timeline_created_.size() && arrived >= healthy_pushed_.size())
+          break;
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    (void)Sample();
+  }
+
+  void Collect() {
+    std::map<int64_t, int64_t> arrived;  // seq → first arrival
+    for (const auto& a : rig_.healthy->Arrivals()) {
+      // "/push/<seq>/<pushed_us>"
+      int64_t seq = -1;
+      if (a.target.starts_with("/push/")) {
+        std::from_chars(a.target.data() + 6, a.target.data() + a.target.size(), seq);
+      }
+      if (seq >= 0) arrived.emplace(seq, a.at_us);
+    }
+    std::lock_guard lock(mu_);
+    for (const auto& [seq, pushed] : healthy_pushed_) {
+      DeliveryRecord d;
+      d.pushed_us = pushed;
+      if (auto it = arrived.find(seq); it != arrived.end()) d.arrived_us = it->second;
+      result_.healthy.push_back(d);
+    }
+    result_.faulty_requests = static_cast<int64_t>(rig_.faulty->Arrivals().size());
+    result_.timeline_enqueued = static_cast<int64_t>(timeline_created_.size());
+    result_.timeline = timeline_;
+    result_.foreign_jobs = foreign_;
+    result_.end_us = SteadyMicros();
+    std::set<int64_t> ran;
+    for (const auto& t : timeline_) ran.insert(t.created_us);
+    for (int64_t c : timeline_created_) {
+      if (!ran.count(c)) result_.timeline_unrun_created_us.push_back(c);
+    }
+  }
+
+  const ReplayOptions& options_;
+  const Fault fault_;
+  std::ostream& err_;
+  Rig rig_;
+  std::unique_ptr<FaktoryClient> info_client_;  // main thread only
+  std::string faulty_host_;
+  std::pair<std::string, std::string> keys_;
+  std::atomic<bool> stop_load_{false};
+  int last_progress_ = -1;  // the second of the last progress line (main thread)
+
+  std::mutex mu_;
+  ScenarioResult result_;                      // samples and counters guarded by mu_ while loading
+  std::vector<TimelineRecord> timeline_;       // guarded by mu_
+  std::vector<int64_t> timeline_created_;      // every timeline PUSH, guarded by mu_
+  int64_t foreign_ = 0;                        // guarded by mu_
+  std::map<int64_t, int64_t> healthy_pushed_;  // seq → pushed_us, guarded by mu_
+  Status load_error_;                          // guarded by mu_
+};
+
+}  // namespace
+
+Result<ScenarioResult> RunScenario(const ReplayOptions& options, Fault fault, std::string name,
+                                   std::ostream& err) {
+  return Scenario(options, fault, std::move(name), err).Run();
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,198 @@
+// SqliteChangeLog: reading the store into MemoryState at open. Damaged job rows are refused, or
+// moved aside with salvage_damaged_jobs; then the writer thread starts.
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bulkhead/store/job_row_check.h"
+#include "bulkhead/store/sqlite_change_log.h"
+#include "bulkhead/store/sqlite_db.h"
+
+namespace bulkhead {
+namespace {
+
+// How many damaged rows a refusal names (it counts them all).
+constexpr size_t kBadRowsNamed = 5;
+
+// `s` quoted for a message, control and non-ASCII bytes escaped, cut after 40 bytes.
+std::string Printable(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size() && i < 40; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      out += hex;
+    }
+  }
+  if (s.size() > 40) out += "...";
+  return out + "\"";
+}
+
+}  // namespace
+
+Status SqliteChangeLog::Load(MemoryState& state) {
+  Status s = OpenDatabase();
+  if (s.ok()) s = LoadJobs(state);
+  size_t keys = 0;
+  size_t hosts = 0;
+  if (s.ok()) s = LoadOtherTables(state, keys, hosts);
+  if (!s.ok()) {
+    Abandon();
+    return s;
+  }
+  state.FinishLoad();
+  spdlog::info("sqlite store {}: loaded {} signing keys, {} failing hosts", path_, keys, hosts);
+  struct stat file_stat;
+  if (keys > 0 && ::stat(path_.c_str(), &file_stat) == 0 && (file_stat.st_mode & 077) != 0) {
+    spdlog::warn(
+        "sqlite store {} holds private signing keys but is readable by others (mode {:o});"
+        " chmod 600 it",
+        path_, file_stat.st_mode & 0777);
+  }
+  return StartRunning();
+}
+
+Status SqliteChangeLog::LoadOtherTables(MemoryState& state, size_t& keys, size_t& hosts) {
+  Status s = ForEachRow("SELECT name, value FROM counters", [&](sqlite3_stmt* st) {
+    state.LoadCounter(ColumnText(st, 0), sqlite3_column_int64(st, 1));
+  });
+  if (s.ok()) {
+    s = ForEachRow("SELECT queue FROM paused",
+                   [&](sqlite3_stmt* st) { state.LoadPaused(ColumnText(st, 0)); });
+  }
+  if (s.ok()) {
+    s = ForEachRow("SELECT key_id, pem FROM signing_keys", [&](sqlite3_stmt* st) {
+      state.LoadSigningKey(ColumnText(st, 0), ColumnText(st, 1));
+      ++keys;
+    });
+  }
+  if (s.ok()) {
+    s = ForEachRow(
+        "SELECT host, breaker_open_until, breaker_series_openings, breaker_openings,"
+        " failing_since, unavailable, retry_after_until FROM host_states",
+        [&](sqlite3_stmt* st) {
+          HostStateRecord r;
+          r.host = ColumnText(st, 0);
+          r.breaker_open_until_us = sqlite3_column_int64(st, 1);
+          r.breaker_series_openings = sqlite3_column_int(st, 2);
+          r.breaker_openings = sqlite3_column_int64(st, 3);
+          r.failing_since_us = sqlite3_column_int64(st, 4);
+          r.unavailable = sqlite3_column_int(st, 5) != 0;
+          r.retry_after_until_us = sqlite3_column_int64(st, 6);
+          state.LoadHostState(std::move(r));
+          ++hosts;
+        });
+  }
+  return s;
+}
+
+Status SqliteChangeLog::LoadJobs(MemoryState& state) {
+  sqlite3_stmt* st = nullptr;
+  Status s = Prepare(
+      "SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload"
+      " FROM jobs",
+      &st);
+  if (!s.ok()) return s;
+  size_t jobs = 0;
+  std::vector<std::pair<int64_t, std::string>> bad;  // row id, what is wrong
+  std::string first_bad;  // "id N (jid "..."): reason, ..." for the first few
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    JobRecord job;
+    int64_t id = sqlite3_column_int64(st, 0);
+    job.jid = ColumnText(st, 1);
+    int job_state = sqlite3_column_int(st, 2);
+    job.queue = ColumnText(st, 3);
+    job.jobtype = ColumnText(st, 4);
+    job.score = sqlite3_column_int64(st, 5);
+    job.enqueued_us = sqlite3_column_int64(st, 6);
+    job.reserve_for_s = sqlite3_column_int(st, 7);
+    job.payload = ColumnText(st, 8);
+    std::string problem = JobRowProblem(job_state, job);
+    if (!problem.empty()) {
+      if (bad.size() < kBadRowsNamed) {
+        first_bad += (first_bad.empty() ? "" : ", ") + std::string("id ") + std::to_string(id) +
+                     " (jid " + Printable(job.jid) + "): " + problem;
+      }
+      bad.emplace_back(id, std::move(problem));
+      continue;
+    }
+    job.state = static_cast<JobState>(job_state);
+    Status ls = state.LoadJob(id, std::move(job));
+    if (!ls.ok()) spdlog::warn("sqlite {}: skipping row {}: {}", path_, id, ls.message());
+    ++jobs;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    return Damaged(
+        "is damaged: reading its jobs failed (SQLite: " + std::string(sqlite3_errmsg(db_)) + ")",
+        RestoreOrRecoverTodo());
+  }
+  if (!bad.empty() && !salvage_) {
+    return Damaged(
+        "holds " + std::to_string(bad.size()) +
+            " damaged jobs (a payload that is not a JSON object carrying the row's jid, or an "
+            "unknown state), which bulkhead never hands to a worker: " +
+            first_bad + (bad.size() > kBadRowsNamed ? ", ..." : ""),
+        "Restore the store from a backup; or keep the other jobs: start once with "
+        "`bulkhead serve --salvage-damaged-jobs`, which moves the damaged rows to the "
+        "table damaged_jobs of " +
+            path_ + " (kept for inspection, never served)");
+  }
+  if (!bad.empty()) {
+    s = MoveDamagedJobs(bad, first_bad);
+    if (!s.ok()) return s;
+  }
+  spdlog::info("sqlite store {}: loaded {} jobs", path_, jobs);
+  return Status::Ok();
+}
+
+Status SqliteChangeLog::MoveDamagedJobs(const std::vector<std::pair<int64_t, std::string>>& bad,
+                                        const std::string& first_bad) {
+  Status s = Exec(
+      "CREATE TABLE IF NOT EXISTS damaged_jobs(id INTEGER PRIMARY KEY, jid, state, queue, "
+      "jobtype, score, enqueued, reserve_for, payload, reason TEXT NOT NULL)");
+  sqlite3_stmt* move = nullptr;
+  if (s.ok()) s = Exec("BEGIN");
+  if (s.ok()) {
+    s = Prepare(
+        "INSERT OR REPLACE INTO damaged_jobs SELECT id, jid, state, queue, jobtype, score,"
+        " enqueued, reserve_for, payload, ?2 FROM jobs WHERE id=?1; ",
+        &move);
+  }
+  for (size_t i = 0; s.ok() && i < bad.size(); ++i) {
+    sqlite3_bind_int64(move, 1, bad[i].first);
+    sqlite3_bind_text(move, 2, bad[i].second.data(), (int)bad[i].second.size(), SQLITE_STATIC);
+    if (sqlite3_step(move) != SQLITE_DONE) {
+      s = Status::Unavailable("sqlite " + path_ + ": " + sqlite3_errmsg(db_));
+    }
+    sqlite3_reset(move);
+    if (s.ok()) {
+      sqlite3_bind_int64(stmts_.delete_job, 1, bad[i].first);
+      if (sqlite3_step(stmts_.delete_job) != SQLITE_DONE) {
+        s = Status::Unavailable("sqlite " + path_ + ": " + sqlite3_errmsg(db_));
+      }
+      sqlite3_reset(stmts_.delete_job);
+    }
+  }
+  if (move) sqlite3_finalize(move);
+  if (s.ok()) s = Exec("COMMIT");
+  if (!s.ok()) {
+    Exec("ROLLBACK");  // its own error adds nothing: Load fails and closes the file
+    return Status(s.code(), "moving damaged jobs to damaged_jobs: " + s.message());
+  }
+  spdlog::warn("sqlite store {}: moved {} damaged jobs to the table damaged_jobs ({}{})", path_,
+               bad.size(), first_bad, bad.size() > kBadRowsNamed ? ", ..." : "");
+  return Status::Ok();
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,40 @@
+// SqliteChangeWriter: writes the Changes of one transaction through SqliteChangeLog's prepared
+// statements, one statement per change kind. Counter changes are summed and written once per
+// counter by WriteCounters. The caller opens and ends the transaction; a writer lives for one
+// transaction, on the thread that owns the connection.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "bulkhead/store/change.h"
+#include "bulkhead/store/sqlite_statements.h"
+#include "bulkhead/util/status.h"
+
+struct sqlite3;
+
+namespace bulkhead {
+
+class SqliteChangeWriter {
+ public:
+  // `path` names the database in errors. `db` and `statements` must outlive the writer.
+  SqliteChangeWriter(sqlite3* db, const std::string& path, const SqliteStatements& statements)
+      : db_(db), path_(path), stmts_(statements) {}
+
+  // Writes `c` (kAddCounter: adds to the pending sum; kDeleteAll also drops the pending sums).
+  // Unavailable when SQLite refuses the write.
+  Status Write(const Change& c);
+  // Writes the summed counter changes.
+  Status WriteCounters();
+  // Records `seq` as meta.commit_seq.
+  Status WriteCommitSeq(int64_t seq);
+
+ private:
+  sqlite3* const db_;
+  const std::string& path_;
+  const SqliteStatements& stmts_;
+  std::map<std::string, int64_t> counter_deltas_;
+};
+
+}  // namespace bulkhead

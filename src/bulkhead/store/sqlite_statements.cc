@@ -1,0 +1,50 @@
+#include "bulkhead/store/sqlite_statements.h"
+
+#include <sqlite3.h>
+
+#include <initializer_list>
+#include <utility>
+
+#include "bulkhead/store/sqlite_db.h"
+
+namespace bulkhead {
+
+Status SqliteStatements::Prepare(sqlite3* db) {
+  for (auto [sql, stmt] : std::initializer_list<std::pair<const char*, sqlite3_stmt**>>{
+           {"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, "
+            "payload)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &insert_job},
+           {"UPDATE jobs SET state=?2, queue=?3, score=?4, enqueued=?5, payload=?6 WHERE id=?1",
+            &update_job},
+           {"UPDATE jobs SET state=?2, score=?3 WHERE id=?1", &update_state},
+           {"DELETE FROM jobs WHERE id=?1", &delete_job},
+           {"INSERT INTO counters(name, value) VALUES(?1, ?2)"
+            " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            &add_counter},
+           {"INSERT OR IGNORE INTO paused(queue) VALUES(?1)", &pause},
+           {"DELETE FROM paused WHERE queue=?1", &unpause},
+           {"INSERT OR REPLACE INTO signing_keys(key_id, pem) VALUES(?1, ?2)", &put_key},
+           {"DELETE FROM signing_keys WHERE key_id=?1", &delete_key},
+           {"INSERT OR REPLACE INTO host_states(host, breaker_open_until, breaker_series_openings,"
+            " breaker_openings, failing_since, unavailable, retry_after_until)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &put_host},
+           {"DELETE FROM host_states WHERE host=?1", &delete_host},
+           {"INSERT OR REPLACE INTO meta(key, value) VALUES('commit_seq', ?1)", &set_commit_seq}}) {
+    Status s = SqlitePrepare(db, sql, stmt);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+void SqliteStatements::Finalize() {
+  for (sqlite3_stmt** st :
+       {&insert_job, &update_job, &update_state, &delete_job, &add_counter, &pause, &unpause,
+        &put_key, &delete_key, &put_host, &delete_host, &set_commit_seq}) {
+    if (*st) sqlite3_finalize(*st);
+    *st = nullptr;
+  }
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,34 @@
+// SqliteStatements: the prepared statements SqliteChangeLog writes with, prepared once after the
+// schema is in place and finalized before the connection closes. Used by the thread that owns the
+// connection only.
+#pragma once
+
+#include "bulkhead/util/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace bulkhead {
+
+struct SqliteStatements {
+  // Prepares every statement on `db`; the first failure is returned (statements prepared before it
+  // stay set, so that Finalize releases them).
+  Status Prepare(sqlite3* db);
+  // Finalizes every prepared statement and sets it to nullptr (a no-op for those never prepared).
+  void Finalize();
+
+  sqlite3_stmt* insert_job = nullptr;      // ?1 id .. ?9 payload
+  sqlite3_stmt* update_job = nullptr;      // ?1 id, ?2 state, queue, score, enqueued, ?6 payload
+  sqlite3_stmt* update_state = nullptr;    // ?1 id, ?2 state, ?3 score
+  sqlite3_stmt* delete_job = nullptr;      // ?1 id
+  sqlite3_stmt* add_counter = nullptr;     // ?1 name, ?2 delta
+  sqlite3_stmt* pause = nullptr;           // ?1 queue
+  sqlite3_stmt* unpause = nullptr;         // ?1 queue
+  sqlite3_stmt* put_key = nullptr;         // ?1 key id, ?2 PEM
+  sqlite3_stmt* delete_key = nullptr;      // ?1 key id
+  sqlite3_stmt* put_host = nullptr;        // ?1 host .. ?7 retry_after_until
+  sqlite3_stmt* delete_host = nullptr;     // ?1 host
+  sqlite3_stmt* set_commit_seq = nullptr;  // ?1 meta.commit_seq
+};
+
+}  // namespace bulkhead
