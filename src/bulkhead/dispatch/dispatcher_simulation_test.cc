@@ -1,10 +1,13 @@
-// The point of the delivery module, as a deterministic simulation: one destination host never
-// answers (every attempt runs into the 30 s deadline) while another answers in 200 ms. With
-// compartments the healthy host keeps its full rate and the dead host's jobs wait parked, spending
-// neither slots nor retries. A counterfactual run with the breaker off and a flat per-host cap
-// shows what the compartments prevent.
+// The point of the delivery module, as a deterministic simulation of the real Dispatcher: one
+// destination host never answers (every attempt runs into the 30 s deadline) while another
+// answers in 200 ms. With compartments the healthy host keeps its full rate and the dead host's
+// jobs wait parked, spending neither slots nor retries. A counterfactual run with the breaker off
+// and a flat per-host cap shows what the compartments prevent.
 //
-// Everything runs on ManualClock and ScriptedRng: no sleeps, no sockets, no threads.
+// The real Dispatcher and Engine run on the memory store, a ManualClock and ScriptedRng, over the
+// ScriptedTransport answering each host as scripted: no sleeps, no sockets, no threads. Jobs are
+// webhooks (https://HOST/N) carrying `retry` = max_attempts - 1; retries come back through the
+// engine's own retry schedule (count^4 + 15 s, no jitter) and scheduler.
 
 #include <gtest/gtest.h>
 
@@ -12,13 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <queue>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "bulkhead/compartment/host_compartments.h"
-#include "bulkhead/compartment/outcome.h"
-#include "bulkhead/compartment/retry_after.h"
+#include "bulkhead/dispatch/dispatcher.h"
+#include "bulkhead/engine/job_parser.h"
+#include "bulkhead/transport/testing/scripted_transport.h"
 
 namespace bulkhead {
 namespace {
@@ -30,89 +33,6 @@ using std::chrono::seconds;
 constexpr char kGood[] = "good.example";
 constexpr char kBad[] = "dead.example";
 constexpr char kSlow[] = "slow-relay.example";
-constexpr Duration kDeadline = seconds(30);  // the transport's total deadline
-
-// Test-only transport: each host has a scripted behaviour; a request "completes" at
-// start + latency, or times out at start + deadline if the host never answers in time.
-class FakeTransport {
- public:
-  struct Behaviour {
-    Duration latency = milliseconds(200);
-    AttemptResult result{TransportError::kNone, 202};
-    std::string retry_after;  // Retry-After header value sent with the answer, if any
-  };
-  struct Completion {
-    TimePoint at;
-    Grant grant;
-    std::string job_id;
-    TimePoint started;
-    AttemptResult result;
-    std::string retry_after;
-  };
-
-  void Script(const std::string& host, Behaviour b) { behaviour_[host] = std::move(b); }
-
-  void Start(Grant grant, std::string job_id, TimePoint now) {
-    const Behaviour& b = behaviour_.at(grant.host);
-    Completion c{now + b.latency, std::move(grant), std::move(job_id), now,
-                 b.result,        b.retry_after};
-    if (b.latency >= kDeadline) {
-      c.at = now + kDeadline;
-      c.result = {TransportError::kTimeoutTotal, 0};
-      c.retry_after.clear();
-    }
-    ++started_[c.grant.host];
-    in_flight_[c.grant.host]++;
-    max_in_flight_[c.grant.host] = std::max(max_in_flight_[c.grant.host], in_flight_[c.grant.host]);
-    pending_.push(std::move(c));
-  }
-
-  std::optional<TimePoint> NextCompletion() const {
-    if (pending_.empty()) return std::nullopt;
-    return pending_.top().at;
-  }
-
-  std::vector<Completion> TakeDue(TimePoint now) {
-    std::vector<Completion> out;
-    while (!pending_.empty() && pending_.top().at <= now) {
-      out.push_back(pending_.top());
-      pending_.pop();
-      in_flight_[out.back().grant.host]--;
-    }
-    return out;
-  }
-
-  int started(const std::string& host) const {
-    auto it = started_.find(host);
-    return it == started_.end() ? 0 : it->second;
-  }
-  int max_in_flight(const std::string& host) const {
-    auto it = max_in_flight_.find(host);
-    return it == max_in_flight_.end() ? 0 : it->second;
-  }
-  int in_flight_total() const {
-    int n = 0;
-    for (const auto& [h, v] : in_flight_) n += v;
-    return n;
-  }
-
- private:
-  struct Later {
-    bool operator()(const Completion& a, const Completion& b) const { return a.at > b.at; }
-  };
-  std::map<std::string, Behaviour> behaviour_;
-  std::priority_queue<Completion, std::vector<Completion>, Later> pending_;
-  std::map<std::string, int> started_, in_flight_, max_in_flight_;
-};
-
-struct JobState {
-  std::string host;
-  TimePoint enqueued;
-  std::optional<TimePoint> first_start;
-  int attempts = 0;
-  bool done = false;
-  bool dead = false;
-};
 
 struct HostStats {
   int arrived = 0;
@@ -130,18 +50,28 @@ struct SimResult {
   int max_global_in_flight = 0;
 };
 
-// The dispatcher loop the engine will run: jobs arrive and are parked in their host's compartment,
-// the registry decides which may start, results go back through Classify and the registry, and
-// retryable jobs come back after a fixed backoff (the engine's retry policy, outside this module).
 class Simulation {
  public:
-  Simulation(const HostCompartmentsConfig& config, int max_attempts)
-      : registry_(config, rng_),
-        global_max_(config.global_max_in_flight),
-        max_attempts_(max_attempts) {}
+  Simulation(const HostCompartmentsConfig& compartments, int max_attempts)
+      : max_attempts_(max_attempts) {
+    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+    engine_->SetJobDoneHandler([this](const JobRecord& job, Duration, bool failed) {
+      if (!failed) ++stats_[HostOfJid(job.jid)].completed;
+    });
+    DispatcherConfig dc;
+    dc.compartments = compartments;
+    dc.max_retry_after = minutes(10);
+    dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, transport_, /*signer=*/nullptr, keys_,
+                                               clock_, rng_, dc);
+    engine_->SetBuiltinJobs(dispatcher_.get());
+    dispatcher_->Start();
+    io_.poll();
+    io_.restart();
+  }
+  ~Simulation() { engine_->SetBuiltinJobs(nullptr); }
 
-  FakeTransport& transport() { return transport_; }
-  ManualClock& clock() { return clock_; }
+  ScriptedTransport& transport() { return transport_; }
 
   // Adds a periodic job source for `host`.
   void Arrivals(const std::string& host, Duration every) { sources_.push_back({host, every, {}}); }
@@ -153,57 +83,38 @@ class Simulation {
     SimResult out;
     while (true) {
       const TimePoint now = clock_.Now();
-      for (auto& c : transport_.TakeDue(now)) Complete(c, now);
-      while (!retries_.empty() && retries_.top().first <= now) {
-        Park(retries_.top().second, now);
-        retries_.pop();
-      }
+      transport_.AnswerDue(now);    // results: ACK / FAIL / dead, and the pumps they cause
+      engine_->RunScheduledOnce();  // retries due go back to the delivery queue
       for (Source& s : sources_) {
         while (s.next <= now && s.next < end) {
-          const std::string id = s.host + "#" + std::to_string(next_id_++);
-          JobState job;
-          job.host = s.host;
-          job.enqueued = s.next;
-          jobs_[id] = std::move(job);
-          ++stats_[s.host].arrived;
-          Park(id, now);
+          Push(s.host, s.next);
           s.next += s.every;
         }
       }
-      for (Grant& g : registry_.Schedule({}, now)) {
-        EXPECT_TRUE(g.parked_job_id.has_value());
-        const std::string id = *g.parked_job_id;
-        JobState& job = jobs_.at(id);
-        if (!job.first_start) job.first_start = now;
-        ++job.attempts;
-        transport_.Start(std::move(g), id, now);
-      }
-      out.max_global_in_flight = std::max(out.max_global_in_flight, transport_.in_flight_total());
-      EXPECT_EQ(registry_.global_in_flight(), transport_.in_flight_total());
+      dispatcher_->Pump();  // what the dispatcher's timer does: probes, Retry-After ends
+      io_.poll();
+      io_.restart();
+      const int in_flight = static_cast<int>(transport_.InFlight());
+      out.max_global_in_flight = std::max(out.max_global_in_flight, in_flight);
+      EXPECT_EQ(dispatcher_->compartments().global_in_flight(), in_flight);
 
-      // Next event: a completion, a retry coming due, an arrival, or a compartment waking up.
-      std::optional<TimePoint> next = transport_.NextCompletion();
-      auto consider = [&](TimePoint t) {
-        if (!next || t < *next) next = t;
+      // Next event: an answer, a retry coming due, an arrival, or the dispatcher's timer.
+      std::optional<TimePoint> next = transport_.NextAnswerAt();
+      auto consider = [&](std::optional<TimePoint> t) {
+        if (t && (!next || *t < *next)) next = t;
       };
-      if (!retries_.empty()) consider(retries_.top().first);
+      consider(NextRetry());
       for (const Source& s : sources_) {
         if (s.next < end) consider(s.next);
       }
-      if (auto w = registry_.NextWakeup(now)) consider(*w);
+      consider(dispatcher_->next_wakeup());
       if (!next || *next >= end) break;
       EXPECT_GT(*next, now) << "simulation would spin";
       clock_.Set(*next);
     }
-    for (auto& [id, job] : jobs_) {
-      HostStats& h = stats_[job.host];
-      if (job.attempts == 0) ++h.never_attempted;
-      h.retries_spent += std::max(0, job.attempts - 1);
-      h.max_attempts = std::max(h.max_attempts, job.attempts);
-      if (job.first_start) h.max_wait = std::max(h.max_wait, *job.first_start - job.enqueued);
-    }
+    Tally();
     out.hosts = stats_;
-    out.snapshot = registry_.Snapshot(clock_.Now());
+    out.snapshot = dispatcher_->Snapshot().hosts;
     return out;
   }
 
@@ -213,50 +124,74 @@ class Simulation {
     Duration every;
     TimePoint next;
   };
-  using Retry = std::pair<TimePoint, std::string>;
 
-  void Park(const std::string& id, TimePoint now) {
-    ASSERT_TRUE(registry_.Park(jobs_.at(id).host, id, now).ok());
+  static std::string HostOfJid(const std::string& jid) { return jid.substr(0, jid.find('#')); }
+
+  void Push(const std::string& host, TimePoint enqueued) {
+    const std::string n = std::to_string(next_id_++);
+    const std::string url = "https://" + host + "/" + n;
+    nlohmann::json doc = {{"jid", host + "#" + n},
+                          {"jobtype", "webhook"},
+                          {"retry", max_attempts_ - 1},
+                          {"args", nlohmann::json::array({nlohmann::json{{"url", url}}})}};
+    auto job = ParseJobDocument(doc, clock_.Now());
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    std::optional<Status> pushed;
+    engine_->Push(std::move(*job), [&](Status s) { pushed = s; });
+    ASSERT_TRUE(pushed.has_value() && pushed->ok());
+    enqueued_[url] = enqueued;
+    ++stats_[host].arrived;
   }
 
-  void Complete(const FakeTransport::Completion& c, TimePoint now) {
-    JobState& job = jobs_.at(c.job_id);
-    const Outcome o = Classify(JobKind::kActivityPub, c.result);
-    std::optional<TimePoint> retry_after;
-    if (!c.retry_after.empty()) retry_after = ParseRetryAfter(c.retry_after, now, minutes(10));
-    registry_.OnResult(c.grant, o, now - c.started, now, retry_after);
-    HostStats& h = stats_[job.host];
-    switch (o.cls) {
-      case OutcomeClass::kOk:
-        job.done = true;
-        ++h.completed;
-        break;
-      case OutcomeClass::kRetryable:
-        if (job.attempts >= max_attempts_) {
-          job.dead = true;
-          ++h.dead;
-        } else {
-          retries_.push({now + seconds(15), c.job_id});
-        }
-        break;
-      case OutcomeClass::kGone:
-      case OutcomeClass::kPermanent:
-        job.dead = true;
-        ++h.dead;
-        break;
+  std::optional<TimePoint> NextRetry() {
+    std::optional<TimePoint> out;
+    store_->List(JobState::kRetry, 0, 1, [&](Result<std::vector<JobRecord>> r) {
+      if (r.ok() && !r->empty()) out = FromUnixMicros(r->front().score);
+    });
+    return out;
+  }
+
+  // Per job: attempts and first attempt from the transport's record, dead from the store.
+  void Tally() {
+    struct Attempts {
+      int n = 0;
+      TimePoint first{};
+    };
+    std::map<std::string, Attempts> by_url;
+    for (const auto& call : transport_.calls) {
+      Attempts& a = by_url[call.request.url];
+      if (a.n++ == 0) a.first = call.sent;
     }
+    for (const auto& [url, enqueued] : enqueued_) {
+      HostStats& h = stats_[ScriptedTransport::HostOf(url)];
+      auto it = by_url.find(url);
+      if (it == by_url.end()) {
+        ++h.never_attempted;
+        continue;
+      }
+      h.retries_spent += it->second.n - 1;
+      h.max_attempts = std::max(h.max_attempts, it->second.n);
+      h.max_wait = std::max(h.max_wait, it->second.first - enqueued);
+    }
+    store_->List(JobState::kDead, 0, 1'000'000, [&](Result<std::vector<JobRecord>> r) {
+      ASSERT_TRUE(r.ok());
+      for (const auto& job : *r) ++stats_[HostOfJid(job.jid)].dead;
+    });
   }
 
+  const int max_attempts_;
+  Config config_;
   ManualClock clock_;
   ScriptedRng rng_;  // empty: no jitter, every run identical
-  HostCompartments registry_;
-  FakeTransport transport_;
-  const int global_max_;
-  const int max_attempts_;
+  boost::asio::io_context io_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Engine> engine_;
+  InMemoryKeyRing keys_;
+  ScriptedTransport transport_{clock_};
+  std::unique_ptr<Dispatcher> dispatcher_;
   std::vector<Source> sources_;
-  std::map<std::string, JobState> jobs_;
+  std::map<std::string, TimePoint> enqueued_;  // by URL
   std::map<std::string, HostStats> stats_;
-  std::priority_queue<Retry, std::vector<Retry>, std::greater<>> retries_;
   uint64_t next_id_ = 0;
 };
 
@@ -278,8 +213,9 @@ HostCompartmentsConfig NoCompartmentsConfig() {
   return c;
 }
 
-const FakeTransport::Behaviour kHealthy{milliseconds(200), {TransportError::kNone, 202}, ""};
-const FakeTransport::Behaviour kNeverAnswers{minutes(5), {TransportError::kNone, 202}, ""};
+// The webhook deadline (30 s total) cuts kNeverAnswers' attempts with kTimeoutTotal.
+const ScriptedTransport::Behaviour kHealthy{milliseconds(200), ScriptedTransport::Status(202)};
+const ScriptedTransport::Behaviour kNeverAnswers{minutes(5), ScriptedTransport::Status(202)};
 
 void Print(const char* name, const SimResult& r) {
   if (getenv("SIM_VERBOSE") == nullptr) return;
@@ -313,7 +249,6 @@ const CompartmentSnapshot& SnapshotOf(const SimResult& r, const std::string& hos
   EXPECT_NE(it, r.snapshot.end());
   return *it;
 }
-
 TEST(DispatcherSimulationTest, HealthyHostKeepsFullRateBesideADeadHost) {
   const SimResult alone = RunScenario(BulkheadConfig(), /*with_bad_host=*/false);
   const SimResult mixed = RunScenario(BulkheadConfig(), /*with_bad_host=*/true);
@@ -382,7 +317,7 @@ TEST(DispatcherSimulationTest, SlowRelayIsSqueezedWhileTheHealthyHostKeepsItsRat
   const SimResult alone = RunScenario(BulkheadConfig(), /*with_bad_host=*/false);
   Simulation sim(BulkheadConfig(), /*max_attempts=*/5);
   sim.transport().Script(kGood, kHealthy);
-  sim.transport().Script(kSlow, {seconds(25), {TransportError::kNone, 201}, ""});
+  sim.transport().Script(kSlow, {seconds(25), ScriptedTransport::Status(201)});
   sim.Arrivals(kGood, milliseconds(20));
   sim.Arrivals(kSlow, milliseconds(100));
   const SimResult r = sim.Run(minutes(10));
@@ -404,7 +339,8 @@ TEST(DispatcherSimulationTest, RateLimitedHostIsLeftAloneUntilRetryAfter) {
   HostCompartmentsConfig config = BulkheadConfig();
   Simulation sim(config, /*max_attempts=*/25);
   sim.transport().Script(kGood, kHealthy);
-  sim.transport().Script(kBad, {milliseconds(50), {TransportError::kNone, 429}, "120"});
+  sim.transport().Script(
+      kBad, {milliseconds(50), ScriptedTransport::Status(429, {{"Retry-After", "120"}})});
   sim.Arrivals(kGood, milliseconds(20));
   sim.Arrivals(kBad, seconds(1));
   const SimResult r = sim.Run(minutes(10));

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "bulkhead/dispatch/delivery_render.h"
 #include "bulkhead/dispatch/vapid_key_file.h"
 #include "bulkhead/http/bearer_auth.h"
 #include "bulkhead/metrics/metric_names.h"
@@ -161,7 +162,7 @@ Status Server::StartDelivery() {
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
-  engine_->SetInfoHosts([this] { return dispatcher_->HostsJson(); });
+  engine_->SetInfoHosts([this] { return RenderHostsJson(dispatcher_->Snapshot()); });
   return Status::Ok();
 }
 
@@ -233,7 +234,7 @@ void Server::RegisterRoutes() {
     });
   });
   http_->Route("GET", "/api/hosts", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    reply(HttpResponseOut::Json(200, dispatcher_->HostsJson()));
+    reply(HttpResponseOut::Json(200, RenderHostsJson(dispatcher_->Snapshot())));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     nlohmann::json out = nlohmann::json::array();

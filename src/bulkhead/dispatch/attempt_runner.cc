@@ -1,0 +1,166 @@
+#include "bulkhead/dispatch/attempt_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "bulkhead/compartment/outcome.h"
+#include "bulkhead/compartment/retry_after.h"
+#include "bulkhead/metrics/metric_names.h"
+
+namespace bulkhead {
+namespace {
+
+namespace mn = metric_names;
+
+// The `outcome` label of bulkhead_deliveries_total for one attempt.
+std::string_view OutcomeLabel(const HttpResponse& r) {
+  switch (r.error) {
+    case TransportError::kNone:
+      break;
+    case TransportError::kConnectTimeout:
+    case TransportError::kTimeoutFirstByte:
+    case TransportError::kTimeoutTotal:
+    case TransportError::kLowSpeed:
+      return mn::kOutcomeTimeout;
+    default:
+      return mn::kOutcomeNetworkError;
+  }
+  if (r.status >= 200 && r.status < 300) return mn::kOutcomeSuccess;
+  if (r.status >= 500) return mn::kOutcomeServerError;
+  return mn::kOutcomeClientError;
+}
+
+Engine::Done LogDone(std::string what, std::string jid) {
+  return [what = std::move(what), jid = std::move(jid)](Status s) {
+    if (!s.ok()) spdlog::warn("delivery {}: {} failed: {}", jid, what, s.message());
+  };
+}
+
+}  // namespace
+
+Status AttemptRunner::Send(const DeliveryJob& job, Transport::DoneCallback done) {
+  auto request = BuildDeliveryRequest(job, p_.signer, p_.keys, p_.clock);
+  if (!request.ok()) return request.status();
+  request->deadlines = p_.config.DeadlinesFor(job.kind);
+  ++p_.stats.attempts;
+  p_.transport.Send(std::move(*request), std::move(done));
+  return Status::Ok();
+}
+
+void AttemptRunner::Refused(const DeliveryJob& job, const Grant& grant, const Status& error,
+                            TimePoint now) {
+  p_.compartments.OnResult(
+      grant, Outcome{OutcomeClass::kPermanent, HostSignal::kNone, std::string(error.message())},
+      Duration::zero(), now);
+  Dead(job, "InvalidDeliveryJob", std::string(error.message()));
+}
+
+void AttemptRunner::Release(const Grant& grant, TimePoint started, TimePoint now) {
+  Duration latency = std::max(Duration::zero(), now - started);
+  p_.compartments.OnResult(grant, Outcome{OutcomeClass::kRetryable, HostSignal::kNone, "cancelled"},
+                           latency, now);
+}
+
+void AttemptRunner::Conclude(const DeliveryJob& job, const Grant& grant, TimePoint started,
+                             const HttpResponse& response, TimePoint now) {
+  Duration latency = std::max(Duration::zero(), now - started);
+  AttemptResult attempt{response.error, response.status};
+  Outcome outcome = Classify(job.kind, attempt);
+  if (!response.ok() && !response.error_message.empty()) {
+    outcome.reason += ": " + response.error_message;
+  }
+  std::optional<TimePoint> retry_after;
+  if (response.ok()) {
+    if (auto value = response.Header("Retry-After")) {
+      retry_after = ParseRetryAfter(*value, now, p_.config.max_retry_after);
+    }
+  }
+  p_.compartments.OnResult(grant, outcome, latency, now, retry_after);
+  CountAttempt(job.host, OutcomeLabel(response), latency);
+  p_.host_states.AfterResult(job.host, now);
+  Finish(job, outcome, retry_after, now);
+}
+
+void AttemptRunner::Finish(const DeliveryJob& job, const Outcome& outcome,
+                           std::optional<TimePoint> retry_after, TimePoint now) {
+  switch (outcome.cls) {
+    case OutcomeClass::kOk:
+      ++p_.stats.acked;
+      p_.engine.Ack(job.jid, LogDone("ACK", job.jid));
+      return;
+    case OutcomeClass::kGone: {
+      ++p_.stats.gone;
+      FailOptions options;
+      options.discard = true;
+      p_.engine.Fail(job.jid, FailureReport{"SubscriptionGone", outcome.reason, {}},
+                     LogDone("FAIL", job.jid), options);
+      p_.outcomes.WebPushGone(job);
+      return;
+    }
+    case OutcomeClass::kPermanent:
+      Dead(job, "DeliveryRefused", outcome.reason);
+      return;
+    case OutcomeClass::kRetryable:
+      break;
+  }
+  if (now >= job.deadline) {
+    Expire(job);
+    return;
+  }
+  bool last = LastAttempt(job);
+  FailOptions options;
+  options.not_before = retry_after;
+  p_.engine.Fail(job.jid, FailureReport{"DeliveryFailed", outcome.reason, {}},
+                 LogDone("FAIL", job.jid), options);
+  if (last) {
+    ++p_.stats.dead;
+    p_.outcomes.DeliveryDead(job, outcome.reason);
+  } else {
+    ++p_.stats.retried;
+  }
+}
+
+void AttemptRunner::Dead(const DeliveryJob& job, const std::string& errtype,
+                         const std::string& reason) {
+  ++p_.stats.dead;
+  FailOptions options;
+  options.dead = true;
+  p_.engine.Fail(job.jid, FailureReport{errtype, reason, {}}, LogDone("FAIL", job.jid), options);
+  p_.outcomes.DeliveryDead(job, reason);
+}
+
+void AttemptRunner::Expire(const DeliveryJob& job) {
+  ++p_.stats.expired;
+  Dead(job, "HostUnavailable", "host unavailable");
+}
+
+void AttemptRunner::ReturnForRetry(const std::string& jid, const std::string& errtype,
+                                   const std::string& reason) {
+  ++p_.stats.retried;
+  p_.engine.Fail(jid, FailureReport{errtype, reason, {}}, LogDone("FAIL", jid));
+}
+
+bool AttemptRunner::LastAttempt(const DeliveryJob& job) const {
+  // Mirrors RetryPolicy::Decide: this failure's retry_count is the previous one + 1 (0 at first).
+  int retry = job.retry.value_or(p_.engine.config().RetryFor(job.jobtype));
+  int count = job.last_retry_count ? *job.last_retry_count + 1 : 0;
+  return retry != 0 && count >= retry;
+}
+
+void AttemptRunner::CountAttemptsIn(CounterFamily* deliveries, HistogramFamily* latency,
+                                    TopNLabels* labels) {
+  deliveries_ = deliveries;
+  latency_ = latency;
+  host_labels_ = labels;
+}
+
+void AttemptRunner::CountAttempt(const std::string& host, std::string_view outcome,
+                                 Duration latency) {
+  if (!deliveries_) return;
+  std::string label = host_labels_->RecordAndLabel(host);
+  deliveries_->WithLabels({label, std::string(outcome)}).Increment();
+  latency_->WithLabels({label}).Observe(std::chrono::duration<double>(latency).count());
+}
+
+}  // namespace bulkhead

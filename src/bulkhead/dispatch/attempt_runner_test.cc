@@ -1,0 +1,184 @@
+#include "bulkhead/dispatch/attempt_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/engine/job_parser.h"
+#include "bulkhead/transport/testing/scripted_transport.h"
+
+namespace bulkhead {
+namespace {
+
+using nlohmann::json;
+using std::chrono::hours;
+using std::chrono::seconds;
+
+// A runner over the memory store and a real Engine; jobs are pushed to a plain queue and reserved
+// from it, as the dispatcher holds them, before the runner sees them.
+class AttemptRunnerTest : public ::testing::Test {
+ protected:
+  AttemptRunnerTest() {
+    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+    dconfig_.webhook_deadlines.total = seconds(7);
+    compartments_ = std::make_unique<HostCompartments>(dconfig_.compartments, rng_);
+    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead");
+    keeper_ = std::make_unique<HostStateKeeper>(*store_, *compartments_, *outcomes_, clock_);
+    runner_ = std::make_unique<AttemptRunner>(
+        AttemptRunner::Parts{*engine_, transport_, nullptr, keys_, clock_, *compartments_, *keeper_,
+                             *outcomes_, dconfig_, stats_});
+  }
+
+  // Pushes `args0` as a job of `jobtype` and reserves it; returns it read as a delivery job.
+  DeliveryJob Reserve(const std::string& jobtype, json args0) {
+    json doc = {{"jid", "job-" + std::to_string(next_++) + "-abcdef"},
+                {"jobtype", jobtype},
+                {"queue", "q"},
+                {"args", json::array({args0})}};
+    auto record = ParseJobDocument(doc, clock_.Now());
+    EXPECT_TRUE(record.ok());
+    engine_->Push(std::move(*record), [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
+    std::optional<JobRecord> taken;
+    store_->Fetch({"q"}, clock_.Now(), [&](Result<std::optional<JobRecord>> r) { taken = *r; });
+    EXPECT_TRUE(taken.has_value());
+    auto job = ParseDeliveryJob(*taken, dconfig_.jobs, nullptr);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return *job;
+  }
+  DeliveryJob Webhook() { return Reserve("webhook", {{"url", "https://hooks.example/x"}}); }
+  Grant GrantFor(const DeliveryJob& job) {
+    std::vector<HostDemand> demand = {{job.host, 1}};
+    auto grants = compartments_->Schedule(demand, clock_.Now());
+    EXPECT_EQ(grants.size(), 1u);
+    return grants.at(0);
+  }
+  std::vector<JobRecord> List(JobState set) {
+    std::vector<JobRecord> out;
+    store_->List(set, 0, 100, [&](Result<std::vector<JobRecord>> r) { out = *r; });
+    return out;
+  }
+  std::vector<json> Outcomes() {
+    std::vector<json> out;
+    for (;;) {
+      std::optional<JobRecord> job;
+      store_->Fetch({"bulkhead"}, clock_.Now(),
+                    [&](Result<std::optional<JobRecord>> r) { job = *r; });
+      if (!job) return out;
+      out.push_back(json::parse(job->payload));
+    }
+  }
+  // Sends `job` and concludes it with `response` after `latency`.
+  void Run(const DeliveryJob& job, HttpResponse response, Duration latency = seconds(1)) {
+    Grant grant = GrantFor(job);
+    const TimePoint started = clock_.Now();
+    ASSERT_TRUE(runner_->Send(job, [](HttpResponse) {}).ok());
+    clock_.Advance(latency);
+    runner_->Conclude(job, grant, started, response, clock_.Now());
+  }
+
+  Config config_;
+  ManualClock clock_;
+  ScriptedRng rng_;
+  boost::asio::io_context io_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Engine> engine_;
+  InMemoryKeyRing keys_;
+  ScriptedTransport transport_;
+  DispatcherConfig dconfig_;
+  DispatcherStats stats_;
+  std::unique_ptr<HostCompartments> compartments_;
+  std::unique_ptr<OutcomeJobs> outcomes_;
+  std::unique_ptr<HostStateKeeper> keeper_;
+  std::unique_ptr<AttemptRunner> runner_;
+  int next_ = 1;
+};
+
+TEST_F(AttemptRunnerTest, SendsTheRequestWithItsKindsDeadlines) {
+  DeliveryJob job = Webhook();
+  bool answered = false;
+  ASSERT_TRUE(runner_->Send(job, [&](HttpResponse) { answered = true; }).ok());
+  ASSERT_EQ(transport_.calls.size(), 1u);
+  EXPECT_EQ(transport_.calls[0].request.url, "https://hooks.example/x");
+  EXPECT_EQ(transport_.calls[0].request.method, "POST");
+  EXPECT_EQ(transport_.calls[0].request.deadlines.total, seconds(7));
+  EXPECT_EQ(stats_.attempts, 1);
+  EXPECT_FALSE(answered) << "never inside Send";
+  transport_.Answer(0, ScriptedTransport::Status(200));
+  EXPECT_TRUE(answered);
+}
+
+TEST_F(AttemptRunnerTest, SuccessIsAckedAndReportedToTheCompartment) {
+  DeliveryJob job = Webhook();
+  Run(job, ScriptedTransport::Status(204));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  EXPECT_TRUE(List(JobState::kRetry).empty());
+  EXPECT_EQ(stats_.acked, 1);
+  EXPECT_EQ(compartments_->global_in_flight(), 0);
+  EXPECT_EQ(compartments_->Find("hooks.example")->Snapshot(clock_.Now()).successes, 1);
+  EXPECT_TRUE(Outcomes().empty());
+}
+
+TEST_F(AttemptRunnerTest, RetryableFailureWaitsForTheHostsRetryAfter) {
+  DeliveryJob job = Webhook();
+  Run(job, ScriptedTransport::Status(429, {{"Retry-After", "600"}}));
+  auto retry = List(JobState::kRetry);
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_GE(FromUnixMicros(retry[0].score), clock_.Now() + seconds(600));
+  EXPECT_EQ(stats_.retried, 1);
+  EXPECT_TRUE(Outcomes().empty());
+}
+
+TEST_F(AttemptRunnerTest, PermanentRefusalGoesDeadWithAnOutcomeJob) {
+  DeliveryJob job = Webhook();
+  Run(job, ScriptedTransport::Status(400));
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(json::parse(dead[0].payload)["failure"]["errtype"], "DeliveryRefused");
+  EXPECT_EQ(stats_.dead, 1);
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kDeliveryDeadJobType);
+  EXPECT_EQ(outcomes[0]["args"][0], job.jid);
+  EXPECT_EQ(outcomes[0]["args"][3], "https://hooks.example/x");
+}
+
+TEST_F(AttemptRunnerTest, RetryableFailurePastTheDeadlineIsHostUnavailable) {
+  DeliveryJob job = Webhook();
+  Run(job, ScriptedTransport::Error(TransportError::kConnectRefused), hours(25));
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(json::parse(dead[0].payload)["failure"]["message"], "host unavailable");
+  EXPECT_EQ(stats_.expired, 1);
+  EXPECT_EQ(stats_.dead, 1);
+}
+
+TEST_F(AttemptRunnerTest, UnbuildableRequestIsRefusedAndFreesTheSlot) {
+  // Parsed without a key ring, so the unknown key only shows when the request is built.
+  DeliveryJob job = Reserve("activitypub", {{"inbox", "https://remote.example/inbox"},
+                                            {"activity", {{"type", "Create"}}},
+                                            {"key_id", "https://social.example/users/x#k"}});
+  Grant grant = GrantFor(job);
+  Status sent = runner_->Send(job, [](HttpResponse) {});
+  ASSERT_FALSE(sent.ok());
+  EXPECT_TRUE(transport_.calls.empty());
+  runner_->Refused(job, grant, sent, clock_.Now());
+  EXPECT_EQ(compartments_->global_in_flight(), 0);
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(json::parse(dead[0].payload)["failure"]["errtype"], "InvalidDeliveryJob");
+}
+
+TEST_F(AttemptRunnerTest, ReleasedAttemptLeavesTheJobReserved) {
+  DeliveryJob job = Webhook();
+  Grant grant = GrantFor(job);
+  const TimePoint started = clock_.Now();
+  ASSERT_TRUE(runner_->Send(job, [](HttpResponse) {}).ok());
+  runner_->Release(grant, started, clock_.Now());
+  EXPECT_EQ(compartments_->global_in_flight(), 0);
+  EXPECT_EQ(List(JobState::kWorking).size(), 1u);
+  EXPECT_EQ(stats_.acked + stats_.retried + stats_.dead, 0);
+}
+
+}  // namespace
+}  // namespace bulkhead

@@ -1,0 +1,68 @@
+// DeliverySnapshot: a plain copy of the delivery engine's state at one instant (per host and in
+// total), for views: /api/hosts, INFO "hosts" and the per-host metric gauges render from it
+// (dispatch/delivery_render.h), never from the live dispatcher.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "bulkhead/compartment/compartment.h"
+#include "bulkhead/util/clock.h"
+
+namespace bulkhead {
+
+// Counters since start, for tests, logs and views.
+struct DispatcherStats {
+  int64_t taken = 0;     // jobs taken from kDeliveryQueue (adopted ones included)
+  int64_t adopted = 0;   // reservations adopted at Start
+  int64_t attempts = 0;  // requests sent
+  int64_t acked = 0;
+  int64_t retried = 0;
+  int64_t dead = 0;
+  int64_t gone = 0;
+  int64_t expired = 0;  // dead because their deadline passed
+  int64_t renewed = 0;  // reservations renewed while held
+  int64_t outcome_jobs = 0;
+};
+
+struct DeliverySnapshot {
+  TimePoint at{};
+  // One entry per host compartment, ordered by host: state, breaker state and openings, time to
+  // the next probe, in-flight cap (limit) and use, parked jobs, successes/failures/overloaded,
+  // latency, whether announced unavailable, failing-since and Retry-After.
+  std::vector<CompartmentSnapshot> hosts;
+  // Totals.
+  size_t held = 0;    // jobs held in memory (fresh + parked + in flight)
+  size_t parked = 0;  // sum of hosts[].parked
+  int in_flight = 0;  // attempts in flight, all hosts
+  int max_in_flight = 0;
+  DispatcherStats stats;
+};
+
+// The snapshot the event loop last published, for readers on other threads (metric scrapes).
+// Thread-safe: Publish and Latest hold an internal mutex only to swap or copy a pointer, so a
+// reader never waits for the loop's work, only for another pointer copy.
+class PublishedDeliverySnapshot {
+ public:
+  PublishedDeliverySnapshot() : latest_(std::make_shared<const DeliverySnapshot>()) {}
+
+  void Publish(DeliverySnapshot snapshot) {
+    auto next = std::make_shared<const DeliverySnapshot>(std::move(snapshot));
+    std::lock_guard lock(mu_);
+    latest_.swap(next);
+  }
+  // Never null (an empty snapshot before the first Publish).
+  std::shared_ptr<const DeliverySnapshot> Latest() const {
+    std::lock_guard lock(mu_);
+    return latest_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const DeliverySnapshot> latest_;  // guarded by mu_
+};
+
+}  // namespace bulkhead

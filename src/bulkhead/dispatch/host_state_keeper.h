@@ -1,0 +1,80 @@
+// HostStateKeeper: keeps what the delivery engine knows about failing hosts across restarts, and
+// announces when a host becomes unavailable or available again.
+//
+// While a host is failing, its compartment's CompartmentState (breaker open-until and openings,
+// failing-since, Retry-After) and whether it was announced unavailable are kept in the store
+// (Store::PutHostState): written after a result only when they changed, deleted once the host is
+// healthy and not announced (or its compartment was evicted and it was not announced). Restore
+// reads them back into the HostCompartments at start, before any reservation is adopted, so a
+// dead host's adopted jobs stay parked until its breaker's probe time and its unavailable period
+// still counts from its first failure.
+//
+// ToHostStateRecord / ToCompartmentState are the one mapping between the stored row and the
+// compartment's state.
+//
+// Not thread-safe: event loop thread only. The store, compartments, outcome jobs and clock must
+// outlive it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "bulkhead/compartment/host_compartments.h"
+#include "bulkhead/dispatch/outcome_jobs.h"
+#include "bulkhead/store/host_state_record.h"
+#include "bulkhead/store/store.h"
+#include "bulkhead/util/clock.h"
+
+namespace bulkhead {
+
+HostStateRecord ToHostStateRecord(const std::string& host, const CompartmentState& state,
+                                  bool unavailable);
+CompartmentState ToCompartmentState(const HostStateRecord& record);
+
+class HostStateKeeper {
+ public:
+  HostStateKeeper(Store& store, HostCompartments& compartments, OutcomeJobs& outcomes,
+                  const Clock& clock);
+  ~HostStateKeeper();
+  HostStateKeeper(const HostStateKeeper&) = delete;
+  HostStateKeeper& operator=(const HostStateKeeper&) = delete;
+
+  // Reads the saved host states, restores the failing ones into the compartments and remembers
+  // which hosts were announced unavailable; then runs `done` (possibly inside this call, when the
+  // store answers inline; never after the keeper is destroyed). A store error is logged and
+  // restores nothing.
+  void Restore(std::function<void()> done);
+
+  // After a result for `host`: announces bulkhead.host_unavailable / bulkhead.host_available when
+  // its verdict changed, then saves its state if it differs from what the store holds.
+  void AfterResult(const std::string& host, TimePoint now);
+
+  // Saves (in practice: deletes or keeps) the state of saved hosts whose compartments were
+  // evicted.
+  void SaveEvicted(TimePoint now);
+
+  // Whether `host` was announced unavailable (and not available since).
+  bool announced_unavailable(const std::string& host) const {
+    return unavailable_hosts_.contains(host);
+  }
+  // Hosts whose state the store holds (as far as this keeper wrote or read it).
+  size_t saved_count() const { return saved_hosts_.size(); }
+
+ private:
+  void CheckAvailability(const std::string& host, TimePoint now);
+  // Writes (or deletes) the stored state of `host` if it differs from what was written last.
+  void Save(const std::string& host, TimePoint now);
+
+  Store& store_;
+  HostCompartments& compartments_;
+  OutcomeJobs& outcomes_;
+  const Clock& clock_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::set<std::string> unavailable_hosts_;             // announced with bulkhead.host_unavailable
+  std::map<std::string, HostStateRecord> saved_hosts_;  // what the store holds, by host
+};
+
+}  // namespace bulkhead
