@@ -55,6 +55,7 @@ class FwpServer {
   using InfoCallback = std::function<void(Result<std::string>)>;
   void SetInfoSource(std::function<void(InfoCallback)> source) { info_source_ = std::move(source); }
   void Info(InfoCallback cb);
+
   bool stopping() const { return stopping_; }
 
   // Protections against hostile clients, shared by every session.
