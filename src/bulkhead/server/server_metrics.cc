@@ -24,7 +24,7 @@ ServerMetrics::~ServerMetrics() {
 }
 
 Status ServerMetrics::Register() {
-  Status s = RegisterEngineMetrics(registry_, published_, clock_);
+  Status s = RegisterEngineMetrics(registry_, published_, clock_, kMaxSnapshotAge);
   if (!s.ok()) return s;
   auto runtime = registry_.AddHistogram(mn::kJobRuntimeSeconds, mn::kJobRuntimeSecondsHelp,
                                         {std::string(mn::kLabelJobType)}, mn::kJobRuntimeBuckets);

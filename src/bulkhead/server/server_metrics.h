@@ -7,7 +7,9 @@
 // (the /metrics handler does so, on the loop, before it renders: a scrape over HTTP shows the
 // figures of that moment); the metric callbacks read only the latest published copy. So a
 // collection on another thread (the StatsD emitter's, or any reader of the registry while the loop
-// is stuck in a handler) answers at once with figures at most one publication old.
+// is stuck in a handler) answers at once, with figures at most one publication old — or, once the
+// latest is older than kMaxSnapshotAge (the loop is stuck), without them: missing and counted in
+// bulkhead_metrics_collect_errors_total, never frozen.
 //
 // Thread-compatible; lives on the event loop's thread except for the registry's callbacks.
 #pragma once
@@ -28,6 +30,9 @@ class ServerMetrics {
  public:
   // Period of the loop's publication.
   static constexpr std::chrono::seconds kPublishInterval{1};
+  // Age past which the published figures are left out of a collection: one period, plus the 2 s
+  // a collection used to wait for a busy loop.
+  static constexpr std::chrono::seconds kMaxSnapshotAge{3};
 
   // `registry`, `io`, `engine` and `clock` must outlive this object. Registers the engine's
   // job-done handler for the runtime histogram.

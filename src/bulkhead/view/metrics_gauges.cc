@@ -16,27 +16,42 @@ using Snapshot = std::shared_ptr<const EngineSnapshot>;
 
 Samples One(double v) { return std::vector<MetricSample>{MetricSample{{}, v}}; }
 
-// A callback over the latest snapshot; Unavailable before the first publication.
-SampleCallback FromLatest(const PublishedSnapshot& published,
-                          std::function<Samples(const EngineSnapshot&)> read) {
-  return [&published, read = std::move(read)]() -> Samples {
-    Snapshot s = published.Latest();
+// Where the callbacks read: the latest snapshot, while it is fresh enough.
+struct Source {
+  const PublishedSnapshot& published;
+  const Clock& clock;
+  Duration max_age;
+};
+
+// A callback over the latest snapshot; Unavailable before the first publication and when the
+// latest is older than max_age (unless `any_age`: figures that cannot go stale).
+SampleCallback FromLatest(const Source& src, std::function<Samples(const EngineSnapshot&)> read,
+                          bool any_age = false) {
+  return [src, read = std::move(read), any_age]() -> Samples {
+    Snapshot s = src.published.Latest();
     if (!s) return Status::Unavailable("no engine snapshot published yet");
+    Duration age = src.clock.Now() - s->now;
+    if (!any_age && age > src.max_age) {
+      auto seconds = std::chrono::duration_cast<std::chrono::seconds>(age).count();
+      return Status::Unavailable("the event loop has published no engine snapshot for " +
+                                 std::to_string(seconds) + " s");
+    }
     return read(*s);
   };
 }
 
-SampleCallback Scalar(const PublishedSnapshot& published, double (*pick)(const EngineSnapshot&)) {
-  return FromLatest(published, [pick](const EngineSnapshot& s) { return One(pick(s)); });
+SampleCallback Scalar(const Source& src, double (*pick)(const EngineSnapshot&)) {
+  return FromLatest(src, [pick](const EngineSnapshot& s) { return One(pick(s)); });
 }
 
 }  // namespace
 
 Status RegisterEngineMetrics(Registry& registry, const PublishedSnapshot& published,
-                             const Clock& clock) {
+                             const Clock& clock, Duration max_age) {
+  const Source src{published, clock, max_age};
   const std::vector<std::string> queue_label{std::string(mn::kLabelQueue)};
   auto per_queue = [&](bool latency) {
-    return FromLatest(published, [&clock, latency](const EngineSnapshot& s) -> Samples {
+    return FromLatest(src, [&clock, latency](const EngineSnapshot& s) -> Samples {
       double age = std::max(0.0, std::chrono::duration<double>(clock.Now() - s.now).count());
       std::vector<MetricSample> out;
       for (const auto& [name, q] : s.queues) {
@@ -60,31 +75,30 @@ Status RegisterEngineMetrics(Registry& registry, const PublishedSnapshot& publis
   };
   gauge(mn::kQueueSize, mn::kQueueSizeHelp, per_queue(false), queue_label);
   gauge(mn::kQueueLatencySeconds, mn::kQueueLatencySecondsHelp, per_queue(true), queue_label);
-  gauge(mn::kRetrySetSize, mn::kRetrySetSizeHelp,
-        FromLatest(published, size(&EngineSnapshot::retries)));
+  gauge(mn::kRetrySetSize, mn::kRetrySetSizeHelp, FromLatest(src, size(&EngineSnapshot::retries)));
   gauge(mn::kScheduledSetSize, mn::kScheduledSetSizeHelp,
-        FromLatest(published, size(&EngineSnapshot::scheduled)));
-  gauge(mn::kDeadSetSize, mn::kDeadSetSizeHelp, FromLatest(published, size(&EngineSnapshot::dead)));
-  gauge(mn::kWorkingJobs, mn::kWorkingJobsHelp,
-        FromLatest(published, size(&EngineSnapshot::working)));
+        FromLatest(src, size(&EngineSnapshot::scheduled)));
+  gauge(mn::kDeadSetSize, mn::kDeadSetSizeHelp, FromLatest(src, size(&EngineSnapshot::dead)));
+  gauge(mn::kWorkingJobs, mn::kWorkingJobsHelp, FromLatest(src, size(&EngineSnapshot::working)));
   gauge(mn::kWorkersConnected, mn::kWorkersConnectedHelp,
-        FromLatest(published, size(&EngineSnapshot::worker_count)));
+        FromLatest(src, size(&EngineSnapshot::worker_count)));
   counter(mn::kJobsProcessedTotal, mn::kJobsProcessedTotalHelp,
-          Scalar(published, [](const EngineSnapshot& s) { return double(s.processed); }));
+          Scalar(src, [](const EngineSnapshot& s) { return double(s.processed); }));
   counter(mn::kJobsFailedTotal, mn::kJobsFailedTotalHelp,
-          Scalar(published, [](const EngineSnapshot& s) { return double(s.failures); }));
+          Scalar(src, [](const EngineSnapshot& s) { return double(s.failures); }));
   counter(mn::kPushDuplicatesTotal, mn::kPushDuplicatesTotalHelp,
-          Scalar(published, [](const EngineSnapshot& s) { return double(s.push_duplicates); }));
+          Scalar(src, [](const EngineSnapshot& s) { return double(s.push_duplicates); }));
   gauge(mn::kStoreDegraded, mn::kStoreDegradedHelp,
-        Scalar(published, [](const EngineSnapshot& s) { return s.store_degraded ? 1.0 : 0.0; }));
+        Scalar(src, [](const EngineSnapshot& s) { return s.store_degraded ? 1.0 : 0.0; }));
   gauge(mn::kBuildInfo, mn::kBuildInfoHelp,
         []() -> Samples {
           return std::vector<MetricSample>{MetricSample{{BULKHEAD_VERSION}, 1}};
         },
         {std::string(mn::kLabelVersion)});
-  gauge(
-      mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp,
-      Scalar(published, [](const EngineSnapshot& s) { return ToUnixMicros(s.started_at) / 1e6; }));
+  gauge(mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp,
+        FromLatest(
+            src, [](const EngineSnapshot& s) { return One(ToUnixMicros(s.started_at) / 1e6); },
+            /*any_age=*/true));
   for (const Status& s : results) {
     if (!s.ok()) return s;
   }

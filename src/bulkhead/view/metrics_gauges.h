@@ -3,8 +3,10 @@
 //
 // Every figure is read from a PublishedSnapshot (view/published_snapshot.h), never from the
 // event loop: a collection on any thread answers at once, even while the loop is stuck. Before
-// the first publication the figures are missing from a collection (and counted in
-// bulkhead_metrics_collect_errors_total), never invented.
+// the first publication, and once the latest one is older than `max_age` (the loop has stopped
+// publishing), the figures are missing from a collection and counted in
+// bulkhead_metrics_collect_errors_total: never invented, never frozen. Build info and start time
+// are the exceptions that stay (they cannot go stale).
 #pragma once
 
 #include "bulkhead/metrics/registry.h"
@@ -14,12 +16,13 @@
 
 namespace bulkhead {
 
-// Registers the figures as callback families in `registry`. `published` and `clock` must outlive
-// the registration (until UnregisterEngineMetrics). Queue latency is aged by the snapshot's age at
-// collection (clock.Now() minus the snapshot's `now`), so it keeps climbing between publications.
-// Errors: the registry's (AlreadyExists when a name is taken).
+// Registers the figures as callback families in `registry`. `published` and `clock` (the clock
+// the snapshots' `now` comes from) must outlive the registration (until UnregisterEngineMetrics).
+// Queue latency is aged by the snapshot's age at collection (clock.Now() minus the snapshot's
+// `now`), so it keeps climbing between publications. Errors: the registry's (AlreadyExists when
+// a name is taken).
 Status RegisterEngineMetrics(Registry& registry, const PublishedSnapshot& published,
-                             const Clock& clock);
+                             const Clock& clock, Duration max_age);
 
 // Removes what RegisterEngineMetrics added (those it did not add are skipped). When it returns no
 // callback reads `published` any more.

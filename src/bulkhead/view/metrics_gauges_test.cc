@@ -11,6 +11,8 @@ namespace {
 using namespace std::chrono_literals;
 using view_testing::ExampleSnapshot;
 
+constexpr Duration kMaxAge = 3s;
+
 bool Has(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos;
 }
@@ -18,7 +20,7 @@ bool Has(const std::string& text, const std::string& line) {
 class MetricsGaugesTest : public ::testing::Test {
  protected:
   MetricsGaugesTest() : clock_(ExampleSnapshot().engine.now) {
-    Status s = RegisterEngineMetrics(registry_, published_, clock_);
+    Status s = RegisterEngineMetrics(registry_, published_, clock_, kMaxAge);
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
   ~MetricsGaugesTest() override { UnregisterEngineMetrics(registry_); }
@@ -77,15 +79,36 @@ TEST_F(MetricsGaugesTest, MissingAndCountedBeforeTheFirstPublication) {
   EXPECT_NE(text.find("bulkhead_build_info{"), std::string::npos) << "needs no snapshot";
 }
 
+TEST_F(MetricsGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
+  published_.Publish(Example());
+  clock_.Advance(kMaxAge);
+  EXPECT_TRUE(Has(RenderPrometheusText(registry_), "bulkhead_working_jobs 4")) << "still fresh";
+  clock_.Advance(1us);
+  std::string text = RenderPrometheusText(registry_);
+  EXPECT_EQ(text.find("\nbulkhead_working_jobs "), std::string::npos) << "never frozen: " << text;
+  EXPECT_EQ(text.find("\nbulkhead_queue_latency_seconds{"), std::string::npos) << text;
+  EXPECT_TRUE(
+      Has(text, R"(bulkhead_metrics_collect_errors_total{metric="bulkhead_working_jobs"} 1)"))
+      << text;
+  EXPECT_TRUE(Has(text, "bulkhead_start_time_seconds 1767225600.623456")) << "cannot go stale";
+  published_.Publish(Example());  // `now` is the old one: still too old
+  EXPECT_EQ(RenderPrometheusText(registry_).find("\nbulkhead_working_jobs "), std::string::npos);
+  EngineSnapshot fresh = Example();
+  fresh.now = clock_.Now();
+  published_.Publish(fresh);
+  EXPECT_TRUE(Has(RenderPrometheusText(registry_), "bulkhead_working_jobs 4")) << "back";
+}
+
 TEST(MetricsGaugesUnregisterTest, RemovesEveryFamily) {
   ManualClock clock;
   Registry registry;
   PublishedSnapshot published;
   published.Publish(ExampleSnapshot().engine);
-  ASSERT_TRUE(RegisterEngineMetrics(registry, published, clock).ok());
+  ASSERT_TRUE(RegisterEngineMetrics(registry, published, clock, kMaxAge).ok());
   UnregisterEngineMetrics(registry);
   EXPECT_EQ(RenderPrometheusText(registry).find("bulkhead_queue"), std::string::npos);
-  EXPECT_TRUE(RegisterEngineMetrics(registry, published, clock).ok()) << "the names are free again";
+  EXPECT_TRUE(RegisterEngineMetrics(registry, published, clock, kMaxAge).ok())
+      << "the names are free again";
   UnregisterEngineMetrics(registry);
 }
 
