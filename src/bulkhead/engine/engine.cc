@@ -1,40 +1,19 @@
 #include "bulkhead/engine/engine.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-
-#include "bulkhead/util/json.h"
-#include "bulkhead/util/time_format.h"
+#include <algorithm>
 
 namespace bulkhead {
 namespace {
 
 constexpr size_t kScanBatch = 1000;
 
-int64_t ResidentMemoryMb() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return pages_resident * sysconf(_SC_PAGESIZE) / (1024 * 1024);
-}
-
 // Adds one run of a periodic task that moved `jobs` jobs and began at `start`.
 void Count(auto& task, int64_t jobs, std::chrono::steady_clock::time_point start) {
   task.cycles++;
   task.jobs += jobs;
   task.wall += std::chrono::steady_clock::now() - start;
-}
-
-// Faktory's figures of a periodic task: {"size", <jobs_key>, "cycles", "wall_time_sec"}, where
-// jobs_key is "enqueued" for a set scanner and "reaped" for a reaper.
-nlohmann::json TaskStatsJson(const auto& task, size_t size, const char* jobs_key) {
-  return {{"size", size},
-          {jobs_key, task.jobs},
-          {"cycles", task.cycles},
-          {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
 }
 
 // Time since FETCH of a reserved job: its reservation expiry minus its reservation length.
@@ -330,55 +309,37 @@ void Engine::QueueLatency(const std::vector<std::string>& queues,
   });
 }
 
-void Engine::Info(const ServerCounters& server, std::function<void(Result<std::string>)> cb) {
-  store_.Stats([this, server, cb = std::move(cb)](Result<StoreStats> stats) {
+void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
+  store_.Stats([this, cb = std::move(cb)](Result<StoreStats> stats) {
     if (!stats.ok()) {
       cb(stats.status());
       return;
     }
-    TimePoint now = clock_.Now();
-    nlohmann::json queues = nlohmann::json::object();
-    for (const auto& [name, q] : stats->queues) queues[name] = q.size;
-    // Faktory's shape (server/tasks.go, server/scanner.go): clients read tasks.Retries.size etc.
-    nlohmann::json tasks = {
-        {"Scheduled", TaskStatsJson(scheduled_task_, stats->scheduled, "enqueued")},
-        {"Retries", TaskStatsJson(retries_task_, stats->retries, "enqueued")},
-        {"Dead", TaskStatsJson(dead_task_, stats->dead, "enqueued")},
-        {"Busy", TaskStatsJson(busy_task_, stats->working, "reaped")},
-        {"Workers", TaskStatsJson(workers_task_, workers_.size(), "reaped")},
-    };
-    std::string utc = FormatRfc3339(now);
-    nlohmann::json doc = {
-        {"now", utc},
-        {"server_utc_time", utc.substr(11, 8) + " UTC"},
-        {"faktory",
-         {{"total_failures", stats->failures},
-          {"total_processed", stats->processed},
-          {"total_enqueued", stats->enqueued},
-          {"total_queues", stats->queues.size()},
-          {"queues", queues},
-          {"sets",
-           {{"scheduled", stats->scheduled},
-            {"retries", stats->retries},
-            {"dead", stats->dead},
-            {"working", stats->working}}},
-          {"tasks", tasks}}},
-        {"server",
-         {{"description", "bulkhead"},
-          {"faktory_version", "1.10.0"},
-          {"bulkhead_version", BULKHEAD_VERSION},
-          {"store", std::string(store_.Name())},
-          {"uptime", std::chrono::duration_cast<std::chrono::seconds>(now - started_at_).count()},
-          {"connections", server.connections},
-          {"command_count", server.command_count},
-          {"workers", workers_.size()},
-          {"used_memory_mb", ResidentMemoryMb()}}},
-    };
-    if (info_hosts_) {
-      auto hosts = nlohmann::json::parse(info_hosts_(), nullptr, false);
-      if (hosts.is_array()) doc["hosts"] = std::move(hosts);
+    EngineSnapshot out;
+    out.now = clock_.Now();
+    out.started_at = started_at_;
+    out.store = std::string(store_.Name());
+    out.store_degraded = store_.degraded();
+    int64_t now_us = ToUnixMicros(out.now);
+    for (const auto& [name, q] : stats->queues) {
+      double latency =
+          q.oldest_enqueued_us > 0 ? std::max<int64_t>(0, now_us - q.oldest_enqueued_us) / 1e6 : 0;
+      out.queues[name] = QueueSnapshot{q.size, q.paused, latency};
     }
-    cb(DumpJson(doc));
+    out.scheduled = stats->scheduled;
+    out.retries = stats->retries;
+    out.dead = stats->dead;
+    out.working = stats->working;
+    out.enqueued = stats->enqueued;
+    out.processed = stats->processed;
+    out.failures = stats->failures;
+    out.push_duplicates = push_duplicates();
+    out.tasks =
+        EngineTaskSnapshots{scheduled_task_, retries_task_, dead_task_, busy_task_, workers_task_};
+    out.worker_count = workers_.size();
+    out.workers.reserve(workers_.size());
+    for (const auto& [wid, w] : workers_.workers()) out.workers.push_back(w);
+    cb(std::move(out));
   });
 }
 

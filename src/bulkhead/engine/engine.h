@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/engine/retry_policy.h"
 #include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/store.h"
@@ -46,7 +47,7 @@ class BuiltinJobs {
   virtual void OnJobsAvailable() = 0;
 };
 
-// Figures the protocol server contributes to INFO.
+// Figures the protocol server contributes to INFO (FwpServer::counters()).
 struct ServerCounters {
   int64_t connections = 0;
   int64_t command_count = 0;
@@ -93,12 +94,6 @@ class Engine {
   // engine's) can delay the retry, send the job straight to dead, or discard it.
   void Fail(const std::string& jid, FailureReport report, Done done, FailOptions options = {});
 
-  // Adds a "hosts" array to INFO (the delivery compartments' snapshot; `bulkhead stats` shows it).
-  // Each element: {"host","in_flight","cap","breaker","parked","latency_p99_ms",...}.
-  void SetInfoHosts(std::function<std::string()> hosts_json) {
-    info_hosts_ = std::move(hosts_json);
-  }
-
   // Routes built-in job types to `builtin` (null: none). Must outlive the engine or be reset.
   void SetBuiltinJobs(BuiltinJobs* builtin) { builtin_ = builtin; }
   // BEAT: the worker's state after the beat.
@@ -113,8 +108,10 @@ class Engine {
   void QueueLatency(const std::vector<std::string>& queues,
                     std::function<void(Result<std::map<std::string, double>>)> cb);
 
-  // The INFO document (compact JSON, Faktory's shape).
-  void Info(const ServerCounters& server, std::function<void(Result<std::string>)> cb);
+  // The engine's figures now (queues, sets, counters, tasks, workers); `cb` runs once, on the
+  // loop, when the store has answered (inline for the memory and embedded stores). The views of
+  // these figures (INFO, /api/*, /metrics, `bulkhead stats`) are rendered by view/, not here.
+  void Snapshot(std::function<void(Result<EngineSnapshot>)> cb);
 
   // Called when a reserved job ends (ACK, FAIL or reservation expiry) with the time since FETCH.
   void SetJobDoneHandler(std::function<void(const JobRecord&, Duration, bool failed)> handler) {
@@ -150,14 +147,6 @@ class Engine {
   // A PUSH whose jid the store already holds.
   void PushDuplicate(const std::string& jid, Done done);
 
-  // One periodic task's figures for INFO's faktory.tasks (Faktory's names: cycles, the jobs it
-  // moved, its wall time).
-  struct TaskStats {
-    int64_t cycles = 0;
-    int64_t jobs = 0;
-    std::chrono::nanoseconds wall{0};
-  };
-
   boost::asio::io_context& io_;
   Store& store_;
   const Config& config_;
@@ -173,18 +162,17 @@ class Engine {
 
   std::function<void(const std::string&)> on_worker_reaped_;
   BuiltinJobs* builtin_ = nullptr;
-  std::function<std::string()> info_hosts_;
   std::function<void(const JobRecord&, Duration, bool)> on_job_done_;
   boost::asio::steady_timer scheduler_timer_;
   boost::asio::steady_timer reaper_timer_;
   boost::asio::steady_timer purge_timer_;
   boost::asio::steady_timer worker_timer_;
   bool stopped_ = false;
-  TaskStats scheduled_task_;  // "Scheduled": jobs enqueued from the scheduled set
-  TaskStats retries_task_;    // "Retries": jobs enqueued from the retry set
-  TaskStats dead_task_;       // "Dead": dead jobs purged past their retention
-  TaskStats busy_task_;       // "Busy": expired reservations reaped
-  TaskStats workers_task_;    // "Workers": silent workers dropped
+  TaskSnapshot scheduled_task_;  // "Scheduled": jobs enqueued from the scheduled set
+  TaskSnapshot retries_task_;    // "Retries": jobs enqueued from the retry set
+  TaskSnapshot dead_task_;       // "Dead": dead jobs purged past their retention
+  TaskSnapshot busy_task_;       // "Busy": expired reservations reaped
+  TaskSnapshot workers_task_;    // "Workers": silent workers dropped
 
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;

@@ -48,6 +48,13 @@ class EngineTest : public ::testing::Test {
     EXPECT_TRUE(out.has_value()) << "FETCH never answered";
     return out && out->ok() ? **out : std::nullopt;
   }
+  // Engine::Snapshot, answered inline by the memory store.
+  EngineSnapshot Snapshot() {
+    std::optional<Result<EngineSnapshot>> out;
+    engine_->Snapshot([&](Result<EngineSnapshot> r) { out = std::move(r); });
+    EXPECT_TRUE(out.has_value() && out->ok());
+    return out && out->ok() ? **out : EngineSnapshot{};
+  }
   StoreStats Stats() {
     StoreStats s;
     store_->Stats([&](Result<StoreStats> r) { s = *r; });
@@ -265,7 +272,7 @@ TEST_F(EngineTest, ADuplicateOfAPushStillCommittingIsAnsweredWithThatCommit) {
   EXPECT_EQ(b->message(), "disk full");
 }
 
-TEST_F(EngineTest, InfoTasksHaveFaktorysShape) {
+TEST_F(EngineTest, SnapshotCountsEachPeriodicTask) {
   ASSERT_TRUE(
       Push(R"({"jid":"sched0001","jobtype":"t","args":[],"at":"2100-01-01T00:00:00Z"})").ok());
   ASSERT_TRUE(Push(R"({"jid":"retry0002","jobtype":"t","args":[],"reserve_for":60})").ok());
@@ -277,45 +284,35 @@ TEST_F(EngineTest, InfoTasksHaveFaktorysShape) {
   engine_->RunReaperOnce();     // retry0002's reservation expired: reaped into retries
   engine_->RunScheduledOnce();  // retry0003 is due (15 s): back in default
   engine_->RunDeadPurgeOnce();
-  std::string info;
-  engine_->Info({}, [&](Result<std::string> r) { info = *r; });
-  auto tasks = nlohmann::json::parse(info)["faktory"]["tasks"];
-  for (const char* scanner : {"Scheduled", "Retries", "Dead"}) {
-    for (const char* key : {"size", "enqueued", "cycles", "wall_time_sec"}) {
-      EXPECT_TRUE(tasks[scanner].contains(key)) << scanner << "." << key << " in " << tasks.dump();
-    }
-    EXPECT_EQ(tasks[scanner]["cycles"], 1) << scanner;
-    EXPECT_TRUE(tasks[scanner]["wall_time_sec"].is_number_float()) << scanner;
+  EngineSnapshot snap = Snapshot();
+  const EngineTaskSnapshots& tasks = snap.tasks;
+  for (const TaskSnapshot* scanner : {&tasks.scheduled, &tasks.retries, &tasks.dead}) {
+    EXPECT_EQ(scanner->cycles, 1);
   }
-  for (const char* reaper : {"Busy", "Workers"}) {
-    for (const char* key : {"size", "reaped"}) {
-      EXPECT_TRUE(tasks[reaper].contains(key)) << reaper << "." << key << " in " << tasks.dump();
-    }
-  }
-  EXPECT_EQ(tasks["Scheduled"]["size"], 1);
-  EXPECT_EQ(tasks["Scheduled"]["enqueued"], 0);
-  EXPECT_EQ(tasks["Retries"]["size"], 1) << "retry0002, reaped, waits its backoff";
-  EXPECT_EQ(tasks["Retries"]["enqueued"], 1) << "retry0003 went back to its queue";
-  EXPECT_EQ(tasks["Dead"]["size"], 0);
-  EXPECT_EQ(tasks["Busy"]["size"], 0);
-  EXPECT_EQ(tasks["Busy"]["reaped"], 1);
-  EXPECT_EQ(tasks["Workers"]["size"], 0);
+  EXPECT_EQ(snap.scheduled, 1u);
+  EXPECT_EQ(tasks.scheduled.jobs, 0);
+  EXPECT_EQ(snap.retries, 1u) << "retry0002, reaped, waits its backoff";
+  EXPECT_EQ(tasks.retries.jobs, 1) << "retry0003 went back to its queue";
+  EXPECT_EQ(snap.dead, 0u);
+  EXPECT_EQ(snap.working, 0u);
+  EXPECT_EQ(tasks.busy.jobs, 1);
+  EXPECT_EQ(snap.worker_count, 0u);
+  EXPECT_EQ(tasks.workers.cycles, 0);
 }
 
-TEST_F(EngineTest, InfoListsKnownQueuesThatAreEmpty) {
+TEST_F(EngineTest, SnapshotListsKnownQueuesThatAreEmpty) {
   ASSERT_TRUE(Push(R"({"jid":"known0001","jobtype":"t","args":[],"queue":"drained"})").ok());
   ASSERT_TRUE(Fetch({"drained"}));
   engine_->Ack("known0001", [](Status) {});
   engine_->PauseQueues({"paused"}, true, [](Status) {});
-  std::string info;
-  engine_->Info({}, [&](Result<std::string> r) { info = *r; });
-  auto faktory = nlohmann::json::parse(info)["faktory"];
-  EXPECT_EQ(faktory["queues"], nlohmann::json::parse(R"({"drained":0,"paused":0})"));
-  EXPECT_EQ(faktory["total_queues"], 2);
+  EngineSnapshot snap = Snapshot();
+  ASSERT_EQ(snap.queues.size(), 2u);
+  EXPECT_EQ(snap.queues["drained"].size, 0u);
+  EXPECT_FALSE(snap.queues["drained"].paused);
+  EXPECT_EQ(snap.queues["paused"].size, 0u);
+  EXPECT_TRUE(snap.queues["paused"].paused);
   engine_->RemoveQueues({"drained"}, [](Status) {});
-  engine_->Info({}, [&](Result<std::string> r) { info = *r; });
-  EXPECT_FALSE(nlohmann::json::parse(info)["faktory"]["queues"].contains("drained"))
-      << "QUEUE REMOVE forgets it";
+  EXPECT_FALSE(Snapshot().queues.contains("drained")) << "QUEUE REMOVE forgets it";
 }
 
 TEST_F(EngineTest, DueRetriesReturnToTheirQueue) {

@@ -12,7 +12,7 @@
 //   // Queue latency is computed when scraped, never pushed by workers (see observability.md).
 //   registry.AddCallbackGauge("bulkhead_queue_latency_seconds", "...", {"queue"},
 //       [&]() -> Result<std::vector<MetricSample>> { return LatencyByQueue(); });
-//   (server/server_metrics.cc computes it from the store's Stats at scrape time.)
+//   (view/metrics_gauges.cc reads it from the engine snapshot the event loop last published.)
 //
 // Thread safety, in short: registering, updating and collecting may happen concurrently from any
 // threads. Counter/Gauge/Histogram updates are lock-free atomics; creating a labelled child takes

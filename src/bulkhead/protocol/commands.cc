@@ -304,7 +304,7 @@ void CmdBeat(Session& s, std::string_view args, Responder r) {
 }
 
 void CmdInfo(Session& s, std::string_view, Responder r) {
-  s.server().engine().Info(s.server().counters(), [r](Result<std::string> info) mutable {
+  s.server().Info([r](Result<std::string> info) mutable {
     if (info.ok()) {
       r.Bulk(*info);
     } else {

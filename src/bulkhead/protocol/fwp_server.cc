@@ -89,6 +89,14 @@ ServerCounters FwpServer::counters() const {
   return ServerCounters{static_cast<int64_t>(sessions_.size()), command_count_};
 }
 
+void FwpServer::Info(InfoCallback cb) {
+  if (!info_source_) {
+    cb(Status::Unavailable("INFO is not available"));
+    return;
+  }
+  info_source_(std::move(cb));
+}
+
 void FwpServer::OnSessionClosed(uint64_t id, const std::string& wid) {
   sessions_.erase(id);
   if (!wid.empty()) engine_.workers().Disconnect(wid);

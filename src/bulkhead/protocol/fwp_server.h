@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,13 @@ class FwpServer {
   Rng& rng() { return rng_; }
   ServerCounters counters() const;
   void CountCommand() { ++command_count_; }
+
+  // The INFO document comes from whoever assembles the process (server/Server renders it with
+  // view/info_json.h). Info() asks the source; without one it answers Unavailable.
+  using InfoCallback = std::function<void(Result<std::string>)>;
+  void SetInfoSource(std::function<void(InfoCallback)> source) { info_source_ = std::move(source); }
+  void Info(InfoCallback cb);
+
   bool stopping() const { return stopping_; }
 
   // Protections against hostile clients, shared by every session.
@@ -75,6 +83,7 @@ class FwpServer {
   Engine& engine_;
   const Config& config_;
   Rng& rng_;
+  std::function<void(InfoCallback)> info_source_;
   GuardCounters guards_;  // before acceptor_, which counts into it
   GuardedAcceptor acceptor_;
   LoginThrottle login_throttle_;

@@ -86,6 +86,7 @@ class FwpServerTest : public ::testing::Test {
     store_ = std::move(*store);
     engine_ = std::make_unique<Engine>(io_, *store_, config_, SystemClock::Instance(), rng_);
     server_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
+    server_->SetInfoSource([](FwpServer::InfoCallback cb) { cb(std::string("{}")); });
     ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
     engine_->Start();
     thread_ = std::thread([this] { io_.run(); });

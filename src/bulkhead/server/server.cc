@@ -1,10 +1,12 @@
 #include "bulkhead/server/server.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -17,10 +19,23 @@
 #include "bulkhead/transport/curl_transport.h"
 #include "bulkhead/util/descriptors.h"
 #include "bulkhead/util/json.h"
+#include "bulkhead/view/api_json.h"
+#include "bulkhead/view/info_json.h"
 
 namespace bulkhead {
 
 namespace asio = boost::asio;
+
+namespace {
+
+int64_t ResidentMemoryMb() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return pages_resident * sysconf(_SC_PAGESIZE) / (1024 * 1024);
+}
+
+}  // namespace
 
 Server::Server(Config config)
     : config_(std::move(config)),
@@ -59,6 +74,7 @@ Status Server::Start() {
   if (!s.ok()) return s;
   fwp_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
   fwp_->SetTls(tls_.get());
+  fwp_->SetInfoSource([this](FwpServer::InfoCallback cb) { RenderInfo(std::move(cb)); });
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
   if (!s.ok()) return s;
@@ -162,7 +178,6 @@ Status Server::StartDelivery() {
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
-  engine_->SetInfoHosts([this] { return RenderHostsJson(dispatcher_->Snapshot()); });
   return Status::Ok();
 }
 
@@ -224,30 +239,25 @@ void Server::RegisterRoutes() {
   http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     HttpResponseOut r;
     r.content_type = std::string(kPrometheusTextContentType);
+    metrics_->Publish();  // on the loop: this scrape shows the figures of this moment
     r.body = RenderPrometheusText(registry_);
     reply(std::move(r));
   });
   http_->Route("GET", "/api/info", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    engine_->Info(fwp_->counters(), [reply](Result<std::string> info) {
+    RenderInfo([reply](Result<std::string> info) {
       reply(info.ok() ? HttpResponseOut::Json(200, *info)
                       : HttpResponseOut::Error(503, info.status().message()));
     });
   });
   http_->Route("GET", "/api/hosts", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    reply(HttpResponseOut::Json(200, RenderHostsJson(dispatcher_->Snapshot())));
+    reply(HttpResponseOut::Json(
+        200, RenderHostsJson(HostsFromDispatcher().value_or(nlohmann::json::array()))));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& [wid, w] : engine_->workers().workers()) {
-      out.push_back({{"wid", wid},
-                     {"hostname", w.hostname},
-                     {"pid", w.pid},
-                     {"labels", w.labels},
-                     {"state", WorkerStateName(w.state)},
-                     {"connections", w.connections},
-                     {"rss_kb", w.rss_kb}});
-    }
-    reply(HttpResponseOut::Json(200, DumpJson(out)));
+    engine_->Snapshot([reply](Result<EngineSnapshot> snapshot) {
+      reply(snapshot.ok() ? HttpResponseOut::Json(200, RenderWorkersJson(snapshot->workers))
+                          : HttpResponseOut::Error(503, snapshot.status().message()));
+    });
   });
   // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
   // token when a password is set.
@@ -275,6 +285,42 @@ void Server::RegisterRoutes() {
   };
   http_->Route("POST", "/api/workers/", RequireBearer(config_.password, control_workers));
   RegisterKeysApi(*http_, signing_keys_, config_.password);
+}
+
+void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {
+  engine_->Snapshot([this, cb = std::move(cb)](Result<EngineSnapshot> engine) {
+    if (!engine.ok()) {
+      cb(engine.status());
+      return;
+    }
+    InfoSnapshot info;
+    info.engine = std::move(*engine);
+    ServerCounters counters = fwp_->counters();
+    info.server.connections = counters.connections;
+    info.server.command_count = counters.command_count;
+    info.server.used_memory_mb = ResidentMemoryMb();
+    info.hosts = HostsFromDispatcher();
+    cb(std::move(info));
+  });
+}
+
+void Server::RenderInfo(std::function<void(Result<std::string>)> cb) {
+  Snapshot([cb = std::move(cb)](Result<InfoSnapshot> info) {
+    if (!info.ok()) {
+      cb(info.status());
+      return;
+    }
+    cb(RenderInfoJson(*info));
+  });
+}
+
+std::optional<HostsSeam> Server::HostsFromDispatcher() {
+  // SEAM(#10, delivery snapshot): the dispatcher's JSON string today, parsed back into the view's
+  // HostsSeam; becomes the dispatcher's snapshot struct when dispatch/delivery_snapshot.h lands.
+  if (!dispatcher_) return std::nullopt;
+  auto hosts = nlohmann::json::parse(RenderHostsJson(dispatcher_->Snapshot()), nullptr, false);
+  if (!hosts.is_array()) return std::nullopt;
+  return hosts;
 }
 
 void Server::WaitForHangup() {
@@ -306,6 +352,7 @@ void Server::Shutdown() {
   signals_.cancel(ec);
   hangup_.cancel(ec);
   if (statsd_) statsd_->Stop();
+  if (metrics_) metrics_->Stop();
   // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
   if (dispatcher_) dispatcher_->Stop();
   if (transport_) transport_->Shutdown();

@@ -6,7 +6,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/dispatch/dispatcher.h"
@@ -23,6 +26,7 @@
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/tls_server_context.h"
+#include "bulkhead/view/info_snapshot.h"
 
 namespace bulkhead {
 
@@ -52,6 +56,13 @@ class Server {
 
  private:
   void RegisterRoutes();
+  // The figures of every view (INFO, /api/*): the engine's snapshot, this process's figures and
+  // the delivery hosts. On the loop; `cb` runs once (inline for the memory and embedded stores).
+  void Snapshot(std::function<void(Result<InfoSnapshot>)> cb);
+  // The INFO document (FWP INFO and GET /api/info), rendered by view/info_json.h from Snapshot().
+  void RenderInfo(std::function<void(Result<std::string>)> cb);
+  // The dispatcher's hosts (nullopt before it starts); see HostsSeam.
+  std::optional<HostsSeam> HostsFromDispatcher();
   // bulkhead_login_*_total and bulkhead_connections_shed_total, read from the listeners.
   Status RegisterGuardMetrics();
   // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.

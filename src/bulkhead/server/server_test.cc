@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 namespace bulkhead {
@@ -269,6 +270,24 @@ TEST_F(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
   // The job as stored and shown carries the key id only.
   std::string info = HttpGet(port, "/api/info");
   EXPECT_EQ(info.find("PRIVATE KEY"), std::string::npos);
+}
+
+TEST_F(ServerTest, ApiViewsAndInfoShowTheSameFigures) {
+  Start(Config{});
+  uint16_t port = server_->http_port();
+  Fwp(server_->fwp_port(), "PUSH {\"jid\":\"apiview01\",\"jobtype\":\"t\",\"args\":[]}\r\n");
+  std::string response = HttpGet(port, "/api/info");
+  ASSERT_EQ(HttpStatus(response), 200) << response;
+  auto info = nlohmann::json::parse(response.substr(response.find("\r\n\r\n") + 4));
+  EXPECT_EQ(info["faktory"]["queues"]["default"], 1);
+  EXPECT_EQ(info["hosts"], nlohmann::json::array()) << "the dispatcher's hosts, none yet";
+  EXPECT_EQ(info["server"]["store"], "memory");
+  std::string fwp = Fwp(server_->fwp_port(), "INFO\r\n");
+  EXPECT_NE(fwp.find("\"queues\":{\"default\":1}"), std::string::npos) << fwp;
+  response = HttpGet(port, "/api/hosts");
+  EXPECT_EQ(response.substr(response.find("\r\n\r\n") + 4), "[]");
+  response = HttpGet(port, "/api/workers");
+  EXPECT_EQ(response.substr(response.find("\r\n\r\n") + 4), "[]");
 }
 
 TEST_F(ServerTest, BadConfigIsAClearStartError) {

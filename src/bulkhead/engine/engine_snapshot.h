@@ -1,0 +1,64 @@
+// EngineSnapshot: the job server's figures at one moment — queues, sets, counters, periodic tasks,
+// workers — as Engine::Snapshot produces them. A plain value: copied across threads freely, never
+// holding a reference into the engine. Rendered only by view/ (INFO, /api/*, /metrics and
+// `bulkhead stats`); a new figure is a field here, filled in Engine::Snapshot, shown by a renderer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bulkhead/engine/worker_roster.h"
+#include "bulkhead/util/clock.h"
+
+namespace bulkhead {
+
+struct QueueSnapshot {
+  size_t size = 0;
+  bool paused = false;
+  // Seconds since enqueued_at of the job at the head, at the snapshot's `now`; 0 when empty.
+  double latency_seconds = 0;
+};
+
+// One periodic task's figures (Faktory's names in INFO: cycles, the jobs it moved, its wall time).
+struct TaskSnapshot {
+  int64_t cycles = 0;
+  int64_t jobs = 0;  // enqueued (the set scanners) or reaped (the reapers) or purged (Dead)
+  std::chrono::nanoseconds wall{0};
+};
+
+struct EngineTaskSnapshots {
+  TaskSnapshot scheduled;  // "Scheduled": jobs enqueued from the scheduled set
+  TaskSnapshot retries;    // "Retries": jobs enqueued from the retry set
+  TaskSnapshot dead;       // "Dead": dead jobs purged past their retention
+  TaskSnapshot busy;       // "Busy": expired reservations reaped
+  TaskSnapshot workers;    // "Workers": silent workers dropped
+};
+
+struct EngineSnapshot {
+  TimePoint now;         // the engine clock's time of the snapshot
+  TimePoint started_at;  // when the engine was created
+  std::string store;     // Store::Name(): "memory", "sqlite", ...
+  bool store_degraded = false;
+
+  std::map<std::string, QueueSnapshot> queues;  // every known queue, empty ones included
+  size_t scheduled = 0;
+  size_t retries = 0;
+  size_t dead = 0;
+  size_t working = 0;   // reserved jobs
+  size_t enqueued = 0;  // sum of queue sizes
+  int64_t processed = 0;
+  int64_t failures = 0;
+  uint64_t push_duplicates = 0;
+
+  EngineTaskSnapshots tasks;
+
+  // Connected workers. worker_count == workers.size() in a snapshot from the engine; a snapshot
+  // parsed back from INFO (view/info_json.h) has the count only.
+  size_t worker_count = 0;
+  std::vector<WorkerInfo> workers;
+};
+
+}  // namespace bulkhead

@@ -1,0 +1,88 @@
+// ServerMetrics over a real engine and event loop: what the loop publishes is what a collection
+// on another thread reads, and such a collection never waits for the loop.
+#include "bulkhead/server/server_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <future>
+#include <thread>
+
+#include "bulkhead/engine/job_parser.h"
+#include "bulkhead/metrics/prometheus_text.h"
+
+namespace bulkhead {
+namespace {
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+class ServerMetricsTest : public ::testing::Test {
+ protected:
+  ServerMetricsTest() {
+    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+    metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, clock_);
+  }
+  ~ServerMetricsTest() override {
+    metrics_.reset();
+    engine_.reset();
+  }
+  void Push(const std::string& jid) {
+    auto job =
+        ParseJob(R"({"jid":")" + jid + R"(","jobtype":"t","args":[],"queue":"q"})", clock_.Now());
+    ASSERT_TRUE(job.ok());
+    engine_->Push(std::move(*job), [](Status s) { EXPECT_TRUE(s.ok()); });
+  }
+
+  Config config_;
+  ManualClock clock_;
+  ScriptedRng rng_;
+  boost::asio::io_context io_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Engine> engine_;
+  Registry registry_;
+  std::unique_ptr<ServerMetrics> metrics_;
+};
+
+TEST_F(ServerMetricsTest, RegisterPublishesAndPublishRefreshes) {
+  Push("metricsjob1");
+  ASSERT_TRUE(metrics_->Register().ok());
+  EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"));
+  Push("metricsjob2");
+  EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
+      << "a collection reads the published copy, not the engine";
+  metrics_->Publish();
+  EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 2)"));
+}
+
+// The loop thread is stuck in a handler (held on a promise); a collection on this thread still
+// answers, with the last published figures, before the loop is released.
+TEST_F(ServerMetricsTest, ACollectionNeverWaitsForTheLoop) {
+  Push("metricsjob1");
+  ASSERT_TRUE(metrics_->Register().ok());
+  auto work = boost::asio::make_work_guard(io_);
+  std::promise<void> entered;
+  std::promise<void> release;
+  boost::asio::post(io_, [&] {
+    entered.set_value();
+    release.get_future().wait();
+  });
+  std::thread loop([this] { io_.run(); });
+  entered.get_future().wait();  // the loop is now blocked until `release`
+
+  std::string text = RenderPrometheusText(registry_);
+
+  release.set_value();
+  work.reset();
+  boost::asio::post(io_, [this] { metrics_->Stop(); });
+  loop.join();
+  EXPECT_TRUE(Has(text, R"(bulkhead_queue_size{queue="q"} 1)")) << text;
+  EXPECT_TRUE(Has(text, "bulkhead_jobs_processed_total 0")) << text;
+  EXPECT_EQ(text.find("bulkhead_metrics_collect_errors_total{"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace bulkhead

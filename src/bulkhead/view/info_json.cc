@@ -1,0 +1,143 @@
+#include "bulkhead/view/info_json.h"
+
+#include "bulkhead/util/json.h"
+#include "bulkhead/util/time_format.h"
+#include "bulkhead/view/api_json.h"
+
+namespace bulkhead {
+namespace {
+
+using nlohmann::json;
+
+// Faktory's figures of a periodic task: {"size", <jobs_key>, "cycles", "wall_time_sec"}, where
+// jobs_key is "enqueued" for a set scanner and "reaped" for a reaper.
+json TaskJson(const TaskSnapshot& task, size_t size, const char* jobs_key) {
+  return {{"size", size},
+          {jobs_key, task.jobs},
+          {"cycles", task.cycles},
+          {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
+}
+
+json FaktoryJson(const EngineSnapshot& e) {
+  json queues = json::object();
+  for (const auto& [name, q] : e.queues) queues[name] = q.size;
+  const EngineTaskSnapshots& t = e.tasks;
+  json tasks = {
+      {"Scheduled", TaskJson(t.scheduled, e.scheduled, "enqueued")},
+      {"Retries", TaskJson(t.retries, e.retries, "enqueued")},
+      {"Dead", TaskJson(t.dead, e.dead, "enqueued")},
+      {"Busy", TaskJson(t.busy, e.working, "reaped")},
+      {"Workers", TaskJson(t.workers, e.worker_count, "reaped")},
+  };
+  return {{"total_failures", e.failures},
+          {"total_processed", e.processed},
+          {"total_enqueued", e.enqueued},
+          {"total_queues", e.queues.size()},
+          {"queues", std::move(queues)},
+          {"sets",
+           {{"scheduled", e.scheduled},
+            {"retries", e.retries},
+            {"dead", e.dead},
+            {"working", e.working}}},
+          {"tasks", std::move(tasks)}};
+}
+
+// Readers that never throw: a missing or mistyped field is 0 / "?".
+int64_t Int(const json& obj, const char* key) {
+  if (!obj.is_object()) return 0;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<int64_t>() : 0;
+}
+double Double(const json& obj, const char* key) {
+  if (!obj.is_object()) return 0;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<double>() : 0;
+}
+std::string String(const json& obj, const char* key) {
+  if (!obj.is_object()) return "?";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+const json& Member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it != obj.end() ? *it : kNull;
+}
+
+TaskSnapshot ParseTask(const json& tasks, const char* name, const char* jobs_key) {
+  const json& t = Member(tasks, name);
+  return TaskSnapshot{Int(t, "cycles"), Int(t, jobs_key),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::duration<double>(Double(t, "wall_time_sec")))};
+}
+
+}  // namespace
+
+std::string RenderInfoJson(const InfoSnapshot& info) {
+  const EngineSnapshot& e = info.engine;
+  std::string utc = FormatRfc3339(e.now);
+  json doc = {
+      {"now", utc},
+      {"server_utc_time", utc.substr(11, 8) + " UTC"},
+      {"faktory", FaktoryJson(e)},
+      {"server",
+       {{"description", "bulkhead"},
+        {"faktory_version", "1.10.0"},
+        {"bulkhead_version", info.server.version},
+        {"store", e.store},
+        {"uptime", std::chrono::duration_cast<std::chrono::seconds>(e.now - e.started_at).count()},
+        {"connections", info.server.connections},
+        {"command_count", info.server.command_count},
+        {"workers", e.worker_count},
+        {"used_memory_mb", info.server.used_memory_mb}}},
+  };
+  if (info.hosts && info.hosts->is_array()) doc["hosts"] = HostsJsonValue(*info.hosts);
+  return DumpJson(doc);
+}
+
+Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
+  auto parsed = ParseJson(text, kDefaultMaxJsonDepth);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return Status::InvalidArgument("INFO reply is not a JSON object");
+  }
+  const json& doc = *parsed;
+  InfoSnapshot out;
+  EngineSnapshot& e = out.engine;
+  auto now = ParseRfc3339(String(doc, "now"));
+  if (now.ok()) e.now = *now;
+  const json& server = Member(doc, "server");
+  e.started_at = e.now - std::chrono::seconds(Int(server, "uptime"));
+  e.store = String(server, "store");
+  e.worker_count = static_cast<size_t>(Int(server, "workers"));
+  out.server.version = String(server, "bulkhead_version");
+  out.server.connections = Int(server, "connections");
+  out.server.command_count = Int(server, "command_count");
+  out.server.used_memory_mb = Int(server, "used_memory_mb");
+
+  const json& fk = Member(doc, "faktory");
+  const json& queues = Member(fk, "queues");
+  if (queues.is_object()) {
+    for (const auto& [name, size] : queues.items()) {
+      e.queues[name].size = size.is_number() ? size.get<size_t>() : 0;
+    }
+  }
+  const json& sets = Member(fk, "sets");
+  e.scheduled = static_cast<size_t>(Int(sets, "scheduled"));
+  e.retries = static_cast<size_t>(Int(sets, "retries"));
+  e.dead = static_cast<size_t>(Int(sets, "dead"));
+  e.working = static_cast<size_t>(Int(sets, "working"));
+  e.enqueued = static_cast<size_t>(Int(fk, "total_enqueued"));
+  e.processed = Int(fk, "total_processed");
+  e.failures = Int(fk, "total_failures");
+  const json& tasks = Member(fk, "tasks");
+  e.tasks = EngineTaskSnapshots{
+      ParseTask(tasks, "Scheduled", "enqueued"), ParseTask(tasks, "Retries", "enqueued"),
+      ParseTask(tasks, "Dead", "enqueued"), ParseTask(tasks, "Busy", "reaped"),
+      ParseTask(tasks, "Workers", "reaped")};
+  const json& hosts = Member(doc, "hosts");
+  if (hosts.is_array()) out.hosts = hosts;
+  return out;
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,104 @@
+#include "bulkhead/view/stats_text.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "bulkhead/util/json.h"
+#include "bulkhead/view/api_json.h"
+#include "bulkhead/view/info_json.h"
+
+namespace bulkhead {
+namespace {
+
+// printf into `out` (the table layout is printf's, as `bulkhead stats` always printed it).
+__attribute__((format(printf, 2, 3))) void Appendf(std::string& out, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n > 0) {
+    size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, fmt, args);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(args);
+}
+
+long long Ll(auto v) { return static_cast<long long>(v); }
+
+// One host element's field; 0 or "?" when missing or mistyped.
+long long HostInt(const nlohmann::json& h, const char* key) {
+  auto it = h.find(key);
+  return it != h.end() && it->is_number() ? it->get<long long>() : 0;
+}
+double HostDouble(const nlohmann::json& h, const char* key) {
+  auto it = h.find(key);
+  return it != h.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+std::string HostString(const nlohmann::json& h, const char* key) {
+  auto it = h.find(key);
+  return it != h.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+
+// SEAM(#10): reads HostsSeam's JSON elements; fields of the delivery snapshot struct later.
+void AppendHosts(std::string& out, const HostsSeam& hosts_seam) {
+  nlohmann::json hosts = HostsJsonValue(hosts_seam);
+  if (hosts.empty()) return;
+  Appendf(out, "\n%-32s %8s %5s %-10s %8s %8s\n", "HOST", "INFLIGHT", "CAP", "BREAKER", "PARKED",
+          "P99(ms)");
+  for (const auto& h : hosts) {
+    if (!h.is_object()) continue;
+    Appendf(out, "%-32s %8lld %5lld %-10s %8lld %8.0f\n", HostString(h, "host").c_str(),
+            HostInt(h, "in_flight"), HostInt(h, "cap"), HostString(h, "breaker").c_str(),
+            HostInt(h, "parked"), HostDouble(h, "latency_p99_ms"));
+  }
+}
+
+}  // namespace
+
+std::string RenderStatsText(const InfoSnapshot& info) {
+  const EngineSnapshot& e = info.engine;
+  std::string out;
+  Appendf(out, "bulkhead %s  store=%s  uptime=%llds  connections=%lld  workers=%lld\n",
+          info.server.version.c_str(), e.store.c_str(),
+          Ll(std::chrono::duration_cast<std::chrono::seconds>(e.now - e.started_at).count()),
+          Ll(info.server.connections), Ll(e.worker_count));
+  Appendf(out, "processed %lld  failed %lld  enqueued %lld\n\n", Ll(e.processed), Ll(e.failures),
+          Ll(e.enqueued));
+  Appendf(out, "%-32s %10s %12s\n", "QUEUE", "SIZE", "LATENCY(s)");
+  for (const auto& [name, q] : e.queues) {
+    Appendf(out, "%-32s %10lld %12.3f\n", name.c_str(), Ll(q.size), q.latency_seconds);
+  }
+  Appendf(out, "\n%-32s %10s\n", "SET", "SIZE");
+  Appendf(out, "%-32s %10lld\n", "scheduled", Ll(e.scheduled));
+  Appendf(out, "%-32s %10lld\n", "retries", Ll(e.retries));
+  Appendf(out, "%-32s %10lld\n", "dead", Ll(e.dead));
+  Appendf(out, "%-32s %10lld\n", "working", Ll(e.working));
+  if (info.hosts) AppendHosts(out, *info.hosts);
+  return out;
+}
+
+Result<std::string> StatsTextFromInfo(std::string_view info_text,
+                                      const QueueLatencyQuery& latency) {
+  auto info = ParseInfoJson(info_text);
+  if (!info.ok()) return info.status();
+  std::vector<std::string> names;
+  for (const auto& [name, q] : info->engine.queues) names.push_back(name);
+  if (!names.empty()) {
+    auto answer = latency(names);
+    auto seconds = answer.ok() ? ParseJson(*answer, kDefaultMaxJsonDepth)
+                               : Result<nlohmann::json>(answer.status());
+    if (seconds.ok() && seconds->is_object()) {
+      for (auto& [name, q] : info->engine.queues) {
+        auto it = seconds->find(name);
+        if (it != seconds->end() && it->is_number()) q.latency_seconds = it->get<double>();
+      }
+    }
+  }
+  return RenderStatsText(*info);
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,88 @@
+#include "bulkhead/view/stats_text.h"
+
+#include <gtest/gtest.h>
+
+#include "bulkhead/view/info_json.h"
+#include "bulkhead/view/testdata/example_snapshot.h"
+
+namespace bulkhead {
+namespace {
+
+using view_testing::ExampleSnapshot;
+
+constexpr char kExampleText[] =
+    "bulkhead 9.9.9  store=sqlite  uptime=92s  connections=3  workers=1\n"
+    "processed 10  failed 5  enqueued 3\n"
+    "\n"
+    "QUEUE                                  SIZE   LATENCY(s)\n"
+    "critical                                  2        0.000\n"
+    "default                                   1        3.250\n"
+    "\n"
+    "SET                                    SIZE\n"
+    "scheduled                                 1\n"
+    "retries                                   2\n"
+    "dead                                      3\n"
+    "working                                   4\n"
+    "\n"
+    "HOST                             INFLIGHT   CAP BREAKER      PARKED  P99(ms)\n"
+    "a.example                               1     4 open              3      250\n";
+
+TEST(StatsTextTest, RendersASnapshot) {
+  EXPECT_EQ(RenderStatsText(ExampleSnapshot()), kExampleText);
+}
+
+TEST(StatsTextTest, NoHostTableWithoutHosts) {
+  InfoSnapshot info = ExampleSnapshot();
+  info.hosts = nlohmann::json::array();
+  std::string text = RenderStatsText(info);
+  EXPECT_EQ(text.find("HOST"), std::string::npos);
+  std::string last = "\nworking                                   4\n";
+  EXPECT_EQ(text.substr(text.size() - last.size()), last) << "the SET table ends the text";
+}
+
+TEST(StatsTextTest, FromInfoAsksTheLatencyOfEveryQueueOnce) {
+  std::vector<std::vector<std::string>> asked;
+  auto text = StatsTextFromInfo(RenderInfoJson(ExampleSnapshot()),
+                                [&](const std::vector<std::string>& queues) -> Result<std::string> {
+                                  asked.push_back(queues);
+                                  return std::string(R"({"critical":0,"default":3.25})");
+                                });
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(*text, kExampleText);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], (std::vector<std::string>{"critical", "default"}));
+}
+
+TEST(StatsTextTest, FromInfoShowsZeroLatencyWhenTheQueryFails) {
+  InfoSnapshot info = ExampleSnapshot();
+  for (auto reply : {Result<std::string>(Status::Unavailable("down")),
+                     Result<std::string>(std::string("not json")),
+                     Result<std::string>(std::string(R"({"default":"slow"})"))}) {
+    auto text = StatsTextFromInfo(RenderInfoJson(info), [&](const auto&) { return reply; });
+    ASSERT_TRUE(text.ok());
+    EXPECT_NE(text->find("default                                   1        0.000\n"),
+              std::string::npos)
+        << *text;
+  }
+}
+
+TEST(StatsTextTest, FromInfoWithoutQueuesAsksNothing) {
+  InfoSnapshot info = ExampleSnapshot();
+  info.engine.queues.clear();
+  bool asked = false;
+  auto text = StatsTextFromInfo(RenderInfoJson(info), [&](const auto&) -> Result<std::string> {
+    asked = true;
+    return std::string("{}");
+  });
+  ASSERT_TRUE(text.ok());
+  EXPECT_FALSE(asked);
+}
+
+TEST(StatsTextTest, FromInfoRefusesWhatIsNotAnInfoDocument) {
+  auto text = StatsTextFromInfo("[1]", [](const auto&) { return Result<std::string>("{}"); });
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(), "INFO reply is not a JSON object");
+}
+
+}  // namespace
+}  // namespace bulkhead

@@ -1,0 +1,70 @@
+// Test support for view_test (header-only, so it stays out of bulkhead_view): a hand-built
+// InfoSnapshot with every field set, and the reading of view/testdata files.
+#pragma once
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "bulkhead/view/info_snapshot.h"
+
+namespace bulkhead::view_testing {
+
+using namespace std::chrono_literals;
+
+// Now 2026-01-01T00:01:32.623456Z, up 92 s; two queues, every set, counter and task set, with the
+// Scheduled task's wall time 0 (INFO still writes it as a float); one worker; one host.
+inline InfoSnapshot ExampleSnapshot() {
+  InfoSnapshot info;
+  EngineSnapshot& e = info.engine;
+  e.now = FromUnixMicros(1'767'225'692'623'456);
+  e.started_at = e.now - 92s;
+  e.store = "sqlite";
+  e.queues["critical"] = QueueSnapshot{2, false, 0};
+  e.queues["default"] = QueueSnapshot{1, true, 3.25};
+  e.scheduled = 1;
+  e.retries = 2;
+  e.dead = 3;
+  e.working = 4;
+  e.enqueued = 3;
+  e.processed = 10;
+  e.failures = 5;
+  e.push_duplicates = 6;
+  e.tasks.scheduled = TaskSnapshot{1, 0, 0ns};
+  e.tasks.retries = TaskSnapshot{2, 1, 1500ms};
+  e.tasks.dead = TaskSnapshot{3, 2, 250ms};
+  e.tasks.busy = TaskSnapshot{4, 3, 125ms};
+  e.tasks.workers = TaskSnapshot{5, 4, 2s};
+  WorkerInfo w;
+  w.wid = "w1";
+  w.hostname = "box";
+  w.pid = 42;
+  w.labels = {"a", "b"};
+  w.state = WorkerState::kQuiet;
+  w.connections = 2;
+  w.rss_kb = 1024;
+  e.workers = {w};
+  e.worker_count = 1;
+  info.server.version = "9.9.9";
+  info.server.connections = 3;
+  info.server.command_count = 42;
+  info.server.used_memory_mb = 7;
+  info.hosts = nlohmann::json::parse(
+      R"([{"breaker":"open","breaker_openings":2,"cap":4,"failing_since":"2026-01-01T00:00:00Z","failures":7,"host":"a.example","in_flight":1,"latency_p50_ms":12.5,"latency_p99_ms":250.0,"overloaded":0,"parked":3,"retry_after_until":null,"successes":9,"unavailable":false}])");
+  return info;
+}
+
+// The text of src/bulkhead/view/testdata/<name> ("" when unreadable).
+inline std::string ReadTestdata(const std::string& name) {
+  const char* src = std::getenv("BULKHEAD_SOURCE_DIR");
+  std::string file = __FILE__;
+  std::string dir = src != nullptr ? std::string(src) + "/src/bulkhead/view/testdata"
+                                   : file.substr(0, file.find_last_of('/'));
+  std::ifstream in(dir + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace bulkhead::view_testing
