@@ -166,6 +166,35 @@ TEST_F(FwpServerTest, FirstLineMustBeHello) {
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
+TEST_F(FwpServerTest, EndAsTheFirstLineClosesWithoutAReply) {
+  StartServer();
+  Conn c(server_->port());
+  EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  c.Send("END\r\n");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, AFirstHelloWithoutAJsonObjectClosesWithoutAReply) {
+  StartServer();
+  Conn c(server_->port());
+  EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  c.Send("HELLO v2\r\n");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, ABlockingFetchHoldsTheLinesAfterIt) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  // FETCH may block: the PUSH behind it is read only once the FETCH is answered, so it cannot
+  // wake that FETCH.
+  c.Send(
+      "FETCH held\r\nPUSH {\"jid\":\"barrier01\",\"jobtype\":\"t\",\"args\":[],"
+      "\"queue\":\"held\"}\r\n");
+  EXPECT_EQ(c.Read(), "$-1");
+  EXPECT_EQ(c.Read(), "+OK");
+}
+
 TEST_F(FwpServerTest, HandshakeTimeout) {
   config_.handshake_timeout_seconds = 1;
   StartServer();

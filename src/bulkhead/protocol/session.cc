@@ -194,10 +194,9 @@ void Session::ProcessBuffer() {
     }
     uint64_t seq = first_seq_ + slots_.size();
     slots_.emplace_back();
-    Dispatch(line, seq);  // may be answered inline or later
-    bool barrier = line.rfind("FETCH", 0) == 0 || line.rfind("HELLO", 0) == 0;
+    bool may_block = Dispatch(line, seq);  // may be answered inline or later
     // An inline answer may already have sent (popped) this command's slot.
-    if (barrier && seq >= first_seq_ && !slots_[seq - first_seq_].ready) {
+    if (may_block && seq >= first_seq_ && !slots_[seq - first_seq_].ready) {
       blocked_ = true;
       barrier_seq_ = seq;
     }
@@ -222,9 +221,32 @@ void Session::ProcessBuffer() {
   if (!blocked_ && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
 }
 
-void Session::Dispatch(std::string_view line, uint64_t seq) {
+bool Session::Dispatch(std::string_view line, uint64_t seq) {
   server_.CountCommand();
-  RunCommand(*this, line, Responder(shared_from_this(), seq));
+  size_t space = line.find(' ');
+  std::string_view verb = line.substr(0, space);
+  std::string_view args =
+      space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+  const Command* command = FindCommand(verb);
+  Responder responder(shared_from_this(), seq);
+  switch (Admit(command, args, identified_, server_.stopping())) {
+    case Admission::kRun:
+      command->handler(*this, args, std::move(responder));
+      return command->may_block;
+    case Admission::kCloseQuietly:
+      responder.CloseQuietly();
+      return false;
+    case Admission::kShuttingDown:
+      responder.Error(replies::kShutdown);
+      return false;
+    case Admission::kUnknown:
+      responder.Error(std::string(replies::kUnknownCommand) + std::string(verb));
+      return false;
+    case Admission::kEnterpriseOnly:
+      responder.Error(command->enterprise_only);
+      return false;
+  }
+  return false;
 }
 
 void Session::Complete(uint64_t seq, std::string reply, bool close_after) {

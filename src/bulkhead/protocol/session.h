@@ -78,7 +78,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void Greet();
   void DoRead();
   void ProcessBuffer();
-  void Dispatch(std::string_view line, uint64_t seq);
+  // Runs one command line as its table entry says (commands.h); true when its reply may come
+  // later and the session must read no further line until then (a barrier).
+  bool Dispatch(std::string_view line, uint64_t seq);
   // Called by Responder: stores the reply of command `seq`, sends every reply now in order, and
   // resumes processing when a barrier was answered.
   void Complete(uint64_t seq, std::string reply, bool close_after);
