@@ -14,12 +14,12 @@
 
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <memory>
 #include <string>
 
 #include "bulkhead/protocol/fwp_stream.h"
+#include "bulkhead/util/timer.h"
 
 namespace bulkhead {
 
@@ -95,8 +95,8 @@ class Session : public std::enable_shared_from_this<Session> {
   FwpServer& server_;
   const uint64_t id_;
   std::string peer_;
-  boost::asio::steady_timer handshake_timer_;
-  boost::asio::steady_timer line_timer_;
+  Timer handshake_timer_;  // on the engine's clock, as every timer below
+  Timer line_timer_;
   bool line_timer_armed_ = false;
 
   std::array<char, 64 * 1024> read_buf_;
