@@ -21,11 +21,13 @@ namespace bulkhead {
 
 namespace asio = boost::asio;
 
-Server::Server(Config config)
+Server::Server(Config config) : Server(std::move(config), SystemClock::Instance()) {}
+
+Server::Server(Config config, Clock& clock)
     : config_(std::move(config)),
       signals_(io_, SIGINT, SIGTERM),
       hangup_(io_, SIGHUP),
-      clock_(SystemClock::Instance()) {}
+      clock_(clock) {}
 
 Server::~Server() { Shutdown(); }
 
