@@ -1,5 +1,7 @@
 // Clock: the one source of "now" for everything that decides by time (retry, reaper, breaker,
-// scheduling). Production code uses SystemClock; tests use ManualClock and move time by hand.
+// scheduling), and the clock the event loop's timers are measured by (util/timer.h). Production
+// code uses SystemClock; tests use ManualClock and move time by hand, or SimulatedClock
+// (util/simulated_clock.h) when timers must fire as the time moves.
 #pragma once
 
 #include <atomic>
@@ -37,7 +39,8 @@ class SystemClock final : public Clock {
 // A clock that only moves when told to. Thread-safe.
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(TimePoint start = FromUnixMicros(1'700'000'000'000'000)) : us_(ToUnixMicros(start)) {}
+  explicit ManualClock(TimePoint start = FromUnixMicros(1'700'000'000'000'000))
+      : us_(ToUnixMicros(start)) {}
   TimePoint Now() const override { return FromUnixMicros(us_.load()); }
   void Advance(Duration d) {
     us_ += std::chrono::duration_cast<std::chrono::microseconds>(d).count();
