@@ -1,6 +1,8 @@
 // The FWP conformance suite: replays each transcript in tests/conformance/*.fwp against a real
 // bulkhead Server started in this process (its own free loopback ports, a fresh memory or SQLite
-// store, the file's `! config` settings), over real sockets. One gtest per file; ctest runs one
+// store, the file's `! config` settings), over real sockets. The server runs on a SimulatedClock:
+// its time, and every timer measured by it (handshake and line timeouts, FETCH block times), moves
+// only at `! advance`, so no transcript waits for a timeout. One gtest per file; ctest runs one
 // process per file (conformance.<name>), so a failure names the file and line. The format is in
 // tests/conformance/README.md.
 //
@@ -18,6 +20,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -25,6 +28,7 @@
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/server/server.h"
 #include "bulkhead/util/json.h"
+#include "bulkhead/util/simulated_clock.h"
 #include "tests/conformance/transcript.h"
 
 namespace bulkhead::conformance {
@@ -57,9 +61,12 @@ std::string Shorten(std::string_view s, size_t max = 300) {
   return out;
 }
 
-// One client connection: blocking socket, RESP replies parsed from a buffer.
+// One client connection: blocking socket, RESP replies parsed from a buffer. Each reply (and the
+// close) is stamped with the server's clock when it is taken from the socket; Collect() takes what
+// has arrived before the clock moves, so a stamp is the server time the reply was sent at.
 class Conn {
  public:
+  explicit Conn(const Clock& clock) : clock_(clock) {}
   ~Conn() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -73,12 +80,12 @@ class Conn {
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
       return Status::Unavailable(std::string("connect: ") + std::strerror(errno));
     }
-    last_send_ = last_event_ = Steady::now();
+    last_send_ = last_event_ = clock_.Now();
     return Status::Ok();
   }
 
   Status Send(std::string_view bytes) {
-    last_send_ = Steady::now();
+    last_send_ = clock_.Now();
     while (!bytes.empty()) {
       ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
       if (n <= 0) return Status::Unavailable(std::string("send: ") + std::strerror(errno));
@@ -90,14 +97,20 @@ class Conn {
   // One reply; type 0 with a description when the connection closed or nothing came in time.
   Reply Read(int timeout_ms) {
     auto deadline = Steady::now() + std::chrono::milliseconds(timeout_ms);
+    if (!arrived_.empty()) {
+      Reply r = std::move(arrived_.front().first);
+      last_event_ = arrived_.front().second;
+      arrived_.pop_front();
+      return r;
+    }
     for (;;) {
       Reply r;
       if (TryParse(&r)) {
-        last_event_ = Steady::now();
+        last_event_ = clock_.Now();
         return r;
       }
       if (eof_) {
-        last_event_ = Steady::now();
+        last_event_ = closed_at_.value_or(clock_.Now());
         return Reply{0, false,
                      buf_.empty()
                          ? "(connection closed)"
@@ -114,12 +127,22 @@ class Conn {
   // Waits for the server to close; "" when it did with nothing more sent, otherwise what came.
   std::string WaitClosed(int timeout_ms) {
     auto deadline = Steady::now() + std::chrono::milliseconds(timeout_ms);
+    if (!arrived_.empty()) return "unexpected reply: " + Shorten(arrived_.front().first.Render());
     while (!eof_ && buf_.empty()) {
       if (!Fill(deadline)) return "(still open after " + std::to_string(timeout_ms) + " ms)";
     }
     if (!buf_.empty()) return "unexpected bytes: " + Shorten(buf_);
-    last_event_ = Steady::now();
+    last_event_ = closed_at_.value_or(clock_.Now());
     return "";
+  }
+
+  // Takes the replies (and the close) that have arrived, without waiting, stamped now.
+  void Collect() {
+    while (!eof_ && Fill(Steady::now())) {
+    }
+    Reply r;
+    while (TryParse(&r)) arrived_.emplace_back(std::move(r), clock_.Now());
+    if (eof_ && !closed_at_) closed_at_ = clock_.Now();
   }
 
   // The server closed the connection (seen by a read).
@@ -128,9 +151,12 @@ class Conn {
   // Bytes that already arrived and were not read (no waiting).
   std::string Unread() {
     Fill(Steady::now());
-    return buf_;
+    std::string out;
+    for (const auto& [reply, at] : arrived_) out += reply.Render() + "\n";
+    return out + buf_;
   }
 
+  // Milliseconds of the server's clock from the last send to the last reply or close read.
   int64_t ElapsedMs() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(last_event_ - last_send_).count();
   }
@@ -154,6 +180,7 @@ class Conn {
     ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
     if (n <= 0) {
       eof_ = true;
+      if (!closed_at_) closed_at_ = clock_.Now();
     } else {
       buf_.append(chunk, static_cast<size_t>(n));
     }
@@ -182,10 +209,13 @@ class Conn {
     return true;
   }
 
+  const Clock& clock_;
   int fd_ = -1;
   std::string buf_;
+  std::deque<std::pair<Reply, TimePoint>> arrived_;  // parsed by Collect, not yet read
   bool eof_ = false;
-  Steady::time_point last_send_, last_event_;
+  std::optional<TimePoint> closed_at_;
+  TimePoint last_send_, last_event_;
 };
 
 // A bulkhead Server on 127.0.0.1 free ports with the transcript's settings, run on its own thread.
@@ -211,7 +241,7 @@ class InProcessServer {
       if (!loaded.ok()) return loaded.status();
       config = std::move(*loaded);
     }
-    server_ = std::make_unique<Server>(std::move(config));
+    server_ = std::make_unique<Server>(std::move(config), clock_);
     Status s = server_->Start();
     if (!s.ok()) return s;
     thread_ = std::thread([this] { server_->Run(); });
@@ -225,8 +255,11 @@ class InProcessServer {
   }
 
   uint16_t port() const { return server_->fwp_port(); }
+  SimulatedClock& clock() { return clock_; }
 
  private:
+  // Outlives the server and its timers. It starts at 2026-12-01T10:00:00Z.
+  SimulatedClock clock_{FromUnixMicros(1'796'119'200'000'000)};
   std::unique_ptr<Server> server_;
   std::thread thread_;
 };
@@ -235,8 +268,8 @@ class InProcessServer {
 // ADD_FAILURE_AT(file, line) and the exchange.
 class Replay {
  public:
-  Replay(const Transcript& t, uint16_t port, std::string password)
-      : t_(t), port_(port), password_(std::move(password)) {}
+  Replay(const Transcript& t, uint16_t port, SimulatedClock& clock, std::string password)
+      : t_(t), port_(port), clock_(clock), password_(std::move(password)) {}
 
   void Run() {
     for (const Step& step : t_.steps) {
@@ -274,7 +307,7 @@ class Replay {
     ++connections_opened_;
     if (name.empty()) name = "c" + std::to_string(connections_opened_);
     if (conns_.contains(name)) return Fail(step, "connection " + name + " is already open");
-    auto conn = std::make_unique<Conn>();
+    auto conn = std::make_unique<Conn>(clock_);
     Status s = conn->Open(port_);
     if (!s.ok()) return Fail(step, "connecting: " + s.message());
     conns_[name] = std::move(conn);
@@ -375,6 +408,8 @@ class Replay {
         }
         return true;
       }
+      case Step::Kind::kAdvance:
+        return Advance(step);
       case Step::Kind::kSleep:
         std::this_thread::sleep_for(std::chrono::milliseconds(step.lo));
         return true;
@@ -382,7 +417,7 @@ class Replay {
       case Step::Kind::kSendRaw: {
         Conn* conn = Current(step);
         if (!conn) return false;
-        auto expanded = ExpandSend(step.text, vars_, std::chrono::system_clock::now());
+        auto expanded = ExpandSend(step.text, vars_, clock_.Now());
         if (!expanded.ok()) return Fail(step, expanded.status().message());
         std::string bytes = *expanded;
         if (step.kind == Step::Kind::kSendRaw) {
@@ -409,8 +444,21 @@ class Replay {
     return Fail(step, "unknown step");
   }
 
+  // `! advance`: once the server has read what was sent (and armed its timers), takes the replies
+  // already sent, moves the clock, lets the server run the timers that fell due and takes what
+  // they sent.
+  bool Advance(const Step& step) {
+    if (!clock_.Settle()) return Fail(step, "the server's event loop did not answer");
+    for (auto& [name, conn] : conns_) conn->Collect();
+    clock_.Advance(std::chrono::milliseconds(step.lo));
+    if (!clock_.Settle()) return Fail(step, "the server's event loop did not answer");
+    for (auto& [name, conn] : conns_) conn->Collect();
+    return true;
+  }
+
   const Transcript& t_;
   uint16_t port_;
+  SimulatedClock& clock_;
   std::string password_;  // the server's, for `! hello` without password=
   std::map<std::string, std::unique_ptr<Conn>> conns_;
   std::string current_;
@@ -443,7 +491,7 @@ class TranscriptTest : public ::testing::Test {
           if (q != std::string::npos) password = l.substr(q + 1, l.rfind('"') - q - 1);
         }
       }
-      Replay(*t, server.port(), password).Run();
+      Replay(*t, server.port(), server.clock(), password).Run();
     }
     fs::remove_all(dir);
   }

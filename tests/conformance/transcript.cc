@@ -467,13 +467,17 @@ Result<Transcript> ParseTranscript(const std::string& path, std::string_view tex
         step.kind = Step::Kind::kClose;
       } else if (directive == "wait-closed") {
         step.kind = Step::Kind::kWaitClosed;
-      } else if (directive == "elapsed" || directive == "sleep") {
-        step.kind = directive == "sleep" ? Step::Kind::kSleep : Step::Kind::kElapsed;
+      } else if (directive == "elapsed" || directive == "sleep" || directive == "advance") {
+        step.kind = directive == "sleep"     ? Step::Kind::kSleep
+                    : directive == "advance" ? Step::Kind::kAdvance
+                                             : Step::Kind::kElapsed;
         size_t dots = rest.find("..");
         char* end = nullptr;
-        if (directive == "sleep") {
+        if (directive != "elapsed") {
           step.lo = std::strtoll(rest.c_str(), &end, 10);
-          if (rest.empty() || *end != '\0') return bad("! sleep MILLISECONDS");
+          if (rest.empty() || *end != '\0' || step.lo < 0) {
+            return bad("! " + directive + " MILLISECONDS");
+          }
         } else {
           if (dots == std::string::npos) return bad("! elapsed LO..HI (milliseconds)");
           std::string lo = rest.substr(0, dots), hi = rest.substr(dots + 2);

@@ -21,8 +21,9 @@ struct Step {
     kHello,       // ! hello [wid=W] [password=P]
     kClose,       // ! close
     kWaitClosed,  // ! wait-closed
-    kElapsed,     // ! elapsed LO..HI   (milliseconds)
-    kSleep,       // ! sleep MS
+    kElapsed,     // ! elapsed LO..HI   (milliseconds of the server's clock)
+    kAdvance,     // ! advance MS       (moves the server's clock)
+    kSleep,       // ! sleep MS         (real time)
     kSend,        // > LINE
     kSendRaw,     // >raw TEXT
     kExpect,      // < REPLY
@@ -31,7 +32,7 @@ struct Step {
   int line = 0;                                // 1-based line in the file
   std::string text;                            // send text / expected reply / connection name
   std::map<std::string, std::string> options;  // ! hello key=value
-  int64_t lo = 0, hi = 0;                      // ! elapsed, ! sleep
+  int64_t lo = 0, hi = 0;                      // ! elapsed, ! advance, ! sleep
 };
 
 struct Transcript {

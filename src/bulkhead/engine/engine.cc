@@ -34,17 +34,16 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       retry_policy_([&config](const std::string& jt) { return config.RetryFor(jt); }, rng,
                     std::chrono::hours(24) * config.dead_ttl_days),
       started_at_(clock.Now()),
-      scheduler_timer_(io),
-      reaper_timer_(io),
-      purge_timer_(io),
-      worker_timer_(io) {}
+      scheduler_timer_(io, clock),
+      reaper_timer_(io, clock),
+      purge_timer_(io, clock),
+      worker_timer_(io, clock) {}
 
 Engine::~Engine() { Stop(); }
 
-void Engine::Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
-                   std::function<void()> task) {
-  timer.expires_after(period);
-  timer.async_wait([this, &timer, period, task = std::move(task)](boost::system::error_code ec) {
+void Engine::Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task) {
+  timer.ExpiresAfter(period);
+  timer.AsyncWait([this, &timer, period, task = std::move(task)](boost::system::error_code ec) {
     if (ec || stopped_) return;
     task();
     Every(timer, period, task);
@@ -74,7 +73,7 @@ void Engine::Start() {
 void Engine::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  for (auto* t : {&scheduler_timer_, &reaper_timer_, &purge_timer_, &worker_timer_}) t->cancel();
+  for (auto* t : {&scheduler_timer_, &reaper_timer_, &purge_timer_, &worker_timer_}) t->Cancel();
   // Answer every waiting FETCH with "no job" so clients are not left hanging.
   while (!waiters_.empty()) CompleteWaiter(waiters_.begin(), std::optional<std::string>());
 }
@@ -144,12 +143,12 @@ uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid, 
     }
   }
   uint64_t ticket = next_ticket_++;
-  waiters_.push_back(Waiter{ticket, std::move(queues), std::move(cb),
-                            std::make_unique<boost::asio::steady_timer>(io_)});
+  waiters_.push_back(
+      Waiter{ticket, std::move(queues), std::move(cb), std::make_unique<Timer>(io_, clock_)});
   auto it = std::prev(waiters_.end());
   waiter_index_[ticket] = it;
-  it->timer->expires_after(block);
-  it->timer->async_wait([this, ticket](boost::system::error_code ec) {
+  it->timer->ExpiresAfter(block);
+  it->timer->AsyncWait([this, ticket](boost::system::error_code ec) {
     if (ec) return;
     auto found = waiter_index_.find(ticket);
     if (found == waiter_index_.end()) return;
@@ -161,14 +160,14 @@ uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid, 
 void Engine::CancelFetch(uint64_t ticket) {
   auto found = waiter_index_.find(ticket);
   if (found == waiter_index_.end()) return;
-  found->second->timer->cancel();
+  found->second->timer->Cancel();
   waiters_.erase(found->second);
   waiter_index_.erase(found);
 }
 
 void Engine::CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result) {
   FetchCallback cb = std::move(it->cb);
-  it->timer->cancel();
+  it->timer->Cancel();
   waiter_index_.erase(it->ticket);
   waiters_.erase(it);
   cb(std::move(result));

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -27,6 +26,7 @@
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
+#include "bulkhead/util/timer.h"
 
 namespace bulkhead {
 
@@ -133,7 +133,7 @@ class Engine {
     uint64_t ticket;
     std::vector<std::string> queues;
     FetchCallback cb;
-    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::unique_ptr<Timer> timer;
   };
   using WaiterList = std::list<Waiter>;
 
@@ -142,8 +142,7 @@ class Engine {
   void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);
   void FailReserved(const JobRecord& job, FailureReport report, Done done,
                     const FailOptions& options = {});
-  void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
-             std::function<void()> task);
+  void Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task);
   // A PUSH whose jid the store already holds.
   void PushDuplicate(const std::string& jid, Done done);
 
@@ -163,10 +162,11 @@ class Engine {
   std::function<void(const std::string&)> on_worker_reaped_;
   BuiltinJobs* builtin_ = nullptr;
   std::function<void(const JobRecord&, Duration, bool)> on_job_done_;
-  boost::asio::steady_timer scheduler_timer_;
-  boost::asio::steady_timer reaper_timer_;
-  boost::asio::steady_timer purge_timer_;
-  boost::asio::steady_timer worker_timer_;
+  // Timers run on clock_ (util/timer.h).
+  Timer scheduler_timer_;
+  Timer reaper_timer_;
+  Timer purge_timer_;
+  Timer worker_timer_;
   bool stopped_ = false;
   TaskSnapshot scheduled_task_;  // "Scheduled": jobs enqueued from the scheduled set
   TaskSnapshot retries_task_;    // "Retries": jobs enqueued from the retry set

@@ -1,5 +1,5 @@
-// Engine tests on a memory store with a manual clock; blocking waits run the io_context until a
-// condition holds (bounded), never sleep.
+// Engine tests on a memory store with a simulated clock: a blocking FETCH ends when the test moves
+// the clock past its block time, never by waiting.
 #include "bulkhead/engine/engine.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_parser.h"
+#include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
 namespace {
@@ -44,7 +45,15 @@ class EngineTest : public ::testing::Test {
   std::optional<std::string> Fetch(std::vector<std::string> queues) {
     std::optional<Result<std::optional<std::string>>> out;
     engine_->Fetch(queues, "", [&](Result<std::optional<std::string>> r) { out = std::move(r); });
-    for (int i = 0; i < 1000 && !out; ++i) io_.run_one_for(10ms);
+    RunReady();
+    if (!out) {
+      Duration block = std::chrono::milliseconds(config_.fetch_block_ms);
+      clock_.Advance(block - 1ms);
+      RunReady();
+      EXPECT_FALSE(out.has_value()) << "answered before its block time";
+      clock_.Advance(1ms);
+      RunReady();
+    }
     EXPECT_TRUE(out.has_value()) << "FETCH never answered";
     return out && out->ok() ? **out : std::nullopt;
   }
@@ -55,6 +64,11 @@ class EngineTest : public ::testing::Test {
     EXPECT_TRUE(out.has_value() && out->ok());
     return out && out->ok() ? **out : EngineSnapshot{};
   }
+  // Runs the handlers ready on the loop (timers the clock fired among them).
+  void RunReady() {
+    io_.restart();
+    io_.poll();
+  }
   StoreStats Stats() {
     StoreStats s;
     store_->Stats([&](Result<StoreStats> r) { s = *r; });
@@ -62,7 +76,7 @@ class EngineTest : public ::testing::Test {
   }
 
   Config config_;
-  ManualClock clock_;
+  SimulatedClock clock_;  // before io_ and engine_: outlives their timers
   ScriptedRng rng_;
   boost::asio::io_context io_;
   std::unique_ptr<Store> store_;

@@ -410,52 +410,53 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
   }
 }
 
-void CmdBatch(Session&, std::string_view, Responder r) { r.Error(replies::kBatchEnterpriseOnly); }
-void CmdTrack(Session&, std::string_view, Responder r) { r.Error(replies::kTrackEnterpriseOnly); }
-
-using Handler = void (*)(Session&, std::string_view, Responder);
-
-struct CommandSpec {
-  Handler handler;
-  bool needs_identity;  // only after a successful HELLO
-};
-
-const std::map<std::string, CommandSpec, std::less<>>& CommandTable() {
-  static const std::map<std::string, CommandSpec, std::less<>> table = {
-      {"HELLO", {CmdHello, false}}, {"PUSH", {CmdPush, true}},     {"PUSHB", {CmdPushBulk, true}},
-      {"FETCH", {CmdFetch, true}},  {"ACK", {CmdAck, true}},       {"FAIL", {CmdFail, true}},
-      {"BEAT", {CmdBeat, true}},    {"INFO", {CmdInfo, true}},     {"FLUSH", {CmdFlush, true}},
-      {"END", {CmdEnd, false}},     {"MUTATE", {CmdMutate, true}}, {"QUEUE", {CmdQueue, true}},
-      {"BATCH", {CmdBatch, true}},  {"TRACK", {CmdTrack, true}},
-  };
-  return table;
-}
-
 }  // namespace
 
-void RunCommand(Session& session, std::string_view line, Responder responder) {
-  size_t space = line.find(' ');
-  std::string_view verb = line.substr(0, space);
-  std::string_view args =
-      space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
-  if (!session.identified()) {
-    // The first line must be HELLO {...}; anything else closes the connection without a reply.
-    if (verb != "HELLO" || args.empty() || args.front() != '{') {
-      responder.CloseQuietly();
-      return;
+// The Enterprise-only replies are fixed texts (replies.h); BATCH and TRACK have no handler.
+constexpr Command kCommands[] = {
+    {.verb = "HELLO",
+     .handler = CmdHello,
+     .needs_identity = false,
+     .opens_session = true,
+     .may_block = true},
+    {.verb = "PUSH", .handler = CmdPush},
+    {.verb = "PUSHB", .handler = CmdPushBulk},
+    {.verb = "FETCH", .handler = CmdFetch, .may_block = true},
+    {.verb = "ACK", .handler = CmdAck, .allowed_while_stopping = true},
+    {.verb = "FAIL", .handler = CmdFail, .allowed_while_stopping = true},
+    {.verb = "BEAT", .handler = CmdBeat},
+    {.verb = "INFO", .handler = CmdInfo},
+    {.verb = "FLUSH", .handler = CmdFlush},
+    {.verb = "END", .handler = CmdEnd, .needs_identity = false, .allowed_while_stopping = true},
+    {.verb = "MUTATE", .handler = CmdMutate},
+    {.verb = "QUEUE", .handler = CmdQueue},
+    {.verb = "BATCH", .enterprise_only = replies::kBatchEnterpriseOnly},
+    {.verb = "TRACK", .enterprise_only = replies::kTrackEnterpriseOnly},
+};
+
+std::span<const Command> Commands() { return kCommands; }
+
+const Command* FindCommand(std::string_view verb) {
+  for (const Command& c : kCommands) {
+    if (c.verb == verb) return &c;
+  }
+  return nullptr;
+}
+
+Admission Admit(const Command* command, std::string_view args, bool identified, bool stopping) {
+  if (!identified) {
+    // The first line must be HELLO {...} (or END); anything else closes without a reply.
+    if (command == nullptr || command->needs_identity ||
+        (command->opens_session && !args.starts_with('{'))) {
+      return Admission::kCloseQuietly;
     }
   }
-  if (session.server().stopping() && verb != "END" && verb != "ACK" && verb != "FAIL") {
-    responder.Error(replies::kShutdown);
-    return;
+  if (stopping && (command == nullptr || !command->allowed_while_stopping)) {
+    return Admission::kShuttingDown;
   }
-  const auto& table = CommandTable();
-  auto it = table.find(verb);
-  if (it == table.end()) {
-    responder.Error(std::string(replies::kUnknownCommand) + std::string(verb));
-    return;
-  }
-  it->second.handler(session, args, std::move(responder));
+  if (command == nullptr) return Admission::kUnknown;
+  if (command->enterprise_only != nullptr) return Admission::kEnterpriseOnly;
+  return Admission::kRun;
 }
 
 }  // namespace bulkhead

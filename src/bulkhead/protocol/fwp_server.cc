@@ -23,7 +23,8 @@ LoginThrottle::Options ThrottleOptions(const Config& config) {
 }  // namespace
 
 FwpServer::FwpServer(asio::io_context& io, Engine& engine, const Config& config, Rng& rng)
-    : engine_(engine),
+    : io_(io),
+      engine_(engine),
       config_(config),
       rng_(rng),
       acceptor_(io, engine.clock(), "Faktory protocol",

@@ -7,7 +7,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <map>
 #include <memory>
@@ -44,6 +43,8 @@ class FwpServer {
   // Stops accepting and closes every session.
   void Stop();
 
+  // The loop every session runs on; their timers run on the engine's clock.
+  boost::asio::io_context& io() { return io_; }
   Engine& engine() { return engine_; }
   const Config& config() const { return config_; }
   Rng& rng() { return rng_; }
@@ -80,6 +81,7 @@ class FwpServer {
  private:
   void OnAccepted(boost::asio::ip::tcp::socket socket);
 
+  boost::asio::io_context& io_;
   Engine& engine_;
   const Config& config_;
   Rng& rng_;

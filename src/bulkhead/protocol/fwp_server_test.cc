@@ -1,5 +1,6 @@
 // Transcript tests: an in-process FWP server on 127.0.0.1 port 0 (memory store, its own event
-// loop thread), driven over a real socket line by line.
+// loop thread), driven over a real socket line by line. Its timers run on a SimulatedClock: a
+// test moves time (Pass) instead of waiting for a timeout or a FETCH's block time.
 #include "bulkhead/protocol/fwp_server.h"
 
 #include <arpa/inet.h>
@@ -17,9 +18,12 @@
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
 namespace {
+
+using namespace std::chrono_literals;
 
 class Conn {
  public:
@@ -34,6 +38,11 @@ class Conn {
   ~Conn() { ::close(fd_); }
   void Send(const std::string& s) {
     ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), (ssize_t)s.size());
+  }
+  // True when nothing has arrived (the server sent nothing and did not close).
+  bool Quiet() {
+    pollfd p{fd_, POLLIN, 0};
+    return buf_.empty() && ::poll(&p, 1, 0) == 0;
   }
   // Reads one RESP line (with the bulk body for $n), or "<closed>" / "<timeout>" after 5 s.
   std::string Read() {
@@ -84,7 +93,7 @@ class FwpServerTest : public ::testing::Test {
     auto store = OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); });
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
-    engine_ = std::make_unique<Engine>(io_, *store_, config_, SystemClock::Instance(), rng_);
+    engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     server_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
     server_->SetInfoSource([](FwpServer::InfoCallback cb) { cb(std::string("{}")); });
     ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
@@ -102,6 +111,12 @@ class FwpServerTest : public ::testing::Test {
     io_.stop();
     thread_.join();
   }
+  // Lets `d` pass on the server's clock once it has read what was sent and armed its timers.
+  void Pass(Duration d) {
+    ASSERT_TRUE(clock_.Settle()) << "the server's loop did not answer";
+    clock_.Advance(d);
+    ASSERT_TRUE(clock_.Settle());
+  }
   Conn Hello() {
     Conn c(server_->port());
     EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
@@ -110,6 +125,7 @@ class FwpServerTest : public ::testing::Test {
     return c;
   }
 
+  SimulatedClock clock_;  // before io_ and the server: outlives their timers
   Config config_;
   DefaultRng rng_{42};
   boost::asio::io_context io_;
@@ -132,6 +148,9 @@ TEST_F(FwpServerTest, PushFetchAckTranscript) {
   c.Send("ACK {\"jid\":\"abcdefgh1\"}\r\n");
   EXPECT_EQ(c.Read(), "+OK");
   c.Send("FETCH default\r\n");
+  Pass(99ms);
+  EXPECT_TRUE(c.Quiet()) << "answered before the block time";
+  Pass(1ms);
   EXPECT_EQ(c.Read(), "$-1") << "an empty queue answers null after the block time";
 }
 
@@ -167,11 +186,44 @@ TEST_F(FwpServerTest, FirstLineMustBeHello) {
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
+TEST_F(FwpServerTest, EndAsTheFirstLineClosesWithoutAReply) {
+  StartServer();
+  Conn c(server_->port());
+  EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  c.Send("END\r\n");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, AFirstHelloWithoutAJsonObjectClosesWithoutAReply) {
+  StartServer();
+  Conn c(server_->port());
+  EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  c.Send("HELLO v2\r\n");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_F(FwpServerTest, ABlockingFetchHoldsTheLinesAfterIt) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  // FETCH may block: the PUSH behind it is read only once the FETCH is answered, so it cannot
+  // wake that FETCH.
+  c.Send(
+      "FETCH held\r\nPUSH {\"jid\":\"barrier01\",\"jobtype\":\"t\",\"args\":[],"
+      "\"queue\":\"held\"}\r\n");
+  Pass(100ms);
+  EXPECT_EQ(c.Read(), "$-1");
+  EXPECT_EQ(c.Read(), "+OK");
+}
+
 TEST_F(FwpServerTest, HandshakeTimeout) {
   config_.handshake_timeout_seconds = 1;
   StartServer();
   Conn c(server_->port());
   EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
+  Pass(999ms);
+  EXPECT_TRUE(c.Quiet()) << "timed out early";
+  Pass(1ms);
   EXPECT_EQ(c.Read(), "-ERR handshake timeout: HELLO not received within 1 s");
   EXPECT_EQ(c.Read(), "<closed>");
 }
@@ -190,6 +242,9 @@ TEST_F(FwpServerTest, PartialLineTimesOut) {
   StartServer();
   Conn c = Hello();
   c.Send("PUSH {\"jid\":");
+  Pass(999ms);
+  EXPECT_TRUE(c.Quiet()) << "timed out early";
+  Pass(1ms);
   EXPECT_EQ(c.Read(), "-ERR timed out waiting for the end of the command line");
   EXPECT_EQ(c.Read(), "<closed>");
 }
@@ -255,12 +310,14 @@ TEST_F(FwpServerTest, QueueCommands) {
   c.Send("PUSH {\"jid\":\"queue0001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"p\"}\r\n");
   EXPECT_EQ(c.Read(), "+OK");
   c.Send("QUEUE PAUSE p\r\nFETCH p\r\nQUEUE RESUME p\r\nQUEUE LATENCY p\r\nQUEUE\r\n");
+  Pass(100ms);
   EXPECT_EQ(c.Read(), "+OK");
   EXPECT_EQ(c.Read(), "$-1");
   EXPECT_EQ(c.Read(), "+OK");
   EXPECT_EQ(c.Read().rfind("$", 0), 0u);
   EXPECT_EQ(c.Read(), "-ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY");
   c.Send("QUEUE REMOVE p\r\nFETCH p\r\n");
+  Pass(100ms);
   EXPECT_EQ(c.Read(), "+OK");
   EXPECT_EQ(c.Read(), "$-1");
 }
@@ -274,6 +331,7 @@ TEST_F(FwpServerTest, FetchSkipsNamesThatCannotBeQueues) {
   c.Send("FETCH bad:name default\r\n");
   EXPECT_NE(c.Read().find("\"jid\":\"fetchbad1\""), std::string::npos);
   c.Send("FETCH bad:name ~deliveries\r\n");
+  Pass(100ms);
   EXPECT_EQ(c.Read(), "$-1") << "only invalid names: the block time, then null";
 }
 
@@ -340,6 +398,7 @@ TEST_F(FwpServerTest, PushIsIdempotentAndFillsInRetry) {
       "{\"jid\":\"idem00002\",\"jobtype\":\"slow\",\"args\":[]}]\r\n");
   EXPECT_EQ(c.Read(), "$2 {}");
   c.Send("FETCH default\r\nFETCH default\r\nFETCH default\r\n");
+  Pass(100ms);
   std::string first = c.Read();
   EXPECT_NE(first.find("\"args\":[1]"), std::string::npos) << first;
   EXPECT_NE(first.find("\"retry\":25"), std::string::npos) << first;

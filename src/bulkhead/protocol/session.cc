@@ -45,8 +45,8 @@ Session::Session(FwpStream stream, FwpServer& server, uint64_t id)
     : stream_(std::move(stream)),
       server_(server),
       id_(id),
-      handshake_timer_(stream_.socket().get_executor()),
-      line_timer_(stream_.socket().get_executor()) {
+      handshake_timer_(server.io(), server.engine().clock()),
+      line_timer_(server.io(), server.engine().clock()) {
   boost::system::error_code ec;
   auto endpoint = stream_.socket().remote_endpoint(ec);
   if (!ec) peer_ = endpoint.address().to_string();
@@ -67,8 +67,8 @@ void Session::Start(bool over_limit) {
   // The TLS handshake shares the HELLO deadline's length; nothing can be said in clear text to a
   // client that does not finish it.
   auto self = shared_from_this();
-  handshake_timer_.expires_after(std::chrono::seconds(server_.config().handshake_timeout_seconds));
-  handshake_timer_.async_wait([this, self](boost::system::error_code ec) {
+  handshake_timer_.ExpiresAfter(std::chrono::seconds(server_.config().handshake_timeout_seconds));
+  handshake_timer_.AsyncWait([this, self](boost::system::error_code ec) {
     if (ec || tls_established_ || closed_) return;
     server_.NoteTlsHandshakeFailure(
         peer_, "no TLS handshake within " +
@@ -87,7 +87,7 @@ void Session::Start(bool over_limit) {
       return;
     }
     tls_established_ = true;
-    handshake_timer_.cancel();
+    handshake_timer_.Cancel();
     Greet();
   });
 }
@@ -107,8 +107,8 @@ void Session::Greet() {
   resp::AppendSimple(out_, hi);
   MaybeWrite();
   auto self = shared_from_this();
-  handshake_timer_.expires_after(std::chrono::seconds(server_.config().handshake_timeout_seconds));
-  handshake_timer_.async_wait([this, self](boost::system::error_code ec) {
+  handshake_timer_.ExpiresAfter(std::chrono::seconds(server_.config().handshake_timeout_seconds));
+  handshake_timer_.AsyncWait([this, self](boost::system::error_code ec) {
     if (ec || identified_ || closed_) return;
     resp::AppendError(out_, std::string(replies::kHandshakeTimeout) +
                                 std::to_string(server_.config().handshake_timeout_seconds) + " s");
@@ -121,8 +121,8 @@ void Session::Greet() {
 void Session::Close() {
   if (closed_) return;
   closed_ = true;
-  handshake_timer_.cancel();
-  line_timer_.cancel();
+  handshake_timer_.Cancel();
+  line_timer_.Cancel();
   if (fetch_ticket_ != 0) {
     server_.engine().CancelFetch(fetch_ticket_);
     fetch_ticket_ = 0;
@@ -151,8 +151,8 @@ void Session::ArmLineTimer() {
   if (line_timer_armed_) return;
   line_timer_armed_ = true;
   auto self = shared_from_this();
-  line_timer_.expires_after(std::chrono::seconds(server_.config().line_timeout_seconds));
-  line_timer_.async_wait([this, self](boost::system::error_code ec) {
+  line_timer_.ExpiresAfter(std::chrono::seconds(server_.config().line_timeout_seconds));
+  line_timer_.AsyncWait([this, self](boost::system::error_code ec) {
     line_timer_armed_ = false;
     if (ec || closed_) return;
     // The line completed meanwhile, or we are not reading (a barrier, or replies the client has
@@ -194,10 +194,9 @@ void Session::ProcessBuffer() {
     }
     uint64_t seq = first_seq_ + slots_.size();
     slots_.emplace_back();
-    Dispatch(line, seq);  // may be answered inline or later
-    bool barrier = line.rfind("FETCH", 0) == 0 || line.rfind("HELLO", 0) == 0;
+    bool may_block = Dispatch(line, seq);  // may be answered inline or later
     // An inline answer may already have sent (popped) this command's slot.
-    if (barrier && seq >= first_seq_ && !slots_[seq - first_seq_].ready) {
+    if (may_block && seq >= first_seq_ && !slots_[seq - first_seq_].ready) {
       blocked_ = true;
       barrier_seq_ = seq;
     }
@@ -215,16 +214,39 @@ void Session::ProcessBuffer() {
     } else if (!in_.empty() && !PausedForOutput()) {
       ArmLineTimer();  // a partial line: it must complete in time
     } else if (line_timer_armed_) {
-      line_timer_.cancel();
+      line_timer_.Cancel();
     }
   }
   MaybeWrite();
   if (!blocked_ && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
 }
 
-void Session::Dispatch(std::string_view line, uint64_t seq) {
+bool Session::Dispatch(std::string_view line, uint64_t seq) {
   server_.CountCommand();
-  RunCommand(*this, line, Responder(shared_from_this(), seq));
+  size_t space = line.find(' ');
+  std::string_view verb = line.substr(0, space);
+  std::string_view args =
+      space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+  const Command* command = FindCommand(verb);
+  Responder responder(shared_from_this(), seq);
+  switch (Admit(command, args, identified_, server_.stopping())) {
+    case Admission::kRun:
+      command->handler(*this, args, std::move(responder));
+      return command->may_block;
+    case Admission::kCloseQuietly:
+      responder.CloseQuietly();
+      return false;
+    case Admission::kShuttingDown:
+      responder.Error(replies::kShutdown);
+      return false;
+    case Admission::kUnknown:
+      responder.Error(std::string(replies::kUnknownCommand) + std::string(verb));
+      return false;
+    case Admission::kEnterpriseOnly:
+      responder.Error(command->enterprise_only);
+      return false;
+  }
+  return false;
 }
 
 void Session::Complete(uint64_t seq, std::string reply, bool close_after) {

@@ -14,12 +14,12 @@
 
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <memory>
 #include <string>
 
 #include "bulkhead/protocol/fwp_stream.h"
+#include "bulkhead/util/timer.h"
 
 namespace bulkhead {
 
@@ -78,7 +78,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void Greet();
   void DoRead();
   void ProcessBuffer();
-  void Dispatch(std::string_view line, uint64_t seq);
+  // Runs one command line as its table entry says (commands.h); true when its reply may come
+  // later and the session must read no further line until then (a barrier).
+  bool Dispatch(std::string_view line, uint64_t seq);
   // Called by Responder: stores the reply of command `seq`, sends every reply now in order, and
   // resumes processing when a barrier was answered.
   void Complete(uint64_t seq, std::string reply, bool close_after);
@@ -93,8 +95,8 @@ class Session : public std::enable_shared_from_this<Session> {
   FwpServer& server_;
   const uint64_t id_;
   std::string peer_;
-  boost::asio::steady_timer handshake_timer_;
-  boost::asio::steady_timer line_timer_;
+  Timer handshake_timer_;  // on the engine's clock, as every timer below
+  Timer line_timer_;
   bool line_timer_armed_ = false;
 
   std::array<char, 64 * 1024> read_buf_;

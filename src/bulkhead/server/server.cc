@@ -37,11 +37,13 @@ int64_t ResidentMemoryMb() {
 
 }  // namespace
 
-Server::Server(Config config)
+Server::Server(Config config) : Server(std::move(config), SystemClock::Instance()) {}
+
+Server::Server(Config config, Clock& clock)
     : config_(std::move(config)),
       signals_(io_, SIGINT, SIGTERM),
       hangup_(io_, SIGHUP),
-      clock_(SystemClock::Instance()) {}
+      clock_(clock) {}
 
 Server::~Server() { Shutdown(); }
 

@@ -41,6 +41,9 @@ Status CheckDescriptorBudget(const Config& config);
 class Server {
  public:
   explicit Server(Config config);
+  // With `clock` for every time and timer instead of the system clock (tests; it outlives the
+  // server).
+  Server(Config config, Clock& clock);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -1,5 +1,7 @@
 // Clock: the one source of "now" for everything that decides by time (retry, reaper, breaker,
-// scheduling). Production code uses SystemClock; tests use ManualClock and move time by hand.
+// scheduling), and the clock the event loop's timers are measured by (util/timer.h). Production
+// code uses SystemClock; tests use ManualClock and move time by hand, or SimulatedClock
+// (util/simulated_clock.h) when timers must fire as the time moves.
 #pragma once
 
 #include <atomic>
@@ -19,12 +21,17 @@ inline TimePoint FromUnixMicros(int64_t us) {
   return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::microseconds(us)));
 }
 
+class TimerSource;  // util/timer.h
+
 // Implementations are thread-safe.
 class Clock {
  public:
   virtual ~Clock() = default;
   // Wall-clock time (UTC); used for timestamps that are stored or shown.
   virtual TimePoint Now() const = 0;
+  // The source that runs timers measured by this clock (util/timer.h), or null when timers wait
+  // on the monotonic clock (SystemClock, ManualClock).
+  virtual const TimerSource* timer_source() const { return nullptr; }
 };
 
 class SystemClock final : public Clock {
