@@ -5,6 +5,7 @@
 #include <map>
 
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/metrics/prometheus_text.h"
 #include "bulkhead/view/testdata/example_snapshot.h"
 
 namespace bulkhead {
@@ -58,6 +59,28 @@ TEST(DeliveryGaugesTest, GaugesReadTheLatestPublishedSnapshot) {
 
   RemoveDeliveryGauges(registry);
   EXPECT_FALSE(collect().count(std::string(mn::kHostCap)));
+}
+
+TEST(DeliveryGaugesTest, ScrapeLines) {
+  ManualClock clock;
+  TopNLabels labels(clock, TopNLabelsOptions{});
+  PublishedDeliverySnapshot published;
+  Registry registry;
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels).ok());
+  labels.RecordAndLabel("a.example");
+  labels.RecordAndLabel("b.example:8443");
+  published.Publish(TwoHosts());
+  std::string text = RenderPrometheusText(registry);
+  for (const char* line :
+       {"bulkhead_host_inflight{host=\"a.example\"} 2",
+        "bulkhead_host_inflight{host=\"b.example:8443\"} 0",
+        "bulkhead_host_cap{host=\"a.example\"} 4", "bulkhead_host_cap{host=\"b.example:8443\"} 1",
+        "bulkhead_host_breaker_open{host=\"a.example\"} 0",
+        "bulkhead_host_breaker_open{host=\"b.example:8443\"} 1", "bulkhead_parked_jobs 5"}) {
+    EXPECT_NE(text.find("\n" + std::string(line) + "\n"), std::string::npos) << line << "\n"
+                                                                             << text;
+  }
+  RemoveDeliveryGauges(registry);
 }
 
 }  // namespace
