@@ -2,7 +2,7 @@
 // process's own figures and the delivery hosts. Producers: Engine::Snapshot (engine/), the Server
 // (server/server.cc: connections, memory, and the hosts from Dispatcher::Snapshot through
 // view/host_view.h HostViewsFrom), and ParseInfoJson for clients of INFO. Renderers: view/ only
-// (info_json, api_json, stats_text, metrics_gauges).
+// (info_json, api_json, stats_text, metrics_gauges; the per-host gauges: delivery_gauges).
 #pragma once
 
 #include <cstdint>
