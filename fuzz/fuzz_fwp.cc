@@ -14,7 +14,8 @@
 // every input: the Rng is seeded; fuzz/corpus/fwp/hello-password holds the pwdhash it accepts).
 // Only HELLO depends on the password, and checking a pwdhash
 // costs thousands of SHA-256 rounds, so the other inputs run without one. Lines end with "\n" or
-// "\r\n", as on the wire.
+// "\r\n", as on the wire. INFO answers as the server's does (the engine's snapshot rendered by
+// view/info_json.h), without its process figures and delivery hosts.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -39,6 +40,7 @@
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
+#include "bulkhead/view/info_json.h"
 
 namespace {
 
@@ -73,6 +75,14 @@ void RunConnection(std::string_view raw, const char* password) {
   {
     bulkhead::Engine engine(io, **store, config, bulkhead::SystemClock::Instance(), rng);
     bulkhead::FwpServer server(io, engine, config, rng);
+    server.SetInfoSource([&engine](bulkhead::FwpServer::InfoCallback cb) {
+      engine.Snapshot([cb = std::move(cb)](bulkhead::Result<bulkhead::EngineSnapshot> snapshot) {
+        if (!snapshot.ok()) return cb(snapshot.status());
+        bulkhead::InfoSnapshot info;
+        info.engine = std::move(*snapshot);
+        cb(bulkhead::RenderInfoJson(info));
+      });
+    });
 
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) Die("socketpair failed");

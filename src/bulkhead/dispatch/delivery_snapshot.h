@@ -1,6 +1,8 @@
 // DeliverySnapshot: a plain copy of the delivery engine's state at one instant (per host and in
-// total), for views: /api/hosts, INFO "hosts" and the per-host metric gauges render from it
-// (dispatch/delivery_render.h), never from the live dispatcher.
+// total), for views. Dispatch only produces it (Dispatcher::Snapshot, published_snapshot()); view/
+// renders it, never the live dispatcher: view/host_view.h turns its hosts into HostViews, which
+// view/api_json.h renders for /api/hosts and INFO "hosts", view/stats_text.h for `bulkhead stats`
+// and view/delivery_gauges.h for bulkhead_host_* and bulkhead_parked_jobs on /metrics.
 #pragma once
 
 #include <cstddef>

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
-#include "bulkhead/dispatch/delivery_render.h"
 #include "bulkhead/metrics/metric_names.h"
 
 namespace bulkhead {
@@ -41,7 +40,6 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
 Dispatcher::~Dispatcher() {
   *alive_ = false;
   timer_.cancel();
-  if (metrics_registry_) RemoveDeliveryGauges(*metrics_registry_);
 }
 
 void Dispatcher::Start() {
@@ -332,8 +330,6 @@ Status Dispatcher::RegisterMetrics(Registry& registry) {
   auto latency = registry.AddHistogram(mn::kDeliveryLatencySeconds, mn::kDeliveryLatencySecondsHelp,
                                        {std::string(mn::kLabelHost)}, mn::kDeliveryLatencyBuckets);
   if (!latency.ok()) return latency.status();
-  Status s = RegisterDeliveryGauges(registry, published_, host_labels_);
-  if (!s.ok()) return s;
   runner_.CountAttemptsIn(*deliveries, *latency, &host_labels_);
   metrics_registry_ = &registry;
   PublishSnapshot(clock_.Now(), true);

@@ -25,8 +25,10 @@
 //   retry); only the job's own deadline ends its wait.
 //   Host state: the HostStateKeeper (host_state_keeper.h) keeps failing hosts' compartment state
 //   in the store and restores it at Start, before reservations are adopted.
-//   Views: Snapshot() copies the state into a DeliverySnapshot (delivery_snapshot.h); the
-//   renderers in delivery_render.h turn it into /api/hosts JSON and metric gauges.
+//   Views: Snapshot() copies the state into a DeliverySnapshot (delivery_snapshot.h), plain data
+//   the dispatcher never renders: view/ does (view/host_view.h, view/api_json.h for /api/hosts
+//   and INFO "hosts", view/delivery_gauges.h for the bulkhead_host_* gauges, which the server
+//   registers over published_snapshot()).
 //
 // Threading: event loop thread only (the thread running the io_context given to the Engine),
 // except the published snapshot read by metric callbacks (PublishedDeliverySnapshot).
@@ -84,15 +86,21 @@ class Dispatcher final : public BuiltinJobs {
   // Called by the timer and by OnJobsAvailable; public for tests driving a ManualClock.
   void Pump();
 
-  // The state of every host compartment and the totals, now. Render it with delivery_render.h.
-  // Once RegisterMetrics was called, also publishes it for the metric callbacks.
+  // The state of every host compartment and the totals, now (views render it: view/host_view.h).
+  // Once RegisterMetrics was called, also publishes it to published_snapshot().
   DeliverySnapshot Snapshot() const;
 
   // Registers bulkhead_deliveries_total and bulkhead_delivery_latency_seconds (counted per
-  // attempt) and the snapshot gauges of delivery_render.h (hosts folded by TopNLabels), which read
-  // a snapshot the loop publishes at most once a second. `registry` must outlive the dispatcher
-  // (its destructor removes the callbacks).
+  // attempt, hosts folded by host_labels()) in `registry`, which must outlive the dispatcher, and
+  // starts publishing snapshots: in Pump at most once a second, and at every Snapshot().
   Status RegisterMetrics(Registry& registry);
+
+  // The snapshot the loop last published (empty until RegisterMetrics), for readers on any thread:
+  // view/delivery_gauges.h reads the per-host gauges from it. Lives as long as the dispatcher.
+  const PublishedDeliverySnapshot& published_snapshot() const { return published_; }
+  // The host labels of the per-attempt metrics (the hosts seen most, the rest folded into one),
+  // for the per-host gauges to share. Lives as long as the dispatcher.
+  TopNLabels& host_labels() { return host_labels_; }
 
   // When the timer will pump next (nullopt: no timer set). For tests.
   std::optional<TimePoint> next_wakeup() const { return next_wakeup_; }
@@ -142,7 +150,7 @@ class Dispatcher final : public BuiltinJobs {
   bool pump_again_ = false;
   TimePoint evicted_at_{};
 
-  // Metrics (null until RegisterMetrics).
+  // Metrics (registry null until RegisterMetrics).
   TopNLabels host_labels_;
   Registry* metrics_registry_ = nullptr;
   // Published by the loop, in Pump at most once a second and by every Snapshot().

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "bulkhead/dispatch/delivery_render.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
@@ -60,6 +59,15 @@ class DispatcherTest : public ::testing::Test {
     engine_->SetBuiltinJobs(nullptr);
     dispatcher_.reset();
     StartDispatcher(transport);
+  }
+
+  // `host`'s entry in the dispatcher's snapshot (a default one, and a failure, when missing).
+  CompartmentSnapshot HostSnapshot(const std::string& host) {
+    for (const CompartmentSnapshot& h : dispatcher_->Snapshot().hosts) {
+      if (h.host == host) return h;
+    }
+    ADD_FAILURE() << "no host " << host << " in the snapshot";
+    return {};
   }
 
   std::vector<HostStateRecord> SavedHosts() {
@@ -489,8 +497,7 @@ TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);
   EXPECT_EQ(outcomes[0]["args"], json::array({"flaky.example"}));
-  EXPECT_NE(RenderHostsJson(dispatcher_->Snapshot()).find("\"unavailable\":true"),
-            std::string::npos);
+  EXPECT_TRUE(HostSnapshot("flaky.example").unavailable);
 
   ASSERT_TRUE(Push(Webhook("https://flaky.example/3")).ok());
   EXPECT_EQ(transport.calls.size(), 2u) << "two failures opened the breaker";
@@ -639,8 +646,7 @@ TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFir
   clock_.Advance(minutes(1));
   ASSERT_TRUE(Push(Webhook("https://flaky.example/3")).ok());
   ASSERT_EQ(third.calls.size(), 1u);
-  EXPECT_NE(RenderHostsJson(dispatcher_->Snapshot()).find("\"unavailable\":true"),
-            std::string::npos);
+  EXPECT_TRUE(HostSnapshot("flaky.example").unavailable);
   third.Answer(0, ScriptedTransport::Status(200));
   outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
@@ -648,7 +654,7 @@ TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFir
   EXPECT_TRUE(SavedHosts().empty());
 }
 
-TEST_F(DispatcherTest, HostsJsonAndMetricsShowPerHostState) {
+TEST_F(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   Registry& registry = metrics_;
@@ -657,19 +663,26 @@ TEST_F(DispatcherTest, HostsJsonAndMetricsShowPerHostState) {
   ASSERT_TRUE(Push(Webhook("https://hooks.example:8443/2")).ok());
   clock_.Advance(std::chrono::milliseconds(120));
   transport.Answer(0, ScriptedTransport::Status(200));
-  json hosts = json::parse(RenderHostsJson(dispatcher_->Snapshot()));
-  ASSERT_EQ(hosts.size(), 2u);
-  EXPECT_EQ(hosts[0]["host"], "hooks.example");
-  EXPECT_EQ(hosts[0]["successes"], 1);
-  EXPECT_EQ(hosts[0]["in_flight"], 0);
-  EXPECT_EQ(hosts[0]["breaker"], "closed");
-  EXPECT_DOUBLE_EQ(hosts[0]["latency_p99_ms"].get<double>(), 120.0);
-  EXPECT_EQ(hosts[1]["host"], "hooks.example:8443");
-  EXPECT_EQ(hosts[1]["in_flight"], 1);
+  DeliverySnapshot snapshot = dispatcher_->Snapshot();
+  ASSERT_EQ(snapshot.hosts.size(), 2u);
+  EXPECT_EQ(snapshot.hosts[0].host, "hooks.example");
+  EXPECT_EQ(snapshot.hosts[0].successes, 1);
+  EXPECT_EQ(snapshot.hosts[0].in_flight, 0);
+  EXPECT_EQ(snapshot.hosts[0].breaker, BreakerState::kClosed);
+  EXPECT_EQ(snapshot.hosts[0].latency_p99, std::chrono::milliseconds(120));
+  EXPECT_EQ(snapshot.hosts[1].host, "hooks.example:8443");
+  EXPECT_EQ(snapshot.hosts[1].in_flight, 1);
+  EXPECT_EQ(snapshot.in_flight, 1);
+  // The same figures, published for the per-host gauges (view/delivery_gauges.h) by that read.
+  auto published = dispatcher_->published_snapshot().Latest();
+  ASSERT_EQ(published->hosts.size(), 2u);
+  EXPECT_EQ(published->at, snapshot.at);
+  EXPECT_EQ(published->hosts[1].in_flight, 1);
 
   std::map<std::string, FamilySnapshot> families;
   for (auto& f : registry.Collect()) families[f.name] = f;
-  ASSERT_TRUE(families.count(std::string(metric_names::kHostInflight)));
+  EXPECT_FALSE(families.count(std::string(metric_names::kHostInflight)))
+      << "the dispatcher renders no gauge: the server registers view/delivery_gauges.h";
   ASSERT_TRUE(families.count(std::string(metric_names::kDeliveriesTotal)));
   const auto& delivered = families[std::string(metric_names::kDeliveriesTotal)].samples;
   ASSERT_EQ(delivered.size(), 1u);

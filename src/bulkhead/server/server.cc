@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "bulkhead/dispatch/delivery_render.h"
 #include "bulkhead/dispatch/vapid_key_file.h"
 #include "bulkhead/http/bearer_auth.h"
 #include "bulkhead/metrics/metric_names.h"
@@ -20,6 +19,8 @@
 #include "bulkhead/util/descriptors.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/view/api_json.h"
+#include "bulkhead/view/delivery_gauges.h"
+#include "bulkhead/view/host_view.h"
 #include "bulkhead/view/info_json.h"
 
 namespace bulkhead {
@@ -45,7 +46,10 @@ Server::Server(Config config, Clock& clock)
       hangup_(io_, SIGHUP),
       clock_(clock) {}
 
-Server::~Server() { Shutdown(); }
+Server::~Server() {
+  Shutdown();
+  RemoveDeliveryGauges(registry_);  // before dispatcher_, whose published snapshot they read
+}
 
 Status Server::Start() {
   Status s = config_.Validate();
@@ -179,6 +183,9 @@ Status Server::StartDelivery() {
                                              signing_keys_, clock_, rng_, std::move(dc));
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
+  s = RegisterDeliveryGauges(registry_, dispatcher_->published_snapshot(),
+                             dispatcher_->host_labels());
+  if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
   return Status::Ok();
 }
@@ -253,7 +260,7 @@ void Server::RegisterRoutes() {
   });
   http_->Route("GET", "/api/hosts", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     reply(HttpResponseOut::Json(
-        200, RenderHostsJson(HostsFromDispatcher().value_or(nlohmann::json::array()))));
+        200, RenderHostsJson(HostsFromDispatcher().value_or(std::vector<HostView>{}))));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     engine_->Snapshot([reply](Result<EngineSnapshot> snapshot) {
@@ -316,13 +323,9 @@ void Server::RenderInfo(std::function<void(Result<std::string>)> cb) {
   });
 }
 
-std::optional<HostsSeam> Server::HostsFromDispatcher() {
-  // SEAM(#10, delivery snapshot): the dispatcher's JSON string today, parsed back into the view's
-  // HostsSeam; becomes the dispatcher's snapshot struct when dispatch/delivery_snapshot.h lands.
+std::optional<std::vector<HostView>> Server::HostsFromDispatcher() {
   if (!dispatcher_) return std::nullopt;
-  auto hosts = nlohmann::json::parse(RenderHostsJson(dispatcher_->Snapshot()), nullptr, false);
-  if (!hosts.is_array()) return std::nullopt;
-  return hosts;
+  return HostViewsFrom(dispatcher_->Snapshot());
 }
 
 void Server::WaitForHangup() {

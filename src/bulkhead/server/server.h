@@ -64,8 +64,8 @@ class Server {
   void Snapshot(std::function<void(Result<InfoSnapshot>)> cb);
   // The INFO document (FWP INFO and GET /api/info), rendered by view/info_json.h from Snapshot().
   void RenderInfo(std::function<void(Result<std::string>)> cb);
-  // The dispatcher's hosts (nullopt before it starts); see HostsSeam.
-  std::optional<HostsSeam> HostsFromDispatcher();
+  // The dispatcher's hosts as the views show them (nullopt when there is no dispatcher).
+  std::optional<std::vector<HostView>> HostsFromDispatcher();
   // bulkhead_login_*_total and bulkhead_connections_shed_total, read from the listeners.
   Status RegisterGuardMetrics();
   // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.
@@ -88,8 +88,10 @@ class Server {
   Registry registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<StatsdEmitter> statsd_;
-  // Delivery: declared after registry_ and engine_, so the dispatcher goes first (it holds
-  // callbacks in the registry and is the engine's BuiltinJobs), then the transport it sends on.
+  // Delivery: declared after registry_ and engine_, so the dispatcher goes first (its counters
+  // live in the registry and it is the engine's BuiltinJobs), then the transport it sends on. The
+  // per-host gauges (view/delivery_gauges.h) read its published snapshot: ~Server removes them
+  // first.
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<VapidSigner> vapid_signer_;
   StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_

@@ -127,6 +127,8 @@ TEST_F(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   EXPECT_NE(metrics.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("bulkhead_queue_size{queue=\"slow\"} 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("bulkhead_queue_latency_seconds{queue=\"slow\"}"), std::string::npos);
+  // The delivery gauges, registered by the server over the dispatcher's published snapshot.
+  EXPECT_NE(metrics.find("\nbulkhead_parked_jobs 0\n"), std::string::npos) << metrics;
   std::string health = HttpGet(server_->http_port(), "/healthz");
   EXPECT_NE(health.find("200 OK"), std::string::npos);
   EXPECT_NE(HttpGet(server_->http_port(), "/nope").find("404"), std::string::npos);

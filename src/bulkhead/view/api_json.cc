@@ -1,8 +1,16 @@
 #include "bulkhead/view/api_json.h"
 
 #include "bulkhead/util/json.h"
+#include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
+namespace {
+
+nlohmann::json TimeOrNull(const std::optional<TimePoint>& t) {
+  return t ? nlohmann::json(FormatRfc3339(*t)) : nlohmann::json(nullptr);
+}
+
+}  // namespace
 
 std::string RenderWorkersJson(const std::vector<WorkerInfo>& workers) {
   nlohmann::json out = nlohmann::json::array();
@@ -18,10 +26,29 @@ std::string RenderWorkersJson(const std::vector<WorkerInfo>& workers) {
   return DumpJson(out);
 }
 
-std::string RenderHostsJson(const HostsSeam& hosts) { return DumpJson(HostsJsonValue(hosts)); }
+std::string RenderHostsJson(const std::vector<HostView>& hosts) {
+  return DumpJson(HostsJsonValue(hosts));
+}
 
-nlohmann::json HostsJsonValue(const HostsSeam& hosts) {
-  return hosts.is_array() ? hosts : nlohmann::json::array();
+nlohmann::json HostsJsonValue(const std::vector<HostView>& hosts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const HostView& h : hosts) {
+    out.push_back({{"host", h.host},
+                   {"in_flight", h.in_flight},
+                   {"cap", h.cap},
+                   {"breaker", h.breaker},
+                   {"breaker_openings", h.breaker_openings},
+                   {"latency_p50_ms", h.latency_p50_ms},
+                   {"latency_p99_ms", h.latency_p99_ms},
+                   {"successes", h.successes},
+                   {"failures", h.failures},
+                   {"overloaded", h.overloaded},
+                   {"parked", h.parked},
+                   {"unavailable", h.unavailable},
+                   {"failing_since", TimeOrNull(h.failing_since)},
+                   {"retry_after_until", TimeOrNull(h.retry_after_until)}});
+  }
+  return out;
 }
 
 }  // namespace bulkhead

@@ -1,5 +1,6 @@
 // The HTTP API's JSON views of the server's figures. GET /api/info answers the INFO document
-// itself (view/info_json.h); the rest are here.
+// itself (view/info_json.h); the rest are here, the delivery hosts' JSON among them (the one
+// rendering of hosts for /api/hosts and INFO "hosts").
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,7 +8,7 @@
 #include <vector>
 
 #include "bulkhead/engine/worker_roster.h"
-#include "bulkhead/view/info_snapshot.h"
+#include "bulkhead/view/host_view.h"
 
 namespace bulkhead {
 
@@ -15,11 +16,13 @@ namespace bulkhead {
 // the order given (the engine's: by wid).
 std::string RenderWorkersJson(const std::vector<WorkerInfo>& workers);
 
-// GET /api/hosts: the delivery hosts array (see HostsSeam for its elements).
-std::string RenderHostsJson(const HostsSeam& hosts);
+// GET /api/hosts: the delivery hosts array, in the order given (HostViewsFrom's: by host). Per
+// host {host, in_flight, cap, breaker, breaker_openings, latency_p50_ms, latency_p99_ms,
+// successes, failures, overloaded, parked, unavailable, failing_since, retry_after_until}: the
+// HostView fields, latencies as floats, times RFC 3339 or null when unset.
+std::string RenderHostsJson(const std::vector<HostView>& hosts);
 
-// The hosts array as a JSON value, for INFO's "hosts" and RenderHostsJson. SEAM(#10): an identity
-// today; renders dispatch/delivery_snapshot.h's structs once they replace HostsSeam.
-nlohmann::json HostsJsonValue(const HostsSeam& hosts);
+// The same array as a JSON value, for INFO's "hosts".
+nlohmann::json HostsJsonValue(const std::vector<HostView>& hosts);
 
 }  // namespace bulkhead

@@ -8,6 +8,7 @@ namespace bulkhead {
 namespace {
 
 using view_testing::ExampleSnapshot;
+using view_testing::TwoHosts;
 
 TEST(ApiJsonTest, Workers) {
   EXPECT_EQ(RenderWorkersJson(ExampleSnapshot().engine.workers),
@@ -16,11 +17,25 @@ TEST(ApiJsonTest, Workers) {
   EXPECT_EQ(RenderWorkersJson({}), "[]");
 }
 
-TEST(ApiJsonTest, HostsAsTheDispatcherGaveThem) {
-  InfoSnapshot info = ExampleSnapshot();
-  EXPECT_EQ(RenderHostsJson(*info.hosts), info.hosts->dump());
-  EXPECT_EQ(RenderHostsJson(nlohmann::json::array()), "[]");
-  EXPECT_EQ(RenderHostsJson(nlohmann::json::object()), "[]") << "never anything but an array";
+// The hosts JSON as the dispatcher rendered it before the views moved here (its exact string).
+TEST(ApiJsonTest, HostsJsonHasOneObjectPerHost) {
+  EXPECT_EQ(RenderHostsJson(HostViewsFrom(DeliverySnapshot{})), "[]");
+  EXPECT_EQ(RenderHostsJson(HostViewsFrom(TwoHosts())),
+            "[{\"breaker\":\"closed\",\"breaker_openings\":0,\"cap\":4,\"failing_since\":null,"
+            "\"failures\":0,\"host\":\"a.example\",\"in_flight\":2,\"latency_p50_ms\":120.0,"
+            "\"latency_p99_ms\":250.5,\"overloaded\":1,\"parked\":0,\"retry_after_until\":null,"
+            "\"successes\":7,\"unavailable\":false},"
+            "{\"breaker\":\"open\",\"breaker_openings\":3,\"cap\":1,"
+            "\"failing_since\":\"2023-11-14T22:13:20Z\",\"failures\":9,\"host\":\"b.example:8443\","
+            "\"in_flight\":0,\"latency_p50_ms\":0.0,\"latency_p99_ms\":0.0,\"overloaded\":0,"
+            "\"parked\":5,\"retry_after_until\":\"2023-11-14T22:15:20Z\",\"successes\":0,"
+            "\"unavailable\":true}]");
+}
+
+TEST(ApiJsonTest, HostsJsonValueIsTheSameArray) {
+  std::vector<HostView> hosts = HostViewsFrom(TwoHosts());
+  EXPECT_EQ(HostsJsonValue(hosts).dump(), RenderHostsJson(hosts));
+  EXPECT_TRUE(HostsJsonValue({}).is_array());
 }
 
 }  // namespace

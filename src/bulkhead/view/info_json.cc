@@ -65,6 +65,37 @@ const json& Member(const json& obj, const char* key) {
   return it != obj.end() ? *it : kNull;
 }
 
+bool Bool(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+std::optional<TimePoint> TimeOrNull(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return std::nullopt;
+  auto t = ParseRfc3339(it->get<std::string>());
+  return t.ok() ? std::optional<TimePoint>(*t) : std::nullopt;
+}
+
+// One element of "hosts" (an object), as api_json.h HostsJsonValue writes it.
+HostView ParseHost(const json& h) {
+  HostView v;
+  v.host = String(h, "host");
+  v.in_flight = Int(h, "in_flight");
+  v.cap = Int(h, "cap");
+  v.breaker = String(h, "breaker");
+  v.breaker_openings = Int(h, "breaker_openings");
+  v.latency_p50_ms = Double(h, "latency_p50_ms");
+  v.latency_p99_ms = Double(h, "latency_p99_ms");
+  v.successes = Int(h, "successes");
+  v.failures = Int(h, "failures");
+  v.overloaded = Int(h, "overloaded");
+  v.parked = Int(h, "parked");
+  v.unavailable = Bool(h, "unavailable");
+  v.failing_since = TimeOrNull(h, "failing_since");
+  v.retry_after_until = TimeOrNull(h, "retry_after_until");
+  return v;
+}
+
 TaskSnapshot ParseTask(const json& tasks, const char* name, const char* jobs_key) {
   const json& t = Member(tasks, name);
   return TaskSnapshot{Int(t, "cycles"), Int(t, jobs_key),
@@ -92,7 +123,7 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
         {"workers", e.worker_count},
         {"used_memory_mb", info.server.used_memory_mb}}},
   };
-  if (info.hosts && info.hosts->is_array()) doc["hosts"] = HostsJsonValue(*info.hosts);
+  if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
   return DumpJson(doc);
 }
 
@@ -136,7 +167,12 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
       ParseTask(tasks, "Dead", "enqueued"), ParseTask(tasks, "Busy", "reaped"),
       ParseTask(tasks, "Workers", "reaped")};
   const json& hosts = Member(doc, "hosts");
-  if (hosts.is_array()) out.hosts = hosts;
+  if (hosts.is_array()) {
+    out.hosts.emplace();
+    for (const json& h : hosts) {
+      if (h.is_object()) out.hosts->push_back(ParseHost(h));
+    }
+  }
   return out;
 }
 

@@ -14,7 +14,8 @@ namespace bulkhead {
 
 // Compact JSON, keys sorted:
 //   {"faktory":{"queues":{name:size},"sets":{...},"tasks":{...},"total_enqueued",
-//    "total_failures","total_processed","total_queues"},"hosts":[...] (when present),
+//    "total_failures","total_processed","total_queues"},"hosts":[...] (when present: the
+//    array of view/api_json.h HostsJsonValue),
 //    "now":RFC 3339,"server":{"bulkhead_version","command_count","connections","description",
 //    "faktory_version","store","uptime","used_memory_mb","workers"},"server_utc_time":"HH:MM:SS
 //    UTC"}
@@ -22,7 +23,8 @@ std::string RenderInfoJson(const InfoSnapshot& info);
 
 // The INFO document parsed back into a snapshot, for clients of INFO (`bulkhead stats`). Fills
 // what the document holds: queue sizes (latency 0, paused false), sets, totals, task figures,
-// worker_count (no worker records), the server figures and hosts; a missing field is zero, a
+// worker_count (no worker records), the server figures and the hosts as HostViews (elements that
+// are not objects skipped; a time that is not RFC 3339 is unset); a missing field is zero, a
 // missing string "?". InvalidArgument "INFO reply is not a JSON object" for anything else.
 Result<InfoSnapshot> ParseInfoJson(std::string_view text);
 

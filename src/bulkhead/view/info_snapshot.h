@@ -1,15 +1,17 @@
 // InfoSnapshot: everything the server's views show, as plain data — the engine's figures, the
 // process's own figures and the delivery hosts. Producers: Engine::Snapshot (engine/), the Server
-// (server/server.cc: connections, memory, hosts). Renderers: view/ only (info_json, api_json,
-// stats_text, metrics_gauges).
+// (server/server.cc: connections, memory, and the hosts from Dispatcher::Snapshot through
+// view/host_view.h HostViewsFrom), and ParseInfoJson for clients of INFO. Renderers: view/ only
+// (info_json, api_json, stats_text, metrics_gauges; the per-host gauges: delivery_gauges).
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/view/host_view.h"
 
 namespace bulkhead {
 
@@ -21,19 +23,10 @@ struct ServerFigures {
   int64_t used_memory_mb = 0;  // resident set size
 };
 
-// SEAM(#10, delivery snapshot): the delivery hosts as the dispatcher provides them today — the
-// JSON array of Dispatcher::HostsJson(), each element {"host","in_flight","cap","breaker",
-// "breaker_openings","latency_p50_ms","latency_p99_ms","successes","failures","overloaded",
-// "parked","unavailable","failing_since","retry_after_until"}. When dispatch/delivery_snapshot.h
-// lands, this alias becomes its struct vector, and the three places that read it change with it:
-// server/server.cc HostsFromDispatcher (producer), view/api_json.cc HostsJsonValue (INFO's
-// "hosts" and /api/hosts) and view/stats_text.cc (the HOST table).
-using HostsSeam = nlohmann::json;
-
 struct InfoSnapshot {
   EngineSnapshot engine;
   ServerFigures server;
-  std::optional<HostsSeam> hosts;  // nullopt: no dispatcher (INFO then has no "hosts" key)
+  std::optional<std::vector<HostView>> hosts;  // nullopt: no dispatcher (INFO has no "hosts" key)
 };
 
 }  // namespace bulkhead

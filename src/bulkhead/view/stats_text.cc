@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "bulkhead/util/json.h"
-#include "bulkhead/view/api_json.h"
 #include "bulkhead/view/info_json.h"
 
 namespace bulkhead {
@@ -29,31 +28,13 @@ __attribute__((format(printf, 2, 3))) void Appendf(std::string& out, const char*
 
 long long Ll(auto v) { return static_cast<long long>(v); }
 
-// One host element's field; 0 or "?" when missing or mistyped.
-long long HostInt(const nlohmann::json& h, const char* key) {
-  auto it = h.find(key);
-  return it != h.end() && it->is_number() ? it->get<long long>() : 0;
-}
-double HostDouble(const nlohmann::json& h, const char* key) {
-  auto it = h.find(key);
-  return it != h.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-std::string HostString(const nlohmann::json& h, const char* key) {
-  auto it = h.find(key);
-  return it != h.end() && it->is_string() ? it->get<std::string>() : "?";
-}
-
-// SEAM(#10): reads HostsSeam's JSON elements; fields of the delivery snapshot struct later.
-void AppendHosts(std::string& out, const HostsSeam& hosts_seam) {
-  nlohmann::json hosts = HostsJsonValue(hosts_seam);
+void AppendHosts(std::string& out, const std::vector<HostView>& hosts) {
   if (hosts.empty()) return;
   Appendf(out, "\n%-32s %8s %5s %-10s %8s %8s\n", "HOST", "INFLIGHT", "CAP", "BREAKER", "PARKED",
           "P99(ms)");
-  for (const auto& h : hosts) {
-    if (!h.is_object()) continue;
-    Appendf(out, "%-32s %8lld %5lld %-10s %8lld %8.0f\n", HostString(h, "host").c_str(),
-            HostInt(h, "in_flight"), HostInt(h, "cap"), HostString(h, "breaker").c_str(),
-            HostInt(h, "parked"), HostDouble(h, "latency_p99_ms"));
+  for (const HostView& h : hosts) {
+    Appendf(out, "%-32s %8lld %5lld %-10s %8lld %8.0f\n", h.host.c_str(), Ll(h.in_flight),
+            Ll(h.cap), h.breaker.c_str(), Ll(h.parked), h.latency_p99_ms);
   }
 }
 

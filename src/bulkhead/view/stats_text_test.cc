@@ -33,7 +33,7 @@ TEST(StatsTextTest, RendersASnapshot) {
 
 TEST(StatsTextTest, NoHostTableWithoutHosts) {
   InfoSnapshot info = ExampleSnapshot();
-  info.hosts = nlohmann::json::array();
+  info.hosts = std::vector<HostView>{};
   std::string text = RenderStatsText(info);
   EXPECT_EQ(text.find("HOST"), std::string::npos);
   std::string last = "\nworking                                   4\n";

@@ -1,5 +1,6 @@
 // Test support for view_test (header-only, so it stays out of bulkhead_view): a hand-built
-// InfoSnapshot with every field set, and the reading of view/testdata files.
+// InfoSnapshot with every field set, a hand-built DeliverySnapshot, and the reading of
+// view/testdata files.
 #pragma once
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "bulkhead/dispatch/delivery_snapshot.h"
 #include "bulkhead/view/info_snapshot.h"
 
 namespace bulkhead::view_testing {
@@ -50,9 +52,47 @@ inline InfoSnapshot ExampleSnapshot() {
   info.server.connections = 3;
   info.server.command_count = 42;
   info.server.used_memory_mb = 7;
-  info.hosts = nlohmann::json::parse(
-      R"([{"breaker":"open","breaker_openings":2,"cap":4,"failing_since":"2026-01-01T00:00:00Z","failures":7,"host":"a.example","in_flight":1,"latency_p50_ms":12.5,"latency_p99_ms":250.0,"overloaded":0,"parked":3,"retry_after_until":null,"successes":9,"unavailable":false}])");
+  HostView h;
+  h.host = "a.example";
+  h.in_flight = 1;
+  h.cap = 4;
+  h.breaker = "open";
+  h.breaker_openings = 2;
+  h.latency_p50_ms = 12.5;
+  h.latency_p99_ms = 250;
+  h.successes = 9;
+  h.failures = 7;
+  h.parked = 3;
+  h.failing_since = FromUnixMicros(1'767'225'600'000'000);  // 2026-01-01T00:00:00Z
+  info.hosts = std::vector<HostView>{h};
   return info;
+}
+
+// Two hosts as the dispatcher snapshots them: a.example healthy and busy, b.example:8443 open,
+// parked, announced unavailable and behind a Retry-After.
+inline DeliverySnapshot TwoHosts() {
+  DeliverySnapshot s;
+  CompartmentSnapshot a;
+  a.host = "a.example";
+  a.in_flight = 2;
+  a.limit = 4;
+  a.latency_p50 = std::chrono::milliseconds(120);
+  a.latency_p99 = std::chrono::microseconds(250'500);
+  a.successes = 7;
+  a.overloaded = 1;
+  CompartmentSnapshot b;
+  b.host = "b.example:8443";
+  b.limit = 1;
+  b.breaker = BreakerState::kOpen;
+  b.breaker_openings = 3;
+  b.failures = 9;
+  b.parked = 5;
+  b.unavailable = true;
+  b.failing_since = FromUnixMicros(1'700'000'000'000'000);
+  b.retry_after_until = FromUnixMicros(1'700'000'120'000'000);
+  s.hosts = {a, b};
+  s.parked = 5;
+  return s;
 }
 
 // The text of src/bulkhead/view/testdata/<name> ("" when unreadable).

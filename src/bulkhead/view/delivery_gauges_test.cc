@@ -1,56 +1,19 @@
-#include "bulkhead/dispatch/delivery_render.h"
+#include "bulkhead/view/delivery_gauges.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/view/testdata/example_snapshot.h"
 
 namespace bulkhead {
 namespace {
 
-using std::chrono::milliseconds;
+using view_testing::TwoHosts;
 
-DeliverySnapshot TwoHosts() {
-  DeliverySnapshot s;
-  CompartmentSnapshot a;
-  a.host = "a.example";
-  a.in_flight = 2;
-  a.limit = 4;
-  a.latency_p50 = milliseconds(120);
-  a.latency_p99 = std::chrono::microseconds(250'500);
-  a.successes = 7;
-  a.overloaded = 1;
-  CompartmentSnapshot b;
-  b.host = "b.example:8443";
-  b.limit = 1;
-  b.breaker = BreakerState::kOpen;
-  b.breaker_openings = 3;
-  b.failures = 9;
-  b.parked = 5;
-  b.unavailable = true;
-  b.failing_since = FromUnixMicros(1'700'000'000'000'000);
-  b.retry_after_until = FromUnixMicros(1'700'000'120'000'000);
-  s.hosts = {a, b};
-  s.parked = 5;
-  return s;
-}
-
-TEST(DeliveryRenderTest, HostsJsonHasOneObjectPerHost) {
-  EXPECT_EQ(RenderHostsJson(DeliverySnapshot{}), "[]");
-  EXPECT_EQ(RenderHostsJson(TwoHosts()),
-            "[{\"breaker\":\"closed\",\"breaker_openings\":0,\"cap\":4,\"failing_since\":null,"
-            "\"failures\":0,\"host\":\"a.example\",\"in_flight\":2,\"latency_p50_ms\":120.0,"
-            "\"latency_p99_ms\":250.5,\"overloaded\":1,\"parked\":0,\"retry_after_until\":null,"
-            "\"successes\":7,\"unavailable\":false},"
-            "{\"breaker\":\"open\",\"breaker_openings\":3,\"cap\":1,"
-            "\"failing_since\":\"2023-11-14T22:13:20Z\",\"failures\":9,\"host\":\"b.example:8443\","
-            "\"in_flight\":0,\"latency_p50_ms\":0.0,\"latency_p99_ms\":0.0,\"overloaded\":0,"
-            "\"parked\":5,\"retry_after_until\":\"2023-11-14T22:15:20Z\",\"successes\":0,"
-            "\"unavailable\":true}]");
-}
-
-TEST(DeliveryRenderTest, GaugeValuesPerHost) {
+TEST(DeliveryGaugesTest, GaugeValuesPerHost) {
   const DeliverySnapshot s = TwoHosts();
   using Values = std::vector<std::pair<std::string, double>>;
   EXPECT_EQ(HostGaugeValues(s, HostGauge::kInFlight),
@@ -59,9 +22,13 @@ TEST(DeliveryRenderTest, GaugeValuesPerHost) {
             (Values{{"a.example", 4.0}, {"b.example:8443", 1.0}}));
   EXPECT_EQ(HostGaugeValues(s, HostGauge::kBreakerOpen),
             (Values{{"a.example", 0.0}, {"b.example:8443", 1.0}}));
+  DeliverySnapshot half_open = TwoHosts();
+  half_open.hosts[0].breaker = BreakerState::kHalfOpen;
+  EXPECT_EQ(HostGaugeValues(half_open, HostGauge::kBreakerOpen)[0].second, 1.0)
+      << "half-open counts as open";
 }
 
-TEST(DeliveryRenderTest, GaugesReadTheLatestPublishedSnapshot) {
+TEST(DeliveryGaugesTest, GaugesReadTheLatestPublishedSnapshot) {
   namespace mn = metric_names;
   ManualClock clock;
   TopNLabels labels(clock, TopNLabelsOptions{});
@@ -92,6 +59,28 @@ TEST(DeliveryRenderTest, GaugesReadTheLatestPublishedSnapshot) {
 
   RemoveDeliveryGauges(registry);
   EXPECT_FALSE(collect().count(std::string(mn::kHostCap)));
+}
+
+TEST(DeliveryGaugesTest, ScrapeLines) {
+  ManualClock clock;
+  TopNLabels labels(clock, TopNLabelsOptions{});
+  PublishedDeliverySnapshot published;
+  Registry registry;
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels).ok());
+  labels.RecordAndLabel("a.example");
+  labels.RecordAndLabel("b.example:8443");
+  published.Publish(TwoHosts());
+  std::string text = RenderPrometheusText(registry);
+  for (const char* line :
+       {"bulkhead_host_inflight{host=\"a.example\"} 2",
+        "bulkhead_host_inflight{host=\"b.example:8443\"} 0",
+        "bulkhead_host_cap{host=\"a.example\"} 4", "bulkhead_host_cap{host=\"b.example:8443\"} 1",
+        "bulkhead_host_breaker_open{host=\"a.example\"} 0",
+        "bulkhead_host_breaker_open{host=\"b.example:8443\"} 1", "bulkhead_parked_jobs 5"}) {
+    EXPECT_NE(text.find("\n" + std::string(line) + "\n"), std::string::npos) << line << "\n"
+                                                                             << text;
+  }
+  RemoveDeliveryGauges(registry);
 }
 
 }  // namespace

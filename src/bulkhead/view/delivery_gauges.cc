@@ -1,63 +1,33 @@
-#include "bulkhead/dispatch/delivery_render.h"
+#include "bulkhead/view/delivery_gauges.h"
 
-#include <nlohmann/json.hpp>
-
+#include "bulkhead/compartment/circuit_breaker.h"
 #include "bulkhead/metrics/metric_names.h"
-#include "bulkhead/util/json.h"
-#include "bulkhead/util/time_format.h"
+#include "bulkhead/view/host_view.h"
 
 namespace bulkhead {
 namespace {
 
 namespace mn = metric_names;
 
-double Millis(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-nlohmann::json TimeOrNull(const std::optional<TimePoint>& t) {
-  return t ? nlohmann::json(FormatRfc3339(*t)) : nlohmann::json(nullptr);
-}
-
-double Pick(const CompartmentSnapshot& s, HostGauge gauge) {
+double Pick(const HostView& h, HostGauge gauge) {
   switch (gauge) {
     case HostGauge::kInFlight:
-      return double(s.in_flight);
+      return double(h.in_flight);
     case HostGauge::kCap:
-      return double(s.limit);
+      return double(h.cap);
     case HostGauge::kBreakerOpen:
       break;
   }
-  return s.breaker == BreakerState::kClosed ? 0.0 : 1.0;
+  return h.breaker == BreakerStateName(BreakerState::kClosed) ? 0.0 : 1.0;
 }
 
 }  // namespace
-
-std::string RenderHostsJson(const DeliverySnapshot& snapshot) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& s : snapshot.hosts) {
-    nlohmann::json h = {{"host", s.host},
-                        {"in_flight", s.in_flight},
-                        {"cap", s.limit},
-                        {"breaker", BreakerStateName(s.breaker)},
-                        {"breaker_openings", s.breaker_openings},
-                        {"latency_p50_ms", Millis(s.latency_p50)},
-                        {"latency_p99_ms", Millis(s.latency_p99)},
-                        {"successes", s.successes},
-                        {"failures", s.failures},
-                        {"overloaded", s.overloaded},
-                        {"parked", s.parked},
-                        {"unavailable", s.unavailable}};
-    h["failing_since"] = TimeOrNull(s.failing_since);
-    h["retry_after_until"] = TimeOrNull(s.retry_after_until);
-    out.push_back(std::move(h));
-  }
-  return DumpJson(out);
-}
 
 std::vector<std::pair<std::string, double>> HostGaugeValues(const DeliverySnapshot& snapshot,
                                                             HostGauge gauge) {
   std::vector<std::pair<std::string, double>> values;
   values.reserve(snapshot.hosts.size());
-  for (const auto& s : snapshot.hosts) values.emplace_back(s.host, Pick(s, gauge));
+  for (const HostView& h : HostViewsFrom(snapshot)) values.emplace_back(h.host, Pick(h, gauge));
   return values;
 }
 
@@ -90,7 +60,7 @@ Status RegisterDeliveryGauges(Registry& registry, const PublishedDeliverySnapsho
 
 void RemoveDeliveryGauges(Registry& registry) {
   for (auto name : {mn::kHostInflight, mn::kHostCap, mn::kHostBreakerOpen, mn::kParkedJobs}) {
-    (void)registry.RemoveCallback(name);
+    (void)registry.RemoveCallback(name);  // NotFound for one never added: nothing to do
   }
 }
 
