@@ -15,16 +15,8 @@ namespace mn = metric_names;
 
 // The `outcome` label of bulkhead_deliveries_total for one attempt.
 std::string_view OutcomeLabel(const HttpResponse& r) {
-  switch (r.error) {
-    case TransportError::kNone:
-      break;
-    case TransportError::kConnectTimeout:
-    case TransportError::kTimeoutFirstByte:
-    case TransportError::kTimeoutTotal:
-    case TransportError::kLowSpeed:
-      return mn::kOutcomeTimeout;
-    default:
-      return mn::kOutcomeNetworkError;
+  if (r.error != TransportError::kNone) {
+    return IsTimeout(r.error) ? mn::kOutcomeTimeout : mn::kOutcomeNetworkError;
   }
   if (r.status >= 200 && r.status < 300) return mn::kOutcomeSuccess;
   if (r.status >= 500) return mn::kOutcomeServerError;

@@ -38,6 +38,11 @@ const char* TransportErrorName(TransportError error) {
   return "other";
 }
 
+bool IsTimeout(TransportError error) {
+  return error == TransportError::kConnectTimeout || error == TransportError::kTimeoutFirstByte ||
+         error == TransportError::kTimeoutTotal || error == TransportError::kLowSpeed;
+}
+
 std::optional<std::string_view> HttpResponse::Header(std::string_view name) const {
   for (const HttpHeader& h : headers) {
     if (EqualsIgnoreCase(h.name, name)) return std::string_view(h.value);

@@ -69,6 +69,9 @@ enum class TransportError {
 // "none", "dns", "connect_refused", ... (stable, used in metrics labels and logs).
 const char* TransportErrorName(TransportError error);
 
+// True when a deadline (connect, first byte, total) or the low-speed cut ended the exchange.
+bool IsTimeout(TransportError error);
+
 // Times measured from Send(). Zero when the phase was not reached.
 struct HttpTimings {
   std::chrono::microseconds connect{0};     // connection (and TLS) ready
