@@ -24,11 +24,10 @@ namespace {
 using encoders_internal::BioPtr;
 using encoders_internal::EvpMdCtxPtr;
 using encoders_internal::EvpPkeyPtr;
+using encoders_internal::NoPassphrase;
 using encoders_internal::OpenSslError;
 
 constexpr int kMinRsaBits = 2048;
-
-int NoPassphrase(char*, int, int, void*) { return -1; }
 
 }  // namespace
 

@@ -16,6 +16,8 @@ EVP_KDF* HkdfKdf() {
 
 }  // namespace
 
+int NoPassphrase(char*, int, int, void*) { return -1; }
+
 std::string OpenSslError(std::string_view what) {
   std::string out(what);
   unsigned long err = ERR_get_error();

@@ -35,6 +35,9 @@ inline SharedPkey ShareKey(EvpPkeyPtr key) { return SharedPkey(key.release(), EV
 // "what: <first OpenSSL error reason>"; clears the thread's OpenSSL error queue.
 std::string OpenSslError(std::string_view what);
 
+// A pem_password_cb that refuses: bulkhead reads only unencrypted private keys.
+int NoPassphrase(char* buf, int size, int rwflag, void* userdata);
+
 // RFC 5869 HKDF with SHA-256: writes `out_len` (≤ 255 * 32) bytes to `out`.
 Status HkdfSha256(std::string_view salt, std::string_view ikm, std::string_view info,
                   unsigned char* out, size_t out_len);

@@ -23,12 +23,12 @@ namespace {
 using encoders_internal::BioPtr;
 using encoders_internal::EvpMdCtxPtr;
 using encoders_internal::EvpPkeyPtr;
+using encoders_internal::NoPassphrase;
 using encoders_internal::OpenSslError;
 
 constexpr char kJwtHeader[] = R"({"typ":"JWT","alg":"ES256"})";
 
 // Never prompt for a passphrase: encrypted PEM files are refused.
-int NoPassphrase(char*, int, int, void*) { return -1; }
 
 }  // namespace
 
