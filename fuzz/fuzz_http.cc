@@ -78,7 +78,18 @@ void Exchange(uint16_t port, const uint8_t* data, size_t size) {
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    Die(std::string("connect failed: ") + std::strerror(errno));
+    // A signal (libFuzzer's own timers) interrupted a blocking connect: it goes on in the
+    // background; wait for it and read its result instead of calling connect again.
+    if (errno != EINTR) Die(std::string("connect failed: ") + std::strerror(errno));
+    pollfd p{fd, POLLOUT, 0};
+    while (::poll(&p, 1, kAnswerDeadlineMs) < 0 && errno == EINTR) {
+    }
+    int error = 0;
+    socklen_t len = sizeof(error);
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0 ||
+        !(p.revents & POLLOUT)) {
+      Die(std::string("connect failed after EINTR: ") + std::strerror(error));
+    }
   }
   // Send everything (the server reads as it goes; it may also answer 400 and close early).
   size_t sent = 0;
