@@ -1,10 +1,8 @@
 #include "bulkhead/config/settings.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <map>
-#include <sstream>
 
 namespace bulkhead {
 namespace {
@@ -239,67 +237,58 @@ std::vector<Setting> DeliveryRows() {
   };
 }
 
+// Appends `row` once per delivery type, its key prefixed "delivery.TYPE." and its field
+// `KindMember` of that type's DeliveryKindSettings. Types innermost so that SettingsMarkdown can
+// share a line.
+template <auto KindMember>
+void AppendForEachKind(std::vector<Setting>& rows, const Setting& row) {
+  using C = Config;
+  using D = DeliverySettings;
+  for (auto [kind, field] :
+       {std::pair<const char*, SettingField>{"webpush",
+                                             MemberField<&C::delivery, &D::webpush, KindMember>()},
+        {"activitypub", MemberField<&C::delivery, &D::activitypub, KindMember>()},
+        {"webhook", MemberField<&C::delivery, &D::webhook, KindMember>()}}) {
+    Setting r = row;
+    r.key = std::string("delivery.") + kind + "." + row.key;
+    r.field = field;
+    rows.push_back(std::move(r));
+  }
+}
+
 // [delivery.webpush], [delivery.activitypub], [delivery.webhook]: the same rows for each type.
 std::vector<Setting> DeliveryKindRows() {
   using K = DeliveryKindSettings;
-  // One row per (setting, type), types innermost so that SettingsMarkdown can share a line.
-  auto rows_for = [](Setting row, SettingField webpush, SettingField activitypub,
-                     SettingField webhook) {
-    std::vector<Setting> rows;
-    for (auto [name, field] : {std::pair<const char*, SettingField>{"webpush", webpush},
-                               {"activitypub", activitypub},
-                               {"webhook", webhook}}) {
-      Setting r = row;
-      r.key = std::string("delivery.") + name + "." + row.key;
-      r.field = field;
-      rows.push_back(std::move(r));
-    }
-    return rows;
-  };
   std::vector<Setting> rows;
-  auto add = [&](std::vector<Setting> more) {
-    for (auto& r : more) rows.push_back(std::move(r));
-  };
+  AppendForEachKind<&K::connect_timeout_ms>(
+      rows, {.key = "connect_timeout_ms",
+             .doc = "TCP connect + TLS handshake (and name resolution)",
+             .min = 0,
+             .zero_is_off = true});
+  AppendForEachKind<&K::first_byte_timeout_ms>(rows, {.key = "first_byte_timeout_ms",
+                                                      .doc = "request sent → first response byte",
+                                                      .min = 0,
+                                                      .zero_is_off = true});
+  AppendForEachKind<&K::total_timeout_ms>(
+      rows, {.key = "total_timeout_ms",
+             .doc = "the whole attempt; always on (it is what ends a response that drips, as "
+                    "Mastodon's read deadline)",
+             .min = 1});
+  AppendForEachKind<&K::low_speed_bytes_per_second>(
+      rows, {.key = "low_speed_bytes_per_second",
+             .doc = "end an attempt when fewer bytes/s than this move for low_speed_seconds; "
+                    "set both or neither",
+             .details = "also while waiting for the first byte; libcurl averages over its last "
+                        "5–6 s, so the cut can come that much later",
+             .min = 0,
+             .zero_is_off = true});
+  AppendForEachKind<&K::low_speed_seconds>(
+      rows, {.key = "low_speed_seconds",
+             .doc = "how long the speed must stay under low_speed_bytes_per_second",
+             .min = 0,
+             .zero_is_off = true});
   using C = Config;
   using D = DeliverySettings;
-  add(rows_for({.key = "connect_timeout_ms",
-                .doc = "TCP connect + TLS handshake (and name resolution)",
-                .min = 0,
-                .zero_is_off = true},
-               MemberField<&C::delivery, &D::webpush, &K::connect_timeout_ms>(),
-               MemberField<&C::delivery, &D::activitypub, &K::connect_timeout_ms>(),
-               MemberField<&C::delivery, &D::webhook, &K::connect_timeout_ms>()));
-  add(rows_for({.key = "first_byte_timeout_ms",
-                .doc = "request sent → first response byte",
-                .min = 0,
-                .zero_is_off = true},
-               MemberField<&C::delivery, &D::webpush, &K::first_byte_timeout_ms>(),
-               MemberField<&C::delivery, &D::activitypub, &K::first_byte_timeout_ms>(),
-               MemberField<&C::delivery, &D::webhook, &K::first_byte_timeout_ms>()));
-  add(rows_for({.key = "total_timeout_ms",
-                .doc = "the whole attempt; always on (it is what ends a response that drips, as "
-                       "Mastodon's read deadline)",
-                .min = 1},
-               MemberField<&C::delivery, &D::webpush, &K::total_timeout_ms>(),
-               MemberField<&C::delivery, &D::activitypub, &K::total_timeout_ms>(),
-               MemberField<&C::delivery, &D::webhook, &K::total_timeout_ms>()));
-  add(rows_for({.key = "low_speed_bytes_per_second",
-                .doc = "end an attempt when fewer bytes/s than this move for low_speed_seconds; "
-                       "set both or neither",
-                .details = "also while waiting for the first byte; libcurl averages over its last "
-                           "5–6 s, so the cut can come that much later",
-                .min = 0,
-                .zero_is_off = true},
-               MemberField<&C::delivery, &D::webpush, &K::low_speed_bytes_per_second>(),
-               MemberField<&C::delivery, &D::activitypub, &K::low_speed_bytes_per_second>(),
-               MemberField<&C::delivery, &D::webhook, &K::low_speed_bytes_per_second>()));
-  add(rows_for({.key = "low_speed_seconds",
-                .doc = "how long the speed must stay under low_speed_bytes_per_second",
-                .min = 0,
-                .zero_is_off = true},
-               MemberField<&C::delivery, &D::webpush, &K::low_speed_seconds>(),
-               MemberField<&C::delivery, &D::activitypub, &K::low_speed_seconds>(),
-               MemberField<&C::delivery, &D::webhook, &K::low_speed_seconds>()));
   // deadline_hours: not for webpush, whose jobs expire with their own ttl.
   rows.push_back({.key = "delivery.activitypub.deadline_hours",
                   .field = MemberField<&C::delivery, &D::activitypub, &K::deadline_hours>(),
@@ -388,7 +377,15 @@ std::string IntegerProblem(const Setting& s, int64_t v) {
   return "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi) + not_v;
 }
 
-std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+// `s` in double quotes, `"` and `\` escaped: a TOML basic string, and how messages show values.
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
 
 std::string StringProblem(const Setting& s, const std::string& v) {
   if (!s.allowed.empty() && std::find(s.allowed.begin(), s.allowed.end(), v) == s.allowed.end()) {
@@ -501,20 +498,12 @@ Status ValidateSettings(const Config& config) {
 }
 
 std::string TomlLiteral(const SettingValue& value) {
-  auto quote = [](const std::string& s) {
-    std::string out = "\"";
-    for (char ch : s) {
-      if (ch == '"' || ch == '\\') out += '\\';
-      out += ch;
-    }
-    return out + "\"";
-  };
-  if (const auto* s = std::get_if<std::string>(&value)) return quote(*s);
+  if (const auto* s = std::get_if<std::string>(&value)) return Quoted(*s);
   if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   std::string out = "[";
   for (const std::string& s : std::get<std::vector<std::string>>(value)) {
-    out += (out.size() > 1 ? ", " : "") + quote(s);
+    out += (out.size() > 1 ? ", " : "") + Quoted(s);
   }
   return out + "]";
 }
