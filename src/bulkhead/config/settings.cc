@@ -470,9 +470,10 @@ std::string SettingProblem(const Setting& setting, const SettingValue& value) {
   return "";
 }
 
-Status SetSetting(const Setting& setting, const SettingValue& value, Config& config) {
+Status SetSetting(const Setting& setting, const SettingValue& value, Config& config,
+                  const std::string& name) {
   if (std::string problem = SettingProblem(setting, value); !problem.empty()) {
-    return Status::InvalidArgument(setting.key + " " + problem);
+    return Status::InvalidArgument((name.empty() ? setting.key : name) + " " + problem);
   }
   std::visit(
       [&](auto field) {

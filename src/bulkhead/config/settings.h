@@ -74,9 +74,11 @@ SettingValue GetSetting(const Setting& setting, const Config& config);
 // What is wrong with `value` for `setting` ("must be at least 1, not 0"), or "" when it fits the
 // member's type and the setting's range, allowed values and check. The text follows the key.
 std::string SettingProblem(const Setting& setting, const SettingValue& value);
-// Writes `value` into the setting's member. InvalidArgument "KEY problem" when SettingProblem
-// finds one; the member is then unchanged.
-Status SetSetting(const Setting& setting, const SettingValue& value, Config& config);
+// Writes `value` into the setting's member. InvalidArgument "NAME problem" when SettingProblem
+// finds one (NAME: `name`, or the key when empty, e.g. a flag's "--listen"); the member is then
+// unchanged.
+Status SetSetting(const Setting& setting, const SettingValue& value, Config& config,
+                  const std::string& name = "");
 // The first setting of `config` whose value has a problem, as InvalidArgument "KEY problem".
 Status ValidateSettings(const Config& config);
 
