@@ -150,12 +150,21 @@ TEST(SettingsTest, FlagsAreInTheHelpWithTheirDefaultsAndOverrideTheConfig) {
       << s.message();
 }
 
+// The repository root: BULKHEAD_SOURCE_DIR (ctest sets it), else derived from this file's path
+// for running the binary by hand. A relative __FILE__ (ccache's base_dir) is relative to the
+// directory it was compiled in, which is this binary's.
+std::filesystem::path SourceRoot() {
+  if (const char* root = std::getenv("BULKHEAD_SOURCE_DIR")) return root;
+  std::filesystem::path file = __FILE__;
+  if (file.is_relative())
+    file = std::filesystem::read_symlink("/proc/self/exe").parent_path() / file;
+  return file.parent_path() / ".." / ".." / "..";
+}
+
 // README.md's settings table is SettingsMarkdown(). To regenerate it after changing the table:
-//   BULKHEAD_WRITE_README=1 build/src/bulkhead/config/config_test --gtest_filter='*Readme*'
+//   BULKHEAD_UPDATE_GOLDEN=1 build/src/bulkhead/config/config_test --gtest_filter='*Readme*'
 TEST(SettingsTest, ReadmeTableIsTheGeneratedOne) {
-  const char* root = std::getenv("BULKHEAD_SOURCE_DIR");
-  std::filesystem::path readme =
-      std::filesystem::path(root ? root : BULKHEAD_CONFIG_TEST_SOURCE_DIR) / "README.md";
+  std::filesystem::path readme = SourceRoot() / "README.md";
   std::ifstream in(readme);
   ASSERT_TRUE(in) << "cannot read " << readme;
   std::stringstream text;
@@ -167,7 +176,7 @@ TEST(SettingsTest, ReadmeTableIsTheGeneratedOne) {
   ASSERT_NE(end, std::string::npos) << readme << " lacks " << kReadmeSettingsEnd;
   begin += std::string(kReadmeSettingsBegin).size() + 1;
   std::string generated = SettingsMarkdown();
-  if (std::getenv("BULKHEAD_WRITE_README")) {
+  if (std::getenv("BULKHEAD_UPDATE_GOLDEN")) {
     doc.replace(begin, end - begin, generated);
     std::ofstream(readme) << doc;
     GTEST_SKIP() << "wrote " << readme;
@@ -175,7 +184,7 @@ TEST(SettingsTest, ReadmeTableIsTheGeneratedOne) {
   EXPECT_EQ(doc.substr(begin, end - begin), generated)
       << "README.md's settings table differs from the settings table in "
          "src/bulkhead/config/settings.cc. Regenerate it with:\n"
-         "  BULKHEAD_WRITE_README=1 build/src/bulkhead/config/config_test "
+         "  BULKHEAD_UPDATE_GOLDEN=1 build/src/bulkhead/config/config_test "
          "--gtest_filter='*Readme*'";
 }
 
