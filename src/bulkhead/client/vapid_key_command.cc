@@ -19,12 +19,9 @@ VapidKeyCommand::VapidKeyCommand(CLI::App& app) {
 bool VapidKeyCommand::selected() const { return command_->parsed(); }
 
 Status VapidKeyCommand::Run(std::ostream& out, std::ostream& err) {
-  Config config;
-  if (!config_file_.empty()) {
-    auto loaded = LoadConfigFile(config_file_);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(*loaded);
-  }
+  auto loaded = LoadConfigOrDefaults(config_file_);
+  if (!loaded.ok()) return loaded.status();
+  Config config = std::move(*loaded);
   if (!data_dir_.empty()) config.data_dir = data_dir_;
   std::string path = VapidKeyPath(config);
   bool created = false;

@@ -142,6 +142,8 @@ struct Config {
 // out of a setting's range are errors that name the file, the key, the value and the line, so
 // typos do not pass silently. The rules relating settings to each other are Validate's.
 Result<Config> LoadConfigFile(const std::string& path, Config base = {});
+// LoadConfigFile(path), or the defaults when `path` is empty (no --config given).
+Result<Config> LoadConfigOrDefaults(const std::string& path);
 
 // Splits "HOST:PORT" ("[::1]:7419" for IPv6). InvalidArgument names the bad address.
 struct HostPort {

@@ -168,4 +168,9 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
   return ConfigFileReader(path, std::move(base)).Read(root);
 }
 
+Result<Config> LoadConfigOrDefaults(const std::string& path) {
+  if (path.empty()) return Config{};
+  return LoadConfigFile(path);
+}
+
 }  // namespace bulkhead

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <functional>
 
 #include "bulkhead/config/settings_doc.h"
 #include "bulkhead/server/server.h"
@@ -18,21 +19,25 @@ ServeCommand::ServeCommand(CLI::App& app) {
   command_->add_flag("--salvage-damaged-jobs", salvage_damaged_jobs_,
                      "one-off recovery: move jobs whose stored payload is damaged to the table "
                      "damaged_jobs and serve the others (docs/operations.md)");
-  command_->footer(
-      "\nSETTINGS of the --config file (TOML; README.md \"Configuration\" says what each does),\n"
-      "with their defaults; [jobtypes.NAME] retry sets retries per job type:\n" +
-      SettingsHelp());
+  // Built only when help is shown. CLI11 prints a callback's text, a newline, then the footer
+  // string, which a subcommand inherits from the app: cleared, so that only this footer shows.
+  command_->footer(std::string());
+  command_->footer(std::function<std::string()>([] {
+    std::string footer =
+        "\nSETTINGS of the --config file (TOML; README.md \"Configuration\" says what each does),\n"
+        "with their defaults; [jobtypes.NAME] retry sets retries per job type:\n" +
+        SettingsHelp();
+    footer.pop_back();
+    return footer;
+  }));
 }
 
 bool ServeCommand::selected() const { return command_->parsed(); }
 
 Result<Config> ServeCommand::BuildConfig() const {
-  Config config;
-  if (!config_file_.empty()) {
-    auto loaded = LoadConfigFile(config_file_);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(*loaded);
-  }
+  auto loaded = LoadConfigOrDefaults(config_file_);
+  if (!loaded.ok()) return loaded.status();
+  Config config = std::move(*loaded);
   if (Status s = flags_->ApplyTo(config); !s.ok()) return s;
   config.salvage_damaged_jobs = salvage_damaged_jobs_;
   if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw && *pw) config.password = pw;

@@ -32,11 +32,11 @@ class ServeCommand {
   // start (the Status names what).
   Status Run();
 
+ private:
   // The Config the parsed command line asks for: the file, then the flags, then
   // BULKHEAD_PASSWORD. Not yet validated (Server::Start does that).
   Result<Config> BuildConfig() const;
 
- private:
   CLI::App* command_ = nullptr;
   std::string config_file_;
   bool salvage_damaged_jobs_ = false;
