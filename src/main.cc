@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   if (keys.selected()) return Finish(keys.Run(std::cout));
   if (serve.selected()) return Finish(serve.Run());
   if (push.selected()) return Finish(push.Run(std::cin, std::cout));
-  if (stats.selected()) return Finish(stats.Run());
+  if (stats.selected()) return Finish(stats.Run(std::cout));
   if (info.selected()) return Finish(info.Run(std::cout));
   return 0;
 }

@@ -1,11 +1,15 @@
 // The client-side subcommands registered on a CLI11 app, as main() does, without a server.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "bulkhead/client/info_command.h"
 #include "bulkhead/client/push_command.h"
@@ -71,7 +75,73 @@ TEST(CommandsTest, PushReadsStdinAndInfoAndStatsNameAnUnreachableServer) {
   CLI::App stats_app;
   StatsCommand stats(stats_app);
   Parse(stats_app, {"stats", "--url", "ftp://nowhere"});
-  EXPECT_FALSE(stats.Run().ok());
+  EXPECT_FALSE(stats.Run(out).ok());
+}
+
+// A Faktory server for one connection on a free loopback port: it greets (no password), accepts
+// HELLO, answers the next command with `reply` (raw protocol text) and then reads until the client
+// closes. The destructor waits for that, so the client must connect.
+class OneReplyServer {
+ public:
+  explicit OneReplyServer(std::string reply) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        listen(listen_fd_, 1) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "cannot listen on loopback";
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this, reply = std::move(reply)] { Serve(reply); });
+  }
+  ~OneReplyServer() {
+    thread_.join();
+    close(listen_fd_);
+  }
+
+  std::string url() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void Serve(const std::string& reply) {
+    int fd = accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;
+    Send(fd, "+HI {\"v\":2}\r\n");
+    SkipLine(fd);  // HELLO
+    Send(fd, "+OK\r\n");
+    SkipLine(fd);
+    Send(fd, reply);
+    char buf[256];
+    while (read(fd, buf, sizeof(buf)) > 0) {
+    }
+    close(fd);
+  }
+  static void Send(int fd, const std::string& text) {
+    (void)send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+  static void SkipLine(int fd) {
+    char ch = 0;
+    while (read(fd, &ch, 1) == 1 && ch != '\n') {
+    }
+  }
+
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(CommandsTest, InfoNamesAReplyThatIsNotJson) {
+  OneReplyServer server("$4\r\n{bad\r\n");
+  CLI::App app;
+  InfoCommand info(app);
+  Parse(app, {"info", "--url", server.url()});
+  std::ostringstream out;
+  Status s = info.Run(out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind("INFO reply: invalid JSON", 0), 0u) << s.message();
+  EXPECT_EQ(out.str(), "");
 }
 
 TEST(CommandsTest, VapidKeyCreatesTheKeyOnceAndPrintsThePublicKey) {

@@ -1,7 +1,8 @@
 #include "bulkhead/client/info_command.h"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+
+#include "bulkhead/util/json.h"
 
 namespace bulkhead {
 
@@ -17,7 +18,9 @@ Status InfoCommand::Run(std::ostream& out) {
   if (!client.ok()) return client.status();
   auto text = (*client)->Info();
   if (!text.ok()) return text.status();
-  out << nlohmann::json::parse(*text).dump(2) << "\n";
+  auto doc = ParseJson(*text, kDefaultMaxJsonDepth);
+  if (!doc.ok()) return Status::InvalidArgument("INFO reply: " + doc.status().message());
+  out << doc->dump(2) << "\n";
   (*client)->End();
   return Status::Ok();
 }

@@ -24,7 +24,8 @@ class InfoCommand {
 
   // True when the parsed command line chose `info`.
   bool selected() const;
-  // Writes the INFO document to `out`. Errors: the server cannot be reached or refused INFO.
+  // Writes the INFO document to `out`. Errors: the server cannot be reached, refused INFO, or
+  // its reply is not JSON (InvalidArgument "INFO reply: invalid JSON: ...").
   Status Run(std::ostream& out);
 
  private:

@@ -4,9 +4,17 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/util/json.h"
 #include "bulkhead/util/rng.h"
 
 namespace bulkhead {
+namespace {
+
+// Only keeps parsing bounded: the server decides the depth it accepts (max_json_depth, at most
+// 1000), so no job a server could take is refused here.
+constexpr int kMaxJobDepth = 1000;
+
+}  // namespace
 
 PushCommand::PushCommand(CLI::App& app) {
   command_ = app.add_subcommand("push", "Push one job (JSON from the argument or stdin).");
@@ -20,10 +28,11 @@ Status PushCommand::Run(std::istream& in, std::ostream& out) {
   if (job_text_.empty()) {
     job_text_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  auto doc = nlohmann::json::parse(job_text_, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  auto parsed = ParseJson(job_text_, kMaxJobDepth);
+  if (!parsed.ok() || !parsed->is_object()) {
     return Status::InvalidArgument("the job must be a JSON object");
   }
+  nlohmann::json& doc = *parsed;
   if (!doc.contains("jid")) doc["jid"] = RandomHex(12);
   if (!doc.contains("args")) doc["args"] = nlohmann::json::array();
   auto client = connect_.Connect();

@@ -1,7 +1,7 @@
 #include "bulkhead/client/stats_command.h"
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,16 +16,16 @@ StatsCommand::StatsCommand(CLI::App& app) {
 
 bool StatsCommand::selected() const { return command_->parsed(); }
 
-Status StatsCommand::Run() {
+Status StatsCommand::Run(std::ostream& out) {
   auto client = connect_.Connect();
   if (!client.ok()) return client.status();
   auto text = (*client)->Info();
   if (!text.ok()) return text.status();
-  auto out = StatsTextFromInfo(*text, [&](const std::vector<std::string>& queues) {
+  auto stats = StatsTextFromInfo(*text, [&](const std::vector<std::string>& queues) {
     return (*client)->QueueLatency(queues);
   });
-  if (!out.ok()) return out.status();
-  std::fputs(out->c_str(), stdout);
+  if (!stats.ok()) return stats.status();
+  out << *stats;
   (*client)->End();
   return Status::Ok();
 }

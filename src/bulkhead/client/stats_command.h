@@ -1,8 +1,10 @@
 // StatsCommand: `bulkhead stats [--url URL] [--ca FILE]`, a running server's queues (with their
-// latency), sets, workers and hosts at a glance, printed to stdout.
+// latency), sets, workers and hosts at a glance.
 //
 // Thread-compatible; used once per process by main().
 #pragma once
+
+#include <ostream>
 
 #include "bulkhead/client/connect_options.h"
 #include "bulkhead/util/status.h"
@@ -22,9 +24,9 @@ class StatsCommand {
 
   // True when the parsed command line chose `stats`.
   bool selected() const;
-  // Prints the overview to stdout. Errors: the server cannot be reached, refused INFO, or its
+  // Writes the overview to `out`. Errors: the server cannot be reached, refused INFO, or its
   // INFO is not a JSON object.
-  Status Run();
+  Status Run(std::ostream& out);
 
  private:
   CLI::App* command_ = nullptr;
