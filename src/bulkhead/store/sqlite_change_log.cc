@@ -40,22 +40,13 @@ SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::st
 
 SqliteChangeLog::~SqliteChangeLog() { Close(); }
 
-Status SqliteChangeLog::Exec(const char* sql) { return SqliteExec(db_, path_, sql); }
-
-Status SqliteChangeLog::Prepare(const char* sql, sqlite3_stmt** stmt) {
-  return SqlitePrepare(db_, sql, stmt);
-}
-
-Status SqliteChangeLog::ForEachRow(const char* sql, const std::function<void(sqlite3_stmt*)>& row) {
-  return SqliteForEachRow(db_, path_, sql, row);
-}
-
 Status SqliteChangeLog::StartRunning() {
   // Running from now on: a stop that does not reach Close is unclean.
-  Status s = Exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('clean_shutdown', '0'),"
-                   " ('commit_seq', '" +
-                   std::to_string(commit_seq_) + "')")
-                      .c_str());
+  Status s = SqliteExec(db_, path_,
+                        ("INSERT OR REPLACE INTO meta(key, value) VALUES('clean_shutdown', '0'),"
+                         " ('commit_seq', '" +
+                         std::to_string(commit_seq_) + "')")
+                            .c_str());
   if (!s.ok()) {
     Abandon();
     return s;
@@ -75,7 +66,8 @@ Status SqliteChangeLog::StartRunning() {
   }
   RecordCommit(commits_fd_, commit_seq_);
   if (max_page_count_ > 0) {
-    s = Exec(("PRAGMA max_page_count=" + std::to_string(max_page_count_)).c_str());
+    s = SqliteExec(db_, path_,
+                   ("PRAGMA max_page_count=" + std::to_string(max_page_count_)).c_str());
     if (!s.ok()) return s;
   }
   loaded_ = true;
@@ -140,7 +132,7 @@ void SqliteChangeLog::WriterLoop() {
 }
 
 Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
-  Status s = Exec("BEGIN");
+  Status s = SqliteExec(db_, path_, "BEGIN");
   if (!s.ok()) return s;
   SqliteChangeWriter writer(db_, path_, stmts_);
   // Rows deleted in this batch need none of their earlier updates written, and rows both inserted
@@ -172,10 +164,10 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
   if (s.ok()) s = writer.WriteCommitSeq(commit_seq_ + 1);
   if (!s.ok()) {
     // The batch's error is the one to report; after it nothing more is written (degraded mode).
-    Exec("ROLLBACK");
+    SqliteExec(db_, path_, "ROLLBACK");
     return s;
   }
-  s = Exec("COMMIT");
+  s = SqliteExec(db_, path_, "COMMIT");
   if (!s.ok()) return s;
   // After the commit, before anyone hears of it: the side file never runs ahead of the database.
   RecordCommit(commits_fd_, ++commit_seq_);
@@ -200,7 +192,7 @@ void SqliteChangeLog::Close() {
   // Everything appended is committed: the next open can skip the integrity check. Not after a
   // failed commit (the file may have been hurt by whatever made it fail).
   if (db_ && loaded_ && !failed_.load(std::memory_order_acquire)) {
-    Status s = Exec("UPDATE meta SET value='1' WHERE key='clean_shutdown'");
+    Status s = SqliteExec(db_, path_, "UPDATE meta SET value='1' WHERE key='clean_shutdown'");
     if (!s.ok())
       spdlog::warn("sqlite store {}: cannot mark the stop clean: {}", path_, s.message());
   }

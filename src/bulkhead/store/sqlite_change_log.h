@@ -120,11 +120,6 @@ class SqliteChangeLog final : public ChangeLog {
   // Closes the database without checkpointing (a refused file keeps its WAL as found).
   void Abandon();
   std::string CommitsPath() const { return path_ + "-commits"; }
-  Status Exec(const char* sql);
-  Status Prepare(const char* sql, sqlite3_stmt** stmt);
-  // Runs `sql`, calling `row` for each result row; Unavailable names the statement and SQLite's
-  // error when preparing or stepping fails.
-  Status ForEachRow(const char* sql, const std::function<void(sqlite3_stmt*)>& row);
   void WriterLoop();
   // Runs one transaction over `batch`; returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);

@@ -62,21 +62,22 @@ Status SqliteChangeLog::Load(MemoryState& state) {
 }
 
 Status SqliteChangeLog::LoadOtherTables(MemoryState& state, size_t& keys, size_t& hosts) {
-  Status s = ForEachRow("SELECT name, value FROM counters", [&](sqlite3_stmt* st) {
-    state.LoadCounter(ColumnText(st, 0), sqlite3_column_int64(st, 1));
-  });
+  Status s = SqliteForEachRow(
+      db_, path_, "SELECT name, value FROM counters",
+      [&](sqlite3_stmt* st) { state.LoadCounter(ColumnText(st, 0), sqlite3_column_int64(st, 1)); });
   if (s.ok()) {
-    s = ForEachRow("SELECT queue FROM paused",
-                   [&](sqlite3_stmt* st) { state.LoadPaused(ColumnText(st, 0)); });
+    s = SqliteForEachRow(db_, path_, "SELECT queue FROM paused",
+                         [&](sqlite3_stmt* st) { state.LoadPaused(ColumnText(st, 0)); });
   }
   if (s.ok()) {
-    s = ForEachRow("SELECT key_id, pem FROM signing_keys", [&](sqlite3_stmt* st) {
+    s = SqliteForEachRow(db_, path_, "SELECT key_id, pem FROM signing_keys", [&](sqlite3_stmt* st) {
       state.LoadSigningKey(ColumnText(st, 0), ColumnText(st, 1));
       ++keys;
     });
   }
   if (s.ok()) {
-    s = ForEachRow(
+    s = SqliteForEachRow(
+        db_, path_,
         "SELECT host, breaker_open_until, breaker_series_openings, breaker_openings,"
         " failing_since, unavailable, retry_after_until FROM host_states",
         [&](sqlite3_stmt* st) {
@@ -97,10 +98,11 @@ Status SqliteChangeLog::LoadOtherTables(MemoryState& state, size_t& keys, size_t
 
 Status SqliteChangeLog::LoadJobs(MemoryState& state) {
   sqlite3_stmt* st = nullptr;
-  Status s = Prepare(
-      "SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload"
-      " FROM jobs",
-      &st);
+  Status s =
+      SqlitePrepare(db_,
+                    "SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload"
+                    " FROM jobs",
+                    &st);
   if (!s.ok()) return s;
   size_t jobs = 0;
   std::vector<std::pair<int64_t, std::string>> bad;  // row id, what is wrong
@@ -158,13 +160,16 @@ Status SqliteChangeLog::LoadJobs(MemoryState& state) {
 
 Status SqliteChangeLog::MoveDamagedJobs(const std::vector<std::pair<int64_t, std::string>>& bad,
                                         const std::string& first_bad) {
-  Status s = Exec(
+  Status s = SqliteExec(
+      db_, path_,
       "CREATE TABLE IF NOT EXISTS damaged_jobs(id INTEGER PRIMARY KEY, jid, state, queue, "
       "jobtype, score, enqueued, reserve_for, payload, reason TEXT NOT NULL)");
   sqlite3_stmt* move = nullptr;
-  if (s.ok()) s = Exec("BEGIN");
+  const std::string what = "sqlite " + path_;
+  if (s.ok()) s = SqliteExec(db_, path_, "BEGIN");
   if (s.ok()) {
-    s = Prepare(
+    s = SqlitePrepare(
+        db_,
         "INSERT OR REPLACE INTO damaged_jobs SELECT id, jid, state, queue, jobtype, score,"
         " enqueued, reserve_for, payload, ?2 FROM jobs WHERE id=?1; ",
         &move);
@@ -172,22 +177,17 @@ Status SqliteChangeLog::MoveDamagedJobs(const std::vector<std::pair<int64_t, std
   for (size_t i = 0; s.ok() && i < bad.size(); ++i) {
     sqlite3_bind_int64(move, 1, bad[i].first);
     sqlite3_bind_text(move, 2, bad[i].second.data(), (int)bad[i].second.size(), SQLITE_STATIC);
-    if (sqlite3_step(move) != SQLITE_DONE) {
-      s = Status::Unavailable("sqlite " + path_ + ": " + sqlite3_errmsg(db_));
-    }
-    sqlite3_reset(move);
+    s = SqliteStepDone(db_, move, what.c_str());
     if (s.ok()) {
       sqlite3_bind_int64(stmts_.delete_job, 1, bad[i].first);
-      if (sqlite3_step(stmts_.delete_job) != SQLITE_DONE) {
-        s = Status::Unavailable("sqlite " + path_ + ": " + sqlite3_errmsg(db_));
-      }
-      sqlite3_reset(stmts_.delete_job);
+      s = SqliteStepDone(db_, stmts_.delete_job, what.c_str());
     }
   }
   if (move) sqlite3_finalize(move);
-  if (s.ok()) s = Exec("COMMIT");
+  if (s.ok()) s = SqliteExec(db_, path_, "COMMIT");
   if (!s.ok()) {
-    Exec("ROLLBACK");  // its own error adds nothing: Load fails and closes the file
+    SqliteExec(db_, path_,
+               "ROLLBACK");  // its own error adds nothing: Load fails and closes the file
     return Status(s.code(), "moving damaged jobs to damaged_jobs: " + s.message());
   }
   spdlog::warn("sqlite store {}: moved {} damaged jobs to the table damaged_jobs ({}{})", path_,

@@ -112,11 +112,12 @@ Status SqliteChangeLog::OpenDatabase() {
   // One process owns the database: exclusive locking keeps the lock across transactions (no
   // fcntl calls per commit) and makes a second server on the same file fail to start instead of
   // interleaving writes.
-  s = Exec("PRAGMA locking_mode=EXCLUSIVE");
+  s = SqliteExec(db_, path_, "PRAGMA locking_mode=EXCLUSIVE");
   if (!s.ok()) return s;
   // Performance settings: when one is refused SQLite keeps its default, which is slower but safe.
   for (const char* pragma : {"PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY"}) {
-    if (Status t = Exec(pragma); !t.ok()) spdlog::warn("sqlite store {}: {}", path_, t.message());
+    if (Status t = SqliteExec(db_, path_, pragma); !t.ok())
+      spdlog::warn("sqlite store {}: {}", path_, t.message());
   }
 
   // Read-only checks first (SQLite reads a WAL-mode file through its WAL whatever journal_mode
@@ -212,9 +213,10 @@ Status SqliteChangeLog::ReadMeta(std::map<std::string, std::string>& meta) {
 }
 
 Status SqliteChangeLog::SetJournal() {
-  Status s = Exec("PRAGMA journal_mode=WAL");
+  Status s = SqliteExec(db_, path_, "PRAGMA journal_mode=WAL");
   if (!s.ok()) return s;
-  s = Exec(durability_ == "power" ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+  s = SqliteExec(db_, path_,
+                 durability_ == "power" ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
   if (!s.ok()) return s;
   // A small WAL: checkpoint every kWalAutocheckpointPages pages and cut the file back to
   // kWalSizeLimitBytes when it restarts, so that recent commits do not pile up in a WAL the size of
@@ -223,7 +225,7 @@ Status SqliteChangeLog::SetJournal() {
   for (const std::string& pragma :
        {"PRAGMA wal_autocheckpoint=" + std::to_string(kWalAutocheckpointPages),
         "PRAGMA journal_size_limit=" + std::to_string(kWalSizeLimitBytes)}) {
-    if (Status t = Exec(pragma.c_str()); !t.ok()) {
+    if (Status t = SqliteExec(db_, path_, pragma.c_str()); !t.ok()) {
       spdlog::warn("sqlite store {}: {}", path_, t.message());
     }
   }
@@ -231,15 +233,16 @@ Status SqliteChangeLog::SetJournal() {
 }
 
 Status SqliteChangeLog::UpgradeSchema(int version) {
-  Status s = Exec(kSqliteSchema);
+  Status s = SqliteExec(db_, path_, kSqliteSchema);
   if (!s.ok()) return s;
   for (int v = version; v < kSchemaVersion; ++v) {
     std::string step = std::string("BEGIN; ") + kSqliteUpgrades[v - 1] +
                        " UPDATE meta SET value='" + std::to_string(v + 1) +
                        "' WHERE key='schema_version'; COMMIT;";
-    s = Exec(step.c_str());
+    s = SqliteExec(db_, path_, step.c_str());
     if (!s.ok()) {
-      Exec("ROLLBACK");  // its own error adds nothing: Load fails and closes the file
+      SqliteExec(db_, path_,
+                 "ROLLBACK");  // its own error adds nothing: Load fails and closes the file
       return Status(s.code(), "upgrading " + path_ + " from schema version " + std::to_string(v) +
                                   ": " + s.message());
     }
