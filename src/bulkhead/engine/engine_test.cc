@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_parser.h"
+#include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
@@ -177,15 +178,14 @@ TEST_F(EngineTest, PushOfAHeldJidIsOkAndChangesNothing) {
   EXPECT_EQ(engine_->push_duplicates(), 3u);
 }
 
-// A store whose commits complete only when the test says so (a group commit in flight).
-class DeferredStore : public Store {
+// A store whose push commits complete only when the test says so (a group commit in flight);
+// refused pushes and every other call are answered where the inner store answers them.
+class HeldPushStore final : public DeferredStore {
  public:
-  explicit DeferredStore(Store& inner) : inner_(inner) {}
-  std::string_view Name() const override { return "deferred"; }
-  Status Open() override { return Status::Ok(); }
-  void Close() override {}
+  explicit HeldPushStore(Store& inner)
+      : DeferredStore(inner, [](std::function<void()> f) { f(); }) {}
   void Push(JobRecord job, Done durable) override {
-    inner_.Push(std::move(job), [this, durable](Status s) {
+    inner().Push(std::move(job), [this, durable](Status s) {
       if (!s.ok()) {
         durable(s);  // refusals are answered at once, as the embedded stores do
       } else {
@@ -198,61 +198,13 @@ class DeferredStore : public Store {
     for (auto& d : pending) d(s);
   }
   size_t pending() const { return pending_.size(); }
-  void Fetch(const std::vector<std::string>& q, TimePoint now, JobCallback cb) override {
-    inner_.Fetch(q, now, cb);
-  }
-  void Ack(const std::string& jid, TimePoint now, JobCallback cb) override {
-    inner_.Ack(jid, now, cb);
-  }
-  void GetWorking(const std::string& jid, JobCallback cb) override { inner_.GetWorking(jid, cb); }
-  void ExtendReservation(const std::string& jid, TimePoint until, Done d) override {
-    inner_.ExtendReservation(jid, until, d);
-  }
-  void Move(JobRecord job, TimePoint now, Done d) override { inner_.Move(std::move(job), now, d); }
-  void Remove(const std::string& jid, Done d) override { inner_.Remove(jid, d); }
-  void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override {
-    inner_.EnqueueDue(set, now, limit, cb);
-  }
-  void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override {
-    inner_.ExpiredReservations(now, limit, cb);
-  }
-  void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override {
-    inner_.PurgeDead(now, limit, cb);
-  }
-  void Mutate(MutateOp op, JobState set, const MutateFilter& f, TimePoint now, Duration ttl,
-              CountCallback cb) override {
-    inner_.Mutate(op, set, f, now, ttl, cb);
-  }
-  void SetPaused(const std::vector<std::string>& q, bool p, Done d) override {
-    inner_.SetPaused(q, p, d);
-  }
-  void RemoveQueues(const std::vector<std::string>& q, Done d) override {
-    inner_.RemoveQueues(q, d);
-  }
-  void CountOutcome(int64_t p, int64_t f, TimePoint now) override {
-    inner_.CountOutcome(p, f, now);
-  }
-  void Flush(Done d) override { inner_.Flush(d); }
-  void PutSigningKey(const std::string& k, const std::string& pem, Done d) override {
-    inner_.PutSigningKey(k, pem, d);
-  }
-  void RemoveSigningKey(const std::string& k, Done d) override { inner_.RemoveSigningKey(k, d); }
-  void ListSigningKeys(SigningKeysCallback cb) override { inner_.ListSigningKeys(cb); }
-  void PutHostState(const HostStateRecord& r, Done d) override { inner_.PutHostState(r, d); }
-  void RemoveHostState(const std::string& h, Done d) override { inner_.RemoveHostState(h, d); }
-  void ListHostStates(HostStatesCallback cb) override { inner_.ListHostStates(cb); }
-  void Stats(std::function<void(Result<StoreStats>)> cb) override { inner_.Stats(cb); }
-  void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
-    inner_.List(set, offset, limit, cb);
-  }
 
  private:
-  Store& inner_;
   std::vector<Done> pending_;
 };
 
 TEST_F(EngineTest, ADuplicateOfAPushStillCommittingIsAnsweredWithThatCommit) {
-  DeferredStore deferred(*store_);
+  HeldPushStore deferred(*store_);
   Engine engine(io_, deferred, config_, clock_, rng_);
   auto push = [&](std::optional<Status>& out) {
     auto job = ParseJob(R"({"jid":"inflight1","jobtype":"t","args":[]})", clock_.Now());

@@ -8,6 +8,9 @@
 // a local filled by the callback right after the call, or captures a local by reference that is
 // gone by the time the answer comes, fails (or trips ASan) here.
 //
+// A test that needs some calls answered differently (held until it says so) subclasses it and
+// overrides those; the rest still forward.
+//
 // Threading: as Store. `poster` must run closures on the thread that calls the store, in order.
 #pragma once
 
@@ -20,10 +23,13 @@
 
 namespace bulkhead {
 
-class DeferredStore final : public Store {
+class DeferredStore : public Store {
  public:
+  // Owns `inner`.
   DeferredStore(std::unique_ptr<Store> inner, Poster poster)
-      : inner_(std::move(inner)), poster_(std::move(poster)) {}
+      : owned_(std::move(inner)), inner_(owned_.get()), poster_(std::move(poster)) {}
+  // Borrows `inner`, which must outlive this.
+  DeferredStore(Store& inner, Poster poster) : inner_(&inner), poster_(std::move(poster)) {}
 
   std::string_view Name() const override { return inner_->Name(); }
   bool degraded() const override { return inner_->degraded(); }
@@ -113,7 +119,8 @@ class DeferredStore final : public Store {
     };
   }
 
-  std::unique_ptr<Store> inner_;
+  std::unique_ptr<Store> owned_;  // null when borrowed
+  Store* inner_;
   Poster poster_;
 };
 
