@@ -337,8 +337,6 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.push_duplicates = push_duplicates();
     out.tasks = tasks_;
     out.worker_count = workers_.size();
-    out.workers.reserve(workers_.size());
-    for (const auto& [wid, w] : workers_.workers()) out.workers.push_back(w);
     cb(std::move(out));
   });
 }

@@ -263,10 +263,7 @@ void Server::RegisterRoutes() {
         200, RenderHostsJson(HostsFromDispatcher().value_or(std::vector<HostView>{}))));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    engine_->Snapshot([reply](Result<EngineSnapshot> snapshot) {
-      reply(snapshot.ok() ? HttpResponseOut::Json(200, RenderWorkersJson(snapshot->workers))
-                          : HttpResponseOut::Error(503, snapshot.status().message()));
-    });
+    reply(HttpResponseOut::Json(200, RenderWorkersJson(engine_->workers().workers())));
   });
   // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
   // token when a password is set.
