@@ -84,10 +84,11 @@ Status Server::Start() {
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
   if (!s.ok()) return s;
-  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, clock_);
+  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, dispatcher_.get(), clock_);
   s = metrics_->Register();
   if (!s.ok()) return s;
   if (!config_.statsd.address.empty()) {
+    metrics_->PublishEvery();  // the emitter collects off the loop, on its own schedule
     StatsdConfig sc;
     sc.address = config_.statsd.address;
     sc.prefix = config_.statsd.prefix;
@@ -184,7 +185,7 @@ Status Server::StartDelivery() {
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
   s = RegisterDeliveryGauges(registry_, dispatcher_->published_snapshot(),
-                             dispatcher_->host_labels());
+                             dispatcher_->host_labels(), clock_, ServerMetrics::kMaxSnapshotAge);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
   return Status::Ok();
