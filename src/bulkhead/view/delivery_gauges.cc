@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "bulkhead/compartment/compartment.h"
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/view/fresh_figures.h"
 
