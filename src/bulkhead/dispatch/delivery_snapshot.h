@@ -1,5 +1,5 @@
 // DeliverySnapshot: a plain copy of the delivery engine's state at one instant (per host and in
-// total), for views. Dispatch only produces it (Dispatcher::Snapshot, published_snapshot()); view/
+// total), for views. Dispatch only produces it (Dispatcher::Snapshot, PublishSnapshot); view/
 // renders it, never the live dispatcher: view/host_view.h turns its hosts into HostViews, which
 // view/api_json.h renders for /api/hosts and INFO "hosts", view/stats_text.h for `bulkhead stats`
 // and view/delivery_gauges.h for bulkhead_host_* and bulkhead_parked_jobs on /metrics.
@@ -7,8 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <vector>
 
 #include "bulkhead/compartment/compartment.h"
@@ -31,7 +29,7 @@ struct DispatcherStats {
 };
 
 struct DeliverySnapshot {
-  TimePoint at{};
+  TimePoint at{};  // the dispatcher clock's time of the snapshot
   // One entry per host compartment, ordered by host: state, breaker state and openings, time to
   // the next probe, in-flight cap (limit) and use, parked jobs, successes/failures/overloaded,
   // latency, whether announced unavailable, failing-since and Retry-After.
@@ -42,29 +40,6 @@ struct DeliverySnapshot {
   int in_flight = 0;  // attempts in flight, all hosts
   int max_in_flight = 0;
   DispatcherStats stats;
-};
-
-// The snapshot the event loop last published, for readers on other threads (metric scrapes).
-// Thread-safe: Publish and Latest hold an internal mutex only to swap or copy a pointer, so a
-// reader never waits for the loop's work, only for another pointer copy.
-class PublishedDeliverySnapshot {
- public:
-  PublishedDeliverySnapshot() : latest_(std::make_shared<const DeliverySnapshot>()) {}
-
-  void Publish(DeliverySnapshot snapshot) {
-    auto next = std::make_shared<const DeliverySnapshot>(std::move(snapshot));
-    std::lock_guard lock(mu_);
-    latest_.swap(next);
-  }
-  // Never null (an empty snapshot before the first Publish).
-  std::shared_ptr<const DeliverySnapshot> Latest() const {
-    std::lock_guard lock(mu_);
-    return latest_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const DeliverySnapshot> latest_;  // guarded by mu_
 };
 
 }  // namespace bulkhead

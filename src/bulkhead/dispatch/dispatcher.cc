@@ -15,7 +15,6 @@ namespace mn = metric_names;
 constexpr size_t kAdoptPage = 1000;
 // Shortest timer delay: a wakeup that is already due must not turn the loop into a spin.
 constexpr auto kMinTimerDelay = std::chrono::milliseconds(10);
-constexpr Duration kSnapshotEvery = std::chrono::seconds(1);
 constexpr Duration kEvictEvery = std::chrono::minutes(1);
 
 }  // namespace
@@ -156,7 +155,6 @@ void Dispatcher::Pump() {
     if (compartments_.EvictIdle(now) > 0) host_states_.SaveEvicted(now);
   }
   ArmTimer(now);
-  PublishSnapshot(now, false);
 }
 
 void Dispatcher::TakeAvailable() {
@@ -300,26 +298,20 @@ void Dispatcher::ArmTimer(TimePoint now) {
   });
 }
 
-DeliverySnapshot Dispatcher::Snapshot() const {
+DeliverySnapshot Dispatcher::Snapshot() const { return Collect(clock_.Now()); }
+
+void Dispatcher::PublishSnapshot() { published_.Publish(Collect(clock_.Now())); }
+
+DeliverySnapshot Dispatcher::Collect(TimePoint now) const {
   DeliverySnapshot s;
-  s.at = clock_.Now();
-  s.hosts = compartments_.Snapshot(s.at);
+  s.at = now;
+  s.hosts = compartments_.Snapshot(now);
   for (const auto& h : s.hosts) s.parked += h.parked;
   s.held = held_.size();
   s.in_flight = compartments_.global_in_flight();
   s.max_in_flight = compartments_.global_max_in_flight();
   s.stats = stats();
-  if (metrics_registry_) {  // the metric callbacks' copy is refreshed by the same read
-    published_at_ = s.at;
-    published_.Publish(s);
-  }
   return s;
-}
-
-void Dispatcher::PublishSnapshot(TimePoint now, bool force) {
-  if (!metrics_registry_) return;
-  if (!force && now - published_at_ < kSnapshotEvery) return;
-  Snapshot();
 }
 
 Status Dispatcher::RegisterMetrics(Registry& registry) {
@@ -331,8 +323,6 @@ Status Dispatcher::RegisterMetrics(Registry& registry) {
                                        {std::string(mn::kLabelHost)}, mn::kDeliveryLatencyBuckets);
   if (!latency.ok()) return latency.status();
   runner_.CountAttemptsIn(*deliveries, *latency, &host_labels_);
-  metrics_registry_ = &registry;
-  PublishSnapshot(clock_.Now(), true);
   return Status::Ok();
 }
 

@@ -28,10 +28,10 @@
 //   Views: Snapshot() copies the state into a DeliverySnapshot (delivery_snapshot.h), plain data
 //   the dispatcher never renders: view/ does (view/host_view.h, view/api_json.h for /api/hosts
 //   and INFO "hosts", view/delivery_gauges.h for the bulkhead_host_* gauges, which the server
-//   registers over published_snapshot()).
+//   registers over published_snapshot() and keeps fresh with PublishSnapshot()).
 //
 // Threading: event loop thread only (the thread running the io_context given to the Engine),
-// except the published snapshot read by metric callbacks (PublishedDeliverySnapshot).
+// except published_snapshot(), read by metric callbacks on any thread (util/published.h).
 // Lifetime: the engine, transport, signer, key ring and clock must outlive the dispatcher;
 // call Stop() before shutting the transport down, so that cancelled attempts leave their jobs
 // reserved (adopted again at the next start) instead of failing them.
@@ -57,6 +57,7 @@
 #include "bulkhead/metrics/registry.h"
 #include "bulkhead/metrics/top_n_labels.h"
 #include "bulkhead/transport/transport.h"
+#include "bulkhead/util/published.h"
 
 namespace bulkhead {
 
@@ -87,17 +88,20 @@ class Dispatcher final : public BuiltinJobs {
   void Pump();
 
   // The state of every host compartment and the totals, now (views render it: view/host_view.h).
-  // Once RegisterMetrics was called, also publishes it to published_snapshot().
   DeliverySnapshot Snapshot() const;
+  // Publishes Snapshot() to published_snapshot(). Whoever reads that off the loop publishes as
+  // often as it needs fresh figures (server/server_metrics.h: every second while the StatsD
+  // emitter reads, and right before a /metrics scrape).
+  void PublishSnapshot();
 
   // Registers bulkhead_deliveries_total and bulkhead_delivery_latency_seconds (counted per
-  // attempt, hosts folded by host_labels()) in `registry`, which must outlive the dispatcher, and
-  // starts publishing snapshots: in Pump at most once a second, and at every Snapshot().
+  // attempt, hosts folded by host_labels()) in `registry`, which must outlive the dispatcher.
   Status RegisterMetrics(Registry& registry);
 
-  // The snapshot the loop last published (empty until RegisterMetrics), for readers on any thread:
-  // view/delivery_gauges.h reads the per-host gauges from it. Lives as long as the dispatcher.
-  const PublishedDeliverySnapshot& published_snapshot() const { return published_; }
+  // The snapshot last published (null before the first PublishSnapshot()), for readers on any
+  // thread: view/delivery_gauges.h reads the per-host gauges from it. Lives as long as the
+  // dispatcher.
+  const Published<DeliverySnapshot>& published_snapshot() const { return published_; }
   // The host labels of the per-attempt metrics (the hosts seen most, the rest folded into one),
   // for the per-host gauges to share. Lives as long as the dispatcher.
   TopNLabels& host_labels() { return host_labels_; }
@@ -121,7 +125,8 @@ class Dispatcher final : public BuiltinJobs {
   void Launch(const std::string& jid, Grant grant, TimePoint now);
   void OnResponse(const std::string& jid, HttpResponse response);
   void ArmTimer(TimePoint now);
-  void PublishSnapshot(TimePoint now, bool force);
+  // The snapshot at `now`, built for Snapshot() and PublishSnapshot().
+  DeliverySnapshot Collect(TimePoint now) const;
 
   // Constant after construction.
   boost::asio::io_context& io_;
@@ -150,12 +155,9 @@ class Dispatcher final : public BuiltinJobs {
   bool pump_again_ = false;
   TimePoint evicted_at_{};
 
-  // Metrics (registry null until RegisterMetrics).
+  // Metrics.
   TopNLabels host_labels_;
-  Registry* metrics_registry_ = nullptr;
-  // Published by the loop, in Pump at most once a second and by every Snapshot().
-  mutable TimePoint published_at_{};
-  mutable PublishedDeliverySnapshot published_;
+  Published<DeliverySnapshot> published_;  // written by PublishSnapshot() only
 };
 
 }  // namespace bulkhead

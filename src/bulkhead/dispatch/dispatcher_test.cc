@@ -673,8 +673,11 @@ TEST_F(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
   EXPECT_EQ(snapshot.hosts[1].host, "hooks.example:8443");
   EXPECT_EQ(snapshot.hosts[1].in_flight, 1);
   EXPECT_EQ(snapshot.in_flight, 1);
-  // The same figures, published for the per-host gauges (view/delivery_gauges.h) by that read.
+  // The same figures, published for the per-host gauges (view/delivery_gauges.h).
+  EXPECT_EQ(dispatcher_->published_snapshot().Latest(), nullptr) << "published only when asked";
+  dispatcher_->PublishSnapshot();
   auto published = dispatcher_->published_snapshot().Latest();
+  ASSERT_NE(published, nullptr);
   ASSERT_EQ(published->hosts.size(), 2u);
   EXPECT_EQ(published->at, snapshot.at);
   EXPECT_EQ(published->hosts[1].in_flight, 1);

@@ -16,6 +16,12 @@ void Count(auto& task, int64_t jobs, std::chrono::steady_clock::time_point start
   task.wall += std::chrono::steady_clock::now() - start;
 }
 
+// Seconds a queue's head job has waited at `now_us`: since `oldest_enqueued_us` (0 when the
+// queue is empty, or the head's enqueue time is unknown).
+double QueueLatencySeconds(int64_t oldest_enqueued_us, int64_t now_us) {
+  return oldest_enqueued_us > 0 ? std::max<int64_t>(0, now_us - oldest_enqueued_us) / 1e6 : 0;
+}
+
 // Time since FETCH of a reserved job: its reservation expiry minus its reservation length.
 Duration RuntimeOf(const JobRecord& job, TimePoint now) {
   TimePoint fetched = FromUnixMicros(job.score - int64_t{job.reserve_for_s} * 1'000'000);
@@ -66,7 +72,7 @@ void Engine::Start() {
       spdlog::info("worker {} silent for over {} s: dropped", wid, config_.worker_timeout_seconds);
       if (on_worker_reaped_) on_worker_reaped_(wid);
     }
-    Count(workers_task_, static_cast<int64_t>(reaped.size()), start);
+    Count(tasks_.workers, static_cast<int64_t>(reaped.size()), start);
   });
 }
 
@@ -298,11 +304,8 @@ void Engine::QueueLatency(const std::vector<std::string>& queues,
     std::map<std::string, double> out;
     for (const auto& q : queues) {
       auto it = stats->queues.find(q);
-      double latency = 0;
-      if (it != stats->queues.end() && it->second.oldest_enqueued_us > 0) {
-        latency = std::max<int64_t>(0, now - it->second.oldest_enqueued_us) / 1e6;
-      }
-      out[q] = latency;
+      out[q] =
+          it != stats->queues.end() ? QueueLatencySeconds(it->second.oldest_enqueued_us, now) : 0;
     }
     cb(std::move(out));
   });
@@ -321,9 +324,8 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.store_degraded = store_.degraded();
     int64_t now_us = ToUnixMicros(out.now);
     for (const auto& [name, q] : stats->queues) {
-      double latency =
-          q.oldest_enqueued_us > 0 ? std::max<int64_t>(0, now_us - q.oldest_enqueued_us) / 1e6 : 0;
-      out.queues[name] = QueueSnapshot{q.size, q.paused, latency};
+      out.queues[name] =
+          QueueSnapshot{q.size, q.paused, QueueLatencySeconds(q.oldest_enqueued_us, now_us)};
     }
     out.scheduled = stats->scheduled;
     out.retries = stats->retries;
@@ -333,11 +335,8 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.processed = stats->processed;
     out.failures = stats->failures;
     out.push_duplicates = push_duplicates();
-    out.tasks =
-        EngineTaskSnapshots{scheduled_task_, retries_task_, dead_task_, busy_task_, workers_task_};
+    out.tasks = tasks_;
     out.worker_count = workers_.size();
-    out.workers.reserve(workers_.size());
-    for (const auto& [wid, w] : workers_.workers()) out.workers.push_back(w);
     cb(std::move(out));
   });
 }
@@ -364,14 +363,14 @@ void Engine::RunScheduledOnce() {
       total += static_cast<int64_t>(moved);
       if (moved < kScanBatch) break;
     }
-    Count(set == JobState::kScheduled ? scheduled_task_ : retries_task_, total, start);
+    Count(set == JobState::kScheduled ? tasks_.scheduled : tasks_.retries, total, start);
   }
 }
 
 void Engine::RunReaperOnce() {
   auto start = std::chrono::steady_clock::now();
   if (store_.degraded()) {  // expired reservations cannot be moved (see RunScheduledOnce)
-    Count(busy_task_, 0, start);
+    Count(tasks_.busy, 0, start);
     return;
   }
   store_.ExpiredReservations(clock_.Now(), kScanBatch, [this](Result<std::vector<JobRecord>> r) {
@@ -379,7 +378,7 @@ void Engine::RunReaperOnce() {
       spdlog::error("reservation reaper: {}", r.status().message());
       return;
     }
-    busy_task_.jobs += static_cast<int64_t>(r->size());
+    tasks_.busy.jobs += static_cast<int64_t>(r->size());
     for (const auto& job : *r) {
       spdlog::info("job {} reservation expired", job.jid);
       FailReserved(job, FailureReport{"ReservationExpired", "Faktory job reservation expired", {}},
@@ -388,21 +387,21 @@ void Engine::RunReaperOnce() {
                    });
     }
   });
-  Count(busy_task_, 0, start);
+  Count(tasks_.busy, 0, start);
 }
 
 void Engine::RunDeadPurgeOnce() {
   auto start = std::chrono::steady_clock::now();
   if (store_.degraded()) {
-    Count(dead_task_, 0, start);
+    Count(tasks_.dead, 0, start);
     return;
   }
   store_.PurgeDead(clock_.Now(), kScanBatch, [this](Result<size_t> n) {
     if (!n.ok()) return;
-    dead_task_.jobs += static_cast<int64_t>(*n);
+    tasks_.dead.jobs += static_cast<int64_t>(*n);
     if (*n > 0) spdlog::info("purged {} dead jobs past their retention", *n);
   });
-  Count(dead_task_, 0, start);
+  Count(tasks_.dead, 0, start);
 }
 
 }  // namespace bulkhead

@@ -47,12 +47,6 @@ class BuiltinJobs {
   virtual void OnJobsAvailable() = 0;
 };
 
-// Figures the protocol server contributes to INFO (FwpServer::counters()).
-struct ServerCounters {
-  int64_t connections = 0;
-  int64_t command_count = 0;
-};
-
 class Engine {
  public:
   using Done = std::function<void(Status)>;
@@ -168,11 +162,7 @@ class Engine {
   Timer purge_timer_;
   Timer worker_timer_;
   bool stopped_ = false;
-  TaskSnapshot scheduled_task_;  // "Scheduled": jobs enqueued from the scheduled set
-  TaskSnapshot retries_task_;    // "Retries": jobs enqueued from the retry set
-  TaskSnapshot dead_task_;       // "Dead": dead jobs purged past their retention
-  TaskSnapshot busy_task_;       // "Busy": expired reservations reaped
-  TaskSnapshot workers_task_;    // "Workers": silent workers dropped
+  EngineTaskSnapshots tasks_;  // the periodic tasks' figures, copied into every Snapshot
 
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;

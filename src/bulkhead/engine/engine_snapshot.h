@@ -1,16 +1,15 @@
 // EngineSnapshot: the job server's figures at one moment — queues, sets, counters, periodic tasks,
-// workers — as Engine::Snapshot produces them. A plain value: copied across threads freely, never
-// holding a reference into the engine. Rendered only by view/ (INFO, /api/*, /metrics and
-// `bulkhead stats`); a new figure is a field here, filled in Engine::Snapshot, shown by a renderer.
+// the worker count — as Engine::Snapshot produces them. A plain value: copied across threads
+// freely, never holding a reference into the engine. Rendered only by view/ (INFO, /api/*, /metrics
+// and `bulkhead stats`); a new figure is a field here, filled in Engine::Snapshot, shown by a
+// renderer.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
 
-#include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
@@ -55,10 +54,8 @@ struct EngineSnapshot {
 
   EngineTaskSnapshots tasks;
 
-  // Connected workers. worker_count == workers.size() in a snapshot from the engine; a snapshot
-  // parsed back from INFO (view/info_json.h) has the count only.
+  // Connected workers (the roster itself is the engine's WorkerRoster; /api/workers reads it).
   size_t worker_count = 0;
-  std::vector<WorkerInfo> workers;
 };
 
 }  // namespace bulkhead

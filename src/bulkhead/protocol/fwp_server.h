@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +27,12 @@
 namespace bulkhead {
 
 class Session;
+
+// Figures the protocol server contributes to INFO (FwpServer::counters()).
+struct ServerCounters {
+  int64_t connections = 0;
+  int64_t command_count = 0;
+};
 
 class FwpServer {
  public:

@@ -84,10 +84,11 @@ Status Server::Start() {
   auto listen = ParseHostPort(config_.listen);
   s = fwp_->Listen(listen->host, listen->port);
   if (!s.ok()) return s;
-  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, clock_);
+  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, dispatcher_.get(), clock_);
   s = metrics_->Register();
   if (!s.ok()) return s;
   if (!config_.statsd.address.empty()) {
+    metrics_->PublishEvery();  // the emitter collects off the loop, on its own schedule
     StatsdConfig sc;
     sc.address = config_.statsd.address;
     sc.prefix = config_.statsd.prefix;
@@ -184,7 +185,7 @@ Status Server::StartDelivery() {
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
   s = RegisterDeliveryGauges(registry_, dispatcher_->published_snapshot(),
-                             dispatcher_->host_labels());
+                             dispatcher_->host_labels(), clock_, ServerMetrics::kMaxSnapshotAge);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
   return Status::Ok();
@@ -263,10 +264,7 @@ void Server::RegisterRoutes() {
         200, RenderHostsJson(HostsFromDispatcher().value_or(std::vector<HostView>{}))));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    engine_->Snapshot([reply](Result<EngineSnapshot> snapshot) {
-      reply(snapshot.ok() ? HttpResponseOut::Json(200, RenderWorkersJson(snapshot->workers))
-                          : HttpResponseOut::Error(503, snapshot.status().message()));
-    });
+    reply(HttpResponseOut::Json(200, RenderWorkersJson(engine_->workers().workers())));
   });
   // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
   // token when a password is set.

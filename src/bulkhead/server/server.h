@@ -59,8 +59,8 @@ class Server {
 
  private:
   void RegisterRoutes();
-  // The figures of every view (INFO, /api/*): the engine's snapshot, this process's figures and
-  // the delivery hosts. On the loop; `cb` runs once (inline for the memory and embedded stores).
+  // The figures INFO shows, for RenderInfo: the engine's snapshot, this process's figures and the
+  // delivery hosts. On the loop; `cb` runs once (inline for the memory and embedded stores).
   void Snapshot(std::function<void(Result<InfoSnapshot>)> cb);
   // The INFO document (FWP INFO and GET /api/info), rendered by view/info_json.h from Snapshot().
   void RenderInfo(std::function<void(Result<std::string>)> cb);

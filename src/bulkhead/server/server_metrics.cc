@@ -10,12 +10,13 @@ namespace bulkhead {
 namespace mn = metric_names;
 
 ServerMetrics::ServerMetrics(Registry& registry, boost::asio::io_context& io, Engine& engine,
-                             const Clock& clock)
+                             Dispatcher* dispatcher, const Clock& clock)
     : registry_(registry),
       engine_(engine),
+      dispatcher_(dispatcher),
       clock_(clock),
       jobtypes_(clock, TopNLabelsOptions{.top_n = 50}),
-      timer_(io) {}
+      timer_(io, clock) {}
 
 ServerMetrics::~ServerMetrics() {
   Stop();
@@ -35,11 +36,11 @@ Status ServerMetrics::Register() {
         .Observe(std::chrono::duration<double>(runtime).count());
   });
   Publish();
-  PublishEvery();
   return Status::Ok();
 }
 
 void ServerMetrics::Publish() {
+  if (dispatcher_ != nullptr) dispatcher_->PublishSnapshot();
   engine_.Snapshot([this](Result<EngineSnapshot> snapshot) {
     if (!snapshot.ok()) {
       spdlog::debug("metrics: engine snapshot not published: {}", snapshot.status().message());
@@ -50,8 +51,9 @@ void ServerMetrics::Publish() {
 }
 
 void ServerMetrics::PublishEvery() {
-  timer_.expires_after(kPublishInterval);
-  timer_.async_wait([this](boost::system::error_code ec) {
+  if (stopped_) return;
+  timer_.ExpiresAfter(kPublishInterval);
+  timer_.AsyncWait([this](boost::system::error_code ec) {
     if (ec || stopped_) return;
     Publish();
     PublishEvery();
@@ -60,7 +62,7 @@ void ServerMetrics::PublishEvery() {
 
 void ServerMetrics::Stop() {
   stopped_ = true;
-  timer_.cancel();
+  timer_.Cancel();
 }
 
 }  // namespace bulkhead

@@ -1,68 +1,72 @@
 // ServerMetrics: the job server's figures on /metrics and StatsD (rendered by
-// view/metrics_gauges.h) and the job runtime histogram. Figures that describe state come from the
-// engine, never from workers, so they stay true when every worker is stuck.
+// view/metrics_gauges.h) and the job runtime histogram, and the publication of the snapshots the
+// figures read off the loop are taken from — the engine's, and the dispatcher's for the per-host
+// gauges (view/delivery_gauges.h). Figures that describe state come from the engine, never from
+// workers, so they stay true when every worker is stuck.
 //
-// The rule for figures that cross threads: the event loop publishes, a collection never waits for
-// the loop. The loop publishes an EngineSnapshot every second and whenever Publish() is called
-// (the /metrics handler does so, on the loop, before it renders: a scrape over HTTP shows the
-// figures of that moment); the metric callbacks read only the latest published copy. So a
-// collection on another thread (the StatsD emitter's, or any reader of the registry while the loop
-// is stuck in a handler) answers at once, with figures at most one publication old — or, once the
-// latest is older than kMaxSnapshotAge (the loop is stuck), without them: missing and counted in
-// bulkhead_metrics_collect_errors_total, never frozen.
+// The rule for figures that cross threads (view/fresh_figures.h): the event loop publishes, a
+// collection never waits for the loop. Publish() is called on the loop right before a /metrics
+// scrape renders (that scrape shows the figures of that moment); PublishEvery() publishes every
+// kPublishInterval for a reader off the loop on its own schedule (the StatsD emitter's thread).
+// A collection reads only the latest published copies, so it answers at once — with figures at
+// most one publication old or, once they are older than kMaxSnapshotAge (the loop is stuck),
+// without them: missing and counted in bulkhead_metrics_collect_errors_total, never frozen.
 //
 // Thread-compatible; lives on the event loop's thread except for the registry's callbacks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <memory>
+#include <chrono>
 
+#include "bulkhead/dispatch/dispatcher.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/metrics/registry.h"
 #include "bulkhead/metrics/top_n_labels.h"
+#include "bulkhead/util/published.h"
 #include "bulkhead/util/status.h"
-#include "bulkhead/view/published_snapshot.h"
+#include "bulkhead/util/timer.h"
 
 namespace bulkhead {
 
 class ServerMetrics {
  public:
-  // Period of the loop's publication.
+  // Period of PublishEvery's publication.
   static constexpr std::chrono::seconds kPublishInterval{1};
-  // Age past which the published figures are left out of a collection: one period, plus the 2 s
-  // a collection used to wait for a busy loop.
+  // Age past which published figures are left out of a collection: a few periods, so a loop that
+  // is only busy for a moment loses none.
   static constexpr std::chrono::seconds kMaxSnapshotAge{3};
 
-  // `registry`, `io`, `engine` and `clock` must outlive this object. Registers the engine's
-  // job-done handler for the runtime histogram.
+  // `registry`, `io`, `engine` and `clock` (every time and timer) must outlive this object;
+  // `dispatcher` (null: none) must outlive the publication (Stop() before destroying it).
+  // Registers the engine's job-done handler for the runtime histogram.
   ServerMetrics(Registry& registry, boost::asio::io_context& io, Engine& engine,
-                const Clock& clock);
+                Dispatcher* dispatcher, const Clock& clock);
   ~ServerMetrics();
   ServerMetrics(const ServerMetrics&) = delete;
   ServerMetrics& operator=(const ServerMetrics&) = delete;
 
-  // Registers the figures, publishes the first snapshot and starts the periodic publication.
+  // Registers the engine's figures and the runtime histogram, and publishes the first snapshots.
   // Call on the loop's thread, or before the loop runs. Errors: the registry's.
   Status Register();
-  // On the loop: publishes the engine's figures now (at once for the memory and embedded stores,
-  // whose statistics answer inline).
+  // On the loop: publishes the engine's figures (at once for the memory and embedded stores, whose
+  // statistics answer inline) and the dispatcher's, now.
   void Publish();
+  // Publishes every kPublishInterval (by the clock) until Stop(): needed when something collects
+  // off the loop on its own schedule (the StatsD emitter). Call on the loop's thread, or before
+  // the loop runs.
+  void PublishEvery();
   // Stops the periodic publication; the published figures stay readable.
   void Stop();
 
-  const PublishedSnapshot& published() const { return published_; }
-
  private:
-  void PublishEvery();
-
   Registry& registry_;
   Engine& engine_;
+  Dispatcher* const dispatcher_;
   const Clock& clock_;
   TopNLabels jobtypes_;
   HistogramFamily* runtime_ = nullptr;
-  PublishedSnapshot published_;
-  boost::asio::steady_timer timer_;
+  Published<EngineSnapshot> published_;
+  Timer timer_;
   bool stopped_ = false;
 };
 

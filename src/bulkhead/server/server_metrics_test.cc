@@ -11,6 +11,7 @@
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
 namespace {
@@ -24,7 +25,8 @@ class ServerMetricsTest : public ::testing::Test {
   ServerMetricsTest() {
     store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
-    metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, clock_);
+    metrics_ =
+        std::make_unique<ServerMetrics>(registry_, io_, *engine_, /*dispatcher=*/nullptr, clock_);
   }
   ~ServerMetricsTest() override {
     metrics_.reset();
@@ -37,8 +39,15 @@ class ServerMetricsTest : public ::testing::Test {
     engine_->Push(std::move(*job), [](Status s) { EXPECT_TRUE(s.ok()); });
   }
 
+  // Moves the clock by `d` and runs the loop's ready handlers (the timers that fell due).
+  void AdvanceAndPoll(Duration d) {
+    clock_.Advance(d);
+    io_.restart();
+    io_.poll();
+  }
+
   Config config_;
-  ManualClock clock_;
+  SimulatedClock clock_;  // runs the publication timer
   ScriptedRng rng_;
   boost::asio::io_context io_;
   std::unique_ptr<Store> store_;
@@ -56,6 +65,26 @@ TEST_F(ServerMetricsTest, RegisterPublishesAndPublishRefreshes) {
       << "a collection reads the published copy, not the engine";
   metrics_->Publish();
   EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 2)"));
+}
+
+// PublishEvery (for the StatsD emitter, which collects off the loop) publishes once per interval
+// of the clock; once it stops, the figures go stale and missing.
+TEST_F(ServerMetricsTest, PublishEveryKeepsTheFiguresFresh) {
+  ASSERT_TRUE(metrics_->Register().ok());
+  metrics_->PublishEvery();
+  Push("metricsjob1");
+  EXPECT_FALSE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
+      << "not published yet";
+  for (int i = 0; i < 5; ++i) AdvanceAndPoll(ServerMetrics::kPublishInterval);
+  std::string text = RenderPrometheusText(registry_);
+  EXPECT_TRUE(Has(text, R"(bulkhead_queue_size{queue="q"} 1)")) << text;
+  EXPECT_EQ(text.find("bulkhead_metrics_collect_errors_total{"), std::string::npos)
+      << "never older than kMaxSnapshotAge: " << text;
+
+  metrics_->Stop();
+  AdvanceAndPoll(ServerMetrics::kMaxSnapshotAge + ServerMetrics::kPublishInterval);
+  text = RenderPrometheusText(registry_);
+  EXPECT_EQ(text.find("\nbulkhead_queue_size{"), std::string::npos) << "stale: " << text;
 }
 
 // The loop thread is stuck in a handler (held on a promise); a collection on this thread still

@@ -12,9 +12,9 @@ nlohmann::json TimeOrNull(const std::optional<TimePoint>& t) {
 
 }  // namespace
 
-std::string RenderWorkersJson(const std::vector<WorkerInfo>& workers) {
+std::string RenderWorkersJson(const std::map<std::string, WorkerInfo>& workers) {
   nlohmann::json out = nlohmann::json::array();
-  for (const WorkerInfo& w : workers) {
+  for (const auto& [wid, w] : workers) {
     out.push_back({{"wid", w.wid},
                    {"hostname", w.hostname},
                    {"pid", w.pid},

@@ -3,6 +3,7 @@
 // rendering of hosts for /api/hosts and INFO "hosts").
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,8 +14,8 @@
 namespace bulkhead {
 
 // GET /api/workers: [{"wid","hostname","pid","labels","state","connections","rss_kb"}, ...] in
-// the order given (the engine's: by wid).
-std::string RenderWorkersJson(const std::vector<WorkerInfo>& workers);
+// wid order (WorkerRoster::workers(), read on the loop).
+std::string RenderWorkersJson(const std::map<std::string, WorkerInfo>& workers);
 
 // GET /api/hosts: the delivery hosts array, in the order given (HostViewsFrom's: by host). Per
 // host {host, in_flight, cap, breaker, breaker_openings, latency_p50_ms, latency_p99_ms,

@@ -8,10 +8,11 @@ namespace bulkhead {
 namespace {
 
 using view_testing::ExampleSnapshot;
+using view_testing::ExampleWorkers;
 using view_testing::TwoHosts;
 
 TEST(ApiJsonTest, Workers) {
-  EXPECT_EQ(RenderWorkersJson(ExampleSnapshot().engine.workers),
+  EXPECT_EQ(RenderWorkersJson(ExampleWorkers()),
             R"([{"connections":2,"hostname":"box","labels":["a","b"],"pid":42,"rss_kb":1024,)"
             R"("state":"quiet","wid":"w1"}])");
   EXPECT_EQ(RenderWorkersJson({}), "[]");

@@ -1,25 +1,40 @@
 #include "bulkhead/view/delivery_gauges.h"
 
-#include "bulkhead/compartment/circuit_breaker.h"
+#include <optional>
+
+#include "bulkhead/compartment/compartment.h"
 #include "bulkhead/metrics/metric_names.h"
-#include "bulkhead/view/host_view.h"
+#include "bulkhead/view/fresh_figures.h"
 
 namespace bulkhead {
 namespace {
 
 namespace mn = metric_names;
+using Samples = Result<std::vector<MetricSample>>;
 
-double Pick(const HostView& h, HostGauge gauge) {
+double Pick(const CompartmentSnapshot& h, HostGauge gauge) {
   switch (gauge) {
     case HostGauge::kInFlight:
       return double(h.in_flight);
     case HostGauge::kCap:
-      return double(h.cap);
+      return double(h.limit);
     case HostGauge::kBreakerOpen:
       break;
   }
-  return h.breaker == BreakerStateName(BreakerState::kClosed) ? 0.0 : 1.0;
+  return h.breaker == BreakerState::kClosed ? 0.0 : 1.0;
 }
+
+// Every family: RegisterDeliveryGauges adds them, RemoveDeliveryGauges removes them.
+struct FamilyRow {
+  std::string_view name, help;
+  std::optional<HostGauge> host;  // per host (labelled by host); nullopt: bulkhead_parked_jobs
+};
+const FamilyRow kFamilies[] = {
+    {mn::kHostInflight, mn::kHostInflightHelp, HostGauge::kInFlight},
+    {mn::kHostCap, mn::kHostCapHelp, HostGauge::kCap},
+    {mn::kHostBreakerOpen, mn::kHostBreakerOpenHelp, HostGauge::kBreakerOpen},
+    {mn::kParkedJobs, mn::kParkedJobsHelp, std::nullopt},
+};
 
 }  // namespace
 
@@ -27,40 +42,33 @@ std::vector<std::pair<std::string, double>> HostGaugeValues(const DeliverySnapsh
                                                             HostGauge gauge) {
   std::vector<std::pair<std::string, double>> values;
   values.reserve(snapshot.hosts.size());
-  for (const HostView& h : HostViewsFrom(snapshot)) values.emplace_back(h.host, Pick(h, gauge));
+  for (const CompartmentSnapshot& h : snapshot.hosts) values.emplace_back(h.host, Pick(h, gauge));
   return values;
 }
 
-Status RegisterDeliveryGauges(Registry& registry, const PublishedDeliverySnapshot& published,
-                              TopNLabels& labels) {
-  struct Gauge {
-    std::string_view name, help;
-    HostGauge which;
-  };
-  const Gauge gauges[] = {
-      {mn::kHostInflight, mn::kHostInflightHelp, HostGauge::kInFlight},
-      {mn::kHostCap, mn::kHostCapHelp, HostGauge::kCap},
-      {mn::kHostBreakerOpen, mn::kHostBreakerOpenHelp, HostGauge::kBreakerOpen},
-  };
-  for (const auto& g : gauges) {
+Status RegisterDeliveryGauges(Registry& registry, const Published<DeliverySnapshot>& published,
+                              TopNLabels& labels, const Clock& clock, Duration max_age) {
+  const FreshSource<DeliverySnapshot> src{published, &DeliverySnapshot::at, clock, max_age,
+                                          "delivery snapshot"};
+  for (const FamilyRow& g : kFamilies) {
+    std::vector<std::string> label_names;
+    if (g.host) label_names.emplace_back(mn::kLabelHost);
     Status s = registry.AddCallbackGauge(
-        g.name, g.help, {std::string(mn::kLabelHost)},
-        [&published, &labels, which = g.which]() -> Result<std::vector<MetricSample>> {
-          return labels.Fold(HostGaugeValues(*published.Latest(), which));
+        g.name, g.help, std::move(label_names), [src, &labels, host = g.host]() -> Samples {
+          auto latest = LatestFresh(src);
+          if (!latest.ok()) return latest.status();
+          if (host) return labels.Fold(HostGaugeValues(**latest, *host));
+          return std::vector<MetricSample>{
+              MetricSample{{}, static_cast<double>((*latest)->parked)}};
         });
     if (!s.ok()) return s;
   }
-  return registry.AddCallbackGauge(mn::kParkedJobs, mn::kParkedJobsHelp, {},
-                                   [&published]() -> Result<std::vector<MetricSample>> {
-                                     double parked =
-                                         static_cast<double>(published.Latest()->parked);
-                                     return std::vector<MetricSample>{MetricSample{{}, parked}};
-                                   });
+  return Status::Ok();
 }
 
 void RemoveDeliveryGauges(Registry& registry) {
-  for (auto name : {mn::kHostInflight, mn::kHostCap, mn::kHostBreakerOpen, mn::kParkedJobs}) {
-    (void)registry.RemoveCallback(name);  // NotFound for one never added: nothing to do
+  for (const FamilyRow& g : kFamilies) {
+    (void)registry.RemoveCallback(g.name);  // NotFound for one never added: nothing to do
   }
 }
 

@@ -11,7 +11,21 @@
 namespace bulkhead {
 namespace {
 
+using namespace std::chrono_literals;
 using view_testing::TwoHosts;
+
+constexpr Duration kMaxAge = 3s;
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+// TwoHosts as published at `at`.
+DeliverySnapshot TwoHostsAt(TimePoint at) {
+  DeliverySnapshot s = TwoHosts();
+  s.at = at;
+  return s;
+}
 
 TEST(DeliveryGaugesTest, GaugeValuesPerHost) {
   const DeliverySnapshot s = TwoHosts();
@@ -32,22 +46,25 @@ TEST(DeliveryGaugesTest, GaugesReadTheLatestPublishedSnapshot) {
   namespace mn = metric_names;
   ManualClock clock;
   TopNLabels labels(clock, TopNLabelsOptions{});
-  PublishedDeliverySnapshot published;
+  Published<DeliverySnapshot> published;
   Registry registry;
-  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels).ok());
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
   auto collect = [&] {
     std::map<std::string, FamilySnapshot> families;
     for (auto& f : registry.Collect()) families[f.name] = f;
     return families;
   };
-  auto before = collect();
-  ASSERT_TRUE(before.count(std::string(mn::kParkedJobs)));
-  EXPECT_EQ(before[std::string(mn::kParkedJobs)].samples[0].value, 0.0);
+  // Before the first publication the figures are missing and counted, never invented.
+  std::string before = RenderPrometheusText(registry);
+  EXPECT_EQ(before.find("\nbulkhead_parked_jobs "), std::string::npos) << before;
+  EXPECT_TRUE(
+      Has(before, R"(bulkhead_metrics_collect_errors_total{metric="bulkhead_parked_jobs"} 1)"))
+      << before;
 
   // Hosts get their own label once attempts were counted for them; the rest fold into "other".
   labels.RecordAndLabel("a.example");
   labels.RecordAndLabel("b.example:8443");
-  published.Publish(TwoHosts());
+  published.Publish(TwoHostsAt(clock.Now()));
   auto after = collect();
   EXPECT_EQ(after[std::string(mn::kParkedJobs)].samples[0].value, 5.0);
   ASSERT_TRUE(after.count(std::string(mn::kHostCap)));
@@ -64,12 +81,12 @@ TEST(DeliveryGaugesTest, GaugesReadTheLatestPublishedSnapshot) {
 TEST(DeliveryGaugesTest, ScrapeLines) {
   ManualClock clock;
   TopNLabels labels(clock, TopNLabelsOptions{});
-  PublishedDeliverySnapshot published;
+  Published<DeliverySnapshot> published;
   Registry registry;
-  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels).ok());
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
   labels.RecordAndLabel("a.example");
   labels.RecordAndLabel("b.example:8443");
-  published.Publish(TwoHosts());
+  published.Publish(TwoHostsAt(clock.Now()));
   std::string text = RenderPrometheusText(registry);
   for (const char* line :
        {"bulkhead_host_inflight{host=\"a.example\"} 2",
@@ -80,6 +97,40 @@ TEST(DeliveryGaugesTest, ScrapeLines) {
     EXPECT_NE(text.find("\n" + std::string(line) + "\n"), std::string::npos) << line << "\n"
                                                                              << text;
   }
+  RemoveDeliveryGauges(registry);
+}
+
+// As the engine's figures (view/metrics_gauges.h): once the loop stops publishing, the per-host
+// gauges and bulkhead_parked_jobs go missing and are counted, never frozen.
+TEST(DeliveryGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
+  ManualClock clock;
+  TopNLabels labels(clock, TopNLabelsOptions{});
+  Published<DeliverySnapshot> published;
+  Registry registry;
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
+  labels.RecordAndLabel("a.example");
+  published.Publish(TwoHostsAt(clock.Now()));
+  clock.Advance(kMaxAge);
+  std::string fresh = RenderPrometheusText(registry);
+  EXPECT_TRUE(Has(fresh, "bulkhead_parked_jobs 5")) << "still fresh: " << fresh;
+  EXPECT_TRUE(Has(fresh, R"(bulkhead_host_cap{host="a.example"} 4)")) << fresh;
+
+  clock.Advance(1us);
+  std::string text = RenderPrometheusText(registry);
+  EXPECT_EQ(text.find("\nbulkhead_parked_jobs "), std::string::npos) << "never frozen: " << text;
+  EXPECT_EQ(text.find("\nbulkhead_host_cap{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\nbulkhead_host_inflight{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\nbulkhead_host_breaker_open{"), std::string::npos) << text;
+  for (const char* metric : {"bulkhead_parked_jobs", "bulkhead_host_cap", "bulkhead_host_inflight",
+                             "bulkhead_host_breaker_open"}) {
+    EXPECT_TRUE(Has(
+        text, std::string(R"(bulkhead_metrics_collect_errors_total{metric=")") + metric + "\"} 1"))
+        << metric << "\n"
+        << text;
+  }
+
+  published.Publish(TwoHostsAt(clock.Now()));
+  EXPECT_TRUE(Has(RenderPrometheusText(registry), "bulkhead_parked_jobs 5")) << "back";
   RemoveDeliveryGauges(registry);
 }
 

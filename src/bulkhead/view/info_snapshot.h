@@ -1,8 +1,10 @@
-// InfoSnapshot: everything the server's views show, as plain data — the engine's figures, the
-// process's own figures and the delivery hosts. Producers: Engine::Snapshot (engine/), the Server
+// InfoSnapshot: everything INFO shows, as plain data — the engine's figures, the process's own
+// figures and the delivery hosts. Producers: Engine::Snapshot (engine/), the Server
 // (server/server.cc: connections, memory, and the hosts from Dispatcher::Snapshot through
-// view/host_view.h HostViewsFrom), and ParseInfoJson for clients of INFO. Renderers: view/ only
-// (info_json, api_json, stats_text, metrics_gauges; the per-host gauges: delivery_gauges).
+// view/host_view.h HostViewsFrom), and ParseInfoJson for clients of INFO. Renderers: view/info_json
+// (INFO, GET /api/info) and view/stats_text (`bulkhead stats`). The /metrics figures are rendered
+// from the snapshots themselves (view/metrics_gauges.h from an EngineSnapshot,
+// view/delivery_gauges.h from a DeliverySnapshot), the hosts of /api/hosts by view/api_json.h.
 #pragma once
 
 #include <cstdint>

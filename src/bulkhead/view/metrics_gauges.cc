@@ -6,112 +6,144 @@
 #include <vector>
 
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/view/fresh_figures.h"
 
 namespace bulkhead {
 namespace {
 
 namespace mn = metric_names;
 using Samples = Result<std::vector<MetricSample>>;
-using Snapshot = std::shared_ptr<const EngineSnapshot>;
+using Source = FreshSource<EngineSnapshot>;
 
-Samples One(double v) { return std::vector<MetricSample>{MetricSample{{}, v}}; }
-
-// Where the callbacks read: the latest snapshot, while it is fresh enough.
-struct Source {
-  const PublishedSnapshot& published;
-  const Clock& clock;
-  Duration max_age;
-};
-
-// A callback over the latest snapshot; Unavailable before the first publication and when the
-// latest is older than max_age (unless `any_age`: figures that cannot go stale).
-SampleCallback FromLatest(const Source& src, std::function<Samples(const EngineSnapshot&)> read,
-                          bool any_age = false) {
-  return [src, read = std::move(read), any_age]() -> Samples {
-    Snapshot s = src.published.Latest();
-    if (!s) return Status::Unavailable("no engine snapshot published yet");
-    Duration age = src.clock.Now() - s->now;
-    if (!any_age && age > src.max_age) {
-      auto seconds = std::chrono::duration_cast<std::chrono::seconds>(age).count();
-      return Status::Unavailable("the event loop has published no engine snapshot for " +
-                                 std::to_string(seconds) + " s");
-    }
-    return read(*s);
+// A callback over the latest snapshot while it is fresh (view/fresh_figures.h).
+SampleCallback FromLatest(const Source& src, std::function<Samples(const EngineSnapshot&)> read) {
+  return [src, read = std::move(read)]() -> Samples {
+    auto latest = LatestFresh(src);
+    if (!latest.ok()) return latest.status();
+    return read(**latest);
   };
 }
 
-SampleCallback Scalar(const Source& src, double (*pick)(const EngineSnapshot&)) {
-  return FromLatest(src, [pick](const EngineSnapshot& s) { return One(pick(s)); });
+// One unlabelled sample: `pick` is a field of the snapshot (numeric or bool) or a function of it.
+template <typename Pick>
+SampleCallback Value(const Source& src, Pick pick) {
+  return FromLatest(src, [pick](const EngineSnapshot& s) -> Samples {
+    return std::vector<MetricSample>{MetricSample{{}, static_cast<double>(std::invoke(pick, s))}};
+  });
 }
+
+// One sample per queue: its size, or its head's latency aged by the snapshot's age at collection
+// (so it keeps climbing between publications; 0 for an empty queue).
+SampleCallback PerQueue(const Source& src, bool latency) {
+  return FromLatest(src, [&clock = src.clock, latency](const EngineSnapshot& s) -> Samples {
+    double age = std::max(0.0, std::chrono::duration<double>(clock.Now() - s.now).count());
+    std::vector<MetricSample> out;
+    for (const auto& [name, q] : s.queues) {
+      double v = static_cast<double>(q.size);
+      if (latency) v = q.size > 0 ? q.latency_seconds + age : 0;
+      out.push_back(MetricSample{{name}, v});
+    }
+    return out;
+  });
+}
+
+// Every family: RegisterEngineMetrics adds them, UnregisterEngineMetrics removes them.
+struct FamilyRow {
+  MetricType type;
+  std::string_view name, help;
+  std::string_view label;  // empty: no label
+  SampleCallback (*read)(const Source&);
+};
+constexpr MetricType kGauge = MetricType::kGauge;
+constexpr MetricType kCounter = MetricType::kCounter;
+const FamilyRow kFamilies[] = {
+    {kGauge, mn::kQueueSize, mn::kQueueSizeHelp, mn::kLabelQueue,
+     [](const Source& s) { return PerQueue(s, /*latency=*/false); }},
+    {kGauge, mn::kQueueLatencySeconds, mn::kQueueLatencySecondsHelp, mn::kLabelQueue,
+     [](const Source& s) { return PerQueue(s, /*latency=*/true); }},
+    {kGauge,
+     mn::kRetrySetSize,
+     mn::kRetrySetSizeHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::retries); }},
+    {kGauge,
+     mn::kScheduledSetSize,
+     mn::kScheduledSetSizeHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::scheduled); }},
+    {kGauge,
+     mn::kDeadSetSize,
+     mn::kDeadSetSizeHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::dead); }},
+    {kGauge,
+     mn::kWorkingJobs,
+     mn::kWorkingJobsHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::working); }},
+    {kGauge,
+     mn::kWorkersConnected,
+     mn::kWorkersConnectedHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::worker_count); }},
+    {kCounter,
+     mn::kJobsProcessedTotal,
+     mn::kJobsProcessedTotalHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::processed); }},
+    {kCounter,
+     mn::kJobsFailedTotal,
+     mn::kJobsFailedTotalHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::failures); }},
+    {kCounter,
+     mn::kPushDuplicatesTotal,
+     mn::kPushDuplicatesTotalHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::push_duplicates); }},
+    {kGauge,
+     mn::kStoreDegraded,
+     mn::kStoreDegradedHelp,
+     {},
+     [](const Source& s) { return Value(s, &EngineSnapshot::store_degraded); }},
+    // Needs no snapshot.
+    {kGauge, mn::kBuildInfo, mn::kBuildInfoHelp, mn::kLabelVersion,
+     [](const Source&) -> SampleCallback {
+       return []() -> Samples {
+         return std::vector<MetricSample>{MetricSample{{BULKHEAD_VERSION}, 1}};
+       };
+     }},
+    // Cannot go stale: shown from a snapshot of any age.
+    {kGauge,
+     mn::kStartTimeSeconds,
+     mn::kStartTimeSecondsHelp,
+     {},
+     [](const Source& s) {
+       Source any_age = s;
+       any_age.max_age = Duration::max();
+       return Value(any_age,
+                    [](const EngineSnapshot& e) { return ToUnixMicros(e.started_at) / 1e6; });
+     }},
+};
 
 }  // namespace
 
-Status RegisterEngineMetrics(Registry& registry, const PublishedSnapshot& published,
+Status RegisterEngineMetrics(Registry& registry, const Published<EngineSnapshot>& published,
                              const Clock& clock, Duration max_age) {
-  const Source src{published, clock, max_age};
-  const std::vector<std::string> queue_label{std::string(mn::kLabelQueue)};
-  auto per_queue = [&](bool latency) {
-    return FromLatest(src, [&clock, latency](const EngineSnapshot& s) -> Samples {
-      double age = std::max(0.0, std::chrono::duration<double>(clock.Now() - s.now).count());
-      std::vector<MetricSample> out;
-      for (const auto& [name, q] : s.queues) {
-        double v = static_cast<double>(q.size);
-        if (latency) v = q.size > 0 ? q.latency_seconds + age : 0;
-        out.push_back(MetricSample{{name}, v});
-      }
-      return out;
-    });
-  };
-  auto size = [](size_t EngineSnapshot::*field) {
-    return [field](const EngineSnapshot& s) { return One(static_cast<double>(s.*field)); };
-  };
-  std::vector<Status> results;
-  auto gauge = [&](std::string_view name, std::string_view help, SampleCallback cb,
-                   std::vector<std::string> labels = {}) {
-    results.push_back(registry.AddCallbackGauge(name, help, std::move(labels), std::move(cb)));
-  };
-  auto counter = [&](std::string_view name, std::string_view help, SampleCallback cb) {
-    results.push_back(registry.AddCallback(MetricType::kCounter, name, help, {}, std::move(cb)));
-  };
-  gauge(mn::kQueueSize, mn::kQueueSizeHelp, per_queue(false), queue_label);
-  gauge(mn::kQueueLatencySeconds, mn::kQueueLatencySecondsHelp, per_queue(true), queue_label);
-  gauge(mn::kRetrySetSize, mn::kRetrySetSizeHelp, FromLatest(src, size(&EngineSnapshot::retries)));
-  gauge(mn::kScheduledSetSize, mn::kScheduledSetSizeHelp,
-        FromLatest(src, size(&EngineSnapshot::scheduled)));
-  gauge(mn::kDeadSetSize, mn::kDeadSetSizeHelp, FromLatest(src, size(&EngineSnapshot::dead)));
-  gauge(mn::kWorkingJobs, mn::kWorkingJobsHelp, FromLatest(src, size(&EngineSnapshot::working)));
-  gauge(mn::kWorkersConnected, mn::kWorkersConnectedHelp,
-        FromLatest(src, size(&EngineSnapshot::worker_count)));
-  counter(mn::kJobsProcessedTotal, mn::kJobsProcessedTotalHelp,
-          Scalar(src, [](const EngineSnapshot& s) { return double(s.processed); }));
-  counter(mn::kJobsFailedTotal, mn::kJobsFailedTotalHelp,
-          Scalar(src, [](const EngineSnapshot& s) { return double(s.failures); }));
-  counter(mn::kPushDuplicatesTotal, mn::kPushDuplicatesTotalHelp,
-          Scalar(src, [](const EngineSnapshot& s) { return double(s.push_duplicates); }));
-  gauge(mn::kStoreDegraded, mn::kStoreDegradedHelp,
-        Scalar(src, [](const EngineSnapshot& s) { return s.store_degraded ? 1.0 : 0.0; }));
-  gauge(mn::kBuildInfo, mn::kBuildInfoHelp,
-        []() -> Samples {
-          return std::vector<MetricSample>{MetricSample{{BULKHEAD_VERSION}, 1}};
-        },
-        {std::string(mn::kLabelVersion)});
-  gauge(mn::kStartTimeSeconds, mn::kStartTimeSecondsHelp,
-        FromLatest(
-            src, [](const EngineSnapshot& s) { return One(ToUnixMicros(s.started_at) / 1e6); },
-            /*any_age=*/true));
-  for (const Status& s : results) {
-    if (!s.ok()) return s;
+  const Source src{published, &EngineSnapshot::now, clock, max_age, "engine snapshot"};
+  Status first = Status::Ok();
+  for (const FamilyRow& f : kFamilies) {
+    std::vector<std::string> labels;
+    if (!f.label.empty()) labels.emplace_back(f.label);
+    Status s = registry.AddCallback(f.type, f.name, f.help, std::move(labels), f.read(src));
+    if (first.ok()) first = s;
   }
-  return Status::Ok();
+  return first;
 }
 
 void UnregisterEngineMetrics(Registry& registry) {
-  for (auto name :
-       {mn::kQueueSize, mn::kQueueLatencySeconds, mn::kRetrySetSize, mn::kScheduledSetSize,
-        mn::kDeadSetSize, mn::kWorkingJobs, mn::kWorkersConnected, mn::kJobsProcessedTotal,
-        mn::kJobsFailedTotal, mn::kPushDuplicatesTotal, mn::kBuildInfo, mn::kStartTimeSeconds,
-        mn::kStoreDegraded}) {
-    registry.RemoveCallback(name);  // NotFound for one never added: nothing to do
+  for (const FamilyRow& f : kFamilies) {
+    (void)registry.RemoveCallback(f.name);  // NotFound for one never added: nothing to do
   }
 }
 

@@ -33,7 +33,7 @@ class MetricsGaugesTest : public ::testing::Test {
 
   ManualClock clock_;
   Registry registry_;
-  PublishedSnapshot published_;
+  Published<EngineSnapshot> published_;
 };
 
 TEST_F(MetricsGaugesTest, ShowTheLatestPublishedSnapshot) {
@@ -102,7 +102,7 @@ TEST_F(MetricsGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
 TEST(MetricsGaugesUnregisterTest, RemovesEveryFamily) {
   ManualClock clock;
   Registry registry;
-  PublishedSnapshot published;
+  Published<EngineSnapshot> published;
   published.Publish(ExampleSnapshot().engine);
   ASSERT_TRUE(RegisterEngineMetrics(registry, published, clock, kMaxAge).ok());
   UnregisterEngineMetrics(registry);

@@ -1,7 +1,6 @@
 #include "bulkhead/view/stats_text.h"
 
-#include <cstdarg>
-#include <cstdio>
+#include <fmt/printf.h>
 
 #include "bulkhead/util/json.h"
 #include "bulkhead/view/info_json.h"
@@ -10,20 +9,9 @@ namespace bulkhead {
 namespace {
 
 // printf into `out` (the table layout is printf's, as `bulkhead stats` always printed it).
-__attribute__((format(printf, 2, 3))) void Appendf(std::string& out, const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  va_list copy;
-  va_copy(copy, args);
-  int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
-  if (n > 0) {
-    size_t at = out.size();
-    out.resize(at + static_cast<size_t>(n) + 1);
-    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, fmt, args);
-    out.resize(at + static_cast<size_t>(n));
-  }
-  va_end(args);
+template <typename... Args>
+void Appendf(std::string& out, const char* format, const Args&... args) {
+  out += fmt::sprintf(format, args...);
 }
 
 long long Ll(auto v) { return static_cast<long long>(v); }

@@ -1,14 +1,16 @@
 // Test support for view_test (header-only, so it stays out of bulkhead_view): a hand-built
-// InfoSnapshot with every field set, a hand-built DeliverySnapshot, and the reading of
+// InfoSnapshot with every field set, its worker, a hand-built DeliverySnapshot, and the reading of
 // view/testdata files.
 #pragma once
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include "bulkhead/dispatch/delivery_snapshot.h"
+#include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/view/info_snapshot.h"
 
 namespace bulkhead::view_testing {
@@ -16,7 +18,8 @@ namespace bulkhead::view_testing {
 using namespace std::chrono_literals;
 
 // Now 2026-01-01T00:01:32.623456Z, up 92 s; two queues, every set, counter and task set, with the
-// Scheduled task's wall time 0 (INFO still writes it as a float); one worker; one host.
+// Scheduled task's wall time 0 (INFO still writes it as a float); one worker (ExampleWorkers); one
+// host.
 inline InfoSnapshot ExampleSnapshot() {
   InfoSnapshot info;
   EngineSnapshot& e = info.engine;
@@ -38,15 +41,6 @@ inline InfoSnapshot ExampleSnapshot() {
   e.tasks.dead = TaskSnapshot{3, 2, 250ms};
   e.tasks.busy = TaskSnapshot{4, 3, 125ms};
   e.tasks.workers = TaskSnapshot{5, 4, 2s};
-  WorkerInfo w;
-  w.wid = "w1";
-  w.hostname = "box";
-  w.pid = 42;
-  w.labels = {"a", "b"};
-  w.state = WorkerState::kQuiet;
-  w.connections = 2;
-  w.rss_kb = 1024;
-  e.workers = {w};
   e.worker_count = 1;
   info.server.version = "9.9.9";
   info.server.connections = 3;
@@ -66,6 +60,19 @@ inline InfoSnapshot ExampleSnapshot() {
   h.failing_since = FromUnixMicros(1'767'225'600'000'000);  // 2026-01-01T00:00:00Z
   info.hosts = std::vector<HostView>{h};
   return info;
+}
+
+// The one worker of ExampleSnapshot, as the engine's WorkerRoster holds it.
+inline std::map<std::string, WorkerInfo> ExampleWorkers() {
+  WorkerInfo w;
+  w.wid = "w1";
+  w.hostname = "box";
+  w.pid = 42;
+  w.labels = {"a", "b"};
+  w.state = WorkerState::kQuiet;
+  w.connections = 2;
+  w.rss_kb = 1024;
+  return {{w.wid, w}};
 }
 
 // Two hosts as the dispatcher snapshots them: a.example healthy and busy, b.example:8443 open,
