@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
+#include "bulkhead/dispatch/log_done.h"
 #include "bulkhead/metrics/metric_names.h"
 
 namespace bulkhead {
@@ -208,12 +209,8 @@ void Dispatcher::RenewDue(TimePoint now) {
   if (engine_.store().degraded()) return;
   for (auto& renewal : held_.RenewDue(now)) {
     ++stats_.renewed;
-    engine_.store().ExtendReservation(
-        renewal.jid, renewal.reserved_until, [jid = renewal.jid](Status s) {
-          if (!s.ok()) {
-            spdlog::warn("delivery {}: reservation renewal failed: {}", jid, s.message());
-          }
-        });
+    engine_.store().ExtendReservation(renewal.jid, renewal.reserved_until,
+                                      LogDone("reservation renewal", renewal.jid));
   }
 }
 
