@@ -236,7 +236,7 @@ void Dispatcher::StartGranted(TimePoint now) {
                              Duration::zero(), now);
       continue;
     }
-    Launch(*jid, std::move(grant), now);
+    Launch(*held, std::move(grant), now);
   }
   ParkFresh(now);
 }
@@ -254,9 +254,10 @@ void Dispatcher::ParkFresh(TimePoint now) {
   }
 }
 
-void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
-  HeldJob& held = *held_.Find(jid);
-  held_.MarkInFlight(jid, std::move(grant), now);
+void Dispatcher::Launch(HeldJob& held, Grant grant, TimePoint now) {
+  held_.MarkInFlight(held, std::move(grant), now);
+  const std::string jid = held.job.jid;
+  // `held` stays valid through Send: the answer never runs inside it.
   Status sent = runner_.Send(held.job, [this, alive = alive_, jid](HttpResponse response) {
     if (!*alive) return;
     OnResponse(jid, std::move(response));
@@ -269,9 +270,9 @@ void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
 
 void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
   TimePoint now = clock_.Now();
-  HeldJob* found = held_.Find(jid);
-  if (found == nullptr || !found->in_flight) return;
-  HeldJob held = held_.Forget(jid);
+  std::optional<HeldJob> taken = held_.TakeInFlight(jid);
+  if (!taken) return;
+  HeldJob& held = *taken;
   if (stopped_ && response.error == TransportError::kCancelled) {
     // Shutting down: the job stays reserved and is adopted at the next start.
     runner_.Release(*held.grant, held.started, now);

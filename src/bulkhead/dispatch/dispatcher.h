@@ -118,7 +118,8 @@ class Dispatcher final : public BuiltinJobs {
   void RenewDue(TimePoint now);
   void StartGranted(TimePoint now);
   void ParkFresh(TimePoint now);
-  void Launch(const std::string& jid, Grant grant, TimePoint now);
+  // Starts the attempt of `held` (a job of held_, not in flight) under `grant`.
+  void Launch(HeldJob& held, Grant grant, TimePoint now);
   void OnResponse(const std::string& jid, HttpResponse response);
   void ArmTimer(TimePoint now);
   void PublishSnapshot(TimePoint now, bool force);
