@@ -23,7 +23,7 @@ class AttemptRunnerTest : public ::testing::Test {
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     dconfig_.webhook_deadlines.total = seconds(7);
     compartments_ = std::make_unique<HostCompartments>(dconfig_.compartments, rng_);
-    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead");
+    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead", stats_);
     keeper_ = std::make_unique<HostStateKeeper>(*store_, *compartments_, *outcomes_, clock_);
     runner_ = std::make_unique<AttemptRunner>(
         AttemptRunner::Parts{*engine_, transport_, nullptr, keys_, clock_, *compartments_, *keeper_,

@@ -31,7 +31,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
       clock_(clock),
       config_(std::move(config)),
       compartments_(config_.compartments, rng),
-      outcomes_(engine, clock, config_.outcomes_queue),
+      outcomes_(engine, clock, config_.outcomes_queue, stats_),
       host_states_(engine.store(), compartments_, outcomes_, clock),
       runner_(AttemptRunner::Parts{engine, transport, signer, keys, clock, compartments_,
                                    host_states_, outcomes_, config_, stats_}),
@@ -83,12 +83,6 @@ Status Dispatcher::Validate(const JobRecord& job) const {
 }
 
 void Dispatcher::OnJobsAvailable() { Pump(); }
-
-DispatcherStats Dispatcher::stats() const {
-  DispatcherStats out = stats_;
-  out.outcome_jobs = outcomes_.pushed();
-  return out;
-}
 
 void Dispatcher::Adopt(size_t offset) {
   taking_ = true;

@@ -104,7 +104,7 @@ class Dispatcher final : public BuiltinJobs {
 
   // When the timer will pump next (nullopt: no timer set). For tests.
   std::optional<TimePoint> next_wakeup() const { return next_wakeup_; }
-  DispatcherStats stats() const;
+  const DispatcherStats& stats() const { return stats_; }
   const HostCompartments& compartments() const { return compartments_; }
   size_t held() const { return held_.size(); }
 

@@ -18,7 +18,7 @@ class HostStateKeeperTest : public ::testing::Test {
     compartments_config_.compartment.breaker.failure_threshold = 1;
     compartments_config_.compartment.unavailable_after = minutes(10);
     compartments_ = std::make_unique<HostCompartments>(compartments_config_, rng_);
-    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead");
+    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead", stats_);
     keeper_ = std::make_unique<HostStateKeeper>(*store_, *compartments_, *outcomes_, clock_);
   }
 
@@ -56,6 +56,7 @@ class HostStateKeeperTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
   HostCompartmentsConfig compartments_config_;
   std::unique_ptr<HostCompartments> compartments_;
+  DispatcherStats stats_;
   std::unique_ptr<OutcomeJobs> outcomes_;
   std::unique_ptr<HostStateKeeper> keeper_;
 };

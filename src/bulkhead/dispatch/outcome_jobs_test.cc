@@ -16,7 +16,8 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   boost::asio::io_context io;
   auto store = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
   Engine engine(io, *store, config, clock, rng);
-  OutcomeJobs outcomes(engine, clock, "outcomes");
+  DispatcherStats stats;
+  OutcomeJobs outcomes(engine, clock, "outcomes", stats);
   DeliveryJob job;
   job.jid = "abc123456";
   job.jobtype = "webpush";
@@ -26,6 +27,7 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   outcomes.HostUnavailable("h.example");
   outcomes.HostAvailable("h.example");
   EXPECT_EQ(outcomes.pushed(), 4);
+  EXPECT_EQ(stats.outcome_jobs, 4);
 
   std::vector<json> pushed;
   for (;;) {
