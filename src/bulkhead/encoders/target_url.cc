@@ -2,14 +2,10 @@
 
 #include <cctype>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsHostChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
@@ -101,7 +97,7 @@ Result<TargetUrl> ParseTargetUrl(std::string_view url) {
   TargetUrl out;
   size_t colon = url.find("://");
   if (colon == std::string_view::npos) return Status::InvalidArgument("URL has no scheme");
-  out.scheme = Lower(url.substr(0, colon));
+  out.scheme = AsciiLower(url.substr(0, colon));
   if (out.scheme != "https" && out.scheme != "http") {
     return Status::InvalidArgument("URL scheme must be https or http, got '" + out.scheme + "'");
   }
@@ -121,7 +117,7 @@ Result<TargetUrl> ParseTargetUrl(std::string_view url) {
   std::string_view host = hp->host;
   std::string_view port = hp->port;
   if (host.empty()) return Status::InvalidArgument("URL has an empty host");
-  out.host = Lower(host);
+  out.host = AsciiLower(host);
   if (out.explicit_port) {
     Result<uint16_t> p = ParsePort(port);
     if (!p.ok()) return p.status();
