@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/store/testing/take_all.h"
+
 namespace bulkhead {
 namespace {
 
@@ -39,13 +41,10 @@ class HostStateKeeperTest : public ::testing::Test {
   }
   std::vector<std::string> OutcomeTypes() {
     std::vector<std::string> out;
-    for (;;) {
-      std::optional<JobRecord> job;
-      store_->Fetch({"bulkhead"}, clock_.Now(),
-                    [&](Result<std::optional<JobRecord>> r) { job = *r; });
-      if (!job) return out;
-      out.push_back(job->jobtype);
+    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+      out.push_back(job.jobtype);
     }
+    return out;
   }
 
   Config config_;

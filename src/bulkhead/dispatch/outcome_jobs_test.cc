@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/store/testing/take_all.h"
+
 namespace bulkhead {
 namespace {
 
@@ -30,12 +32,8 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   EXPECT_EQ(stats.outcome_jobs, 4);
 
   std::vector<json> pushed;
-  for (;;) {
-    std::optional<JobRecord> taken;
-    store->Fetch({"outcomes"}, clock.Now(),
-                 [&](Result<std::optional<JobRecord>> r) { taken = *r; });
-    if (!taken) break;
-    pushed.push_back(json::parse(taken->payload));
+  for (const JobRecord& taken : TakeAll(*store, "outcomes", clock.Now())) {
+    pushed.push_back(json::parse(taken.payload));
   }
   ASSERT_EQ(pushed.size(), 4u);
   EXPECT_EQ(pushed[0]["jobtype"], kWebPushGoneJobType);
