@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 namespace {
 
@@ -16,12 +18,6 @@ constexpr std::array<std::string_view, 7> kLongDays = {
     "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // A cursor over the header value; every reader fails without consuming on mismatch.
 class Reader {
@@ -131,7 +127,7 @@ std::optional<TimePoint> ParseRetryAfter(std::string_view value, TimePoint now,
                                          Duration max_delay) {
   // Keep now + max_delay far from overflow whatever the caller passes.
   max_delay = std::clamp<Duration>(max_delay, Duration::zero(), std::chrono::hours(24 * 366));
-  const std::string_view s = Trim(value);
+  const std::string_view s = TrimAscii(value);
   if (s.empty()) return std::nullopt;
 
   if (IsDigit(s.front())) {

@@ -1,11 +1,10 @@
 #include "bulkhead/dispatch/attempt_runner.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 #include "bulkhead/compartment/outcome.h"
 #include "bulkhead/compartment/retry_after.h"
+#include "bulkhead/dispatch/log_done.h"
 #include "bulkhead/metrics/metric_names.h"
 
 namespace bulkhead {
@@ -21,12 +20,6 @@ std::string_view OutcomeLabel(const HttpResponse& r) {
   if (r.status >= 200 && r.status < 300) return mn::kOutcomeSuccess;
   if (r.status >= 500) return mn::kOutcomeServerError;
   return mn::kOutcomeClientError;
-}
-
-Engine::Done LogDone(std::string what, std::string jid) {
-  return [what = std::move(what), jid = std::move(jid)](Status s) {
-    if (!s.ok()) spdlog::warn("delivery {}: {} failed: {}", jid, what, s.message());
-  };
 }
 
 }  // namespace

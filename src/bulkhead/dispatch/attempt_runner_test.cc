@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_parser.h"
+#include "bulkhead/store/testing/take_all.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 
 namespace bulkhead {
@@ -23,7 +24,7 @@ class AttemptRunnerTest : public ::testing::Test {
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     dconfig_.webhook_deadlines.total = seconds(7);
     compartments_ = std::make_unique<HostCompartments>(dconfig_.compartments, rng_);
-    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead");
+    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead", stats_);
     keeper_ = std::make_unique<HostStateKeeper>(*store_, *compartments_, *outcomes_, clock_);
     runner_ = std::make_unique<AttemptRunner>(
         AttemptRunner::Parts{*engine_, transport_, nullptr, keys_, clock_, *compartments_, *keeper_,
@@ -60,13 +61,10 @@ class AttemptRunnerTest : public ::testing::Test {
   }
   std::vector<json> Outcomes() {
     std::vector<json> out;
-    for (;;) {
-      std::optional<JobRecord> job;
-      store_->Fetch({"bulkhead"}, clock_.Now(),
-                    [&](Result<std::optional<JobRecord>> r) { job = *r; });
-      if (!job) return out;
-      out.push_back(json::parse(job->payload));
+    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+      out.push_back(json::parse(job.payload));
     }
+    return out;
   }
   // Sends `job` and concludes it with `response` after `latency`.
   void Run(const DeliveryJob& job, HttpResponse response, Duration latency = seconds(1)) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
+#include "bulkhead/dispatch/log_done.h"
 #include "bulkhead/metrics/metric_names.h"
 
 namespace bulkhead {
@@ -29,7 +30,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
       clock_(clock),
       config_(std::move(config)),
       compartments_(config_.compartments, rng),
-      outcomes_(engine, clock, config_.outcomes_queue),
+      outcomes_(engine, clock, config_.outcomes_queue, stats_),
       host_states_(engine.store(), compartments_, outcomes_, clock),
       runner_(AttemptRunner::Parts{engine, transport, signer, keys, clock, compartments_,
                                    host_states_, outcomes_, config_, stats_}),
@@ -81,12 +82,6 @@ Status Dispatcher::Validate(const JobRecord& job) const {
 }
 
 void Dispatcher::OnJobsAvailable() { Pump(); }
-
-DispatcherStats Dispatcher::stats() const {
-  DispatcherStats out = stats_;
-  out.outcome_jobs = outcomes_.pushed();
-  return out;
-}
 
 void Dispatcher::Adopt(size_t offset) {
   taking_ = true;
@@ -206,12 +201,8 @@ void Dispatcher::RenewDue(TimePoint now) {
   if (engine_.store().degraded()) return;
   for (auto& renewal : held_.RenewDue(now)) {
     ++stats_.renewed;
-    engine_.store().ExtendReservation(
-        renewal.jid, renewal.reserved_until, [jid = renewal.jid](Status s) {
-          if (!s.ok()) {
-            spdlog::warn("delivery {}: reservation renewal failed: {}", jid, s.message());
-          }
-        });
+    engine_.store().ExtendReservation(renewal.jid, renewal.reserved_until,
+                                      LogDone("reservation renewal", renewal.jid));
   }
 }
 
@@ -237,7 +228,7 @@ void Dispatcher::StartGranted(TimePoint now) {
                              Duration::zero(), now);
       continue;
     }
-    Launch(*jid, std::move(grant), now);
+    Launch(*held, std::move(grant), now);
   }
   ParkFresh(now);
 }
@@ -255,9 +246,10 @@ void Dispatcher::ParkFresh(TimePoint now) {
   }
 }
 
-void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
-  HeldJob& held = *held_.Find(jid);
-  held_.MarkInFlight(jid, std::move(grant), now);
+void Dispatcher::Launch(HeldJob& held, Grant grant, TimePoint now) {
+  held_.MarkInFlight(held, std::move(grant), now);
+  const std::string jid = held.job.jid;
+  // `held` stays valid through Send: the answer never runs inside it.
   Status sent = runner_.Send(held.job, [this, alive = alive_, jid](HttpResponse response) {
     if (!*alive) return;
     OnResponse(jid, std::move(response));
@@ -270,9 +262,9 @@ void Dispatcher::Launch(const std::string& jid, Grant grant, TimePoint now) {
 
 void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
   TimePoint now = clock_.Now();
-  HeldJob* found = held_.Find(jid);
-  if (found == nullptr || !found->in_flight) return;
-  HeldJob held = held_.Forget(jid);
+  std::optional<HeldJob> taken = held_.TakeInFlight(jid);
+  if (!taken) return;
+  HeldJob& held = *taken;
   if (stopped_ && response.error == TransportError::kCancelled) {
     // Shutting down: the job stays reserved and is adopted at the next start.
     runner_.Release(*held.grant, held.started, now);

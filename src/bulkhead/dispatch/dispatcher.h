@@ -108,7 +108,7 @@ class Dispatcher final : public BuiltinJobs {
 
   // When the timer will pump next (nullopt: no timer set). For tests.
   std::optional<TimePoint> next_wakeup() const { return next_wakeup_; }
-  DispatcherStats stats() const;
+  const DispatcherStats& stats() const { return stats_; }
   const HostCompartments& compartments() const { return compartments_; }
   size_t held() const { return held_.size(); }
 
@@ -122,7 +122,8 @@ class Dispatcher final : public BuiltinJobs {
   void RenewDue(TimePoint now);
   void StartGranted(TimePoint now);
   void ParkFresh(TimePoint now);
-  void Launch(const std::string& jid, Grant grant, TimePoint now);
+  // Starts the attempt of `held` (a job of held_, not in flight) under `grant`.
+  void Launch(HeldJob& held, Grant grant, TimePoint now);
   void OnResponse(const std::string& jid, HttpResponse response);
   void ArmTimer(TimePoint now);
   // The snapshot at `now`, built for Snapshot() and PublishSnapshot().

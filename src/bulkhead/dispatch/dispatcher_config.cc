@@ -23,6 +23,9 @@ const Deadlines& DispatcherConfig::DeadlinesFor(JobKind kind) const {
   return webhook_deadlines;
 }
 
+namespace {
+
+// The transport deadlines one [delivery.KIND] table asks for.
 Deadlines ToDeadlines(const DeliveryKindSettings& k) {
   Deadlines d;
   d.connect = std::chrono::milliseconds(k.connect_timeout_ms);
@@ -32,8 +35,6 @@ Deadlines ToDeadlines(const DeliveryKindSettings& k) {
   d.low_speed_time = std::chrono::seconds(k.low_speed_seconds);
   return d;
 }
-
-namespace {
 
 HostCompartmentsConfig ToCompartmentsConfig(const DeliverySettings& d) {
   HostCompartmentsConfig registry;

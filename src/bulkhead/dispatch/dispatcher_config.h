@@ -47,9 +47,6 @@ struct DispatcherConfig {
   const Deadlines& DeadlinesFor(JobKind kind) const;
 };
 
-// The transport deadlines one [delivery.KIND] table asks for.
-Deadlines ToDeadlines(const DeliveryKindSettings& kind);
-
 // The dispatcher settings `config` asks for: outcome queue, private targets, job deadlines,
 // per-kind attempt deadlines and the [delivery] compartment settings. `config` must have passed
 // Config::Validate.

@@ -13,6 +13,7 @@
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/store/testing/take_all.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 #include "bulkhead/util/base64.h"
 
@@ -122,13 +123,10 @@ class DispatcherTest : public ::testing::Test {
   // Takes every job from the outcomes queue.
   std::vector<json> Outcomes() {
     std::vector<json> out;
-    for (;;) {
-      std::optional<JobRecord> job;
-      store_->Fetch({"bulkhead"}, clock_.Now(),
-                    [&](Result<std::optional<JobRecord>> r) { job = *r; });
-      if (!job) return out;
-      out.push_back(json::parse(job->payload));
+    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+      out.push_back(json::parse(job.payload));
     }
+    return out;
   }
   static json PayloadOf(const JobRecord& r) { return json::parse(r.payload); }
 

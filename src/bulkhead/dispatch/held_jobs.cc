@@ -52,9 +52,8 @@ std::map<std::string, std::deque<std::string>> HeldJobs::TakeFresh() {
   return std::exchange(fresh_, {});
 }
 
-void HeldJobs::MarkInFlight(const std::string& jid, Grant grant, TimePoint now) {
-  HeldJob& held = jobs_.at(jid);
-  LeaveSchedules(jid, held);
+void HeldJobs::MarkInFlight(HeldJob& held, Grant grant, TimePoint now) {
+  LeaveSchedules(held.job.jid, held);
   held.in_flight = true;
   held.grant = std::move(grant);
   held.started = now;
@@ -63,6 +62,15 @@ void HeldJobs::MarkInFlight(const std::string& jid, Grant grant, TimePoint now) 
 HeldJob HeldJobs::Forget(const std::string& jid) {
   auto it = jobs_.find(jid);
   LeaveSchedules(jid, it->second);
+  HeldJob held = std::move(it->second);
+  jobs_.erase(it);
+  return held;
+}
+
+std::optional<HeldJob> HeldJobs::TakeInFlight(const std::string& jid) {
+  auto it = jobs_.find(jid);
+  if (it == jobs_.end() || !it->second.in_flight) return std::nullopt;
+  // In flight: no schedule entry to leave (invariant 2).
   HeldJob held = std::move(it->second);
   jobs_.erase(it);
   return held;

@@ -70,11 +70,15 @@ class HeldJobs {
   // Every remaining fresh job, by host; the fresh queues are left empty (the caller parks them).
   std::map<std::string, std::deque<std::string>> TakeFresh();
 
-  // Starts the attempt of a held job not in flight: it leaves the deadline and renewal schedules.
-  void MarkInFlight(const std::string& jid, Grant grant, TimePoint now);
+  // Starts the attempt of `held`, a job of this ledger (from Find) not in flight: it leaves the
+  // deadline and renewal schedules.
+  void MarkInFlight(HeldJob& held, Grant grant, TimePoint now);
 
   // Drops a held job (from the schedules too) and returns it. `jid` must be held and not fresh.
   HeldJob Forget(const std::string& jid);
+  // Drops the job `jid` and returns it if it is held and in flight; nullopt (nothing changes)
+  // otherwise.
+  std::optional<HeldJob> TakeInFlight(const std::string& jid);
 
   // The next job not in flight whose deadline is at or before `now`, removed; nullopt when none.
   std::optional<Expired> PopExpired(TimePoint now);

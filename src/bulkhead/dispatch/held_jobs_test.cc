@@ -46,7 +46,7 @@ TEST(HeldJobsTest, ReservationsAreRenewedAtHalfTimeAndNotWhileInFlight) {
   EXPECT_TRUE(held.RenewDue(kT0 + hours(11)).empty());
 
   held.PopFresh("h.example");
-  held.MarkInFlight("j1", Grant{"h.example", {}, std::nullopt}, kT0);
+  held.MarkInFlight(*held.Find("j1"), Grant{"h.example", {}, std::nullopt}, kT0);
   EXPECT_TRUE(held.Find("j1")->in_flight);
   auto renewed = held.RenewDue(kT0 + hours(12));
   ASSERT_EQ(renewed.size(), 1u) << "the job in flight is not renewed";
@@ -75,7 +75,7 @@ TEST(HeldJobsTest, ExpiredJobsLeaveTheLedgerSayingWhereTheyWaited) {
   // "parked" and "flying" leave the fresh queue; "flying" starts its attempt.
   auto fresh = held.TakeFresh();
   held.Add(Job("fresh2", "h.example", minutes(5)), kT0 + hours(24), hours(24));
-  held.MarkInFlight("flying", Grant{"h.example", {}, std::nullopt}, kT0);
+  held.MarkInFlight(*held.Find("flying"), Grant{"h.example", {}, std::nullopt}, kT0);
   EXPECT_EQ(held.NextDue(), kT0 + minutes(5)) << "a job in flight has no deadline entry";
 
   auto first = held.PopExpired(kT0 + minutes(20));
@@ -100,7 +100,7 @@ TEST(HeldJobsTest, ForgetReturnsTheJobWithItsGrant) {
   HeldJobs held;
   held.Add(Job("j1", "h.example"), kT0 + hours(24), hours(24));
   held.PopFresh("h.example");
-  held.MarkInFlight("j1", Grant{"h.example", {}, std::string("j1")}, kT0 + minutes(1));
+  held.MarkInFlight(*held.Find("j1"), Grant{"h.example", {}, std::string("j1")}, kT0 + minutes(1));
   HeldJob job = held.Forget("j1");
   EXPECT_EQ(job.job.jid, "j1");
   ASSERT_TRUE(job.grant);
@@ -108,6 +108,22 @@ TEST(HeldJobsTest, ForgetReturnsTheJobWithItsGrant) {
   EXPECT_EQ(job.started, kT0 + minutes(1));
   EXPECT_TRUE(held.empty());
   EXPECT_EQ(held.NextDue(), std::nullopt);
+}
+
+TEST(HeldJobsTest, TakeInFlightTakesOnlyAJobInFlight) {
+  HeldJobs held;
+  held.Add(Job("waiting", "h.example"), kT0 + hours(24), hours(24));
+  held.Add(Job("flying", "h.example"), kT0 + hours(24), hours(24));
+  held.TakeFresh();
+  held.MarkInFlight(*held.Find("flying"), Grant{"h.example", {}, std::nullopt}, kT0);
+  EXPECT_EQ(held.TakeInFlight("unknown"), std::nullopt);
+  EXPECT_EQ(held.TakeInFlight("waiting"), std::nullopt);
+  EXPECT_NE(held.Find("waiting"), nullptr) << "a job not in flight stays held";
+  std::optional<HeldJob> taken = held.TakeInFlight("flying");
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->job.jid, "flying");
+  EXPECT_EQ(held.Find("flying"), nullptr);
+  EXPECT_EQ(held.size(), 1u);
 }
 
 }  // namespace

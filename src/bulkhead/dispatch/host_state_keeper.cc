@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "bulkhead/dispatch/log_done.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -14,12 +15,6 @@ int64_t ToStoredTime(const std::optional<TimePoint>& t) { return t ? ToUnixMicro
 std::optional<TimePoint> FromStoredTime(int64_t us) {
   if (us == 0) return std::nullopt;
   return FromUnixMicros(us);
-}
-
-Store::Done LogFailure(std::string what, std::string host) {
-  return [what = std::move(what), host = std::move(host)](Status s) {
-    if (!s.ok()) spdlog::warn("delivery {}: {} failed: {}", host, what, s.message());
-  };
 }
 
 }  // namespace
@@ -102,12 +97,12 @@ void HostStateKeeper::Save(const std::string& host, TimePoint now) {
   if (state.healthy() && !unavailable) {
     if (saved == saved_hosts_.end()) return;
     saved_hosts_.erase(saved);
-    store_.RemoveHostState(host, LogFailure("host state removal", host));
+    store_.RemoveHostState(host, LogDone("host state removal", host));
     return;
   }
   HostStateRecord record = ToHostStateRecord(host, state, unavailable);
   if (saved != saved_hosts_.end() && saved->second == record) return;
-  store_.PutHostState(record, LogFailure("host state write", host));
+  store_.PutHostState(record, LogDone("host state write", host));
   saved_hosts_.insert_or_assign(host, std::move(record));
 }
 

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/store/testing/take_all.h"
+
 namespace bulkhead {
 namespace {
 
@@ -18,7 +20,7 @@ class HostStateKeeperTest : public ::testing::Test {
     compartments_config_.compartment.breaker.failure_threshold = 1;
     compartments_config_.compartment.unavailable_after = minutes(10);
     compartments_ = std::make_unique<HostCompartments>(compartments_config_, rng_);
-    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead");
+    outcomes_ = std::make_unique<OutcomeJobs>(*engine_, clock_, "bulkhead", stats_);
     keeper_ = std::make_unique<HostStateKeeper>(*store_, *compartments_, *outcomes_, clock_);
   }
 
@@ -39,13 +41,10 @@ class HostStateKeeperTest : public ::testing::Test {
   }
   std::vector<std::string> OutcomeTypes() {
     std::vector<std::string> out;
-    for (;;) {
-      std::optional<JobRecord> job;
-      store_->Fetch({"bulkhead"}, clock_.Now(),
-                    [&](Result<std::optional<JobRecord>> r) { job = *r; });
-      if (!job) return out;
-      out.push_back(job->jobtype);
+    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+      out.push_back(job.jobtype);
     }
+    return out;
   }
 
   Config config_;
@@ -56,6 +55,7 @@ class HostStateKeeperTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
   HostCompartmentsConfig compartments_config_;
   std::unique_ptr<HostCompartments> compartments_;
+  DispatcherStats stats_;
   std::unique_ptr<OutcomeJobs> outcomes_;
   std::unique_ptr<HostStateKeeper> keeper_;
 };

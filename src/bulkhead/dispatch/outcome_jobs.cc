@@ -31,7 +31,7 @@ void OutcomeJobs::Push(const std::string& jobtype, nlohmann::json args) {
     spdlog::error("delivery: cannot build {} job: {}", jobtype, record.status().message());
     return;
   }
-  ++pushed_;
+  ++stats_.outcome_jobs;
   engine_.Push(std::move(*record), [jobtype](Status s) {
     if (!s.ok()) spdlog::warn("delivery: push of {} failed: {}", jobtype, s.message());
   });

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bulkhead/dispatch/delivery_job.h"
+#include "bulkhead/dispatch/delivery_snapshot.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/util/clock.h"
 
@@ -22,11 +23,12 @@ inline constexpr char kDeliveryDeadJobType[] = "bulkhead.delivery_dead";
 inline constexpr char kHostUnavailableJobType[] = "bulkhead.host_unavailable";
 inline constexpr char kHostAvailableJobType[] = "bulkhead.host_available";
 
-// Event loop thread only. The engine and clock must outlive it.
+// Event loop thread only. The engine, clock and stats must outlive it.
 class OutcomeJobs {
  public:
-  OutcomeJobs(Engine& engine, const Clock& clock, std::string queue)
-      : engine_(engine), clock_(clock), queue_(std::move(queue)) {}
+  // Counts each job handed to the engine in `stats.outcome_jobs`.
+  OutcomeJobs(Engine& engine, const Clock& clock, std::string queue, DispatcherStats& stats)
+      : engine_(engine), clock_(clock), queue_(std::move(queue)), stats_(stats) {}
   OutcomeJobs(const OutcomeJobs&) = delete;
   OutcomeJobs& operator=(const OutcomeJobs&) = delete;
 
@@ -36,7 +38,7 @@ class OutcomeJobs {
   void HostAvailable(const std::string& host);
 
   // Outcome jobs handed to the engine (a failed push is logged, not retried).
-  int64_t pushed() const { return pushed_; }
+  int64_t pushed() const { return stats_.outcome_jobs; }
 
  private:
   void Push(const std::string& jobtype, nlohmann::json args);
@@ -44,7 +46,7 @@ class OutcomeJobs {
   Engine& engine_;
   const Clock& clock_;
   const std::string queue_;
-  int64_t pushed_ = 0;
+  DispatcherStats& stats_;
 };
 
 }  // namespace bulkhead

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/store/testing/take_all.h"
+
 namespace bulkhead {
 namespace {
 
@@ -16,7 +18,8 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   boost::asio::io_context io;
   auto store = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
   Engine engine(io, *store, config, clock, rng);
-  OutcomeJobs outcomes(engine, clock, "outcomes");
+  DispatcherStats stats;
+  OutcomeJobs outcomes(engine, clock, "outcomes", stats);
   DeliveryJob job;
   job.jid = "abc123456";
   job.jobtype = "webpush";
@@ -26,14 +29,11 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   outcomes.HostUnavailable("h.example");
   outcomes.HostAvailable("h.example");
   EXPECT_EQ(outcomes.pushed(), 4);
+  EXPECT_EQ(stats.outcome_jobs, 4);
 
   std::vector<json> pushed;
-  for (;;) {
-    std::optional<JobRecord> taken;
-    store->Fetch({"outcomes"}, clock.Now(),
-                 [&](Result<std::optional<JobRecord>> r) { taken = *r; });
-    if (!taken) break;
-    pushed.push_back(json::parse(taken->payload));
+  for (const JobRecord& taken : TakeAll(*store, "outcomes", clock.Now())) {
+    pushed.push_back(json::parse(taken.payload));
   }
   ASSERT_EQ(pushed.size(), 4u);
   EXPECT_EQ(pushed[0]["jobtype"], kWebPushGoneJobType);

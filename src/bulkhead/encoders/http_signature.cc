@@ -16,6 +16,7 @@
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/target_url.h"
+#include "bulkhead/util/ascii.h"
 #include "bulkhead/util/base64.h"
 
 namespace bulkhead {
@@ -170,12 +171,10 @@ Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url
   Result<TargetUrl> target = ParseTargetUrl(url);
   if (!target.ok()) return Status::InvalidArgument("inbox URL: " + target.status().message());
   if (method.empty()) return Status::InvalidArgument("HTTP method is empty");
-  std::string lower_method;
   for (char c : method) {
     if (!std::isalpha(static_cast<unsigned char>(c))) {
       return Status::InvalidArgument("HTTP method must be letters only");
     }
-    lower_method += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (key_id.empty()) return Status::InvalidArgument("keyId is empty");
   for (char c : key_id) {
@@ -196,10 +195,10 @@ Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url
   headers.emplace_back("Digest", DigestHeaderValue(body));
   headers.emplace_back("Content-Type", std::string(content_type));
 
-  std::string signing_string = "(request-target): " + lower_method + " " + target->target;
+  std::string signing_string = "(request-target): " + AsciiLower(method) + " " + target->target;
   for (const auto& [name, value] : headers) {
     signing_string += "\n";
-    for (char c : name) signing_string += static_cast<char>(std::tolower(c));
+    signing_string += AsciiLower(name);
     signing_string += ": ";
     signing_string += value;
   }

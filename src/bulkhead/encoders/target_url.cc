@@ -2,14 +2,10 @@
 
 #include <cctype>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsHostChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
@@ -28,40 +24,38 @@ namespace {
 
 // The host and port text of a URL authority (no userinfo). An IPv6 literal keeps its brackets;
 // explicit_port is set when a port is written, even an empty one.
-struct HostPort {
+struct UrlAuthority {
   std::string_view host;
   std::string_view port;
   bool explicit_port = false;
 };
 
-Result<HostPort> SplitHostPort(std::string_view authority) {
-  HostPort out;
-  std::string_view& host = out.host;
-  std::string_view& port = out.port;
+Result<UrlAuthority> SplitAuthority(std::string_view authority) {
+  UrlAuthority out;
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
     if (close == std::string_view::npos) return Status::InvalidArgument("URL has an unclosed '['");
-    host = authority.substr(0, close + 1);
+    out.host = authority.substr(0, close + 1);
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') return Status::InvalidArgument("URL has junk after ']'");
-      port = after.substr(1);
+      out.port = after.substr(1);
       out.explicit_port = true;
     }
-    for (char c : host.substr(1, host.size() - 2)) {
+    for (char c : out.host.substr(1, out.host.size() - 2)) {
       if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
         return Status::InvalidArgument("URL has a bad IPv6 literal");
       }
     }
-    if (host.size() < 3) return Status::InvalidArgument("URL has an empty IPv6 literal");
+    if (out.host.size() < 3) return Status::InvalidArgument("URL has an empty IPv6 literal");
   } else {
     size_t pc = authority.find(':');
-    host = authority.substr(0, pc);
+    out.host = authority.substr(0, pc);
     if (pc != std::string_view::npos) {
-      port = authority.substr(pc + 1);
+      out.port = authority.substr(pc + 1);
       out.explicit_port = true;
     }
-    for (char c : host) {
+    for (char c : out.host) {
       if (!IsHostChar(c)) {
         return Status::InvalidArgument(std::string("URL host has a bad character '") + c + "'");
       }
@@ -101,7 +95,7 @@ Result<TargetUrl> ParseTargetUrl(std::string_view url) {
   TargetUrl out;
   size_t colon = url.find("://");
   if (colon == std::string_view::npos) return Status::InvalidArgument("URL has no scheme");
-  out.scheme = Lower(url.substr(0, colon));
+  out.scheme = AsciiLower(url.substr(0, colon));
   if (out.scheme != "https" && out.scheme != "http") {
     return Status::InvalidArgument("URL scheme must be https or http, got '" + out.scheme + "'");
   }
@@ -115,15 +109,13 @@ Result<TargetUrl> ParseTargetUrl(std::string_view url) {
   if (authority.find('@') != std::string_view::npos) {
     return Status::InvalidArgument("URL must not contain userinfo");
   }
-  Result<HostPort> hp = SplitHostPort(authority);
-  if (!hp.ok()) return hp.status();
-  out.explicit_port = hp->explicit_port;
-  std::string_view host = hp->host;
-  std::string_view port = hp->port;
-  if (host.empty()) return Status::InvalidArgument("URL has an empty host");
-  out.host = Lower(host);
+  Result<UrlAuthority> parts = SplitAuthority(authority);
+  if (!parts.ok()) return parts.status();
+  out.explicit_port = parts->explicit_port;
+  if (parts->host.empty()) return Status::InvalidArgument("URL has an empty host");
+  out.host = AsciiLower(parts->host);
   if (out.explicit_port) {
-    Result<uint16_t> p = ParsePort(port);
+    Result<uint16_t> p = ParsePort(parts->port);
     if (!p.ok()) return p.status();
     out.port = *p;
   } else {

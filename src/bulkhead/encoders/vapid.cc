@@ -28,8 +28,6 @@ using encoders_internal::OpenSslError;
 
 constexpr char kJwtHeader[] = R"({"typ":"JWT","alg":"ES256"})";
 
-// Never prompt for a passphrase: encrypted PEM files are refused.
-
 }  // namespace
 
 Result<VapidKey> VapidKey::FromPkey(std::shared_ptr<EVP_PKEY> key) {

@@ -123,28 +123,38 @@ Result<WebPushSenderKey> WebPushSenderKey::FromPrivateKey(std::string_view scala
 
 namespace {
 
+// The content-encryption key and nonce of a record.
+struct ContentKeys {
+  unsigned char cek[kKeySize];
+  unsigned char nonce[kNonceSize];
+};
+
+// The derivation both encodings share, with their own info strings:
+//   IKM = HKDF(auth, ecdh, ikm_info, 32); CEK = HKDF(salt, IKM, cek_info, 16);
+//   nonce = HKDF(salt, IKM, nonce_info, 12).
+Status DeriveCekAndNonce(std::string_view auth, std::string_view ecdh, std::string_view ikm_info,
+                         std::string_view salt, std::string_view cek_info,
+                         std::string_view nonce_info, ContentKeys& out) {
+  unsigned char ikm[32];
+  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
+  Status st = HkdfSha256(auth, ecdh, ikm_info, ikm, sizeof(ikm));
+  if (st.ok()) st = HkdfSha256(salt, ikm_view, cek_info, out.cek, sizeof(out.cek));
+  if (st.ok()) st = HkdfSha256(salt, ikm_view, nonce_info, out.nonce, sizeof(out.nonce));
+  return st;
+}
+
 // RFC 8291 (aes128gcm): derives the content key and nonce from `ecdh` and writes the record,
 // its header carrying the salt and the sender's public key, to out.body. Reads out.salt.
 Status SealAes128gcm(const WebPushSubscriberKeys& keys, const WebPushSenderKey& sender,
                      std::string_view ecdh, std::string_view plaintext, EncryptedPush& out) {
-  unsigned char ikm[32];
-  unsigned char cek[kKeySize];
-  unsigned char nonce[kNonceSize];
-  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
-  Status st;
-  // RFC 8291 §3.4: IKM = HKDF(auth, ecdh, "WebPush: info\0" ‖ ua_public ‖ as_public, 32).
+  // RFC 8291 §3.4: IKM info = "WebPush: info\0" ‖ ua_public ‖ as_public.
   std::string key_info("WebPush: info\0", 14);
   key_info += keys.p256dh();
   key_info += sender.public_key();
-  st = HkdfSha256(keys.auth(), ecdh, key_info, ikm, sizeof(ikm));
-  if (st.ok()) {
-    st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: aes128gcm\0", 28), cek,
-                    sizeof(cek));
-  }
-  if (st.ok()) {
-    st = HkdfSha256(out.salt, ikm_view, std::string_view("Content-Encoding: nonce\0", 24), nonce,
-                    sizeof(nonce));
-  }
+  ContentKeys k;
+  Status st = DeriveCekAndNonce(keys.auth(), ecdh, key_info, out.salt,
+                                std::string_view("Content-Encoding: aes128gcm\0", 28),
+                                std::string_view("Content-Encoding: nonce\0", 24), k);
   if (!st.ok()) return st;
   out.body.reserve(kAes128gcmHeaderSize + plaintext.size() + 1 + kTagSize);
   out.body.append(out.salt);
@@ -153,7 +163,7 @@ Status SealAes128gcm(const WebPushSubscriberKeys& keys, const WebPushSenderKey& 
   }
   out.body += static_cast<char>(encoders_internal::kP256PointSize);
   out.body += sender.public_key();
-  return SealRecord(cek, nonce, {}, plaintext, std::string_view("\x02", 1), out.body);
+  return SealRecord(k.cek, k.nonce, {}, plaintext, std::string_view("\x02", 1), out.body);
 }
 
 // draft-ietf-webpush-encryption-04 (aesgcm): derives the content key and nonce from `ecdh`, writes
@@ -161,25 +171,18 @@ Status SealAes128gcm(const WebPushSubscriberKeys& keys, const WebPushSenderKey& 
 // headers.
 Status SealAesgcm(const WebPushSubscriberKeys& keys, const WebPushSenderKey& sender,
                   std::string_view ecdh, std::string_view plaintext, EncryptedPush& out) {
-  unsigned char ikm[32];
-  unsigned char cek[kKeySize];
-  unsigned char nonce[kNonceSize];
-  auto ikm_view = std::string_view(reinterpret_cast<const char*>(ikm), sizeof(ikm));
-  // aesgcm (draft-ietf-webpush-encryption-04): IKM = HKDF(auth, ecdh, "Content-Encoding: auth\0",
-  // 32); context = "P-256\0" ‖ len(ua) ‖ ua_public ‖ len(as) ‖ as_public.
-  Status st = HkdfSha256(keys.auth(), ecdh, std::string_view("Content-Encoding: auth\0", 23), ikm,
-                         sizeof(ikm));
-  if (!st.ok()) return st;
+  // IKM info = "Content-Encoding: auth\0"; the CEK and nonce infos end with the context
+  // "P-256\0" ‖ len(ua) ‖ ua_public ‖ len(as) ‖ as_public.
   std::string context("P-256\0", 6);
   context += LengthPrefixed(keys.p256dh());
   context += LengthPrefixed(sender.public_key());
-  std::string cek_info = std::string("Content-Encoding: aesgcm\0", 25) + context;
-  std::string nonce_info = std::string("Content-Encoding: nonce\0", 24) + context;
-  st = HkdfSha256(out.salt, ikm_view, cek_info, cek, sizeof(cek));
-  if (st.ok()) st = HkdfSha256(out.salt, ikm_view, nonce_info, nonce, sizeof(nonce));
+  ContentKeys k;
+  Status st = DeriveCekAndNonce(keys.auth(), ecdh, std::string_view("Content-Encoding: auth\0", 23),
+                                out.salt, std::string("Content-Encoding: aesgcm\0", 25) + context,
+                                std::string("Content-Encoding: nonce\0", 24) + context, k);
   if (!st.ok()) return st;
   out.body.reserve(2 + plaintext.size() + kTagSize);
-  st = SealRecord(cek, nonce, std::string_view("\0\0", 2), plaintext, {}, out.body);
+  st = SealRecord(k.cek, k.nonce, std::string_view("\0\0", 2), plaintext, {}, out.body);
   if (!st.ok()) return st;
   out.headers.emplace_back("Encryption", "salt=" + Base64UrlEncode(out.salt));
   out.headers.emplace_back("Crypto-Key", "dh=" + Base64UrlEncode(out.sender_public_key));

@@ -52,15 +52,16 @@ void CurlTransport::Impl::StartAttempt(Exchange* x) {
                                                        std::to_string(budget.count()) + " ms)"));
     });
   }
-  resolver_.Resolve(url->host,
-                    [this, alive = Alive(), id = x->id, attempt = x->attempt, host = url->host,
-                     port = url->port](Result<std::vector<IpAddress>> addresses) {
+  std::string host = url->host;
+  resolver_.Resolve(std::move(host),
+                    [this, alive = Alive(), id = x->id, attempt = x->attempt,
+                     url = std::move(*url)](Result<std::vector<IpAddress>> addresses) {
                       if (alive.expired()) return;
-                      OnResolved(id, attempt, host, port, std::move(addresses));
+                      OnResolved(id, attempt, url, std::move(addresses));
                     });
 }
 
-void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string& host, long port,
+void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const UrlParts& url,
                                      Result<std::vector<IpAddress>> addresses) {
   Exchange* x = Find(id, attempt);
   if (x == nullptr || !x->resolving) return;
@@ -74,18 +75,13 @@ void CurlTransport::Impl::OnResolved(uint64_t id, int attempt, const std::string
   // that a rebinding answer cannot slip through on a later connection attempt.
   for (const IpAddress& a : *addresses) {
     if (Status s = guard_.CheckAddress(a); !s.ok()) {
-      Complete(id,
-               ErrorResponse(TransportError::kSsrfRefused,
-                             "host '" + host + "' resolves to a refused address: " + s.message()));
+      Complete(id, ErrorResponse(
+                       TransportError::kSsrfRefused,
+                       "host '" + url.host + "' resolves to a refused address: " + s.message()));
       return;
     }
   }
-  Result<UrlParts> url = ParseUrl(x->request.url);
-  if (!url.ok()) {
-    Complete(id, ErrorResponse(TransportError::kOther, url.status().message()));
-    return;
-  }
-  StartCurl(x, *url, *addresses);
+  StartCurl(x, url, *addresses);
 }
 
 curl_socket_t CurlTransport::Impl::OnOpenSocket(void* clientp, curlsocktype purpose,

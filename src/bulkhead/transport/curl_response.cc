@@ -23,15 +23,6 @@ namespace {
 
 constexpr int kMaxRedirects = 3;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 }  // namespace
 
 int CurlTransport::Impl::OnPrereq(void* clientp, char* primary_ip, char* local_ip, int primary_port,
@@ -72,8 +63,10 @@ size_t CurlTransport::Impl::OnHeader(char* data, size_t size, size_t count, void
   }
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return n;
-  x->response.headers.push_back(HttpHeader{std::string(Trim(line.substr(0, colon))),
-                                           std::string(Trim(line.substr(colon + 1)))});
+  // The value loses the line's CRLF too.
+  x->response.headers.push_back(
+      HttpHeader{std::string(TrimAscii(line.substr(0, colon), " \t\r\n")),
+                 std::string(TrimAscii(line.substr(colon + 1), " \t\r\n"))});
   return n;
 }
 

@@ -41,15 +41,10 @@ Status CurlTransport::Impl::Init() {
 }
 
 CurlTransport::Impl::~Impl() {
-  Shutdown();
   // Callbacks run by Shutdown() may have started exchanges; they are cancelled too.
-  while (!exchanges_.empty()) {
-    std::vector<uint64_t> ids;
-    for (auto& [id, x] : exchanges_) ids.push_back(id);
-    for (uint64_t id : ids) {
-      Complete(id, ErrorResponse(TransportError::kCancelled, "transport shut down"));
-    }
-  }
+  do {
+    Shutdown();
+  } while (!exchanges_.empty());
   for (auto& [origin, hm] : multis_) CleanupMulti(hm.get());
   multis_.clear();
   boost::system::error_code ignored;

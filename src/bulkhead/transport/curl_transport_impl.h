@@ -134,7 +134,8 @@ class CurlTransport::Impl {
 
   void StartExchange(HttpRequest request, DoneCallback done);
   void StartAttempt(Exchange* x);
-  void OnResolved(uint64_t id, int attempt, const std::string& host, long port,
+  // `url` is the attempt's URL as StartAttempt parsed it.
+  void OnResolved(uint64_t id, int attempt, const UrlParts& url,
                   Result<std::vector<IpAddress>> addresses);
   // Starts the attempt on a new easy handle; `pinned` (empty for an IP literal) are the checked
   // addresses of url.host.

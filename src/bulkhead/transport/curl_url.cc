@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <string_view>
 
@@ -51,11 +50,7 @@ Result<UrlParts> ParseUrl(const std::string& url) {
 }
 
 std::string OriginKey(const UrlParts& url) {
-  std::string origin;
-  for (char c : url.scheme + "://" + url.host + ":" + std::to_string(url.port)) {
-    origin += char(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return origin;
+  return AsciiLower(url.scheme + "://" + url.host + ":" + std::to_string(url.port));
 }
 
 bool SameOrigin(const UrlParts& a, const UrlParts& b) {

@@ -1,7 +1,8 @@
 #include "bulkhead/transport/ssrf_guard.h"
 
-#include <cctype>
 #include <utility>
+
+#include "bulkhead/util/ascii.h"
 
 namespace bulkhead {
 namespace {
@@ -114,8 +115,7 @@ Status SsrfGuard::CheckAddress(const IpAddress& address) const {
 }
 
 Status SsrfGuard::CheckScheme(std::string_view scheme) const {
-  std::string lower;
-  for (char c : scheme) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLower(scheme);
   if (lower == "https") return Status::Ok();
   if (lower == "http" && policy_.allow_private_targets) return Status::Ok();
   if (lower == "http") {

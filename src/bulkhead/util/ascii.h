@@ -1,5 +1,6 @@
-// ASCII case-insensitive comparison, for protocol tokens (HTTP header names, methods) whose case
-// does not matter. Locale-independent.
+// ASCII helpers for protocol text (HTTP header names and values, methods, schemes, hosts): case
+// folding, case-insensitive comparison and trimming. Locale-independent; bytes outside ASCII
+// letters are left as they are.
 #pragma once
 
 #include <string>
@@ -26,6 +27,25 @@ inline std::string AsciiUpper(std::string_view s) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
   return out;
+}
+
+// `s` with ASCII letters in lower case; other bytes unchanged. Locale-independent.
+inline std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// HTTP's optional whitespace (RFC 9110 §5.6.3): space and horizontal tab.
+inline constexpr std::string_view kHttpWhitespace = " \t";
+
+// `s` without its leading and trailing bytes that are in `chars`.
+inline std::string_view TrimAscii(std::string_view s, std::string_view chars = kHttpWhitespace) {
+  size_t begin = s.find_first_not_of(chars);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(chars) - begin + 1);
 }
 
 }  // namespace bulkhead

@@ -5,20 +5,19 @@
 //
 // With a clock that has a TimerSource (SimulatedClock, util/simulated_clock.h) the wait ends
 // when that clock is moved past the deadline; with any other clock (SystemClock) it is a
-// steady_timer: the delay passes on the monotonic clock, whatever the wall clock does.
+// steady_timer: the delay passes on the monotonic clock, whatever the wall clock does. The
+// steady_timer path is the production one and costs what a bare steady_timer costs: no
+// allocation of its own and no type-erased handler.
 //
 // Threading: a Timer is used on its loop's thread only; handlers run on that loop.
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 #include <functional>
 #include <memory>
 
 #include "bulkhead/util/clock.h"
-
-namespace boost::asio {
-class io_context;
-}  // namespace boost::asio
 
 namespace bulkhead {
 
@@ -48,14 +47,24 @@ class Timer {
   Timer& operator=(const Timer&) = delete;
 
   // Sets the deadline `delay` from now by the clock; pending waits are cancelled.
-  void ExpiresAfter(Duration delay) { wait_->ExpiresAfter(delay); }
+  void ExpiresAfter(Duration delay);
   // `handler` runs on the loop at the deadline (at once, posted, if it has passed) or, cancelled,
   // with operation_aborted. A handler already due runs with success even if cancelled after.
-  void AsyncWait(TimerHandler handler) { wait_->AsyncWait(std::move(handler)); }
-  void Cancel() { wait_->Cancel(); }
+  // On a steady_timer the handler is handed over as it is; on a TimerSource it becomes a
+  // TimerHandler (so it must be copyable).
+  template <typename Handler>
+  void AsyncWait(Handler&& handler) {
+    if (simulated_) {
+      simulated_->AsyncWait(TimerHandler(std::forward<Handler>(handler)));
+    } else {
+      steady_.async_wait(std::forward<Handler>(handler));
+    }
+  }
+  void Cancel();
 
  private:
-  std::unique_ptr<TimerSource::Wait> wait_;
+  boost::asio::steady_timer steady_;              // the wait unless the clock has a TimerSource
+  std::unique_ptr<TimerSource::Wait> simulated_;  // the clock's TimerSource wait, or null
 };
 
 }  // namespace bulkhead

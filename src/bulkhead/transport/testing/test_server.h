@@ -32,6 +32,8 @@
 #include <string>
 #include <thread>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead::testing {
 
 class TestServer {
@@ -148,8 +150,7 @@ class TestServer {
       path_ = head.substr(sp1 + 1, sp2 - sp1 - 1);
       echo_.clear();
       size_t content_length = 0;
-      std::string lower = head;
-      for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+      const std::string lower = AsciiLower(head);
       if (size_t p = lower.find("\r\ncontent-length:"); p != std::string::npos) {
         content_length = std::stoul(head.substr(p + 17));
       }
