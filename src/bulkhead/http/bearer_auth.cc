@@ -3,7 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-#include <cctype>
+#include "bulkhead/util/ascii.h"
 
 namespace bulkhead {
 namespace {
@@ -16,9 +16,7 @@ bool BearerTokenMatches(std::string_view authorization, std::string_view passwor
   if (password.empty()) return true;
   // Scheme names are case-insensitive (RFC 9110 §11.1); then one or more spaces.
   if (authorization.size() <= kScheme.size()) return false;
-  for (size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
-  }
+  if (!EqualsIgnoreCase(authorization.substr(0, kScheme.size()), kScheme)) return false;
   std::string_view token = authorization.substr(kScheme.size());
   if (token.front() != ' ') return false;
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);

@@ -9,6 +9,7 @@
 #include <boost/beast/ssl.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/util/ascii.h"
 #include "bulkhead/util/json.h"
 
 namespace bulkhead {
@@ -134,9 +135,8 @@ class StreamConnection final : public HttpServer::Connection,
       if (q != std::string::npos) req.query = target.substr(q + 1);
       req.body = msg.body();
       for (const auto& field : msg) {
-        std::string name(field.name_string());
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        req.headers[name] = std::string(field.value());
+        auto name = field.name_string();
+        req.headers[AsciiLower({name.data(), name.size()})] = std::string(field.value());
       }
       bool keep_alive = msg.keep_alive();
       server_.Dispatch(
