@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 
 namespace bulkhead {
 namespace {
@@ -100,22 +101,25 @@ void Engine::Push(JobRecord job, Done done) {
   std::string queue = job.queue;
   std::string jid = job.jid;
   bool queued = job.state == JobState::kQueued;
-  auto answered = std::make_shared<bool>(false);
-  store_.Push(std::move(job), [this, jid, answered, done = std::move(done)](Status st) mutable {
-    *answered = true;
-    if (st.code() == StatusCode::kAlreadyExists) {
-      PushDuplicate(jid, std::move(done));
-      return;
-    }
-    if (auto it = unconfirmed_pushes_.find(jid); it != unconfirmed_pushes_.end()) {
-      std::vector<Done> duplicates = std::move(it->second);
-      unconfirmed_pushes_.erase(it);
-      for (auto& d : duplicates) d(st);
-    }
-    done(st);
-  });
-  // Accepted and committing: a duplicate arriving meanwhile waits for this commit's outcome.
-  if (!*answered) unconfirmed_pushes_.try_emplace(jid);
+  // While this PUSH commits, a PUSH of the same jid waits for its outcome (PushDuplicate).
+  bool registered = unconfirmed_pushes_.try_emplace(jid).second;
+  store_.Push(std::move(job),
+              Guarded([this, jid, registered, done = std::move(done)](Status st) mutable {
+                bool held_before = st.code() == StatusCode::kAlreadyExists;
+                if (registered) {
+                  auto it = unconfirmed_pushes_.find(jid);
+                  std::vector<Done> waiting = std::move(it->second);
+                  unconfirmed_pushes_.erase(it);
+                  // A jid held before this PUSH: the duplicates that waited on it are answered as
+                  // it is.
+                  for (auto& d : waiting) d(held_before ? Status::Ok() : st);
+                }
+                if (held_before) {
+                  PushDuplicate(jid, std::move(done));
+                  return;
+                }
+                done(st);
+              }));
   if (queued) WakeWaiters(queue, 1);
 }
 
@@ -130,37 +134,70 @@ void Engine::PushDuplicate(const std::string& jid, Done done) {
 }
 
 uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid, FetchCallback cb) {
-  auto block = std::chrono::milliseconds(config_.fetch_block_ms);
   if (!wid.empty() && workers_.StateOf(wid) != WorkerState::kRunning) {
     queues.clear();  // a quiet or terminating worker gets no more jobs: wait, then $-1
-  }
-  if (!queues.empty()) {
-    std::optional<Result<std::optional<std::string>>> immediate;
-    store_.Fetch(queues, clock_.Now(), [&](Result<std::optional<JobRecord>> r) {
-      if (!r.ok()) {
-        immediate = r.status();
-      } else if (r->has_value()) {
-        immediate = std::optional<std::string>(std::move((*r)->payload));
-      }
-    });
-    if (immediate) {
-      cb(std::move(*immediate));
-      return 0;
-    }
   }
   uint64_t ticket = next_ticket_++;
   waiters_.push_back(
       Waiter{ticket, std::move(queues), std::move(cb), std::make_unique<Timer>(io_, clock_)});
   auto it = std::prev(waiters_.end());
   waiter_index_[ticket] = it;
-  it->timer->ExpiresAfter(block);
+  it->timer->ExpiresAfter(std::chrono::milliseconds(config_.fetch_block_ms));
   it->timer->AsyncWait([this, ticket](boost::system::error_code ec) {
     if (ec) return;
     auto found = waiter_index_.find(ticket);
     if (found == waiter_index_.end()) return;
+    if (found->second->probing) {
+      found->second->expired = true;  // the probe's answer ends it
+      return;
+    }
     CompleteWaiter(found->second, std::optional<std::string>());
   });
-  return ticket;
+  if (!it->queues.empty()) Probe(ticket);
+  return waiter_index_.contains(ticket) ? ticket : 0;
+}
+
+void Engine::Probe(uint64_t ticket) {
+  Waiter& w = *waiter_index_.at(ticket);
+  w.probing = true;
+  w.recheck = false;
+  store_.Fetch(w.queues, clock_.Now(), Guarded([this, ticket](Result<std::optional<JobRecord>> r) {
+                 OnProbe(ticket, std::move(r));
+               }));
+}
+
+void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
+  auto found = waiter_index_.find(ticket);
+  if (found == waiter_index_.end()) {  // withdrawn (connection closed, or Stop) while probing
+    if (r.ok() && r->has_value()) ReturnToQueue(std::move(**r));
+    return;
+  }
+  auto it = found->second;
+  it->probing = false;
+  if (!r.ok()) {
+    CompleteWaiter(it, r.status());
+  } else if (r->has_value()) {
+    CompleteWaiter(it, std::optional<std::string>(std::move((*r)->payload)));
+  } else if (it->expired) {
+    CompleteWaiter(it, std::optional<std::string>());
+  } else if (it->recheck) {
+    Probe(ticket);
+  }
+}
+
+void Engine::ReturnToQueue(JobRecord job) {
+  spdlog::debug("job {} was reserved for a FETCH that is gone: back to queue {}", job.jid,
+                job.queue);
+  std::string jid = job.jid;
+  std::string queue = job.queue;
+  job.state = JobState::kQueued;
+  store_.Move(std::move(job), clock_.Now(), Guarded([jid](Status s) {
+                if (!s.ok()) {
+                  spdlog::warn("job {} stays reserved until its reservation expires: {}", jid,
+                               s.message());
+                }
+              }));
+  WakeWaiters(queue, 1);
 }
 
 void Engine::CancelFetch(uint64_t ticket) {
@@ -184,74 +221,93 @@ void Engine::WakeWaiters(const std::string& queue, size_t count) {
     if (builtin_) builtin_->OnJobsAvailable();
     return;
   }
-  for (auto it = waiters_.begin(); it != waiters_.end() && count > 0;) {
-    auto next = std::next(it);
-    bool wants = false;
-    for (const auto& q : it->queues) wants = wants || q == queue;
-    if (wants) {
-      std::optional<JobRecord> job;
-      store_.Fetch(it->queues, clock_.Now(), [&](Result<std::optional<JobRecord>> r) {
-        if (r.ok()) job = std::move(*r);
-      });
-      if (job) {
-        --count;
-        CompleteWaiter(it, std::optional<std::string>(std::move(job->payload)));
-      } else {
-        break;  // nothing left for anyone (or the queue is paused)
-      }
+  // Probes complete waiters (and run their callbacks) inline with an inline store: pick the
+  // waiters first, then probe those still waiting.
+  std::vector<uint64_t> wake;
+  for (auto& w : waiters_) {
+    if (count == 0) break;
+    if (std::find(w.queues.begin(), w.queues.end(), queue) == w.queues.end()) continue;
+    --count;
+    if (w.probing) {
+      w.recheck = true;  // its probe may have missed the new job
+    } else {
+      wake.push_back(w.ticket);
     }
-    it = next;
+  }
+  for (uint64_t ticket : wake) {
+    auto found = waiter_index_.find(ticket);
+    if (found != waiter_index_.end() && !found->second->probing) Probe(ticket);
   }
 }
 
 void Engine::Ack(const std::string& jid, Done done) {
   TimePoint now = clock_.Now();
-  store_.Ack(jid, now,
-             [this, jid, now, done = std::move(done)](Result<std::optional<JobRecord>> found) {
-               if (!found.ok()) {
-                 done(found.status());
-                 return;
-               }
-               if (found->has_value()) {  // counted as processed by the store, in the same commit
-                 if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
-               } else {
-                 spdlog::debug("ACK of unknown jid {}", jid);
-               }
-               done(Status::Ok());
-             });
+  store_.Ack(
+      jid, now,
+      Guarded([this, jid, now, done = std::move(done)](Result<std::optional<JobRecord>> found) {
+        if (!found.ok()) {
+          done(found.status());
+          return;
+        }
+        if (found->has_value()) {  // counted as processed by the store, in the same commit
+          if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
+        } else {
+          spdlog::debug("ACK of unknown jid {}", jid);
+        }
+        done(Status::Ok());
+      }));
 }
 
 void Engine::Fail(const std::string& jid, FailureReport report, Done done, FailOptions options) {
-  store_.GetWorking(jid, [this, jid, report = std::move(report), done = std::move(done),
-                          options](Result<std::optional<JobRecord>> r) mutable {
-    if (!r.ok()) {
-      done(r.status());
-      return;
-    }
-    if (!r->has_value()) {
-      done(Status::NotFound("Job not found " + jid));
-      return;
-    }
-    FailReserved(**r, std::move(report), std::move(done), options);
-  });
+  store_.GetWorking(jid, Guarded([this, jid, report = std::move(report), done = std::move(done),
+                                  options](Result<std::optional<JobRecord>> r) mutable {
+                      if (!r.ok()) {
+                        done(r.status());
+                        return;
+                      }
+                      if (!r->has_value()) {
+                        done(Status::NotFound("Job not found " + jid));
+                        return;
+                      }
+                      FailReserved(std::move(**r), std::move(report), std::move(done), options);
+                    }));
 }
 
-void Engine::FailReserved(const JobRecord& job, FailureReport report, Done done,
+void Engine::FailReserved(JobRecord job, FailureReport report, Done done,
                           const FailOptions& options) {
   TimePoint now = clock_.Now();
   auto decision = retry_policy_.Decide(job, report, now, options);
-  store_.CountOutcome(1, options.discard ? 0 : 1, now);
-  if (on_job_done_) on_job_done_(job, RuntimeOf(job, now), !options.discard);
-  if (!decision.ok() || decision->kind == RetryDecision::Kind::kDiscard) {
-    if (!decision.ok()) spdlog::error("job {}: {}", job.jid, decision.status().message());
-    store_.Remove(job.jid, std::move(done));
-    return;
+  std::optional<JobRecord> next;
+  bool dead = false;
+  if (!decision.ok()) {
+    spdlog::error("job {}: {}", job.jid, decision.status().message());
+  } else if (decision->kind != RetryDecision::Kind::kDiscard) {
+    dead = decision->kind == RetryDecision::Kind::kDead;
+    next = std::move(decision->job);
   }
-  if (decision->kind == RetryDecision::Kind::kDead) {
-    spdlog::info("job {} ({}) is dead after {}: {}", job.jid, job.jobtype, report.errtype,
-                 report.message.substr(0, 200));
-  }
-  store_.Move(std::move(decision->job), now, std::move(done));
+  bool failed = !options.discard;
+  std::string jid = job.jid;
+  TimePoint reserved_until = FromUnixMicros(job.score);
+  job.payload.clear();  // the done handler needs the bookkeeping, not the JSON
+  store_.FailReserved(
+      jid, reserved_until, std::move(next), failed, now,
+      Guarded([this, job = std::move(job), report = std::move(report), dead, failed, now,
+               done = std::move(done)](Status s) {
+        if (s.code() == StatusCode::kFailedPrecondition) {  // acked or failed meanwhile
+          done(Status::NotFound("Job not found " + job.jid));
+          return;
+        }
+        if (!s.ok()) {
+          done(s);
+          return;
+        }
+        if (dead) {
+          spdlog::info("job {} ({}) is dead after {}: {}", job.jid, job.jobtype, report.errtype,
+                       report.message.substr(0, 200));
+        }
+        if (on_job_done_) on_job_done_(job, RuntimeOf(job, now), failed);
+        done(Status::Ok());
+      }));
 }
 
 Result<WorkerState> Engine::Beat(const std::string& wid, const std::string& reported_state,
@@ -263,7 +319,7 @@ void Engine::Flush(Done done) { store_.Flush(std::move(done)); }
 
 void Engine::Mutate(MutateOp op, JobState set, MutateFilter filter, Done done) {
   store_.Mutate(op, set, filter, clock_.Now(), std::chrono::hours(24) * config_.dead_ttl_days,
-                [this, op, done = std::move(done)](Result<size_t> n) {
+                Guarded([this, op, done = std::move(done)](Result<size_t> n) {
                   if (!n.ok()) {
                     done(n.status());
                     return;
@@ -277,16 +333,17 @@ void Engine::Mutate(MutateOp op, JobState set, MutateFilter filter, Done done) {
                     for (const auto& q : queues) WakeWaiters(q, *n);
                   }
                   done(Status::Ok());
-                });
+                }));
 }
 
 void Engine::PauseQueues(const std::vector<std::string>& queues, bool paused, Done done) {
-  store_.SetPaused(queues, paused, [this, queues, paused, done = std::move(done)](Status s) {
-    if (s.ok() && !paused) {
-      for (const auto& q : queues) WakeWaiters(q, SIZE_MAX);
-    }
-    done(s);
-  });
+  store_.SetPaused(queues, paused,
+                   Guarded([this, queues, paused, done = std::move(done)](Status s) {
+                     if (s.ok() && !paused) {
+                       for (const auto& q : queues) WakeWaiters(q, SIZE_MAX);
+                     }
+                     done(s);
+                   }));
 }
 
 void Engine::RemoveQueues(const std::vector<std::string>& queues, Done done) {
@@ -295,7 +352,7 @@ void Engine::RemoveQueues(const std::vector<std::string>& queues, Done done) {
 
 void Engine::QueueLatency(const std::vector<std::string>& queues,
                           std::function<void(Result<std::map<std::string, double>>)> cb) {
-  store_.Stats([this, queues, cb = std::move(cb)](Result<StoreStats> stats) {
+  store_.Stats(Guarded([this, queues, cb = std::move(cb)](Result<StoreStats> stats) {
     if (!stats.ok()) {
       cb(stats.status());
       return;
@@ -308,11 +365,11 @@ void Engine::QueueLatency(const std::vector<std::string>& queues,
           it != stats->queues.end() ? QueueLatencySeconds(it->second.oldest_enqueued_us, now) : 0;
     }
     cb(std::move(out));
-  });
+  }));
 }
 
 void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
-  store_.Stats([this, cb = std::move(cb)](Result<StoreStats> stats) {
+  store_.Stats(Guarded([this, cb = std::move(cb)](Result<StoreStats> stats) {
     if (!stats.ok()) {
       cb(stats.status());
       return;
@@ -338,56 +395,87 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.tasks = tasks_;
     out.worker_count = workers_.size();
     cb(std::move(out));
-  });
+  }));
 }
 
 void Engine::RunScheduledOnce() {
+  if (scheduler_running_) return;
+  scheduler_running_ = true;
+  EnqueueDueBatch(JobState::kScheduled, 0, std::chrono::steady_clock::now());
+}
+
+void Engine::EnqueueDueBatch(JobState set, int64_t moved_so_far,
+                             std::chrono::steady_clock::time_point start) {
+  auto finish = [this, set, start](int64_t moved) {
+    Count(set == JobState::kScheduled ? tasks_.scheduled : tasks_.retries, moved, start);
+    if (set == JobState::kScheduled) {
+      EnqueueDueBatch(JobState::kRetry, 0, std::chrono::steady_clock::now());
+    } else {
+      scheduler_running_ = false;
+    }
+  };
   // A degraded store refuses every change (the failure was logged once): polling it would log the
   // same refusal every tick.
-  bool degraded = store_.degraded();
-  for (JobState set : {JobState::kScheduled, JobState::kRetry}) {
-    auto start = std::chrono::steady_clock::now();
-    int64_t total = 0;
-    while (!degraded) {
-      size_t moved = 0;
-      store_.EnqueueDue(set, clock_.Now(), kScanBatch, [&](Result<std::vector<JobRecord>> r) {
+  if (store_.degraded()) {
+    finish(moved_so_far);
+    return;
+  }
+  store_.EnqueueDue(
+      set, clock_.Now(), kScanBatch,
+      Guarded([this, set, moved_so_far, start, finish](Result<std::vector<JobRecord>> r) {
+        size_t moved = 0;
         if (!r.ok()) {
           spdlog::error("scheduler: {}", r.status().message());
+        } else {
+          moved = r->size();
+          std::map<std::string, size_t> per_queue;
+          for (const auto& j : *r) per_queue[j.queue]++;
+          for (const auto& [q, n] : per_queue) WakeWaiters(q, n);
+        }
+        int64_t total = moved_so_far + static_cast<int64_t>(moved);
+        if (moved < kScanBatch) {
+          finish(total);
           return;
         }
-        moved = r->size();
-        std::map<std::string, size_t> per_queue;
-        for (const auto& j : *r) per_queue[j.queue]++;
-        for (const auto& [q, n] : per_queue) WakeWaiters(q, n);
-      });
-      total += static_cast<int64_t>(moved);
-      if (moved < kScanBatch) break;
-    }
-    Count(set == JobState::kScheduled ? tasks_.scheduled : tasks_.retries, total, start);
-  }
+        // More may be due: the next batch once the loop has run what is ready.
+        boost::asio::post(
+            io_, Guarded([this, set, total, start] { EnqueueDueBatch(set, total, start); }));
+      }));
 }
 
 void Engine::RunReaperOnce() {
   auto start = std::chrono::steady_clock::now();
-  if (store_.degraded()) {  // expired reservations cannot be moved (see RunScheduledOnce)
+  if (store_.degraded()) {  // expired reservations cannot be moved (see EnqueueDueBatch)
     Count(tasks_.busy, 0, start);
     return;
   }
-  store_.ExpiredReservations(clock_.Now(), kScanBatch, [this](Result<std::vector<JobRecord>> r) {
-    if (!r.ok()) {
-      spdlog::error("reservation reaper: {}", r.status().message());
-      return;
-    }
-    tasks_.busy.jobs += static_cast<int64_t>(r->size());
-    for (const auto& job : *r) {
-      spdlog::info("job {} reservation expired", job.jid);
-      FailReserved(job, FailureReport{"ReservationExpired", "Faktory job reservation expired", {}},
-                   [](Status s) {
-                     if (!s.ok()) spdlog::error("reaper: {}", s.message());
-                   });
-    }
-  });
-  Count(tasks_.busy, 0, start);
+  if (reaper_running_) return;
+  reaper_running_ = true;
+  store_.ExpiredReservations(
+      clock_.Now(), kScanBatch, Guarded([this, start](Result<std::vector<JobRecord>> r) {
+        reaper_running_ = false;
+        int64_t expired = 0;
+        if (!r.ok()) {
+          spdlog::error("reservation reaper: {}", r.status().message());
+        } else {
+          expired = static_cast<int64_t>(r->size());
+          for (auto& job : *r) {
+            spdlog::info("job {} reservation expired", job.jid);
+            std::string jid = job.jid;
+            FailReserved(std::move(job),
+                         FailureReport{"ReservationExpired", "Faktory job reservation expired", {}},
+                         [jid](Status s) {
+                           if (s.code() == StatusCode::kNotFound) {
+                             spdlog::debug("reaper: job {} was acked or failed before it was moved",
+                                           jid);
+                           } else if (!s.ok()) {
+                             spdlog::error("reaper: {}", s.message());
+                           }
+                         });
+          }
+        }
+        Count(tasks_.busy, expired, start);
+      }));
 }
 
 void Engine::RunDeadPurgeOnce() {
@@ -396,12 +484,15 @@ void Engine::RunDeadPurgeOnce() {
     Count(tasks_.dead, 0, start);
     return;
   }
-  store_.PurgeDead(clock_.Now(), kScanBatch, [this](Result<size_t> n) {
-    if (!n.ok()) return;
-    tasks_.dead.jobs += static_cast<int64_t>(*n);
-    if (*n > 0) spdlog::info("purged {} dead jobs past their retention", *n);
-  });
-  Count(tasks_.dead, 0, start);
+  if (purge_running_) return;
+  purge_running_ = true;
+  store_.PurgeDead(clock_.Now(), kScanBatch, Guarded([this, start](Result<size_t> n) {
+                     purge_running_ = false;
+                     int64_t purged = n.ok() ? static_cast<int64_t>(*n) : 0;
+                     if (purged > 0)
+                       spdlog::info("purged {} dead jobs past their retention", purged);
+                     Count(tasks_.dead, purged, start);
+                   }));
 }
 
 }  // namespace bulkhead

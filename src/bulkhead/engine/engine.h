@@ -2,9 +2,11 @@
 // policy, heartbeats, admin commands) and its periodic tasks (scheduled/retry scanners,
 // reservation reaper, dead purge, worker reaper), over a Store.
 //
-// Threading: everything runs on the io_context's thread; callbacks are invoked on it, sometimes
-// before the call returns. Commands are parsed by the protocol layer; the engine takes typed
-// arguments and answers with Status/Result.
+// Threading: everything runs on the io_context's thread; callbacks are invoked on it, before the
+// call returns or later (as the store answers: store.h). Commands are parsed by the protocol layer;
+// the engine takes typed arguments and answers with Status/Result.
+// Lifetime: store answers that arrive after the engine is destroyed are dropped (their callbacks
+// never run).
 #pragma once
 
 #include <atomic>
@@ -79,7 +81,8 @@ class Engine {
   // FETCH: the first job from `queues` (in order), waiting up to fetch_block_ms for one.
   // Returns a ticket for CancelFetch while the fetch waits, or 0 when `cb` already ran.
   uint64_t Fetch(std::vector<std::string> queues, const std::string& wid, FetchCallback cb);
-  // Forgets a waiting fetch (its connection closed); its callback never runs.
+  // Forgets a waiting fetch (its connection closed); its callback never runs. A job the store
+  // reserves for it after all goes back to its queue.
   void CancelFetch(uint64_t ticket);
 
   // ACK: ends the reservation (an unknown jid is not an error, as in Faktory).
@@ -117,25 +120,50 @@ class Engine {
     on_worker_reaped_ = std::move(handler);
   }
 
-  // Runs the periodic tasks once, now (tests; also used at start-up).
+  // Runs the periodic tasks once, now (tests; also used at start-up). A run ends when the store
+  // has answered; a task whose previous run has not ended yet is skipped. The scheduler moves due
+  // jobs in batches of 1000 and lets the loop run between batches.
   void RunScheduledOnce();
   void RunReaperOnce();
   void RunDeadPurgeOnce();
 
  private:
+  // A FETCH not yet answered: waiting for a job (its block timer running), or probing (a store
+  // Fetch for it is in flight).
   struct Waiter {
     uint64_t ticket;
     std::vector<std::string> queues;
     FetchCallback cb;
     std::unique_ptr<Timer> timer;
+    bool probing = false;
+    bool recheck = false;  // woken while probing: probe again if the probe finds nothing
+    bool expired = false;  // its block time ran out while probing: answer the probe's outcome
   };
   using WaiterList = std::list<Waiter>;
 
+  // Asks the store for a job for the waiter `ticket`; OnProbe handles the answer.
+  void Probe(uint64_t ticket);
+  void OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r);
+  // Puts a job reserved for a FETCH that is gone back in its queue.
+  void ReturnToQueue(JobRecord job);
   // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.
   void WakeWaiters(const std::string& queue, size_t count);
   void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);
-  void FailReserved(const JobRecord& job, FailureReport report, Done done,
+  // Ends the reservation `job` (as read from the store) through the retry policy. `done` gets
+  // NotFound when the reservation ended meanwhile.
+  void FailReserved(JobRecord job, FailureReport report, Done done,
                     const FailOptions& options = {});
+  // One batch of the scheduler's move of due jobs of `set`; continues with the next batch, then
+  // with kRetry after kScheduled.
+  void EnqueueDueBatch(JobState set, int64_t moved_so_far,
+                       std::chrono::steady_clock::time_point start);
+  // Wraps a store callback so that it is dropped once the engine is destroyed.
+  template <typename F>
+  auto Guarded(F f) {
+    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
+      if (alive.lock()) f(std::forward<decltype(args)>(args)...);
+    };
+  }
   void Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task);
   // A PUSH whose jid the store already holds.
   void PushDuplicate(const std::string& jid, Done done);
@@ -162,11 +190,16 @@ class Engine {
   Timer purge_timer_;
   Timer worker_timer_;
   bool stopped_ = false;
+  // Periodic tasks whose run waits for the store (see RunScheduledOnce).
+  bool scheduler_running_ = false;
+  bool reaper_running_ = false;
+  bool purge_running_ = false;
   EngineTaskSnapshots tasks_;  // the periodic tasks' figures, copied into every Snapshot
 
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
 };
 
 }  // namespace bulkhead

@@ -116,6 +116,21 @@ void EmbeddedStore::Move(JobRecord job, TimePoint now, Done durable) {
   Commit(std::move(changes), std::move(durable));
 }
 
+void EmbeddedStore::FailReserved(const std::string& jid, TimePoint reserved_until,
+                                 std::optional<JobRecord> next, bool count_failure, TimePoint now,
+                                 Done durable) {
+  if (Refused(Writable(), durable)) return;
+  std::vector<Change> changes;
+  Status s =
+      state_.FailReserved(jid, ToUnixMicros(reserved_until), next, ToUnixMicros(now), changes);
+  if (!s.ok()) {
+    durable(s);
+    return;
+  }
+  AddOutcome(1, count_failure ? 1 : 0, now, changes);
+  Commit(std::move(changes), std::move(durable));
+}
+
 void EmbeddedStore::Remove(const std::string& jid, Done durable) {
   if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;

@@ -48,6 +48,8 @@ class EmbeddedStore final : public Store {
   void Ack(const std::string& jid, TimePoint now, JobCallback durable) override;
   void GetWorking(const std::string& jid, JobCallback cb) override;
   void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override;
+  void FailReserved(const std::string& jid, TimePoint reserved_until, std::optional<JobRecord> next,
+                    bool count_failure, TimePoint now, Done durable) override;
   void Move(JobRecord job, TimePoint now, Done durable) override;
   void Remove(const std::string& jid, Done durable) override;
   void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override;

@@ -202,6 +202,21 @@ Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Chang
   return Status::Ok();
 }
 
+Status MemoryState::FailReserved(const std::string& jid, int64_t reserved_until_us,
+                                 const std::optional<JobRecord>& next, int64_t now_us,
+                                 std::vector<Change>& out) {
+  auto it = by_jid_.find(jid);
+  if (it == by_jid_.end() || it->second->job.state != JobState::kWorking ||
+      it->second->job.score != reserved_until_us) {
+    return Status::FailedPrecondition("job " + jid + " is no longer under that reservation");
+  }
+  if (!next) {
+    Remove(jid, out);
+    return Status::Ok();
+  }
+  return Move(*next, now_us, out);
+}
+
 bool MemoryState::Remove(const std::string& jid, std::vector<Change>& out) {
   auto it = by_jid_.find(jid);
   if (it == by_jid_.end()) return false;

@@ -64,6 +64,12 @@ class MemoryState {
   // job.payload; for kQueued the job goes to the back of job.queue. NotFound when jid is unknown.
   Status Move(const JobRecord& job, int64_t now_us, std::vector<Change>& out);
 
+  // Ends the reservation of `jid` if it is still reserved until `reserved_until_us`: Move(*next)
+  // or, when `next` is nullopt, Remove. FailedPrecondition (no change) when it is not.
+  Status FailReserved(const std::string& jid, int64_t reserved_until_us,
+                      const std::optional<JobRecord>& next, int64_t now_us,
+                      std::vector<Change>& out);
+
   // Deletes a job wherever it is. Returns false when unknown.
   bool Remove(const std::string& jid, std::vector<Change>& out);
 

@@ -4,7 +4,17 @@
 // Contract for every implementation:
 // - Methods are called from one thread (the event loop). Callbacks run on that thread too; an
 //   implementation may run a callback before the method returns (the embedded stores answer reads
-//   inline) or later (after a commit, or a network round trip).
+//   inline) or later (after a commit, or a network round trip, as a Redis store always does).
+// - Callers keep this contract by never depending on which: nothing after a call reads what its
+//   callback fills in, a callback captures nothing that may be gone by the time it runs, and work
+//   a callback continues is correct whether the call is still on the stack or not. Test suites
+//   prove it over store/testing/deferred_store.h, which answers every call later.
+// - A method reads its arguments before it returns or calls back, whichever comes first.
+// - Calls take effect in the order they are made, and answers come in that order: a call sees the
+//   effects of every earlier call, answered or not (a FETCH issued after a PUSH sees its job).
+// - Between a read and a change the caller bases on it, other calls may change the job (a
+//   networked store answers the read later; other nodes share it). Changes that end a reservation
+//   therefore name the reservation they end (FailReserved) and change nothing when it is gone.
 // - A callback named `durable` runs once the change survives a crash of the process (see each
 //   implementation for power loss). Reads reflect every change made so far, durable or not.
 // - No method blocks the calling thread on disk or network.
@@ -79,6 +89,15 @@ class Store {
   virtual void ExtendReservation(const std::string& jid, TimePoint until, Done durable) = 0;
   // Moves an existing job to job.state with job.score, job.queue and job.payload.
   virtual void Move(JobRecord job, TimePoint now, Done durable) = 0;
+  // Ends a failed reservation, only while `jid` is still reserved until `reserved_until` (the
+  // reservation the caller read with GetWorking or ExpiredReservations): moves the job to
+  // next->state (kRetry, kDead or kQueued) with next's score, queue and payload, or deletes it when
+  // `next` is nullopt, and counts one processed job and, when `count_failure`, one failure (total
+  // and the day of `now`) in the same change. FailedPrecondition, and no change, when the job is no
+  // longer reserved under that reservation (acked, failed, renewed or reaped meanwhile).
+  virtual void FailReserved(const std::string& jid, TimePoint reserved_until,
+                            std::optional<JobRecord> next, bool count_failure, TimePoint now,
+                            Done durable) = 0;
   // Deletes a job wherever it is (no error when unknown).
   virtual void Remove(const std::string& jid, Done durable) = 0;
 

@@ -55,6 +55,11 @@ class DeferredStore : public Store {
   void Move(JobRecord job, TimePoint now, Done durable) override {
     inner_->Move(std::move(job), now, Later(std::move(durable)));
   }
+  void FailReserved(const std::string& jid, TimePoint reserved_until, std::optional<JobRecord> next,
+                    bool count_failure, TimePoint now, Done durable) override {
+    inner_->FailReserved(jid, reserved_until, std::move(next), count_failure, now,
+                         Later(std::move(durable)));
+  }
   void Remove(const std::string& jid, Done durable) override {
     inner_->Remove(jid, Later(std::move(durable)));
   }
