@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_parser.h"
@@ -28,24 +29,43 @@ class FakeBuiltin : public BuiltinJobs {
   int available = 0;
 };
 
-class EngineTest : public ::testing::Test {
+// Runs every test twice: on the memory store answering inline ("Inline"), and on the same store
+// behind DeferredStore, which answers every call on a later turn of the loop as a networked store
+// does ("Deferred"). Tests drive the engine through store() and inspect the memory store (inner(),
+// always inline) after RunReady() has let every answer arrive.
+class EngineTest : public ::testing::TestWithParam<bool> {
  protected:
   EngineTest() {
     config_.fetch_block_ms = 50;
-    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
-    engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+    inner_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    if (Deferred()) {
+      deferred_ = std::make_unique<DeferredStore>(
+          *inner_, [this](std::function<void()> f) { boost::asio::post(io_, std::move(f)); });
+    }
+    engine_ = std::make_unique<Engine>(io_, store(), config_, clock_, rng_);
   }
+  bool Deferred() const { return GetParam(); }
+  Store& store() { return deferred_ ? *deferred_ : *inner_; }
+  Store& inner() { return *inner_; }
+
   Status Push(const std::string& json) {
     auto job = ParseJob(json, clock_.Now());
     if (!job.ok()) return job.status();
     std::optional<Status> out;
     engine_->Push(std::move(*job), [&](Status s) { out = s; });
-    EXPECT_TRUE(out.has_value()) << "memory store answers inline";
-    return *out;
+    RunReady();
+    EXPECT_TRUE(out.has_value()) << "PUSH never answered";
+    return out.value_or(Status::Internal("no answer"));
+  }
+  // Starts a FETCH; its answer lands in `out`.
+  uint64_t StartFetch(std::vector<std::string> queues,
+                      std::optional<Result<std::optional<std::string>>>& out) {
+    return engine_->Fetch(queues, "",
+                          [&out](Result<std::optional<std::string>> r) { out = std::move(r); });
   }
   std::optional<std::string> Fetch(std::vector<std::string> queues) {
     std::optional<Result<std::optional<std::string>>> out;
-    engine_->Fetch(queues, "", [&](Result<std::optional<std::string>> r) { out = std::move(r); });
+    StartFetch(queues, out);
     RunReady();
     if (!out) {
       Duration block = std::chrono::milliseconds(config_.fetch_block_ms);
@@ -58,33 +78,46 @@ class EngineTest : public ::testing::Test {
     EXPECT_TRUE(out.has_value()) << "FETCH never answered";
     return out && out->ok() ? **out : std::nullopt;
   }
-  // Engine::Snapshot, answered inline by the memory store.
   EngineSnapshot Snapshot() {
     std::optional<Result<EngineSnapshot>> out;
     engine_->Snapshot([&](Result<EngineSnapshot> r) { out = std::move(r); });
+    RunReady();
     EXPECT_TRUE(out.has_value() && out->ok());
     return out && out->ok() ? **out : EngineSnapshot{};
   }
-  // Runs the handlers ready on the loop (timers the clock fired among them).
+  // Runs the handlers ready on the loop (store answers, and timers the clock fired) until none is
+  // left.
   void RunReady() {
     io_.restart();
     io_.poll();
   }
+  // The memory store's figures once every answer has arrived.
   StoreStats Stats() {
+    RunReady();
     StoreStats s;
-    store_->Stats([&](Result<StoreStats> r) { s = *r; });
+    inner().Stats([&](Result<StoreStats> r) { s = *r; });
     return s;
+  }
+  std::vector<JobRecord> List(JobState set) {
+    RunReady();
+    std::vector<JobRecord> out;
+    inner().List(set, 0, 10, [&](auto r) { out = *r; });
+    return out;
   }
 
   Config config_;
   SimulatedClock clock_;  // before io_ and engine_: outlives their timers
   ScriptedRng rng_;
   boost::asio::io_context io_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<Store> inner_;
+  std::unique_ptr<DeferredStore> deferred_;
   std::unique_ptr<Engine> engine_;
 };
 
-TEST_F(EngineTest, BuiltinJobsNeverReachFetchAndAreValidatedAtPush) {
+INSTANTIATE_TEST_SUITE_P(Answers, EngineTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Deferred" : "Inline"; });
+
+TEST_P(EngineTest, BuiltinJobsNeverReachFetchAndAreValidatedAtPush) {
   FakeBuiltin builtin;
   engine_->SetBuiltinJobs(&builtin);
   EXPECT_TRUE(Push(R"({"jid":"webpush01","jobtype":"webpush","args":[{}]})").ok());
@@ -99,12 +132,12 @@ TEST_F(EngineTest, BuiltinJobsNeverReachFetchAndAreValidatedAtPush) {
   EXPECT_EQ(s.queues[kDeliveryQueue].size, 1u);
   // The dispatcher takes it from the delivery queue; the payload keeps the client's queue.
   std::optional<JobRecord> job;
-  store_->Fetch({kDeliveryQueue}, clock_.Now(), [&](auto r) { job = **r; });
+  inner().Fetch({kDeliveryQueue}, clock_.Now(), [&](auto r) { job = **r; });
   ASSERT_TRUE(job);
   EXPECT_EQ(nlohmann::json::parse(job->payload)["queue"], "default");
 }
 
-TEST_F(EngineTest, FailOptionsDelayKillOrDiscard) {
+TEST_P(EngineTest, FailOptionsDelayKillOrDiscard) {
   for (const char* jid : {"optjob001", "optjob002", "optjob003"}) {
     ASSERT_TRUE(Push(std::string(R"({"jobtype":"t","args":[],"jid":")") + jid + "\"}").ok());
     ASSERT_TRUE(Fetch({"default"}));
@@ -114,9 +147,9 @@ TEST_F(EngineTest, FailOptionsDelayKillOrDiscard) {
   later.not_before = clock_.Now() + 1h;
   engine_->Fail(
       "optjob001", {"http_429", "Retry-After 3600", {}}, [&](Status s) { done = s.ok(); }, later);
+  RunReady();
   EXPECT_TRUE(done);
-  std::vector<JobRecord> retries;
-  store_->List(JobState::kRetry, 0, 10, [&](auto r) { retries = *r; });
+  std::vector<JobRecord> retries = List(JobState::kRetry);
   ASSERT_EQ(retries.size(), 1u);
   EXPECT_EQ(retries[0].score, ToUnixMicros(clock_.Now() + 1h));
   FailOptions dead;
@@ -135,20 +168,19 @@ TEST_F(EngineTest, FailOptionsDelayKillOrDiscard) {
   EXPECT_EQ(s.failures, 2) << "a discarded delivery is finished, not failed";
 }
 
-TEST_F(EngineTest, ExpiredReservationFailsThroughTheRetryPolicy) {
+TEST_P(EngineTest, ExpiredReservationFailsThroughTheRetryPolicy) {
   ASSERT_TRUE(Push(R"({"jid":"expire001","jobtype":"t","args":[],"reserve_for":60})").ok());
   ASSERT_TRUE(Fetch({"default"}));
   clock_.Advance(61s);
   engine_->RunReaperOnce();
-  std::vector<JobRecord> retries;
-  store_->List(JobState::kRetry, 0, 10, [&](auto r) { retries = *r; });
+  std::vector<JobRecord> retries = List(JobState::kRetry);
   ASSERT_EQ(retries.size(), 1u);
   auto failure = nlohmann::json::parse(retries[0].payload)["failure"];
   EXPECT_EQ(failure["errtype"], "ReservationExpired");
   EXPECT_EQ(failure["message"], "Faktory job reservation expired");
 }
 
-TEST_F(EngineTest, PushOfAHeldJidIsOkAndChangesNothing) {
+TEST_P(EngineTest, PushOfAHeldJidIsOkAndChangesNothing) {
   ASSERT_TRUE(Push(R"({"jid":"dupe00001","jobtype":"t","args":[1],"queue":"a"})").ok());
   EXPECT_EQ(engine_->push_duplicates(), 0u);
   // The same jid again, even with another payload and queue: OK, nothing changes.
@@ -203,8 +235,8 @@ class HeldPushStore final : public DeferredStore {
   std::vector<Done> pending_;
 };
 
-TEST_F(EngineTest, ADuplicateOfAPushStillCommittingIsAnsweredWithThatCommit) {
-  HeldPushStore deferred(*store_);
+TEST_P(EngineTest, ADuplicateOfAPushStillCommittingIsAnsweredWithThatCommit) {
+  HeldPushStore deferred(inner());
   Engine engine(io_, deferred, config_, clock_, rng_);
   auto push = [&](std::optional<Status>& out) {
     auto job = ParseJob(R"({"jid":"inflight1","jobtype":"t","args":[]})", clock_.Now());
@@ -238,7 +270,7 @@ TEST_F(EngineTest, ADuplicateOfAPushStillCommittingIsAnsweredWithThatCommit) {
   EXPECT_EQ(b->message(), "disk full");
 }
 
-TEST_F(EngineTest, SnapshotCountsEachPeriodicTask) {
+TEST_P(EngineTest, SnapshotCountsEachPeriodicTask) {
   ASSERT_TRUE(
       Push(R"({"jid":"sched0001","jobtype":"t","args":[],"at":"2100-01-01T00:00:00Z"})").ok());
   ASSERT_TRUE(Push(R"({"jid":"retry0002","jobtype":"t","args":[],"reserve_for":60})").ok());
@@ -246,10 +278,12 @@ TEST_F(EngineTest, SnapshotCountsEachPeriodicTask) {
   ASSERT_TRUE(Fetch({"default"}));
   ASSERT_TRUE(Fetch({"default"}));
   engine_->Fail("retry0003", {}, [](Status) {});
+  RunReady();  // the FAIL is done before the clock moves on
   clock_.Advance(61s);
   engine_->RunReaperOnce();     // retry0002's reservation expired: reaped into retries
   engine_->RunScheduledOnce();  // retry0003 is due (15 s): back in default
   engine_->RunDeadPurgeOnce();
+  RunReady();  // the runs end when the store has answered
   EngineSnapshot snap = Snapshot();
   const EngineTaskSnapshots& tasks = snap.tasks;
   for (const TaskSnapshot* scanner : {&tasks.scheduled, &tasks.retries, &tasks.dead}) {
@@ -266,7 +300,7 @@ TEST_F(EngineTest, SnapshotCountsEachPeriodicTask) {
   EXPECT_EQ(tasks.workers.cycles, 0);
 }
 
-TEST_F(EngineTest, SnapshotListsKnownQueuesThatAreEmpty) {
+TEST_P(EngineTest, SnapshotListsKnownQueuesThatAreEmpty) {
   ASSERT_TRUE(Push(R"({"jid":"known0001","jobtype":"t","args":[],"queue":"drained"})").ok());
   ASSERT_TRUE(Fetch({"drained"}));
   engine_->Ack("known0001", [](Status) {});
@@ -281,7 +315,7 @@ TEST_F(EngineTest, SnapshotListsKnownQueuesThatAreEmpty) {
   EXPECT_FALSE(Snapshot().queues.contains("drained")) << "QUEUE REMOVE forgets it";
 }
 
-TEST_F(EngineTest, DueRetriesReturnToTheirQueue) {
+TEST_P(EngineTest, DueRetriesReturnToTheirQueue) {
   ASSERT_TRUE(Push(R"({"jid":"retry0001","jobtype":"t","args":[],"queue":"q"})").ok());
   ASSERT_TRUE(Fetch({"q"}));
   engine_->Fail("retry0001", {}, [](Status) {});
@@ -291,6 +325,99 @@ TEST_F(EngineTest, DueRetriesReturnToTheirQueue) {
   auto job = Fetch({"q"});
   ASSERT_TRUE(job);
   EXPECT_EQ(nlohmann::json::parse(*job)["failure"]["retry_count"], 0);
+}
+
+TEST_P(EngineTest, APushWhileAFetchIsProbingReachesThatFetch) {
+  std::optional<Result<std::optional<std::string>>> out;
+  StartFetch({"q"}, out);  // Deferred: the store has not answered "empty" yet
+  ASSERT_TRUE(Push(R"({"jid":"probe0001","jobtype":"t","args":[],"queue":"q"})").ok());
+  RunReady();
+  ASSERT_TRUE(out.has_value()) << "the FETCH must get the job without waiting its block time";
+  ASSERT_TRUE(out->ok());
+  ASSERT_TRUE(out->value().has_value());
+  EXPECT_NE(out->value()->find("probe0001"), std::string::npos);
+}
+
+TEST_P(EngineTest, AFetchWhoseBlockTimeEndsWhileProbingGetsWhatTheProbeFound) {
+  ASSERT_TRUE(Push(R"({"jid":"probe0002","jobtype":"t","args":[],"queue":"q"})").ok());
+  std::optional<Result<std::optional<std::string>>> out;
+  StartFetch({"q"}, out);
+  clock_.Advance(std::chrono::milliseconds(config_.fetch_block_ms));
+  RunReady();
+  ASSERT_TRUE(out.has_value());
+  ASSERT_TRUE(out->ok());
+  ASSERT_TRUE(out->value().has_value()) << "the job was reserved for it: it must not be lost";
+  EXPECT_EQ(Stats().working, 1u);
+}
+
+TEST_P(EngineTest, AJobReservedForAWithdrawnFetchGoesBackToItsQueue) {
+  if (!Deferred()) GTEST_SKIP() << "an inline store answers before FETCH returns";
+  ASSERT_TRUE(Push(R"({"jid":"probe0003","jobtype":"t","args":[],"queue":"q"})").ok());
+  std::optional<Result<std::optional<std::string>>> out;
+  uint64_t ticket = StartFetch({"q"}, out);
+  ASSERT_NE(ticket, 0u);
+  engine_->CancelFetch(ticket);  // the connection closed while the store was reserving the job
+  StoreStats s = Stats();
+  EXPECT_FALSE(out.has_value());
+  EXPECT_EQ(s.working, 0u);
+  EXPECT_EQ(s.queues["q"].size, 1u);
+  auto job = Fetch({"q"});
+  ASSERT_TRUE(job);
+  EXPECT_NE(job->find("probe0003"), std::string::npos);
+}
+
+TEST_P(EngineTest, AnAckBetweenTheReapersReadAndItsMoveStands) {
+  if (!Deferred()) GTEST_SKIP() << "an inline store leaves no gap between read and move";
+  ASSERT_TRUE(Push(R"({"jid":"reap00001","jobtype":"t","args":[],"reserve_for":60})").ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  clock_.Advance(61s);
+  engine_->RunReaperOnce();  // reads the expired reservation; its answer is on its way
+  std::optional<Status> acked;
+  engine_->Ack("reap00001", [&](Status s) { acked = s; });
+  StoreStats s = Stats();
+  ASSERT_TRUE(acked.has_value() && acked->ok());
+  EXPECT_EQ(s.retries, 0u) << "the reaper must not bring an acked job back";
+  EXPECT_EQ(s.working, 0u);
+  EXPECT_EQ(s.processed, 1);
+  EXPECT_EQ(s.failures, 0);
+}
+
+TEST_P(EngineTest, AFailOfAReservationThatEndedMeanwhileIsJobNotFound) {
+  ASSERT_TRUE(Push(R"({"jid":"fail00001","jobtype":"t","args":[]})").ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  std::optional<Status> first, second;
+  engine_->Fail("fail00001", {}, [&](Status s) { first = s; });
+  engine_->Fail("fail00001", {}, [&](Status s) { second = s; });
+  RunReady();
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(first->ok());
+  EXPECT_EQ(second->message(), "Job not found fail00001");
+  StoreStats s = Stats();
+  EXPECT_EQ(s.retries, 1u);
+  EXPECT_EQ(s.failures, 1) << "one failure, counted once";
+}
+
+TEST_P(EngineTest, TheSchedulerMovesEveryDueJobInBatchesAndOneRunAtATime) {
+  constexpr int kJobs = 2500;  // three batches of at most 1000
+  for (int i = 0; i < kJobs; ++i) {
+    ASSERT_TRUE(Push(R"({"jid":"batch)" + std::to_string(100000 + i) +
+                     R"(","jobtype":"t","args":[],"at":"2100-01-01T00:00:00Z"})")
+                    .ok());
+  }
+  clock_.Advance(std::chrono::hours(24 * 365 * 80));
+  engine_->RunScheduledOnce();
+  engine_->RunScheduledOnce();  // the first run has batches left: not started twice
+  RunReady();
+  StoreStats s = Stats();
+  EXPECT_EQ(s.scheduled, 0u);
+  EXPECT_EQ(s.queues["default"].size, static_cast<size_t>(kJobs));
+  EngineSnapshot snap = Snapshot();
+  EXPECT_EQ(snap.tasks.scheduled.cycles, 1);
+  EXPECT_EQ(snap.tasks.scheduled.jobs, kJobs);
+  EXPECT_EQ(snap.tasks.retries.cycles, 1);
+  engine_->RunScheduledOnce();  // the run ended: the next one runs
+  RunReady();
+  EXPECT_EQ(Snapshot().tasks.scheduled.cycles, 2);
 }
 
 }  // namespace

@@ -243,6 +243,50 @@ TEST_P(StoreTest, ExpiredReservationsAndMoveToRetry) {
   EXPECT_EQ(st.retries, 1u);
 }
 
+TEST_P(StoreTest, FailReservedEndsOnlyTheReservationItNames) {
+  ASSERT_TRUE(Push(MakeJob("job-f-00001")).ok());
+  ASSERT_TRUE(Push(MakeJob("job-f-00002")).ok());
+  auto first = Fetch({"default"});
+  auto second = Fetch({"default"});
+  ASSERT_TRUE(first && second);
+  auto fail = [&](const JobRecord& reserved, std::optional<JobRecord> next, bool count_failure) {
+    return Await<Status>([&](auto cb) {
+      store_->FailReserved(reserved.jid, FromUnixMicros(reserved.score), next, count_failure, now_,
+                           cb);
+    });
+  };
+  JobRecord retry = *first;
+  retry.state = JobState::kRetry;
+  retry.score = ToUnixMicros(now_ + 120s);
+  // Renewed since it was read: that reservation is gone, nothing changes.
+  ASSERT_TRUE(
+      Await<Status>([&](auto cb) { store_->ExtendReservation(first->jid, now_ + 90s, cb); }).ok());
+  EXPECT_EQ(fail(*first, retry, true).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Stats().working, 2u);
+  first->score = ToUnixMicros(now_ + 90s);
+  EXPECT_TRUE(fail(*first, retry, true).ok());
+  EXPECT_EQ(fail(*first, retry, true).code(), StatusCode::kFailedPrecondition)
+      << "ended once; a second FAIL of the same reservation changes nothing";
+  // Acked meanwhile: the ACK stands.
+  EXPECT_TRUE(Ack(second->jid));
+  EXPECT_EQ(fail(*second, std::nullopt, true).code(), StatusCode::kFailedPrecondition);
+  StoreStats st = Stats();
+  EXPECT_EQ(st.working, 0u);
+  EXPECT_EQ(st.retries, 1u);
+  EXPECT_EQ(st.processed, 2) << "one ACK, one FAIL";
+  EXPECT_EQ(st.failures, 1);
+  // nullopt deletes; without count_failure only processed grows.
+  ASSERT_TRUE(Push(MakeJob("job-f-00003")).ok());
+  auto third = Fetch({"default"});
+  ASSERT_TRUE(third);
+  EXPECT_TRUE(fail(*third, std::nullopt, false).ok());
+  st = Stats();
+  EXPECT_EQ(st.working, 0u);
+  EXPECT_EQ(st.retries, 1u);
+  EXPECT_EQ(st.processed, 3);
+  EXPECT_EQ(st.failures, 1);
+}
+
 TEST_P(StoreTest, MutateKillsRequeuesDiscardsByFilter) {
   int64_t later = ToUnixMicros(now_ + 3600s);
   JobRecord a = MakeJob("job-m-00001", "default", JobState::kRetry, later);
