@@ -1,0 +1,12 @@
+-- ACK. ARGV: P, jid, day. Ends the reservation and counts one processed job in the same step.
+-- Returns {header, score} of the job that was reserved, or false.
+local jid = ARGV[2]
+local v = redis.call('HGET', JOBS, jid)
+if not v then return false end
+local h = parse(v)
+if h.state ~= 4 then return false end
+local score = redis.call('ZSCORE', P .. 'working', jid)
+unlink(jid, h)
+redis.call('HDEL', JOBS, jid)
+count('processed', 1, ARGV[3])
+return {string.sub(v, 1, #v - #h.tail), score}

@@ -1,0 +1,57 @@
+-- Shared by every script (prepended by the C++ side). ARGV[1] is the key prefix "{NS}:".
+local P = ARGV[1]
+local JOBS = P .. 'jobs'
+
+local function fmt_int(n)
+  return string.format('%d', n)
+end
+
+-- Splits a job value into its header fields and the offset where "\n" PAYLOAD starts.
+local function parse(v)
+  local nl = string.find(v, '\n', 1, true)
+  local state, reserve, enq, node, queue, rest =
+    string.match(string.sub(v, 1, nl - 1), '^(%d)|(%d+)|(%d+)|([^|]*)|([^|]*)|(.*)$')
+  return {state = tonumber(state), reserve = tonumber(reserve), enq = enq, node = node,
+          queue = queue, jobtype = rest, tail = string.sub(v, nl)}
+end
+
+local function build(h)
+  return h.state .. '|' .. h.reserve .. '|' .. h.enq .. '|' .. h.node .. '|' .. h.queue .. '|' ..
+         h.jobtype .. h.tail
+end
+
+local SETS = {[1] = 'scheduled', [2] = 'retry', [3] = 'dead', [4] = 'working'}
+
+-- Takes jid out of wherever its header says it is (its value stays in JOBS).
+local function unlink(jid, h)
+  if h.state == 0 then
+    redis.call('LREM', P .. 'q:' .. h.queue, 1, jid)
+  else
+    redis.call('ZREM', P .. SETS[h.state], jid)
+    if h.state == 4 and h.node ~= '' then redis.call('SREM', P .. 'reserved:' .. h.node, jid) end
+  end
+end
+
+-- Puts jid (header h, already written) where h says: its queue (newest end) or a sorted set.
+local function link(jid, h, score)
+  if h.state == 0 then
+    redis.call('SADD', P .. 'queues', h.queue)
+    redis.call('LPUSH', P .. 'q:' .. h.queue, jid)
+  else
+    redis.call('ZADD', P .. SETS[h.state], score, jid)
+    if h.state == 4 and h.node ~= '' then redis.call('SADD', P .. 'reserved:' .. h.node, jid) end
+  end
+end
+
+-- Adds delta to counter `name`, in all and for `day` (YYYY-MM-DD).
+local function count(name, delta, day)
+  if tonumber(delta) ~= 0 then
+    redis.call('HINCRBY', P .. 'stats', name, delta)
+    redis.call('HINCRBY', P .. 'stats', name .. ':' .. day, delta)
+  end
+end
+
+-- Tells every node (subscribed to {NS}:wake) that jobs became available in `queue`.
+local function wake(node, queue)
+  redis.call('PUBLISH', P .. 'wake', node .. ' ' .. queue)
+end
