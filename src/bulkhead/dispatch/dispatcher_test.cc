@@ -555,6 +555,37 @@ TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   EXPECT_EQ(working[0].queue, "default");
 }
 
+TEST_P(DispatcherTest, StoreAnswersAfterTheDispatcherIsGoneAreDropped) {
+  // Destroyed while restoring the host states: nothing continues on the destroyed dispatcher.
+  ScriptedTransport first;
+  dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, first, signer_.get(), keys_, clock_,
+                                             rng_, dconfig_);
+  dispatcher_->Start();
+  dispatcher_.reset();
+  Settle(io_);
+
+  // Destroyed while taking a job (deferred: the Fetch answer is outstanding; inline: the job is
+  // in flight): the job stays reserved and the next dispatcher adopts and sends it.
+  ScriptedTransport second;
+  StartDispatcher(second);
+  json doc = Webhook("https://hooks.example/1");
+  doc["jid"] = "delivery1";
+  auto job = ParseJobDocument(doc, clock_.Now());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  engine_->Push(std::move(*job), [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
+  engine_->SetBuiltinJobs(nullptr);
+  dispatcher_.reset();
+  Settle(io_);
+  EXPECT_EQ(List(JobState::kWorking).size(), 1u);
+
+  ScriptedTransport third;
+  StartDispatcher(third);
+  EXPECT_EQ(dispatcher_->stats().adopted, 1);
+  ASSERT_EQ(third.calls.size(), 1u);
+  third.Answer(0, ScriptedTransport::Status(200));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+}
+
 TEST_P(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilTheProbe) {
   ScriptedTransport before;
   StartDispatcher(before);
