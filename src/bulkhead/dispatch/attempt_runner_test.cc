@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/dispatch/testing/store_timing.h"
 #include "bulkhead/engine/job_parser.h"
-#include "bulkhead/store/testing/take_all.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 
 namespace bulkhead {
@@ -16,11 +16,12 @@ using std::chrono::hours;
 using std::chrono::seconds;
 
 // A runner over the memory store and a real Engine; jobs are pushed to a plain queue and reserved
-// from it, as the dispatcher holds them, before the runner sees them.
-class AttemptRunnerTest : public ::testing::Test {
+// from it, as the dispatcher holds them, before the runner sees them. Each test runs with the store
+// answering inline and deferred (dispatch/testing/store_timing.h); reads settle the loop first.
+class AttemptRunnerTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   AttemptRunnerTest() {
-    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    store_ = OpenTimedStore(GetParam(), io_);
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     dconfig_.webhook_deadlines.total = seconds(7);
     compartments_ = std::make_unique<HostCompartments>(dconfig_.compartments, rng_);
@@ -40,10 +41,13 @@ class AttemptRunnerTest : public ::testing::Test {
     auto record = ParseJobDocument(doc, clock_.Now());
     EXPECT_TRUE(record.ok());
     engine_->Push(std::move(*record), [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
-    std::optional<JobRecord> taken;
-    store_->Fetch({"q"}, clock_.Now(), [&](Result<std::optional<JobRecord>> r) { taken = *r; });
-    EXPECT_TRUE(taken.has_value());
-    auto job = ParseDeliveryJob(*taken, dconfig_.jobs, nullptr);
+    auto taken = Await<Result<std::optional<JobRecord>>>(
+        io_, "the reservation", [&](std::function<void(Result<std::optional<JobRecord>>)> cb) {
+          store_->Fetch({"q"}, clock_.Now(), std::move(cb));
+        });
+    EXPECT_TRUE(taken.ok() && taken->has_value());
+    Settle(io_);
+    auto job = ParseDeliveryJob(**taken, dconfig_.jobs, nullptr);
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return *job;
   }
@@ -55,13 +59,13 @@ class AttemptRunnerTest : public ::testing::Test {
     return grants.at(0);
   }
   std::vector<JobRecord> List(JobState set) {
-    std::vector<JobRecord> out;
-    store_->List(set, 0, 100, [&](Result<std::vector<JobRecord>> r) { out = *r; });
-    return out;
+    Settle(io_);
+    return ListOn(io_, *store_, set);
   }
   std::vector<json> Outcomes() {
     std::vector<json> out;
-    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+    Settle(io_);
+    for (const JobRecord& job : TakeAllOn(io_, *store_, "bulkhead", clock_.Now())) {
       out.push_back(json::parse(job.payload));
     }
     return out;
@@ -73,6 +77,7 @@ class AttemptRunnerTest : public ::testing::Test {
     ASSERT_TRUE(runner_->Send(job, [](HttpResponse) {}).ok());
     clock_.Advance(latency);
     runner_->Conclude(job, grant, started, response, clock_.Now());
+    Settle(io_);
   }
 
   Config config_;
@@ -92,7 +97,7 @@ class AttemptRunnerTest : public ::testing::Test {
   int next_ = 1;
 };
 
-TEST_F(AttemptRunnerTest, SendsTheRequestWithItsKindsDeadlines) {
+TEST_P(AttemptRunnerTest, SendsTheRequestWithItsKindsDeadlines) {
   DeliveryJob job = Webhook();
   bool answered = false;
   ASSERT_TRUE(runner_->Send(job, [&](HttpResponse) { answered = true; }).ok());
@@ -106,7 +111,7 @@ TEST_F(AttemptRunnerTest, SendsTheRequestWithItsKindsDeadlines) {
   EXPECT_TRUE(answered);
 }
 
-TEST_F(AttemptRunnerTest, SuccessIsAckedAndReportedToTheCompartment) {
+TEST_P(AttemptRunnerTest, SuccessIsAckedAndReportedToTheCompartment) {
   DeliveryJob job = Webhook();
   Run(job, ScriptedTransport::Status(204));
   EXPECT_TRUE(List(JobState::kWorking).empty());
@@ -117,7 +122,7 @@ TEST_F(AttemptRunnerTest, SuccessIsAckedAndReportedToTheCompartment) {
   EXPECT_TRUE(Outcomes().empty());
 }
 
-TEST_F(AttemptRunnerTest, RetryableFailureWaitsForTheHostsRetryAfter) {
+TEST_P(AttemptRunnerTest, RetryableFailureWaitsForTheHostsRetryAfter) {
   DeliveryJob job = Webhook();
   Run(job, ScriptedTransport::Status(429, {{"Retry-After", "600"}}));
   auto retry = List(JobState::kRetry);
@@ -127,7 +132,7 @@ TEST_F(AttemptRunnerTest, RetryableFailureWaitsForTheHostsRetryAfter) {
   EXPECT_TRUE(Outcomes().empty());
 }
 
-TEST_F(AttemptRunnerTest, PermanentRefusalGoesDeadWithAnOutcomeJob) {
+TEST_P(AttemptRunnerTest, PermanentRefusalGoesDeadWithAnOutcomeJob) {
   DeliveryJob job = Webhook();
   Run(job, ScriptedTransport::Status(400));
   auto dead = List(JobState::kDead);
@@ -141,7 +146,7 @@ TEST_F(AttemptRunnerTest, PermanentRefusalGoesDeadWithAnOutcomeJob) {
   EXPECT_EQ(outcomes[0]["args"][3], "https://hooks.example/x");
 }
 
-TEST_F(AttemptRunnerTest, RetryableFailurePastTheDeadlineIsHostUnavailable) {
+TEST_P(AttemptRunnerTest, RetryableFailurePastTheDeadlineIsHostUnavailable) {
   DeliveryJob job = Webhook();
   Run(job, ScriptedTransport::Error(TransportError::kConnectRefused), hours(25));
   auto dead = List(JobState::kDead);
@@ -151,7 +156,7 @@ TEST_F(AttemptRunnerTest, RetryableFailurePastTheDeadlineIsHostUnavailable) {
   EXPECT_EQ(stats_.dead, 1);
 }
 
-TEST_F(AttemptRunnerTest, UnbuildableRequestIsRefusedAndFreesTheSlot) {
+TEST_P(AttemptRunnerTest, UnbuildableRequestIsRefusedAndFreesTheSlot) {
   // Parsed without a key ring, so the unknown key only shows when the request is built.
   DeliveryJob job = Reserve("activitypub", {{"inbox", "https://remote.example/inbox"},
                                             {"activity", {{"type", "Create"}}},
@@ -161,13 +166,14 @@ TEST_F(AttemptRunnerTest, UnbuildableRequestIsRefusedAndFreesTheSlot) {
   ASSERT_FALSE(sent.ok());
   EXPECT_TRUE(transport_.calls.empty());
   runner_->Refused(job, grant, sent, clock_.Now());
+  Settle(io_);
   EXPECT_EQ(compartments_->global_in_flight(), 0);
   auto dead = List(JobState::kDead);
   ASSERT_EQ(dead.size(), 1u);
   EXPECT_EQ(json::parse(dead[0].payload)["failure"]["errtype"], "InvalidDeliveryJob");
 }
 
-TEST_F(AttemptRunnerTest, ReleasedAttemptLeavesTheJobReserved) {
+TEST_P(AttemptRunnerTest, ReleasedAttemptLeavesTheJobReserved) {
   DeliveryJob job = Webhook();
   Grant grant = GrantFor(job);
   const TimePoint started = clock_.Now();
@@ -177,6 +183,8 @@ TEST_F(AttemptRunnerTest, ReleasedAttemptLeavesTheJobReserved) {
   EXPECT_EQ(List(JobState::kWorking).size(), 1u);
   EXPECT_EQ(stats_.acked + stats_.retried + stats_.dead, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(StoreTimings, AttemptRunnerTest, kBothTimings, StoreTimingName);
 
 }  // namespace
 }  // namespace bulkhead

@@ -47,19 +47,14 @@ void Dispatcher::Start() {
   started_ = true;
   adopting_ = true;
   taking_ = true;
-  auto returned = std::make_shared<bool>(false);
-  host_states_.Restore([this, alive = alive_, returned] {
-    taking_ = false;
-    // Answered inline: continue after Restore returns, not inside it.
-    if (*returned) {
+  // `done` may run inside Restore: adoption continues on a later turn of the loop.
+  host_states_.Restore([this, alive = alive_] {
+    boost::asio::post(io_, [this, alive] {
+      if (!*alive) return;
+      taking_ = false;
       Adopt(0);
-    } else {
-      boost::asio::post(io_, [this, alive] {
-        if (*alive) Adopt(0);
-      });
-    }
+    });
   });
-  *returned = true;
 }
 
 void Dispatcher::Stop() {
@@ -85,10 +80,9 @@ void Dispatcher::OnJobsAvailable() { Pump(); }
 
 void Dispatcher::Adopt(size_t offset) {
   taking_ = true;
-  auto returned = std::make_shared<bool>(false);
   engine_.store().List(
       JobState::kWorking, offset, kAdoptPage,
-      [this, alive = alive_, offset, returned](Result<std::vector<JobRecord>> page) {
+      [this, alive = alive_, offset](Result<std::vector<JobRecord>> page) {
         if (!*alive) return;
         taking_ = false;
         size_t n = 0;
@@ -102,28 +96,21 @@ void Dispatcher::Adopt(size_t offset) {
             Accept(std::move(rec));
           }
         }
-        auto next = [this, offset, n] {
+        // This may run inside List: the next page (or the first Pump) follows on a later turn.
+        boost::asio::post(io_, [this, alive, offset, n] {
+          if (!*alive) return;
           if (n == kAdoptPage) {
             Adopt(offset + n);
-          } else {
-            adopting_ = false;
-            if (stats_.adopted > 0) {
-              spdlog::info("delivery: adopted {} reservations from before the restart",
-                           stats_.adopted);
-            }
-            Pump();
+            return;
           }
-        };
-        // Answered inline: continue after List returns, not inside it.
-        if (*returned) {
-          next();
-        } else {
-          boost::asio::post(io_, [alive, next] {
-            if (*alive) next();
-          });
-        }
+          adopting_ = false;
+          if (stats_.adopted > 0) {
+            spdlog::info("delivery: adopted {} reservations from before the restart",
+                         stats_.adopted);
+          }
+          Pump();
+        });
       });
-  *returned = true;
 }
 
 void Dispatcher::Pump() {
@@ -153,30 +140,37 @@ void Dispatcher::Pump() {
 }
 
 void Dispatcher::TakeAvailable() {
-  struct Call {
-    bool returned = false;
-    bool got = false;
-  };
   // A degraded store hands out no job (its refusal would be logged at every wake-up).
-  while (!taking_ && !stopped_ && held_.size() < config_.max_held && !engine_.store().degraded()) {
-    auto call = std::make_shared<Call>();
-    taking_ = true;
-    engine_.store().Fetch({kDeliveryQueue}, clock_.Now(),
-                          [this, alive = alive_, call](Result<std::optional<JobRecord>> r) {
-                            if (!*alive) return;
-                            taking_ = false;
-                            bool got = r.ok() && r->has_value();
-                            if (!r.ok())
-                              spdlog::error("delivery: cannot take jobs: {}", r.status().message());
-                            if (got) Accept(std::move(**r));
-                            if (call->returned) {
-                              if (got) Pump();  // a deferred answer: keep taking
-                            } else {
-                              call->got = got;
-                            }
+  if (taking_ || stopped_ || held_.size() >= config_.max_held || engine_.store().degraded()) return;
+  taking_ = true;
+  engine_.store().Fetch({kDeliveryQueue}, clock_.Now(),
+                        [this, alive = alive_](Result<std::optional<JobRecord>> r) {
+                          if (!*alive) return;
+                          taking_ = false;
+                          if (!r.ok()) {
+                            spdlog::error("delivery: cannot take jobs: {}", r.status().message());
+                          }
+                          const bool got = r.ok() && r->has_value();
+                          if (got) {
+                            took_ = true;
+                            Accept(std::move(**r));
+                          }
+                          // This may run inside Fetch: continue on a later turn of the loop.
+                          boost::asio::post(io_, [this, alive, got] {
+                            if (*alive) TookOne(got);
                           });
-    call->returned = true;
-    if (taking_ || !call->got) break;
+                        });
+}
+
+void Dispatcher::TookOne(bool got) {
+  if (got && !taking_) {
+    TakeAvailable();
+    if (taking_) return;  // the next job is on its way
+  }
+  // The run of takes has ended (the queue is empty, or no more may be held): start what it took.
+  if (took_) {
+    took_ = false;
+    Pump();
   }
 }
 

@@ -114,7 +114,12 @@ class Dispatcher final : public BuiltinJobs {
 
  private:
   void Adopt(size_t offset);
+  // Takes the next job of kDeliveryQueue unless a take is outstanding or no more may be held.
+  // Jobs are taken one Fetch at a time, each answer continuing (TookOne) on a later turn of the
+  // loop, until none comes; then one Pump starts what the run took.
   void TakeAvailable();
+  // After a take's answer (`got`: it brought a job): takes the next job, or ends the run.
+  void TookOne(bool got);
   // Adds a job taken from the store; jobs that can no longer be read are failed dead.
   void Accept(JobRecord record);
   void ExpireDue(TimePoint now);
@@ -152,7 +157,8 @@ class Dispatcher final : public BuiltinJobs {
   bool stopped_ = false;
   bool adopting_ = false;  // Start's listing of reservations is not finished (no Pump until then)
   bool taking_ = false;    // a store Fetch/List answer is outstanding
-  bool pumping_ = false;   // Pump is on the stack (re-entry from inline callbacks is deferred)
+  bool took_ = false;      // the current run of takes took a job (its end pumps)
+  bool pumping_ = false;   // Pump is on the stack (a Pump from below it runs after it instead)
   bool pump_again_ = false;
   TimePoint evicted_at_{};
 

@@ -7,7 +7,9 @@
 // The real Dispatcher and Engine run on the memory store, a ManualClock and ScriptedRng, over the
 // ScriptedTransport answering each host as scripted: no sleeps, no sockets, no threads. Jobs are
 // webhooks (https://HOST/N) carrying `retry` = max_attempts - 1; retries come back through the
-// engine's own retry schedule (count^4 + 15 s, no jitter) and scheduler.
+// engine's own retry schedule (count^4 + 15 s, no jitter) and scheduler. Every scenario runs with
+// the store answering inline and with its answers deferred (dispatch/testing/store_timing.h); the
+// simulation settles the loop after each step, so both runs see the same events.
 
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "bulkhead/dispatch/dispatcher.h"
+#include "bulkhead/dispatch/testing/store_timing.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 
@@ -52,9 +55,9 @@ struct SimResult {
 
 class Simulation {
  public:
-  Simulation(const HostCompartmentsConfig& compartments, int max_attempts)
+  Simulation(StoreTiming timing, const HostCompartmentsConfig& compartments, int max_attempts)
       : max_attempts_(max_attempts) {
-    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    store_ = OpenTimedStore(timing, io_);
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     engine_->SetJobDoneHandler([this](const JobRecord& job, Duration, bool failed) {
       if (!failed) ++stats_[HostOfJid(job.jid)].completed;
@@ -65,9 +68,9 @@ class Simulation {
     dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, transport_, /*signer=*/nullptr, keys_,
                                                clock_, rng_, dc);
     engine_->SetBuiltinJobs(dispatcher_.get());
+    transport_.AfterEachAnswer([this] { Settle(io_); });
     dispatcher_->Start();
-    io_.poll();
-    io_.restart();
+    Settle(io_);
   }
   ~Simulation() { engine_->SetBuiltinJobs(nullptr); }
 
@@ -85,6 +88,7 @@ class Simulation {
       const TimePoint now = clock_.Now();
       transport_.AnswerDue(now);    // results: ACK / FAIL / dead, and the pumps they cause
       engine_->RunScheduledOnce();  // retries due go back to the delivery queue
+      Settle(io_);
       for (Source& s : sources_) {
         while (s.next <= now && s.next < end) {
           Push(s.host, s.next);
@@ -92,8 +96,7 @@ class Simulation {
         }
       }
       dispatcher_->Pump();  // what the dispatcher's timer does: probes, Retry-After ends
-      io_.poll();
-      io_.restart();
+      Settle(io_);
       const int in_flight = static_cast<int>(transport_.InFlight());
       out.max_global_in_flight = std::max(out.max_global_in_flight, in_flight);
       EXPECT_EQ(dispatcher_->compartments().global_in_flight(), in_flight);
@@ -136,19 +139,22 @@ class Simulation {
                           {"args", nlohmann::json::array({nlohmann::json{{"url", url}}})}};
     auto job = ParseJobDocument(doc, clock_.Now());
     ASSERT_TRUE(job.ok()) << job.status().ToString();
-    std::optional<Status> pushed;
-    engine_->Push(std::move(*job), [&](Status s) { pushed = s; });
-    ASSERT_TRUE(pushed.has_value() && pushed->ok());
+    Status pushed = Await<Status>(io_, "PUSH", [&](std::function<void(Status)> done) {
+      engine_->Push(std::move(*job), std::move(done));
+    });
+    ASSERT_TRUE(pushed.ok()) << pushed.ToString();
+    Settle(io_);  // the dispatcher takes and sends what it may
     enqueued_[url] = enqueued;
     ++stats_[host].arrived;
   }
 
   std::optional<TimePoint> NextRetry() {
-    std::optional<TimePoint> out;
-    store_->List(JobState::kRetry, 0, 1, [&](Result<std::vector<JobRecord>> r) {
-      if (r.ok() && !r->empty()) out = FromUnixMicros(r->front().score);
-    });
-    return out;
+    auto r = Await<Result<std::vector<JobRecord>>>(
+        io_, "the first retry", [&](std::function<void(Result<std::vector<JobRecord>>)> cb) {
+          store_->List(JobState::kRetry, 0, 1, std::move(cb));
+        });
+    if (!r.ok() || r->empty()) return std::nullopt;
+    return FromUnixMicros(r->front().score);
   }
 
   // Per job: attempts and first attempt from the transport's record, dead from the store.
@@ -173,10 +179,7 @@ class Simulation {
       h.max_attempts = std::max(h.max_attempts, it->second.n);
       h.max_wait = std::max(h.max_wait, it->second.first - enqueued);
     }
-    store_->List(JobState::kDead, 0, 1'000'000, [&](Result<std::vector<JobRecord>> r) {
-      ASSERT_TRUE(r.ok());
-      for (const auto& job : *r) ++stats_[HostOfJid(job.jid)].dead;
-    });
+    for (const auto& job : ListOn(io_, *store_, JobState::kDead)) ++stats_[HostOfJid(job.jid)].dead;
   }
 
   const int max_attempts_;
@@ -232,8 +235,9 @@ void Print(const char* name, const SimResult& r) {
   }
 }
 
-SimResult RunScenario(const HostCompartmentsConfig& config, bool with_bad_host) {
-  Simulation sim(config, /*max_attempts=*/5);
+SimResult RunScenario(StoreTiming timing, const HostCompartmentsConfig& config,
+                      bool with_bad_host) {
+  Simulation sim(timing, config, /*max_attempts=*/5);
   sim.transport().Script(kGood, kHealthy);
   sim.transport().Script(kBad, kNeverAnswers);
   sim.Arrivals(kGood, milliseconds(20));                     // 50 jobs/s × 200 ms: needs 10 slots
@@ -249,9 +253,12 @@ const CompartmentSnapshot& SnapshotOf(const SimResult& r, const std::string& hos
   EXPECT_NE(it, r.snapshot.end());
   return *it;
 }
-TEST(DispatcherSimulationTest, HealthyHostKeepsFullRateBesideADeadHost) {
-  const SimResult alone = RunScenario(BulkheadConfig(), /*with_bad_host=*/false);
-  const SimResult mixed = RunScenario(BulkheadConfig(), /*with_bad_host=*/true);
+
+class DispatcherSimulationTest : public ::testing::TestWithParam<StoreTiming> {};
+
+TEST_P(DispatcherSimulationTest, HealthyHostKeepsFullRateBesideADeadHost) {
+  const SimResult alone = RunScenario(GetParam(), BulkheadConfig(), /*with_bad_host=*/false);
+  const SimResult mixed = RunScenario(GetParam(), BulkheadConfig(), /*with_bad_host=*/true);
 
   const HostStats& good_alone = alone.hosts.at(kGood);
   const HostStats& good = mixed.hosts.at(kGood);
@@ -269,8 +276,8 @@ TEST(DispatcherSimulationTest, HealthyHostKeepsFullRateBesideADeadHost) {
   EXPECT_LE(mixed.max_global_in_flight, 15);
 }
 
-TEST(DispatcherSimulationTest, DeadHostsJobsWaitParkedWithoutSpendingRetries) {
-  const SimResult r = RunScenario(BulkheadConfig(), /*with_bad_host=*/true);
+TEST_P(DispatcherSimulationTest, DeadHostsJobsWaitParkedWithoutSpendingRetries) {
+  const SimResult r = RunScenario(GetParam(), BulkheadConfig(), /*with_bad_host=*/true);
   const HostStats& bad = r.hosts.at(kBad);
   const CompartmentSnapshot& snap = SnapshotOf(r, kBad);
 
@@ -296,8 +303,8 @@ TEST(DispatcherSimulationTest, DeadHostsJobsWaitParkedWithoutSpendingRetries) {
   EXPECT_FALSE(snap.unavailable);  // 10 minutes is far from 7 days
 }
 
-TEST(DispatcherSimulationTest, WithoutCompartmentsTheDeadHostEatsSlotsAndRetries) {
-  const SimResult r = RunScenario(NoCompartmentsConfig(), /*with_bad_host=*/true);
+TEST_P(DispatcherSimulationTest, WithoutCompartmentsTheDeadHostEatsSlotsAndRetries) {
+  const SimResult r = RunScenario(GetParam(), NoCompartmentsConfig(), /*with_bad_host=*/true);
   const HostStats& good = r.hosts.at(kGood);
   const HostStats& bad = r.hosts.at(kBad);
   // The dead host holds its fair share of slots for 30 s at a time, so the healthy host, which
@@ -313,9 +320,9 @@ TEST(DispatcherSimulationTest, WithoutCompartmentsTheDeadHostEatsSlotsAndRetries
 // The incident itself: a push relay that answers, but only after 25 s. Every answer is a success,
 // so a breaker counting only errors never trips (Mastodon's stoplight); here the slow answers
 // shrink the host's cap to 1 and the slow-call rule opens the breaker.
-TEST(DispatcherSimulationTest, SlowRelayIsSqueezedWhileTheHealthyHostKeepsItsRate) {
-  const SimResult alone = RunScenario(BulkheadConfig(), /*with_bad_host=*/false);
-  Simulation sim(BulkheadConfig(), /*max_attempts=*/5);
+TEST_P(DispatcherSimulationTest, SlowRelayIsSqueezedWhileTheHealthyHostKeepsItsRate) {
+  const SimResult alone = RunScenario(GetParam(), BulkheadConfig(), /*with_bad_host=*/false);
+  Simulation sim(GetParam(), BulkheadConfig(), /*max_attempts=*/5);
   sim.transport().Script(kGood, kHealthy);
   sim.transport().Script(kSlow, {seconds(25), ScriptedTransport::Status(201)});
   sim.Arrivals(kGood, milliseconds(20));
@@ -335,9 +342,9 @@ TEST(DispatcherSimulationTest, SlowRelayIsSqueezedWhileTheHealthyHostKeepsItsRat
   EXPECT_EQ(r.hosts.at(kGood).max_wait, alone.hosts.at(kGood).max_wait);
 }
 
-TEST(DispatcherSimulationTest, RateLimitedHostIsLeftAloneUntilRetryAfter) {
+TEST_P(DispatcherSimulationTest, RateLimitedHostIsLeftAloneUntilRetryAfter) {
   HostCompartmentsConfig config = BulkheadConfig();
-  Simulation sim(config, /*max_attempts=*/25);
+  Simulation sim(GetParam(), config, /*max_attempts=*/25);
   sim.transport().Script(kGood, kHealthy);
   sim.transport().Script(
       kBad, {milliseconds(50), ScriptedTransport::Status(429, {{"Retry-After", "120"}})});
@@ -352,6 +359,8 @@ TEST(DispatcherSimulationTest, RateLimitedHostIsLeftAloneUntilRetryAfter) {
   EXPECT_FALSE(SnapshotOf(r, kBad).failing_since.has_value());  // alive, just busy
   EXPECT_LT(r.hosts.at(kGood).max_wait, seconds(1));
 }
+
+INSTANTIATE_TEST_SUITE_P(StoreTimings, DispatcherSimulationTest, kBothTimings, StoreTimingName);
 
 }  // namespace
 }  // namespace bulkhead

@@ -1,5 +1,8 @@
 // Dispatcher with the real memory store and Engine, a scripted Transport and a ManualClock: every
-// delivery's request and outcome is decided by the test; no sockets, no sleeps, no threads.
+// delivery's request and outcome is decided by the test; no sockets, no sleeps, no threads. Every
+// test runs twice (dispatch/testing/store_timing.h): with the store answering inline, and with
+// every answer deferred to a later turn of the loop; each step settles the loop before the test
+// looks.
 
 #include "bulkhead/dispatch/dispatcher.h"
 
@@ -11,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/dispatch/testing/store_timing.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
-#include "bulkhead/store/testing/take_all.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 #include "bulkhead/util/base64.h"
 
@@ -30,11 +33,11 @@ const SigningKey& ActorKey() {
   return key;
 }
 
-class DispatcherTest : public ::testing::Test {
+class DispatcherTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   DispatcherTest() {
     ApplyDeliveryDefaults(config_);
-    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    store_ = OpenTimedStore(GetParam(), io_);
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     auto signer = VapidSigner::Create(*VapidKey::Generate(), "mailto:ops@example.com", clock_);
     signer_ = std::move(*signer);
@@ -50,9 +53,23 @@ class DispatcherTest : public ::testing::Test {
     dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, transport, signer_.get(), keys_,
                                                clock_, rng_, dconfig_);
     engine_->SetBuiltinJobs(dispatcher_.get());
+    transport.AfterEachAnswer([this] { Settle(io_); });
     dispatcher_->Start();
-    io_.poll();  // adoption continues on the loop
-    io_.restart();
+    Settle(io_);  // restoring and adoption continue on the loop
+  }
+
+  // What the dispatcher's timer does, or the engine's scheduler and reaper, each settled.
+  void Pump() {
+    dispatcher_->Pump();
+    Settle(io_);
+  }
+  void RunScheduled() {
+    engine_->RunScheduledOnce();
+    Settle(io_);
+  }
+  void RunReaper() {
+    engine_->RunReaperOnce();
+    Settle(io_);
   }
 
   // The process dies (deliveries in flight stay reserved) and starts again on the same store.
@@ -64,6 +81,7 @@ class DispatcherTest : public ::testing::Test {
 
   // `host`'s entry in the dispatcher's snapshot (a default one, and a failure, when missing).
   CompartmentSnapshot HostSnapshot(const std::string& host) {
+    Settle(io_);
     for (const CompartmentSnapshot& h : dispatcher_->Snapshot().hosts) {
       if (h.host == host) return h;
     }
@@ -72,19 +90,19 @@ class DispatcherTest : public ::testing::Test {
   }
 
   std::vector<HostStateRecord> SavedHosts() {
-    std::vector<HostStateRecord> out;
-    store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) { out = *r; });
-    return out;
+    Settle(io_);
+    return HostStatesOn(io_, *store_);
   }
 
   Status Push(json doc) {
     if (!doc.contains("jid")) doc["jid"] = "delivery" + std::to_string(next_jid_++);
     auto job = ParseJobDocument(doc, clock_.Now());
     if (!job.ok()) return job.status();
-    std::optional<Status> out;
-    engine_->Push(std::move(*job), [&](Status s) { out = s; });
-    EXPECT_TRUE(out.has_value()) << "the memory store answers PUSH inline";
-    return out.value_or(Status::Internal("no answer"));
+    Status out = Await<Status>(io_, "PUSH", [&](std::function<void(Status)> done) {
+      engine_->Push(std::move(*job), std::move(done));
+    });
+    Settle(io_);  // the dispatcher takes and sends what it may
+    return out;
   }
 
   static std::string Subscriber() {
@@ -116,14 +134,14 @@ class DispatcherTest : public ::testing::Test {
   }
 
   std::vector<JobRecord> List(JobState set) {
-    std::vector<JobRecord> out;
-    store_->List(set, 0, 1000, [&](Result<std::vector<JobRecord>> r) { out = *r; });
-    return out;
+    Settle(io_);
+    return ListOn(io_, *store_, set);
   }
   // Takes every job from the outcomes queue.
   std::vector<json> Outcomes() {
     std::vector<json> out;
-    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+    Settle(io_);
+    for (const JobRecord& job : TakeAllOn(io_, *store_, "bulkhead", clock_.Now())) {
       out.push_back(json::parse(job.payload));
     }
     return out;
@@ -144,7 +162,7 @@ class DispatcherTest : public ::testing::Test {
   int next_jid_ = 1;
 };
 
-TEST_F(DispatcherTest, ValidateRefusesBadDeliveryJobsAtPush) {
+TEST_P(DispatcherTest, ValidateRefusesBadDeliveryJobsAtPush) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   Status s = Push(WebPush("http://push.example/sub/1"));
@@ -161,7 +179,7 @@ TEST_F(DispatcherTest, ValidateRefusesBadDeliveryJobsAtPush) {
   EXPECT_TRUE(Push({{"jobtype", "Mail"}, {"args", {1}}}).ok()) << "other job types untouched";
 }
 
-TEST_F(DispatcherTest, RoutesEachKindToItsRequestAndAcksSuccess) {
+TEST_P(DispatcherTest, RoutesEachKindToItsRequestAndAcksSuccess) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(WebPush("https://push.example/sub/1", "ping")).ok());
@@ -213,7 +231,7 @@ TEST_F(DispatcherTest, RoutesEachKindToItsRequestAndAcksSuccess) {
   EXPECT_EQ(dispatcher_->stats().acked, 3);
 }
 
-TEST_F(DispatcherTest, EachKindGetsItsOwnDeadlines) {
+TEST_P(DispatcherTest, EachKindGetsItsOwnDeadlines) {
   using std::chrono::milliseconds;
   dconfig_.webpush_deadlines.total = milliseconds(1111);
   dconfig_.webpush_deadlines.low_speed_limit = 10;
@@ -245,7 +263,7 @@ TEST_F(DispatcherTest, EachKindGetsItsOwnDeadlines) {
   for (size_t i = 0; i < 3; ++i) transport.Answer(i, ScriptedTransport::Status(200));
 }
 
-TEST_F(DispatcherTest, GoneSubscriptionIsDiscardedAndReported) {
+TEST_P(DispatcherTest, GoneSubscriptionIsDiscardedAndReported) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(WebPush("https://push.example/sub/gone")).ok());
@@ -261,7 +279,7 @@ TEST_F(DispatcherTest, GoneSubscriptionIsDiscardedAndReported) {
   EXPECT_EQ(outcomes[0]["args"], json::array({"https://push.example/sub/gone", "delivery1"}));
 }
 
-TEST_F(DispatcherTest, PermanentClientErrorGoesDeadWithReason) {
+TEST_P(DispatcherTest, PermanentClientErrorGoesDeadWithReason) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
@@ -277,7 +295,7 @@ TEST_F(DispatcherTest, PermanentClientErrorGoesDeadWithReason) {
             json::array({"delivery1", "webhook", "http 400", "https://hooks.example/x"}));
 }
 
-TEST_F(DispatcherTest, ServerErrorRetriesThroughTheRetryCount) {
+TEST_P(DispatcherTest, ServerErrorRetriesThroughTheRetryCount) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(WebPush("https://push.example/sub/1")).ok());
@@ -293,14 +311,14 @@ TEST_F(DispatcherTest, ServerErrorRetriesThroughTheRetryCount) {
 
   // The retry comes back into the delivery queue and is sent again.
   clock_.Advance(seconds(15));
-  engine_->RunScheduledOnce();
+  RunScheduled();
   ASSERT_EQ(transport.calls.size(), 2u) << "the due retry was taken and sent";
   transport.Answer(1, ScriptedTransport::Status(201));
   EXPECT_TRUE(List(JobState::kRetry).empty());
   EXPECT_TRUE(List(JobState::kWorking).empty());
 }
 
-TEST_F(DispatcherTest, RetryAfterOf429IsRespectedAndBounded) {
+TEST_P(DispatcherTest, RetryAfterOf429IsRespectedAndBounded) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(Webhook("https://hooks.example/a")).ok());
@@ -318,19 +336,19 @@ TEST_F(DispatcherTest, RetryAfterOf429IsRespectedAndBounded) {
   EXPECT_EQ(transport.calls.size(), 2u) << "hooks.example asked for 600 s of quiet";
   EXPECT_EQ(dispatcher_->compartments().Find("hooks.example")->parked_count(), 1u);
   clock_.Advance(seconds(600));
-  dispatcher_->Pump();
+  Pump();
   ASSERT_EQ(transport.calls.size(), 3u);
   EXPECT_EQ(transport.calls[2].request.url, "https://hooks.example/c");
 }
 
-TEST_F(DispatcherTest, JobPastItsDeadlineIsDeadAsHostUnavailable) {
+TEST_P(DispatcherTest, JobPastItsDeadlineIsDeadAsHostUnavailable) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
   transport.Answer(0, ScriptedTransport::Status(502));
   ASSERT_EQ(List(JobState::kRetry).size(), 1u);
   clock_.Advance(hours(25));  // webhook deadline: 1 day after creation
-  engine_->RunScheduledOnce();
+  RunScheduled();
   EXPECT_EQ(transport.calls.size(), 1u) << "an expired job is not sent again";
   auto dead = List(JobState::kDead);
   ASSERT_EQ(dead.size(), 1u);
@@ -341,7 +359,7 @@ TEST_F(DispatcherTest, JobPastItsDeadlineIsDeadAsHostUnavailable) {
   EXPECT_EQ(outcomes[0]["args"][2], "host unavailable");
 }
 
-TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
+TEST_P(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   // Webpush ttl 3600 s: open the host's breaker, then let the parked job run out of time.
@@ -356,7 +374,7 @@ TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
   ASSERT_TRUE(dispatcher_->next_wakeup());
   clock_.Advance(hours(2));
   // Only the deadline sweep runs (the breaker would allow a probe, but the job is past its ttl).
-  dispatcher_->Pump();
+  Pump();
   EXPECT_EQ(transport.calls.size(), 3u);
   auto dead = List(JobState::kDead);
   ASSERT_EQ(dead.size(), 1u);
@@ -364,7 +382,7 @@ TEST_F(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
   EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
 }
 
-TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompletes) {
+TEST_P(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompletes) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   for (int i = 0; i < 8; ++i)
@@ -396,7 +414,7 @@ TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompl
   // When the breaker allows a probe, exactly one parked job is tried.
   ASSERT_TRUE(dispatcher_->next_wakeup());
   clock_.Set(*dispatcher_->next_wakeup());
-  dispatcher_->Pump();
+  Pump();
   auto probes = transport.Pending("dead.example");
   ASSERT_EQ(probes.size(), 1u) << "one half-open probe";
   transport.Answer(probes[0], ScriptedTransport::Status(200));
@@ -410,7 +428,7 @@ TEST_F(DispatcherTest, DeadHostJobsWaitParkedWithoutRetriesWhileHealthyHostCompl
   EXPECT_EQ(List(JobState::kRetry).size(), 4u);
 }
 
-TEST_F(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
+TEST_P(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
   // The breaker stays open for three days: the parked jobs wait longer than their 1-day
   // reservation, and only their 48-hour activitypub deadline may end them.
   dconfig_.compartments.compartment.breaker.base_open_interval = hours(72);
@@ -437,24 +455,24 @@ TEST_F(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
 
   // Nothing to renew while more than half of the reservation remains.
   clock_.Advance(hours(11));
-  dispatcher_->Pump();
+  Pump();
   EXPECT_EQ(expiries(), std::set<TimePoint>{taken + hours(24)});
   ASSERT_TRUE(dispatcher_->next_wakeup());
   EXPECT_EQ(*dispatcher_->next_wakeup(), taken + hours(12)) << "the timer wakes for the renewal";
 
   clock_.Set(taken + hours(12));
-  dispatcher_->Pump();
+  Pump();
   EXPECT_EQ(expiries(), std::set<TimePoint>{taken + hours(36)});
   EXPECT_EQ(dispatcher_->stats().renewed, 2);
 
   // Past the original expiry the reaper finds nothing to fail; renewals keep going.
   clock_.Set(taken + hours(30));
-  engine_->RunReaperOnce();
+  RunReaper();
   EXPECT_EQ(List(JobState::kWorking).size(), 2u);
-  dispatcher_->Pump();
+  Pump();
   EXPECT_EQ(expiries(), std::set<TimePoint>{taken + hours(54)});
   clock_.Set(taken + hours(40));
-  engine_->RunReaperOnce();
+  RunReaper();
   EXPECT_EQ(List(JobState::kWorking).size(), 2u);
   EXPECT_EQ(List(JobState::kRetry).size(), 4u) << "no retry spent by waiting";
   for (const auto& w : List(JobState::kWorking)) EXPECT_FALSE(PayloadOf(w).contains("failure"));
@@ -463,26 +481,26 @@ TEST_F(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
 
   // The deadline, not the reservation, ends the wait.
   clock_.Set(taken + hours(48));
-  dispatcher_->Pump();
+  Pump();
   EXPECT_TRUE(List(JobState::kWorking).empty());
   auto dead = List(JobState::kDead);
   ASSERT_EQ(dead.size(), 2u);
   EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
 }
 
-TEST_F(DispatcherTest, InFlightJobsAreNotRenewed) {
+TEST_P(DispatcherTest, InFlightJobsAreNotRenewed) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(Webhook("https://slow.example/1")).ok());
   ASSERT_EQ(transport.Pending().size(), 1u);
   clock_.Advance(hours(13));
-  dispatcher_->Pump();
+  Pump();
   EXPECT_EQ(dispatcher_->stats().renewed, 0);
   transport.Answer(0, ScriptedTransport::Status(200));
   EXPECT_TRUE(List(JobState::kWorking).empty());
 }
 
-TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {
+TEST_P(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   ASSERT_TRUE(Push(Webhook("https://flaky.example/1")).ok());
@@ -501,7 +519,7 @@ TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   EXPECT_EQ(transport.calls.size(), 2u) << "two failures opened the breaker";
   ASSERT_TRUE(dispatcher_->next_wakeup());
   clock_.Set(*dispatcher_->next_wakeup());
-  dispatcher_->Pump();
+  Pump();
   ASSERT_EQ(transport.calls.size(), 3u) << "the probe";
   transport.Answer(2, ScriptedTransport::Status(204));
   outcomes = Outcomes();
@@ -509,15 +527,17 @@ TEST_F(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   EXPECT_EQ(outcomes[0]["jobtype"], kHostAvailableJobType);
 }
 
-TEST_F(DispatcherTest, AdoptsItsReservationsAfterARestart) {
+TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   ScriptedTransport before;
   StartDispatcher(before);
   ASSERT_TRUE(Push(Webhook("https://hooks.example/1")).ok());
   ASSERT_TRUE(Push(Webhook("https://hooks.example/2")).ok());
   ASSERT_TRUE(Push({{"jobtype", "Mail"}, {"args", {1}}}).ok());
-  std::optional<std::string> mail;
-  engine_->Fetch({"default"}, "", [&](Result<std::optional<std::string>> r) { mail = **r; });
-  ASSERT_TRUE(mail) << "a client's reservation exists too";
+  auto mail = Await<Result<std::optional<std::string>>>(
+      io_, "FETCH", [&](std::function<void(Result<std::optional<std::string>>)> cb) {
+        engine_->Fetch({"default"}, "", std::move(cb));
+      });
+  ASSERT_TRUE(mail.ok() && mail->has_value()) << "a client's reservation exists too";
   ASSERT_EQ(before.calls.size(), 2u);
   // The process dies with both deliveries in flight.
   engine_->SetBuiltinJobs(nullptr);
@@ -535,7 +555,38 @@ TEST_F(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   EXPECT_EQ(working[0].queue, "default");
 }
 
-TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilTheProbe) {
+TEST_P(DispatcherTest, StoreAnswersAfterTheDispatcherIsGoneAreDropped) {
+  // Destroyed while restoring the host states: nothing continues on the destroyed dispatcher.
+  ScriptedTransport first;
+  dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, first, signer_.get(), keys_, clock_,
+                                             rng_, dconfig_);
+  dispatcher_->Start();
+  dispatcher_.reset();
+  Settle(io_);
+
+  // Destroyed while taking a job (deferred: the Fetch answer is outstanding; inline: the job is
+  // in flight): the job stays reserved and the next dispatcher adopts and sends it.
+  ScriptedTransport second;
+  StartDispatcher(second);
+  json doc = Webhook("https://hooks.example/1");
+  doc["jid"] = "delivery1";
+  auto job = ParseJobDocument(doc, clock_.Now());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  engine_->Push(std::move(*job), [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
+  engine_->SetBuiltinJobs(nullptr);
+  dispatcher_.reset();
+  Settle(io_);
+  EXPECT_EQ(List(JobState::kWorking).size(), 1u);
+
+  ScriptedTransport third;
+  StartDispatcher(third);
+  EXPECT_EQ(dispatcher_->stats().adopted, 1);
+  ASSERT_EQ(third.calls.size(), 1u);
+  third.Answer(0, ScriptedTransport::Status(200));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+}
+
+TEST_P(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilTheProbe) {
   ScriptedTransport before;
   StartDispatcher(before);
   const TimePoint failed_at = clock_.Now();
@@ -575,7 +626,7 @@ TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilThe
   ASSERT_TRUE(dispatcher_->next_wakeup());
   EXPECT_EQ(*dispatcher_->next_wakeup(), probe_at);
   clock_.Set(probe_at - std::chrono::milliseconds(1));
-  dispatcher_->Pump();
+  Pump();
   EXPECT_TRUE(after.calls.empty());
   EXPECT_EQ(List(JobState::kRetry).size(), 2u) << "no retry spent by the parked jobs";
   EXPECT_EQ(List(JobState::kWorking).size(), 3u);
@@ -583,7 +634,7 @@ TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilThe
   // At the saved probe time exactly one probe; its failure reopens the breaker for the series'
   // second interval (60 s), as it would have without the restart.
   clock_.Set(probe_at);
-  dispatcher_->Pump();
+  Pump();
   ASSERT_EQ(after.Pending("dead.example").size(), 1u) << "one half-open probe";
   after.Answer(0, ScriptedTransport::Error(TransportError::kConnectRefused));
   EXPECT_EQ(List(JobState::kRetry).size(), 3u);
@@ -597,7 +648,7 @@ TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilThe
 
   // The host answers again: the parked jobs drain and its saved state is deleted.
   clock_.Set(probe_at + seconds(60));
-  dispatcher_->Pump();
+  Pump();
   ASSERT_EQ(after.Pending("dead.example").size(), 1u);
   for (int round = 0; round < 10 && !after.Pending("dead.example").empty(); ++round) {
     for (size_t i : after.Pending("dead.example")) after.Answer(i, ScriptedTransport::Status(200));
@@ -607,7 +658,7 @@ TEST_F(DispatcherTest, OpenBreakerSurvivesARestartAndParksTheAdoptedJobsUntilThe
   EXPECT_TRUE(SavedHosts().empty()) << "a healthy host leaves nothing in the store";
 }
 
-TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFirstFailure) {
+TEST_P(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFirstFailure) {
   dconfig_.compartments.compartment.unavailable_after = hours(24 * 7);
   ScriptedTransport first;
   StartDispatcher(first);
@@ -652,7 +703,7 @@ TEST_F(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFir
   EXPECT_TRUE(SavedHosts().empty());
 }
 
-TEST_F(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
+TEST_P(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
   ScriptedTransport transport;
   StartDispatcher(transport);
   Registry& registry = metrics_;
@@ -690,6 +741,8 @@ TEST_F(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
   EXPECT_EQ(delivered[0].label_values, (std::vector<std::string>{"hooks.example", "success"}));
   transport.Answer(1, ScriptedTransport::Status(200));
 }
+
+INSTANTIATE_TEST_SUITE_P(StoreTimings, DispatcherTest, kBothTimings, StoreTimingName);
 
 }  // namespace
 }  // namespace bulkhead

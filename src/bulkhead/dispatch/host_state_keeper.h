@@ -43,9 +43,9 @@ class HostStateKeeper {
   HostStateKeeper& operator=(const HostStateKeeper&) = delete;
 
   // Reads the saved host states, restores the failing ones into the compartments and remembers
-  // which hosts were announced unavailable; then runs `done` (possibly inside this call, when the
-  // store answers inline; never after the keeper is destroyed). A store error is logged and
-  // restores nothing.
+  // which hosts were announced unavailable; then runs `done`, inside this call or on a later turn
+  // of the loop, whichever way the store answers (never after the keeper is destroyed). A store
+  // error is logged and restores nothing.
   void Restore(std::function<void()> done);
 
   // After a result for `host`: announces bulkhead.host_unavailable / bulkhead.host_available when

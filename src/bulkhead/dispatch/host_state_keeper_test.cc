@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bulkhead/store/testing/take_all.h"
+#include "bulkhead/dispatch/testing/store_timing.h"
 
 namespace bulkhead {
 namespace {
@@ -12,10 +12,11 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-class HostStateKeeperTest : public ::testing::Test {
+// Each test runs with the store answering inline and deferred (dispatch/testing/store_timing.h).
+class HostStateKeeperTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   HostStateKeeperTest() {
-    store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    store_ = OpenTimedStore(GetParam(), io_);
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     compartments_config_.compartment.breaker.failure_threshold = 1;
     compartments_config_.compartment.unavailable_after = minutes(10);
@@ -33,15 +34,30 @@ class HostStateKeeperTest : public ::testing::Test {
                          : Outcome{OutcomeClass::kRetryable, HostSignal::kFailure, "refused"};
     compartments_->OnResult(grants[0], outcome, seconds(1), clock_.Now());
     keeper_->AfterResult(host, clock_.Now());
+    Settle(io_);
+  }
+  // Saves `record` as a previous run left it.
+  void Put(const HostStateRecord& record) {
+    Status s = Await<Status>(io_, "a host state write", [&](std::function<void(Status)> done) {
+      store_->PutHostState(record, std::move(done));
+    });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  // Restore, run until it is done.
+  void Restore() {
+    auto done = std::make_shared<bool>(false);
+    keeper_->Restore([done] { *done = true; });
+    RunUntil(
+        io_, [&] { return *done; }, "Restore");
   }
   std::vector<HostStateRecord> Saved() {
-    std::vector<HostStateRecord> out;
-    store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) { out = *r; });
-    return out;
+    Settle(io_);
+    return HostStatesOn(io_, *store_);
   }
   std::vector<std::string> OutcomeTypes() {
     std::vector<std::string> out;
-    for (const JobRecord& job : TakeAll(*store_, "bulkhead", clock_.Now())) {
+    Settle(io_);
+    for (const JobRecord& job : TakeAllOn(io_, *store_, "bulkhead", clock_.Now())) {
       out.push_back(job.jobtype);
     }
     return out;
@@ -81,7 +97,7 @@ TEST(HostStateRowTest, RowAndCompartmentStateMapOneToOne) {
   EXPECT_TRUE(ToCompartmentState(healthy).healthy());
 }
 
-TEST_F(HostStateKeeperTest, FailingHostIsSavedOnceAndRemovedWhenHealthy) {
+TEST_P(HostStateKeeperTest, FailingHostIsSavedOnceAndRemovedWhenHealthy) {
   Attempt("h.example", /*ok=*/false);
   auto saved = Saved();
   ASSERT_EQ(saved.size(), 1u);
@@ -98,7 +114,7 @@ TEST_F(HostStateKeeperTest, FailingHostIsSavedOnceAndRemovedWhenHealthy) {
   EXPECT_TRUE(OutcomeTypes().empty()) << "never unavailable: nothing announced";
 }
 
-TEST_F(HostStateKeeperTest, UnavailableIsAnnouncedSavedAndClearedByAHealthyAnswer) {
+TEST_P(HostStateKeeperTest, UnavailableIsAnnouncedSavedAndClearedByAHealthyAnswer) {
   Attempt("h.example", false);
   clock_.Advance(minutes(11));
   Attempt("h.example", false);
@@ -114,17 +130,19 @@ TEST_F(HostStateKeeperTest, UnavailableIsAnnouncedSavedAndClearedByAHealthyAnswe
   EXPECT_TRUE(Saved().empty());
 }
 
-TEST_F(HostStateKeeperTest, RestoreReadsTheRowsBackIntoTheCompartments) {
+TEST_P(HostStateKeeperTest, RestoreReadsTheRowsBackIntoTheCompartments) {
   const TimePoint now = clock_.Now();
   CompartmentState open;
   open.breaker_open_until = now + minutes(5);
   open.breaker_series_openings = 1;
   open.breaker_openings = 1;
   open.failing_since = now - minutes(20);
-  store_->PutHostState(ToHostStateRecord("dead.example", open, true), [](Status) {});
-  bool done = false;
-  keeper_->Restore([&] { done = true; });
-  ASSERT_TRUE(done) << "the memory store answers inline";
+  Put(ToHostStateRecord("dead.example", open, true));
+  auto done = std::make_shared<bool>(false);
+  keeper_->Restore([done] { *done = true; });
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return *done; }, "Restore"))
+      << "Restore runs `done`";
   const Compartment* c = compartments_->Find("dead.example");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->breaker().state(now), BreakerState::kOpen);
@@ -133,20 +151,23 @@ TEST_F(HostStateKeeperTest, RestoreReadsTheRowsBackIntoTheCompartments) {
   EXPECT_EQ(keeper_->saved_count(), 1u);
 }
 
-TEST_F(HostStateKeeperTest, EvictedHostsThatWereNotAnnouncedAreRemoved) {
+TEST_P(HostStateKeeperTest, EvictedHostsThatWereNotAnnouncedAreRemoved) {
   const TimePoint now = clock_.Now();
   CompartmentState failing;
   failing.failing_since = now - minutes(1);
-  store_->PutHostState(ToHostStateRecord("gone.example", failing, false), [](Status) {});
-  keeper_->Restore([] {});
+  Put(ToHostStateRecord("gone.example", failing, false));
+  Restore();
   ASSERT_NE(compartments_->Find("gone.example"), nullptr);
   keeper_->SaveEvicted(now);
+  Settle(io_);
   EXPECT_EQ(Saved().size(), 1u) << "its compartment is still there";
   compartments_->EvictIdle(now + compartments_config_.failing_retention + minutes(1));
   ASSERT_EQ(compartments_->Find("gone.example"), nullptr);
   keeper_->SaveEvicted(now + compartments_config_.failing_retention + minutes(1));
   EXPECT_TRUE(Saved().empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(StoreTimings, HostStateKeeperTest, kBothTimings, StoreTimingName);
 
 }  // namespace
 }  // namespace bulkhead

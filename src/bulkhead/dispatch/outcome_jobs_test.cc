@@ -4,19 +4,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bulkhead/store/testing/take_all.h"
+#include "bulkhead/dispatch/testing/store_timing.h"
 
 namespace bulkhead {
 namespace {
 
 using nlohmann::json;
 
-TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
+// Runs with the store answering inline and deferred (dispatch/testing/store_timing.h).
+class OutcomeJobsTest : public ::testing::TestWithParam<StoreTiming> {};
+
+TEST_P(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   Config config;
   ManualClock clock;
   ScriptedRng rng;
   boost::asio::io_context io;
-  auto store = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+  auto store = OpenTimedStore(GetParam(), io);
   Engine engine(io, *store, config, clock, rng);
   DispatcherStats stats;
   OutcomeJobs outcomes(engine, clock, "outcomes", stats);
@@ -32,7 +35,8 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   EXPECT_EQ(stats.outcome_jobs, 4);
 
   std::vector<json> pushed;
-  for (const JobRecord& taken : TakeAll(*store, "outcomes", clock.Now())) {
+  Settle(io);
+  for (const JobRecord& taken : TakeAllOn(io, *store, "outcomes", clock.Now())) {
     pushed.push_back(json::parse(taken.payload));
   }
   ASSERT_EQ(pushed.size(), 4u);
@@ -46,6 +50,8 @@ TEST(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   EXPECT_EQ(pushed[3]["jobtype"], kHostAvailableJobType);
   EXPECT_EQ(pushed[3]["queue"], "outcomes");
 }
+
+INSTANTIATE_TEST_SUITE_P(StoreTimings, OutcomeJobsTest, kBothTimings, StoreTimingName);
 
 }  // namespace
 }  // namespace bulkhead

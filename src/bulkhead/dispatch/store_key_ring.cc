@@ -54,20 +54,19 @@ Result<StoreKeyRing::Entry> StoreKeyRing::Parse(const std::string& key_id, std::
   return Entry{std::move(*key), std::move(info)};
 }
 
-Status StoreKeyRing::Open(Store& store) {
+void StoreKeyRing::Open(Store& store, std::function<void(Status)> done) {
   store_ = &store;
-  // Embedded stores answer inline; `result` tells whether they did.
-  auto result = std::make_shared<std::optional<Status>>();
-  store.ListSigningKeys([this, result](Result<std::vector<Store::StoredSigningKey>> keys) {
+  store.ListSigningKeys([this, alive = alive_, done = std::move(done)](
+                            Result<std::vector<Store::StoredSigningKey>> keys) {
+    if (!*alive) return;
     if (!keys.ok()) {
       spdlog::error("cannot load the signing keys: {}", keys.status().message());
-      *result = keys.status();
+      done(keys.status());
       return;
     }
     Load(std::move(*keys));
-    *result = Status::Ok();
+    done(Status::Ok());
   });
-  return result->value_or(Status::Ok());
 }
 
 void StoreKeyRing::Load(std::vector<Store::StoredSigningKey> keys) {
@@ -105,20 +104,23 @@ void StoreKeyRing::Add(std::string key_id, std::string pem, AddDone done) {
     return;
   }
   auto parsed = std::make_shared<Entry>(std::move(*entry));
-  store_->PutSigningKey(key_id, pem, [this, parsed, done = std::move(done)](Status s) {
-    if (!s.ok()) {
-      done(Status(s.code(), "storing signing key " + parsed->info.key_id + ": " + s.message()));
-      return;
-    }
-    AddResult result{parsed->info, false};
-    {
-      std::lock_guard lock(mu_);
-      result.created = keys_.insert_or_assign(parsed->info.key_id, *parsed).second;
-    }
-    spdlog::info("signing key {} {} ({} bits, {})", result.key.key_id,
-                 result.created ? "added" : "replaced", result.key.bits, result.key.fingerprint);
-    done(std::move(result));
-  });
+  store_->PutSigningKey(
+      key_id, pem, [this, alive = alive_, parsed, done = std::move(done)](Status s) {
+        if (!*alive) return;
+        if (!s.ok()) {
+          done(Status(s.code(), "storing signing key " + parsed->info.key_id + ": " + s.message()));
+          return;
+        }
+        AddResult result{parsed->info, false};
+        {
+          std::lock_guard lock(mu_);
+          result.created = keys_.insert_or_assign(parsed->info.key_id, *parsed).second;
+        }
+        spdlog::info("signing key {} {} ({} bits, {})", result.key.key_id,
+                     result.created ? "added" : "replaced", result.key.bits,
+                     result.key.fingerprint);
+        done(std::move(result));
+      });
   Wipe(pem);
 }
 
@@ -127,16 +129,18 @@ void StoreKeyRing::Remove(const std::string& key_id, std::function<void(Status)>
     done(Status::FailedPrecondition("the key ring is not open"));
     return;
   }
-  store_->RemoveSigningKey(key_id, [this, key_id, done = std::move(done)](Status s) {
-    if (s.ok()) {
-      {
-        std::lock_guard lock(mu_);
-        keys_.erase(key_id);
-      }
-      spdlog::info("signing key {} removed", key_id);
-    }
-    done(s);
-  });
+  store_->RemoveSigningKey(key_id,
+                           [this, alive = alive_, key_id, done = std::move(done)](Status s) {
+                             if (!*alive) return;
+                             if (s.ok()) {
+                               {
+                                 std::lock_guard lock(mu_);
+                                 keys_.erase(key_id);
+                               }
+                               spdlog::info("signing key {} removed", key_id);
+                             }
+                             done(s);
+                           });
 }
 
 std::vector<StoreKeyRing::KeyInfo> StoreKeyRing::List() const {

@@ -3,7 +3,8 @@
 //
 // Thread-safety: Find and List may be called from any thread. Open, Add and Remove call the Store
 // and so run on the event loop thread only. Lifetime: the store passed to Open must outlive the
-// registry's last Add/Remove.
+// registry's last Add/Remove; answers arriving after the registry is destroyed are dropped (their
+// `done` does not run).
 //
 // A key becomes visible to Find once the store has made it durable, so a PUSH naming it can never
 // be accepted while the key could still be lost in a crash. Removing a key does not touch jobs
@@ -12,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -41,14 +43,16 @@ class StoreKeyRing final : public KeyRing {
   using AddDone = std::function<void(Result<AddResult>)>;
 
   StoreKeyRing() = default;
+  ~StoreKeyRing() override { *alive_ = false; }
   StoreKeyRing(const StoreKeyRing&) = delete;
   StoreKeyRing& operator=(const StoreKeyRing&) = delete;
 
-  // Attaches the registry to `store` and loads every stored key. Call once, before anything else.
-  // A stored key that no longer parses is skipped with a warning naming its key id. The embedded
-  // stores answer inline, so the keys are loaded when Open returns; a store that answers later
-  // fills the registry when its answer arrives. Returns the store's error, if any.
-  Status Open(Store& store);
+  // Attaches the registry to `store` and loads every stored key, then runs `done` with the
+  // store's error, if any (possibly inside this call; never after the registry is destroyed).
+  // Call once, before anything else, and use the registry (Find, List, Add, Remove) only after
+  // `done`: until then it holds no key. A stored key that no longer parses is skipped with a
+  // warning naming its key id.
+  void Open(Store& store, std::function<void(Status)> done);
 
   // Validates `key_id` (ValidateKeyId) and `pem` (an unencrypted PEM RSA private key of at least
   // 2048 bits, SigningKey::FromPem), then stores it, replacing any key of that id. `done` gets
@@ -77,7 +81,8 @@ class StoreKeyRing final : public KeyRing {
   static Result<Entry> Parse(const std::string& key_id, std::string_view pem);
   void Load(std::vector<Store::StoredSigningKey> keys);
 
-  Store* store_ = nullptr;  // set by Open
+  Store* store_ = nullptr;                                      // set by Open
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
   mutable std::mutex mu_;
   std::map<std::string, Entry, std::less<>> keys_;  // guarded by mu_
 };

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "bulkhead/dispatch/testing/store_timing.h"
+
 namespace bulkhead {
 namespace {
 
@@ -32,32 +34,41 @@ const std::string& RsaPem() {
   return pem;
 }
 
-class StoreKeyRingTest : public ::testing::Test {
+// Each test runs with the store answering inline and deferred (dispatch/testing/store_timing.h).
+class StoreKeyRingTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   void SetUp() override {
-    auto store = OpenStoreFromUrl("memory:", [](std::function<void()> fn) { fn(); });
-    ASSERT_TRUE(store.ok());
-    store_ = std::move(*store);
-    ASSERT_TRUE(registry_.Open(*store_).ok());
+    store_ = OpenTimedStore(GetParam(), io_);
+    ASSERT_TRUE(Open(registry_).ok());
+  }
+  Status Open(StoreKeyRing& ring) {
+    return Await<Status>(io_, "Open", [&](std::function<void(Status)> done) {
+      ring.Open(*store_, std::move(done));
+    });
   }
   Result<StoreKeyRing::AddResult> Add(const std::string& key_id, const std::string& pem) {
-    std::optional<Result<StoreKeyRing::AddResult>> out;
-    registry_.Add(key_id, pem, [&](Result<StoreKeyRing::AddResult> r) { out = std::move(r); });
-    EXPECT_TRUE(out.has_value()) << "the memory store answers inline";
-    return std::move(*out);
+    return Await<Result<StoreKeyRing::AddResult>>(
+        io_, "Add", [&](std::function<void(Result<StoreKeyRing::AddResult>)> done) {
+          registry_.Add(key_id, pem, std::move(done));
+        });
   }
   Status Remove(const std::string& key_id) {
-    std::optional<Status> out;
-    registry_.Remove(key_id, [&](Status s) { out = s; });
-    EXPECT_TRUE(out.has_value());
-    return *out;
+    return Await<Status>(io_, "Remove", [&](std::function<void(Status)> done) {
+      registry_.Remove(key_id, std::move(done));
+    });
+  }
+  // Waits for a store change made behind the registry's back.
+  void Expect(const std::string& what, const std::function<void(Store::Done)>& change) {
+    Status s = Await<Status>(io_, what, change);
+    ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
   }
 
+  boost::asio::io_context io_;
   std::unique_ptr<Store> store_;
   StoreKeyRing registry_;
 };
 
-TEST_F(StoreKeyRingTest, AddFindReplaceRemove) {
+TEST_P(StoreKeyRingTest, AddFindReplaceRemove) {
   EXPECT_FALSE(registry_.Find(kAlice));
   auto added = Add(kAlice, RsaPem());
   ASSERT_TRUE(added.ok()) << added.status().ToString();
@@ -83,7 +94,7 @@ TEST_F(StoreKeyRingTest, AddFindReplaceRemove) {
   EXPECT_EQ(Remove(kAlice).code(), StatusCode::kNotFound);
 }
 
-TEST_F(StoreKeyRingTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
+TEST_P(StoreKeyRingTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
   auto message = [&](const std::string& key_id, const std::string& pem) {
     auto r = Add(key_id, pem);
     EXPECT_FALSE(r.ok());
@@ -98,29 +109,51 @@ TEST_F(StoreKeyRingTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
   EXPECT_NE(message("a\nb", RsaPem()).find("control character"), std::string::npos);
   EXPECT_NE(message(std::string(3000, 'k'), RsaPem()).find("longer than"), std::string::npos);
   EXPECT_TRUE(registry_.List().empty());
-  std::optional<Result<std::vector<Store::StoredSigningKey>>> stored;
-  store_->ListSigningKeys([&](auto r) { stored = std::move(r); });
-  EXPECT_TRUE((*stored)->empty()) << "nothing refused reaches the store";
+  auto stored = Await<Result<std::vector<Store::StoredSigningKey>>>(
+      io_, "ListSigningKeys", [&](Store::SigningKeysCallback cb) { store_->ListSigningKeys(cb); });
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->empty()) << "nothing refused reaches the store";
 }
 
-TEST_F(StoreKeyRingTest, OpenLoadsStoredKeysAndSkipsUnreadableOnes) {
+TEST_P(StoreKeyRingTest, OpenLoadsStoredKeysAndSkipsUnreadableOnes) {
   ASSERT_TRUE(Add(kAlice, RsaPem()).ok());
-  store_->PutSigningKey("https://broken.example/actor#key", "not a key", [](Status) {});
+  Expect("a broken key's write", [&](Store::Done done) {
+    store_->PutSigningKey("https://broken.example/actor#key", "not a key", std::move(done));
+  });
   StoreKeyRing reopened;
-  ASSERT_TRUE(reopened.Open(*store_).ok());
+  ASSERT_TRUE(Open(reopened).ok());
   ASSERT_EQ(reopened.List().size(), 1u);
   EXPECT_EQ(reopened.List()[0].key_id, kAlice);
   EXPECT_TRUE(reopened.Find(kAlice));
   EXPECT_FALSE(reopened.Find("https://broken.example/actor#key"));
 }
 
-TEST_F(StoreKeyRingTest, FlushKeepsKeys) {
+TEST_P(StoreKeyRingTest, FlushKeepsKeys) {
   ASSERT_TRUE(Add(kAlice, RsaPem()).ok());
-  store_->Flush([](Status) {});
+  Expect("FLUSH", [&](Store::Done done) { store_->Flush(std::move(done)); });
   StoreKeyRing reopened;
-  ASSERT_TRUE(reopened.Open(*store_).ok());
+  ASSERT_TRUE(Open(reopened).ok());
   EXPECT_TRUE(reopened.Find(kAlice));
 }
+
+TEST_P(StoreKeyRingTest, AnswersAfterTheRegistryIsGoneAreDropped) {
+  ASSERT_TRUE(Add(kAlice, RsaPem()).ok());
+  auto answered = std::make_shared<int>(0);
+  {
+    StoreKeyRing ring;
+    ring.Open(*store_, [answered](Status) { ++*answered; });
+    Settle(io_);
+    ASSERT_EQ(*answered, 1);
+    ring.Add("https://social.example/users/bob#key", RsaPem(),
+             [answered](Result<StoreKeyRing::AddResult>) { ++*answered; });
+    ring.Remove(kAlice, [answered](Status) { ++*answered; });
+  }
+  Settle(io_);
+  // Inline, both answered inside their calls; deferred, neither runs on the destroyed registry.
+  EXPECT_EQ(*answered, GetParam() == StoreTiming::kInline ? 3 : 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(StoreTimings, StoreKeyRingTest, kBothTimings, StoreTimingName);
 
 }  // namespace
 }  // namespace bulkhead

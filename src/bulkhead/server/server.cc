@@ -73,8 +73,17 @@ Status Server::Start() {
       options);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  s = signing_keys_.Open(*store_);
-  if (!s.ok()) return s;
+  {
+    // The keys must be loaded before a PUSH is validated or a reservation adopted: run the loop
+    // (not yet serving anything) until the store has answered.
+    auto loaded = std::make_shared<std::optional<Status>>();
+    signing_keys_.Open(*store_, [loaded](Status st) { *loaded = std::move(st); });
+    while (!loaded->has_value() && io_.run_one() > 0) {
+    }
+    if (io_.stopped()) io_.restart();
+    if (!loaded->has_value()) return Status::Internal("the store did not answer the signing keys");
+    if (!loaded->value().ok()) return **loaded;
+  }
   engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
   s = StartDelivery();
   if (!s.ok()) return s;

@@ -87,7 +87,12 @@ class ScriptedTransport final : public Transport {
     --in_flight_total_;
     auto done = std::move(calls[i].done);
     done(std::move(r));
+    if (after_answer_) after_answer_();
   }
+  // Runs `fn` after each answer's callback has returned (Answer, AnswerDue, Shutdown). Tests whose
+  // store answers later settle their event loop there, so that what an answer sets off is done
+  // before the test looks, or the next answer comes, as with a store that answers inline.
+  void AfterEachAnswer(std::function<void()> fn) { after_answer_ = std::move(fn); }
   // Indices of unanswered calls whose URL contains `needle`.
   std::vector<size_t> Pending(const std::string& needle = "") const {
     std::vector<size_t> out;
@@ -166,6 +171,7 @@ class ScriptedTransport final : public Transport {
   }
 
   const Clock* clock_ = nullptr;
+  std::function<void()> after_answer_;
   std::map<std::string, Behaviour> scripts_;
   std::priority_queue<Due, std::vector<Due>, Later> due_;
   std::map<std::string, int> started_, in_flight_, max_in_flight_;
