@@ -7,6 +7,11 @@
 
 namespace bulkhead {
 
+bool IsRedisStoreUrl(std::string_view url) {
+  return url.starts_with("redis://") || url.starts_with("rediss://") ||
+         url.starts_with("redis-sentinel://");
+}
+
 std::string Config::StoreUrl() const {
   if (!store.empty()) return store;
   std::string dir = data_dir.empty() ? "." : data_dir;
@@ -93,6 +98,23 @@ Status Config::Validate() const {
                std::to_string(2 * unsent_replies_pause_bytes) + ")");
   }
   if (Status s = ValidateDelivery(delivery); !s.ok()) return s;
+  bool redis = IsRedisStoreUrl(StoreUrl());
+  if (durability == "replicated" && !redis) {
+    return bad(
+        "durability = \"replicated\" needs a Redis store (redis://, rediss:// or "
+        "redis-sentinel://), not " +
+        StoreUrl());
+  }
+  if (durability == "power" && redis) {
+    return bad(
+        "durability = \"power\" is for SQLite stores: with Redis, set its own "
+        "appendfsync, or use \"replicated\"");
+  }
+  if (!redis_ca_file.empty() && !StoreUrl().starts_with("rediss://")) {
+    // Only the scheme: a redis:// URL may hold a password.
+    return bad("redis_ca_file is for rediss:// stores, not " +
+               StoreUrl().substr(0, StoreUrl().find(':') + 1) + " ones");
+  }
   for (const auto& [name, jt] : jobtypes) {
     if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
   }

@@ -79,7 +79,14 @@ struct Config {
   std::string data_dir = "./data";
   // Store URL; empty means sqlite:<data_dir>/bulkhead.db.
   std::string store;
-  std::string durability = "process";  // "process" or "power" (see docs/architecture.md)
+  // "process" or "power" (SQLite), or "replicated" (Redis): see the settings table.
+  std::string durability = "process";
+  // Redis stores: every key starts with "{redis_namespace}:" (one Cluster hash slot per namespace).
+  std::string redis_namespace = "bulkhead";
+  // rediss:// only: the CA bundle that verifies the server's certificate; empty: the system's.
+  std::string redis_ca_file;
+  // durability = "replicated": how long a write waits for a replica (WAIT) before it is refused.
+  int redis_wait_timeout_ms = 1000;
   // Flag only (`--salvage-damaged-jobs`, a one-off recovery step):
   // StoreOptions::salvage_damaged_jobs.
   bool salvage_damaged_jobs = false;
@@ -136,6 +143,9 @@ struct Config {
   // InvalidArgument names the setting.
   Status Validate() const;
 };
+
+// True for the Redis store URLs: redis://, rediss://, redis-sentinel://.
+bool IsRedisStoreUrl(std::string_view url);
 
 // Reads a TOML file over `base` (settings absent from the file keep their base value), each key
 // through its row in the settings table (config_file.cc). Unknown keys, wrong types and values

@@ -71,6 +71,34 @@ TEST(ConfigTest, ValidateNamesTheSetting) {
   EXPECT_NE(c.Validate().message().find("invalid address \"nowhere\""), std::string::npos);
 }
 
+TEST(ConfigTest, RedisSettingsAndTheirRelations) {
+  Config c;
+  c.store = "redis://:s3cret@127.0.0.1:6379/2";
+  EXPECT_TRUE(c.Validate().ok());
+  c.durability = "replicated";
+  EXPECT_TRUE(c.Validate().ok());
+  c.durability = "power";
+  EXPECT_NE(c.Validate().message().find("appendfsync"), std::string::npos);
+  c.durability = "process";
+  c.redis_ca_file = "/etc/ssl/ca.pem";
+  std::string ca = c.Validate().message();
+  EXPECT_NE(ca.find("redis_ca_file is for rediss:// stores"), std::string::npos) << ca;
+  EXPECT_EQ(ca.find("s3cret"), std::string::npos) << "a store URL's password is never shown";
+  c.store = "rediss://127.0.0.1:6380";
+  EXPECT_TRUE(c.Validate().ok());
+  c = Config{};
+  c.durability = "replicated";
+  EXPECT_NE(c.Validate().message().find("needs a Redis store"), std::string::npos);
+  c = Config{};
+  c.redis_namespace = "a{b}";
+  EXPECT_NE(c.Validate().message().find("redis_namespace may hold only"), std::string::npos)
+      << c.Validate().message();
+  c.redis_namespace = "";
+  EXPECT_FALSE(c.Validate().ok());
+  EXPECT_TRUE(IsRedisStoreUrl("redis-sentinel://a:26379,b:26379/mymaster"));
+  EXPECT_FALSE(IsRedisStoreUrl("sqlite:redis://x"));
+}
+
 TEST(ConfigTest, HardeningBoundsLoadAndValidate) {
   auto path = WriteTemp(R"(
 max_json_depth = 32

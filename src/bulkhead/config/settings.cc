@@ -21,6 +21,17 @@ std::string CheckNotEmpty(const std::string& value) {
   return value.empty() ? "must not be empty" : "";
 }
 
+// Inside a Redis hash tag: no braces (they would end the tag), nothing Redis keys or logs mangle.
+std::string CheckRedisNamespace(const std::string& value) {
+  if (value.empty() || value.size() > 64) return "must be 1 to 64 characters";
+  for (char c : value) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return "may hold only letters, digits, '_', '-' and '.', not \"" + value + "\"";
+  }
+  return "";
+}
+
 // Where and how the server listens and keeps its data.
 std::vector<Setting> ServingRows() {
   return {
@@ -40,7 +51,10 @@ std::vector<Setting> ServingRows() {
        .values = "HOST:PORT"},
       {.key = "store",
        .field = MemberField<&Config::store>(),
-       .doc = "store URL: sqlite:PATH, or memory: (nothing kept)",
+       .doc = "store URL: sqlite:PATH, memory: (nothing kept), or Redis (several nodes)",
+       .details = "Redis: `redis://[:PASSWORD@]HOST:PORT[/DB]`, `rediss://…` (TLS, verified), "
+                  "`redis-sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]` (the primary as the "
+                  "sentinels name it, followed through a fail-over)",
        .flag = "--store",
        .shown_default = "sqlite:<data_dir>/bulkhead.db"},
       {.key = "data_dir",
@@ -50,8 +64,24 @@ std::vector<Setting> ServingRows() {
       {.key = "durability",
        .field = MemberField<&Config::durability>(),
        .doc = "process: a commit survives kill -9 (SQLite synchronous=NORMAL); power: fsync every "
-              "commit (FULL)",
-       .allowed = {"process", "power"}},
+              "commit (FULL); replicated (Redis): a replica has every write before it is answered",
+       .details = "with Redis, `process` and `power` keep Redis's own persistence settings; "
+                  "`replicated` answers PUSH, ACK and FAIL only once `WAIT` saw a replica take the "
+                  "write (docs/operations.md, \"Running several nodes\")",
+       .allowed = {"process", "power", "replicated"}},
+      {.key = "redis_namespace",
+       .field = MemberField<&Config::redis_namespace>(),
+       .doc = "Redis stores: the prefix of every key, {NAMESPACE}: (one Cluster slot)",
+       .check = CheckRedisNamespace,
+       .values = "letters, digits, _ - ."},
+      {.key = "redis_ca_file",
+       .field = MemberField<&Config::redis_ca_file>(),
+       .doc = "rediss:// stores: CA bundle (PEM) that verifies the server; empty: the system's"},
+      {.key = "redis_wait_timeout_ms",
+       .field = MemberField<&Config::redis_wait_timeout_ms>(),
+       .doc = "durability = replicated: how long a write waits for a replica before it is refused",
+       .min = 1,
+       .max = 60000},
       {.key = "password",
        .field = MemberField<&Config::password>(),
        .doc = "password clients must present (or BULKHEAD_PASSWORD; never a flag)",
