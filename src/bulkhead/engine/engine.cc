@@ -44,9 +44,16 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       scheduler_timer_(io, clock),
       reaper_timer_(io, clock),
       purge_timer_(io, clock),
-      worker_timer_(io, clock) {}
+      worker_timer_(io, clock) {
+  // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
+  store_.SetWakeHandler(
+      Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
+}
 
-Engine::~Engine() { Stop(); }
+Engine::~Engine() {
+  Stop();
+  store_.SetWakeHandler(nullptr);
+}
 
 void Engine::Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task) {
   timer.ExpiresAfter(period);

@@ -66,6 +66,12 @@ class Store {
   // Why the store is degraded, naming the failed commit and its cause; empty when it is not.
   virtual std::string degraded_reason() const { return {}; }
 
+  // Jobs became available in a queue through another node sharing this store: (queue, how many).
+  using WakeHandler = std::function<void(const std::string& queue, size_t count)>;
+  // Sets (or, with null, clears) the handler. Only a store shared by several nodes calls it, on the
+  // loop, for changes made through other nodes (this node's own are its caller's to know).
+  virtual void SetWakeHandler(WakeHandler handler) {}
+
   // Loads persisted state. Must be called once before anything else; fatal errors are returned.
   virtual Status Open() = 0;
   // Flushes pending changes and releases resources. Idempotent.

@@ -15,8 +15,8 @@ for _, jid in ipairs(due) do
     link(jid, h)
     out[#out + 1] = jid
     out[#out + 1] = string.sub(nv, 1, #nv - #h.tail)
-    woken[h.queue] = true
+    woken[h.queue] = (woken[h.queue] or 0) + 1
   end
 end
-for q in pairs(woken) do wake(ARGV[5], q) end
+for q, n in pairs(woken) do wake(ARGV[5], q, n) end
 return out

@@ -51,7 +51,8 @@ local function count(name, delta, day)
   end
 end
 
--- Tells every node (subscribed to {NS}:wake) that jobs became available in `queue`.
-local function wake(node, queue)
-  redis.call('PUBLISH', P .. 'wake', node .. ' ' .. queue)
+-- Tells every node (subscribed to {NS}:wake) that n jobs (default 1) became available in `queue`
+-- through `node`: the message is "NODE N QUEUE".
+local function wake(node, queue, n)
+  redis.call('PUBLISH', P .. 'wake', node .. ' ' .. (n or 1) .. ' ' .. queue)
 end

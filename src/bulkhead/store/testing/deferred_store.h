@@ -34,6 +34,7 @@ class DeferredStore : public Store {
   std::string_view Name() const override { return inner_->Name(); }
   bool degraded() const override { return inner_->degraded(); }
   std::string degraded_reason() const override { return inner_->degraded_reason(); }
+  void SetWakeHandler(WakeHandler handler) override { inner_->SetWakeHandler(std::move(handler)); }
   Status Open() override { return inner_->Open(); }
   void Close() override { inner_->Close(); }
 
