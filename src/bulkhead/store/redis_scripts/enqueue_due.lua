@@ -9,7 +9,7 @@ for _, jid in ipairs(due) do
   if v then
     local h = parse(v)
     h.state = 0
-    h.enq = ARGV[3]
+    h.enq = '+' .. ARGV[3]
     local nv = build(h)
     redis.call('HSET', JOBS, jid, nv)
     link(jid, h)

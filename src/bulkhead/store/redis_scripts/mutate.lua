@@ -22,7 +22,7 @@ for i = 7, #ARGV do
     elseif op == 'requeue' then
       unlink(jid, h)
       h.state = 0
-      h.enq = ARGV[4]
+      h.enq = '+' .. ARGV[4]
       redis.call('HSET', JOBS, jid, build(h))
       link(jid, h)
       wake(ARGV[6], h.queue)

@@ -10,7 +10,7 @@ end
 local function parse(v)
   local nl = string.find(v, '\n', 1, true)
   local state, reserve, enq, node, queue, rest =
-    string.match(string.sub(v, 1, nl - 1), '^(%d)|(%d+)|(%d+)|([^|]*)|([^|]*)|(.*)$')
+    string.match(string.sub(v, 1, nl - 1), '^(%d)|(%d+)|(%+?%d+)|([^|]*)|([^|]*)|(.*)$')
   return {state = tonumber(state), reserve = tonumber(reserve), enq = enq, node = node,
           queue = queue, jobtype = rest, tail = string.sub(v, nl)}
 end
