@@ -45,7 +45,7 @@ struct Transport {
   tcp::socket& socket() { return tls ? tls->next_layer() : *plain; }
   void Close() {
     boost::system::error_code ignored;
-    socket().close(ignored);
+    if (tls || plain) socket().close(ignored);
   }
 };
 
