@@ -55,7 +55,8 @@ bool WaitExit(pid_t pid, std::chrono::milliseconds bound) {
 
 std::string ServerConfig(uint16_t port, const RedisServerOptions& o) {
   std::ostringstream c;
-  c << "bind 127.0.0.1\n";
+  // A replica's first sync starts at once (Redis 7 waits 5 s for more replicas by default).
+  c << "bind 127.0.0.1\nrepl-diskless-sync-delay 0\n";
   if (o.tls) {
     c << "port 0\ntls-port " << port << "\ntls-cert-file " << Quote(o.tls->cert_file)
       << "\ntls-key-file " << Quote(o.tls->key_file) << "\ntls-ca-cert-file "
