@@ -56,7 +56,7 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
 
  public:
   Impl(asio::io_context& io, RedisConnectOptions options)
-      : io_(io), options_(std::move(options)), timer_(io) {
+      : io_(io), options_(std::move(options)), timer_(io), reply_timer_(io) {
     name_ = "redis " + options_.endpoint.ToString();
   }
   ~Impl() { FreeReader(); }
@@ -70,7 +70,11 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
   enum class State { kIdle, kConnecting, kReady };
   State state_ = State::kIdle;
   LostHandler lost_handler_;
-  std::deque<ReplyCallback> pending_;
+  struct Pending {
+    ReplyCallback callback;
+    std::chrono::steady_clock::time_point sent;
+  };
+  std::deque<Pending> pending_;
   RedisConnectOptions options_;
 
  private:
@@ -85,7 +89,9 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
   void MaybeWrite();
   void Encode(const std::vector<std::string>& argv);
   void ResetTransport();
-  void FailAll(DoneCallback done, std::deque<ReplyCallback> failed, const Status& cause);
+  void FailAll(DoneCallback done, std::deque<Pending> failed, const Status& cause);
+  void Push(ReplyCallback callback);
+  void ArmReplyTimer();
   void Lose(Status cause, bool report);
   void PostFailure(ReplyCallback cb, Status status);
   void FreeReader();
@@ -95,6 +101,8 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
 
   std::string name_;
   asio::steady_timer timer_;
+  asio::steady_timer reply_timer_;
+  bool reply_timer_armed_ = false;
   uint64_t gen_ = 0;  // transport generation: handlers of an older transport do nothing
   bool destroyed_ = false;
   bool transport_up_ = false;
@@ -241,7 +249,7 @@ void RedisConnection::Impl::QueueSetupCommands() {
     argv.push_back(options_.password);
     ++setup_left_;
     Encode(argv);
-    pending_.push_back([this, step_done](Result<RedisReply> r) {
+    Push([this, step_done](Result<RedisReply> r) {
       if (!r.ok() || state_ != State::kConnecting) return;  // Lose() reports transport failures
       if (r->is_error()) {
         Lose(Status::PermissionDenied(name_ + ": AUTH failed: " + r->str()), false);
@@ -253,7 +261,7 @@ void RedisConnection::Impl::QueueSetupCommands() {
   if (options_.db != 0) {
     ++setup_left_;
     Encode({"SELECT", std::to_string(options_.db)});
-    pending_.push_back([this, step_done](Result<RedisReply> r) {
+    Push([this, step_done](Result<RedisReply> r) {
       if (!r.ok() || state_ != State::kConnecting) return;
       if (r->is_error()) {
         Lose(Status::InvalidArgument(name_ + ": SELECT " + std::to_string(options_.db) +
@@ -320,7 +328,7 @@ bool RedisConnection::Impl::Dispatch(RedisReply reply) {
     Lose(Unavailable("protocol error: a reply that no command awaits: " + reply.ToString()), true);
     return false;
   }
-  ReplyCallback cb = std::move(pending_.front());
+  ReplyCallback cb = std::move(pending_.front().callback);
   pending_.pop_front();
   cb(std::move(reply));
   return true;
@@ -365,6 +373,31 @@ void RedisConnection::Impl::MaybeWrite() {
   }
 }
 
+void RedisConnection::Impl::Push(ReplyCallback callback) {
+  pending_.push_back({std::move(callback), std::chrono::steady_clock::now()});
+  ArmReplyTimer();
+}
+
+// One timer for the oldest unanswered command: when it fires and that command is still
+// unanswered after reply_timeout, the peer is taken for gone.
+void RedisConnection::Impl::ArmReplyTimer() {
+  if (options_.reply_timeout.count() <= 0 || reply_timer_armed_ || pending_.empty()) return;
+  reply_timer_armed_ = true;
+  reply_timer_.expires_at(pending_.front().sent + options_.reply_timeout);
+  reply_timer_.async_wait([self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
+    if (ec || self->destroyed_ || gen != self->gen_) return;
+    self->reply_timer_armed_ = false;
+    if (!self->pending_.empty() && self->pending_.front().sent + self->options_.reply_timeout <=
+                                       std::chrono::steady_clock::now()) {
+      self->Lose(self->Unavailable("no reply within " +
+                                   std::to_string(self->options_.reply_timeout.count()) + " ms"),
+                 true);
+      return;
+    }
+    self->ArmReplyTimer();
+  });
+}
+
 void RedisConnection::Impl::Send(std::vector<std::string> argv, ReplyCallback callback) {
   if (argv.empty()) {
     PostFailure(std::move(callback), Status::InvalidArgument(name_ + ": empty command"));
@@ -380,7 +413,7 @@ void RedisConnection::Impl::Send(std::vector<std::string> argv, ReplyCallback ca
     return;
   }
   Encode(argv);
-  pending_.push_back(std::move(callback));
+  Push(std::move(callback));
   MaybeWrite();
 }
 
@@ -401,7 +434,7 @@ void RedisConnection::Impl::Subscribe(std::vector<std::string> channels, Message
   auto left = std::make_shared<size_t>(channels.size());
   auto shared_done = std::make_shared<DoneCallback>(std::move(done));
   for (size_t i = 0; i < channels.size(); ++i) {
-    pending_.push_back([this, left, shared_done](Result<RedisReply> r) {
+    Push([this, left, shared_done](Result<RedisReply> r) {
       if (*shared_done == nullptr) return;
       DoneCallback d;
       if (!r.ok()) {
@@ -430,11 +463,13 @@ void RedisConnection::Impl::ResetTransport() {
   subscribed_ = false;
   out_.clear();
   timer_.cancel();
+  reply_timer_.cancel();
+  reply_timer_armed_ = false;
   resolver_.cancel();
   if (t_) t_->Close();
 }
 
-void RedisConnection::Impl::FailAll(DoneCallback done, std::deque<ReplyCallback> failed,
+void RedisConnection::Impl::FailAll(DoneCallback done, std::deque<Pending> failed,
                                     const Status& cause) {
   std::shared_ptr<Impl> keep = shared_from_this();
   if (done) {
@@ -443,8 +478,8 @@ void RedisConnection::Impl::FailAll(DoneCallback done, std::deque<ReplyCallback>
   }
   Status unavailable =
       cause.code() == StatusCode::kUnavailable ? cause : Unavailable(cause.message());
-  for (ReplyCallback& cb : failed) {
-    cb(unavailable);
+  for (Pending& p : failed) {
+    p.callback(unavailable);
     if (destroyed_) return;
   }
 }
@@ -456,7 +491,7 @@ void RedisConnection::Impl::Lose(Status cause, bool report) {
   uint64_t gen = gen_;
   DoneCallback done = std::move(connect_done_);
   connect_done_ = nullptr;
-  std::deque<ReplyCallback> failed;
+  std::deque<Pending> failed;
   failed.swap(pending_);
   std::shared_ptr<Impl> keep = shared_from_this();
   FailAll(std::move(done), std::move(failed), cause);
@@ -469,7 +504,7 @@ void RedisConnection::Impl::Close() {
   if (state_ == State::kIdle) return;
   auto done = std::make_shared<DoneCallback>(std::move(connect_done_));
   connect_done_ = nullptr;
-  auto failed = std::make_shared<std::deque<ReplyCallback>>();
+  auto failed = std::make_shared<std::deque<Pending>>();
   failed->swap(pending_);
   ResetTransport();
   asio::post(io_, [self = shared_from_this(), done, failed] {

@@ -46,6 +46,10 @@ struct RedisConnectOptions {
   int db = 0;            // 0: no SELECT
   // Bounds the whole handshake: resolve, TCP connect, TLS handshake, AUTH and SELECT.
   std::chrono::milliseconds connect_timeout{5000};
+  // 0: none. Otherwise a command unanswered for this long ends the connection as lost
+  // (Unavailable "no reply within N ms", the lost handler runs): it catches a peer that went
+  // silent (half-open TCP, a frozen server). Not for blocking commands (BLPOP) longer than it.
+  std::chrono::milliseconds reply_timeout{0};
 
   // The options for `url` at `endpoint` (the URL's own server, or the primary that Sentinel
   // named): TLS for rediss://, the URL's user, password and db.

@@ -275,6 +275,27 @@ TEST_F(RedisConnectionTest, RefusedAndTimedOutConnects) {
   EXPECT_NE(s.message().find("connect timed out after 200 ms"), std::string::npos) << s.message();
 }
 
+TEST_F(RedisConnectionTest, ASilentPeerEndsTheConnectionAfterTheReplyTimeout) {
+  // Accepts TCP (in the kernel's backlog) and never answers.
+  boost::asio::ip::tcp::acceptor silent(io_, {boost::asio::ip::address_v4::loopback(), 0});
+  RedisConnectOptions options;
+  options.endpoint = {"127.0.0.1", silent.local_endpoint().port()};
+  options.reply_timeout = milliseconds(200);
+  RedisConnection conn(io_, options);
+  std::optional<Status> lost;
+  conn.SetLostHandler([&](const Status& cause) { lost = cause; });
+  ASSERT_TRUE(Connect(conn).ok());
+  std::optional<Result<RedisReply>> reply;
+  conn.Send({"PING"}, [&](Result<RedisReply> r) { reply = r; });
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return lost.has_value(); }, "reply timeout"));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(reply->status().message().find("no reply within 200 ms"), std::string::npos)
+      << reply->status().message();
+  EXPECT_TRUE(conn.idle());
+}
+
 TEST_F(RedisConnectionTest, SubscriberReceivesPublishedMessages) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);

@@ -41,6 +41,7 @@ void SentinelResolver::TrySentinel(size_t index) {
   RedisConnectOptions options;
   options.endpoint = url_.endpoints[index];
   options.connect_timeout = step_timeout_;
+  options.reply_timeout = step_timeout_;
   sentinel_ = std::make_unique<RedisConnection>(io_, options);
   sentinel_->Connect([this, index](Status s) {
     if (!s.ok()) {
@@ -77,6 +78,7 @@ void SentinelResolver::CheckPrimary(size_t index, RedisEndpoint primary) {
   RedisConnectOptions options = RedisConnectOptions::ForUrl(url_, primary);
   options.db = 0;  // ROLE needs no SELECT
   options.connect_timeout = step_timeout_;
+  options.reply_timeout = step_timeout_;
   primary_ = std::make_unique<RedisConnection>(io_, options);
   std::string named = "names " + primary.ToString();
   primary_->Connect([this, index, primary, named](Status s) {

@@ -24,8 +24,8 @@ class SentinelResolver {
  public:
   using Callback = std::function<void(Result<RedisEndpoint>)>;
 
-  // `url` must be a redis-sentinel:// URL. Each step (connect to a Sentinel, connect to the named
-  // primary) is bounded by `step_timeout`.
+  // `url` must be a redis-sentinel:// URL. Each step (connecting to a Sentinel or to the primary
+  // it names, and each of their replies) is bounded by `step_timeout`.
   SentinelResolver(boost::asio::io_context& io, RedisUrl url,
                    std::chrono::milliseconds step_timeout = std::chrono::seconds(2));
   ~SentinelResolver();

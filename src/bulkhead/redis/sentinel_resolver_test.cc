@@ -108,7 +108,11 @@ TEST_F(SentinelResolverTest, FindsThePrimaryAndFollowsAFailover) {
 
 TEST_F(SentinelResolverTest, SkipsSentinelsThatDoNotAnswer) {
   RedisEndpoint dead{"127.0.0.1", ClosedPort()};
-  SentinelResolver resolver(io_, Url({dead, sentinel_->endpoint()}, "mymaster"));
+  // Accepts TCP and never answers.
+  boost::asio::ip::tcp::acceptor silent(io_, {boost::asio::ip::address_v4::loopback(), 0});
+  RedisEndpoint mute{"127.0.0.1", silent.local_endpoint().port()};
+  SentinelResolver resolver(io_, Url({dead, mute, sentinel_->endpoint()}, "mymaster"),
+                            std::chrono::milliseconds(300));
   Result<RedisEndpoint> r = Resolve(resolver);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(*r, primary_->endpoint());
