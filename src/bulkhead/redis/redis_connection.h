@@ -5,7 +5,7 @@
 // replies; the I/O is Asio's.
 //
 // Threading: not thread-safe. Every method is called on the io_context's thread, and every
-// callback runs there.
+// callback runs there. The io_context must outlive the RedisConnection.
 // Callbacks: always run later (never before the call that takes them returns), each exactly once
 // while the connection lives. Once the RedisConnection is destroyed no callback of it runs any
 // more (pending ones are dropped, not called). A callback may destroy the connection, or call any
@@ -14,8 +14,9 @@
 // States and the reconnect contract:
 //   idle --Connect--> connecting --(TCP, TLS, AUTH, SELECT done)--> ready
 //   connecting --failure/timeout--> idle (Connect's callback gets the error)
-//   ready --transport failure or Close--> idle: every pending callback gets Unavailable once, then
-//         (for a loss, not for Close) the lost handler runs with the cause.
+//   ready --transport failure, reply timeout or Close--> idle: every pending callback gets
+//         Unavailable once, then (for a loss, not for Close) the lost handler runs with the cause
+//         (not when one of those callbacks already called Connect again).
 // From idle, Connect may be called again on the same object (from the lost handler too): that is
 // how the owner reconnects. Send while connecting queues behind the handshake; Send while idle
 // answers Unavailable. Subscriber mode ends with the transport: re-Subscribe after reconnecting.
