@@ -172,7 +172,6 @@ class Engine {
   Store& store_;
   const Config& config_;
   Clock& clock_;
-  Rng& rng_;
   RetryPolicy retry_policy_;
   WorkerRoster workers_;
   TimePoint started_at_;
