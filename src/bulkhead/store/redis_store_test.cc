@@ -266,5 +266,41 @@ TEST_F(RedisStoreTest, APushBeyondMaxmemoryAnswersResourceExhaustedWithRedisReas
   EXPECT_GE(answered_ok, 1u);
 }
 
+TEST_F(RedisStoreTest, ReplicatedDurabilityAnswersOnlyOnceAReplicaHasTheWrite) {
+  auto primary = RedisServerProcess::Start();
+  ASSERT_TRUE(primary.ok()) << primary.status().ToString();
+  StoreOptions options;
+  options.io_context = &loop_.io();
+  options.redis_namespace = namespace_;
+  options.durability = "replicated";
+  options.redis_wait_timeout = 100ms;
+  auto a = OpenStoreFromUrl((*primary)->url(), loop_.poster(), options);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Status alone = Push(**a, MakeJob("job-repl-001"));
+  EXPECT_EQ(alone.code(), StatusCode::kUnavailable) << alone.ToString();
+  EXPECT_EQ(alone.message(), "no replica acknowledged the write within 100 ms");
+
+  auto replica = RedisServerProcess::Start({.replica_of = (*primary)->endpoint()});
+  ASSERT_TRUE(replica.ok()) << replica.status().ToString();
+  Status synced = WaitFor(
+      [&] {
+        auto info = BlockingRedisCommand((*replica)->connect_options(), {"INFO", "replication"});
+        return info.ok() && info->str().find("master_link_status:up") != std::string::npos;
+      },
+      10s, "the replica's first sync");
+  ASSERT_TRUE(synced.ok()) << synced.ToString();
+  // A bound that a loaded test machine meets (the replica answers WAIT's GETACK at once).
+  options.redis_wait_timeout = 10s;
+  auto b = OpenStoreFromUrl((*primary)->url(), loop_.poster(), options);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  Status pushed = Push(**b, MakeJob("job-repl-002", "replicated"));
+  EXPECT_TRUE(pushed.ok()) << pushed.ToString();
+  auto job = Fetch(**b, {"replicated"});
+  ASSERT_TRUE(job.ok() && job->has_value());
+  auto acked = Ack(**b, (*job)->jid);
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  EXPECT_TRUE(acked->has_value());
+}
+
 }  // namespace
 }  // namespace bulkhead
