@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "bulkhead/store/redis_scripts.h"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kFirstBackoff{100};
 constexpr std::chrono::milliseconds kMaxBackoff{5000};
+constexpr std::chrono::milliseconds kReplyTimeout{10000};
 
 }  // namespace
 
@@ -44,9 +46,13 @@ void RedisStore::Close() {
   if (sub_) sub_->Close();
 }
 
-RedisConnectOptions RedisStore::ConnectOptions(const RedisEndpoint& endpoint) const {
+RedisConnectOptions RedisStore::ConnectOptions(bool subscriber,
+                                               const RedisEndpoint& endpoint) const {
   RedisConnectOptions o = RedisConnectOptions::ForUrl(options_.url, endpoint);
   o.tls_ca_file = options_.ca_file;
+  // A server gone silent (half-open TCP) ends the command connection instead of leaving every
+  // call unanswered; WAIT legitimately takes up to its timeout.
+  if (!subscriber) o.reply_timeout = std::max(kReplyTimeout, options_.wait_timeout + kReplyTimeout);
   return o;
 }
 
@@ -155,7 +161,7 @@ void RedisStore::ConnectTo(bool subscriber, const RedisEndpoint& endpoint,
       std::shared_ptr<RedisConnection> old(conn.release());
       boost::asio::post(io_, [old] {});
     }
-    conn = std::make_unique<RedisConnection>(io_, ConnectOptions(endpoint));
+    conn = std::make_unique<RedisConnection>(io_, ConnectOptions(subscriber, endpoint));
     conn->SetLostHandler([this, subscriber](const Status& cause) { OnLost(subscriber, cause); });
   }
   std::weak_ptr<bool> alive = alive_;
@@ -218,10 +224,21 @@ void RedisStore::OnWakeMessage(const std::string& message) {
   if (wake_handler_ && count > 0) wake_handler_(message.substr(b + 1), count);
 }
 
+void RedisStore::OnReadOnly() {
+  // The server was demoted (a fail-over): find the new primary. Close answers what is pending
+  // (Unavailable) and does not run the lost handler, so the reconnect starts here.
+  if (closed_ || !conn_ || conn_->idle()) return;
+  spdlog::warn("redis store: {} answered READONLY (a replica now); looking for the primary",
+               conn_->options().endpoint.ToString());
+  conn_->Close();
+  ScheduleReconnect(false);
+}
+
 Status RedisStore::ReplyError(const Result<RedisReply>& r, const char* step) {
   if (!r.ok()) return Status::Unavailable("store unavailable: " + r.status().message());
   if (!r->is_error()) return Status::Ok();
   const std::string& text = r->str();
+  if (r->IsErrorCode("READONLY")) return Status::Unavailable("store unavailable: " + text);
   if (r->IsErrorCode("OOM") || text.find("OOM command not allowed") != std::string::npos) {
     return Status::ResourceExhausted("redis refused the " + std::string(step) + ": " + text);
   }
@@ -235,7 +252,8 @@ void RedisStore::Command(const char* step, std::vector<std::string> argv, ReplyC
     });
     return;
   }
-  conn_->Send(std::move(argv), [step, cb = std::move(cb)](Result<RedisReply> r) {
+  conn_->Send(std::move(argv), [this, step, cb = std::move(cb)](Result<RedisReply> r) {
+    if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
     Status s = ReplyError(r, step);
     if (!s.ok()) {
       cb(s);
@@ -252,7 +270,8 @@ void RedisStore::Eval(const RedisScript& script, const char* step, std::vector<s
     return;
   }
   args.insert(args.begin(), prefix_);
-  script.Run(*conn_, {jobs_key_}, args, [step, cb = std::move(cb)](Result<RedisReply> r) {
+  script.Run(*conn_, {jobs_key_}, args, [this, step, cb = std::move(cb)](Result<RedisReply> r) {
+    if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
     Status s = ReplyError(r, step);
     if (!s.ok()) {
       cb(s);

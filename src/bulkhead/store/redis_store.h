@@ -11,9 +11,10 @@
 //   refusing a write for memory (maxmemory, OOM) answers ResourceExhausted with Redis's reason;
 //   any other error reply Internal naming the step. Never degraded (Redis keeps no sticky state
 //   to lose): when the connection comes back, calls succeed again.
-// - Losing the connection starts reconnecting in the background with backoff (100 ms doubling to
-//   5 s; Sentinel URLs ask the Sentinels again for the primary), re-loading the scripts and
-//   re-subscribing to {NS}:wake.
+// - Losing the connection (or a command unanswered for 10 s, plus the WAIT timeout) starts
+//   reconnecting in the background with backoff (100 ms doubling to 5 s; Sentinel URLs ask the
+//   Sentinels again for the primary), re-loading the scripts before any other command and
+//   re-subscribing to {NS}:wake. Calls made meanwhile answer Unavailable.
 // - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
 // - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
 //   reports a replica holds the write; otherwise Unavailable naming the timeout.
@@ -124,8 +125,8 @@ class RedisStore final : public Store {
   // Sends SCRIPT LOAD for every script (ahead of every later command on the connection).
   void SendScriptLoads(std::function<void(Status)> done);
 
-  // The connection options for the server at `endpoint`.
-  RedisConnectOptions ConnectOptions(const RedisEndpoint& endpoint) const;
+  // The options of `subscriber`'s connection to the server at `endpoint`.
+  RedisConnectOptions ConnectOptions(bool subscriber, const RedisEndpoint& endpoint) const;
   // Connection loss: reconnects that connection in the background, with backoff (`subscriber`
   // names which of the two).
   void OnLost(bool subscriber, const Status& cause);
@@ -136,6 +137,9 @@ class RedisStore final : public Store {
   void Connect(bool subscriber, std::function<void(Status)> done);
   void ConnectTo(bool subscriber, const RedisEndpoint& endpoint, std::function<void(Status)> done);
   void OnWakeMessage(const std::string& message);
+  // A command answered READONLY: the server is a replica now; reconnect (Sentinel: to the new
+  // primary).
+  void OnReadOnly();
 
   // "YYYY-MM-DD" of `now` (UTC), formatted once per day.
   const std::string& Day(TimePoint now);

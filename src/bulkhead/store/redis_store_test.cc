@@ -266,6 +266,23 @@ TEST_F(RedisStoreTest, APushBeyondMaxmemoryAnswersResourceExhaustedWithRedisReas
   EXPECT_GE(answered_ok, 1u);
 }
 
+TEST_F(RedisStoreTest, OpensThroughSentinel) {
+  auto primary = RedisServerProcess::Start({.password = "sentinel-pass-1"});
+  ASSERT_TRUE(primary.ok()) << primary.status().ToString();
+  auto sentinel = RedisServerProcess::StartSentinel(
+      {.primary = (*primary)->endpoint(), .primary_password = "sentinel-pass-1"});
+  ASSERT_TRUE(sentinel.ok()) << sentinel.status().ToString();
+  std::string url =
+      "redis-sentinel://:sentinel-pass-1@127.0.0.1:" + std::to_string((*sentinel)->port()) +
+      "/mymaster";
+  auto a = Open(url, namespace_);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(Push(**a, MakeJob("job-sentinel-1")).ok());
+  auto job = Fetch(**a, {"default"});
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->jid, "job-sentinel-1");
+}
+
 TEST_F(RedisStoreTest, ReplicatedDurabilityAnswersOnlyOnceAReplicaHasTheWrite) {
   auto primary = RedisServerProcess::Start();
   ASSERT_TRUE(primary.ok()) << primary.status().ToString();
