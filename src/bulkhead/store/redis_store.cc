@@ -246,6 +246,36 @@ Status RedisStore::ReplyError(const Result<RedisReply>& r, const char* step) {
 }
 
 void RedisStore::Command(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  if (exclusive_) {
+    held_.push_back([this, step, argv = std::move(argv), cb = std::move(cb)]() mutable {
+      Command(step, std::move(argv), std::move(cb));
+    });
+    return;
+  }
+  SendCommand(step, std::move(argv), std::move(cb));
+}
+
+void RedisStore::Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
+                      ReplyCallback cb) {
+  if (exclusive_) {
+    held_.push_back([this, &script, step, args = std::move(args), cb = std::move(cb)]() mutable {
+      Eval(script, step, std::move(args), std::move(cb));
+    });
+    return;
+  }
+  SendEval(script, step, std::move(args), std::move(cb));
+}
+
+void RedisStore::ReleaseHeld() {
+  exclusive_ = false;
+  while (!exclusive_ && !held_.empty()) {
+    auto call = std::move(held_.front());
+    held_.pop_front();
+    call();
+  }
+}
+
+void RedisStore::SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
   if (!conn_) {
     boost::asio::post(io_, [cb = std::move(cb)] {
       cb(Status::Unavailable("store unavailable: the redis store is not open"));
@@ -263,10 +293,10 @@ void RedisStore::Command(const char* step, std::vector<std::string> argv, ReplyC
   });
 }
 
-void RedisStore::Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
-                      ReplyCallback cb) {
+void RedisStore::SendEval(const RedisScript& script, const char* step,
+                          std::vector<std::string> args, ReplyCallback cb) {
   if (!conn_) {
-    Command(step, {}, std::move(cb));
+    SendCommand(step, {}, std::move(cb));
     return;
   }
   args.insert(args.begin(), prefix_);

@@ -5,8 +5,10 @@
 //
 // Semantics are EmbeddedStore's (the same results, errors and counts), with these differences:
 // - Every answer comes later, through the io_context, in the order of the calls (one pipelined
-//   connection). Mutate other than kClear reads the set in pages first and then applies its
-//   changes: calls made after it may take effect before its changes do.
+//   connection). Mutate takes several round trips (it reads the set in pages, filters in C++,
+//   then applies its changes in chunks; kClear deletes in chunks): calls made meanwhile are held
+//   and sent once it is done, so they still take effect after it. Other nodes' calls may
+//   interleave with its chunks (each chunk skips jobs that left the set).
 // - Errors: a lost or absent connection answers Unavailable("store unavailable: ..."); Redis
 //   refusing a write for memory (maxmemory, OOM) answers ResourceExhausted with Redis's reason;
 //   any other error reply Internal naming the step. Never degraded (Redis keeps no sticky state
@@ -26,6 +28,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,10 +104,17 @@ class RedisStore final : public Store {
 
   // Runs `script` with ARGV = prefix, args...; `cb` gets the reply, or the Status the reply
   // means (transport failure, error reply; see the header comment) with `step` in its message.
+  // While a multi-step Mutate runs, the call is held and sent after it (calls take effect in
+  // order); SendEval is Mutate's own, never held.
   void Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
             ReplyCallback cb);
-  // Sends a plain command, with the same mapping as Eval.
+  void SendEval(const RedisScript& script, const char* step, std::vector<std::string> args,
+                ReplyCallback cb);
+  // Sends a plain command, with the same mapping (and holding) as Eval.
   void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  void SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.
+  void ReleaseHeld();
   // Eval, then (durability = "replicated") WAIT for one replica before answering.
   void EvalReplicated(const RedisScript& script, const char* step, std::vector<std::string> args,
                       ReplyCallback cb);
@@ -158,6 +168,9 @@ class RedisStore final : public Store {
   bool reconnecting_[2] = {false, false};
   WakeHandler wake_handler_;
   bool closed_ = false;
+  // A multi-step Mutate is running; the calls made meanwhile wait in held_.
+  bool exclusive_ = false;
+  std::deque<std::function<void()>> held_;
   int64_t day_number_ = -1;
   std::string day_;
   // Cleared by the destructor: timers and posted work check it before touching the store.

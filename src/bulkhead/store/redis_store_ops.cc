@@ -205,7 +205,20 @@ void RedisStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
 }
 
 void RedisStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
-                        Duration dead_ttl, CountCallback durable) {
+                        Duration dead_ttl, CountCallback durable_once_done) {
+  if (exclusive_) {  // after the Mutate that runs now, like every other call
+    held_.push_back(
+        [this, op, set, filter, now, dead_ttl, durable = std::move(durable_once_done)]() mutable {
+          Mutate(op, set, filter, now, dead_ttl, std::move(durable));
+        });
+    return;
+  }
+  exclusive_ = true;
+  CountCallback durable = [this, alive = std::weak_ptr<bool>(alive_),
+                           done = std::move(durable_once_done)](Result<size_t> r) {
+    if (!alive.expired()) ReleaseHeld();
+    done(std::move(r));
+  };
   if (op == MutateOp::kClear) {
     ClearSet(SetName(set), 0, std::move(durable));
     return;
@@ -216,14 +229,14 @@ void RedisStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, T
 }
 
 void RedisStore::ClearSet(std::string set, size_t cleared, CountCallback durable) {
-  Eval(scripts_->clear, "clear", {set, std::to_string(kMutatePage)},
-       [this, alive = std::weak_ptr<bool>(alive_), set, cleared,
-        durable = std::move(durable)](Result<RedisReply> r) mutable {
-         if (!r.ok()) return durable(r.status());
-         size_t n = static_cast<size_t>(r->integer());
-         if (n == 0 || alive.expired()) return durable(cleared + n);
-         ClearSet(std::move(set), cleared + n, std::move(durable));
-       });
+  SendEval(scripts_->clear, "clear", {set, std::to_string(kMutatePage)},
+           [this, alive = std::weak_ptr<bool>(alive_), set, cleared,
+            durable = std::move(durable)](Result<RedisReply> r) mutable {
+             if (!r.ok()) return durable(r.status());
+             size_t n = static_cast<size_t>(r->integer());
+             if (n == 0 || alive.expired()) return durable(cleared + n);
+             ClearSet(std::move(set), cleared + n, std::move(durable));
+           });
 }
 
 void RedisStore::MutateMatching(MutateOp op, const std::string& set, MutateFilter filter,
@@ -244,25 +257,25 @@ void RedisStore::MutateMatching(MutateOp op, const std::string& set, MutateFilte
   std::weak_ptr<bool> alive = alive_;
   *page = [this, alive, scan, weak_page = std::weak_ptr<std::function<void()>>(page)] {
     auto self = weak_page.lock();
-    Eval(scripts_->range, "mutate",
-         {scan->set, "index", std::to_string(scan->offset),
-          std::to_string(scan->offset + kMutatePage - 1)},
-         [this, alive, scan, self](Result<RedisReply> r) {
-           if (!r.ok()) return scan->durable(r.status());
-           auto jobs = DecodeTriples(*r);
-           if (!jobs.ok()) return scan->durable(jobs.status());
-           for (const JobRecord& job : *jobs) {
-             if (scan->filter.Matches(job)) scan->jids->push_back(job.jid);
-           }
-           if (alive.expired()) return;
-           if (r->elements().size() / 3 == kMutatePage) {
-             scan->offset += kMutatePage;
-             (*self)();
-             return;
-           }
-           ApplyMutate(scan->op, scan->set, scan->jids, 0, scan->now_us, scan->dead_until_us, 0,
-                       std::move(scan->durable));
-         });
+    SendEval(scripts_->range, "mutate",
+             {scan->set, "index", std::to_string(scan->offset),
+              std::to_string(scan->offset + kMutatePage - 1)},
+             [this, alive, scan, self](Result<RedisReply> r) {
+               if (!r.ok()) return scan->durable(r.status());
+               auto jobs = DecodeTriples(*r);
+               if (!jobs.ok()) return scan->durable(jobs.status());
+               for (const JobRecord& job : *jobs) {
+                 if (scan->filter.Matches(job)) scan->jids->push_back(job.jid);
+               }
+               if (alive.expired()) return;
+               if (r->elements().size() / 3 == kMutatePage) {
+                 scan->offset += kMutatePage;
+                 (*self)();
+                 return;
+               }
+               ApplyMutate(scan->op, scan->set, scan->jids, 0, scan->now_us, scan->dead_until_us, 0,
+                           std::move(scan->durable));
+             });
   };
   (*page)();
 }
@@ -281,14 +294,15 @@ void RedisStore::ApplyMutate(MutateOp op, std::string set,
   std::vector<std::string> args{name, set, Us(now_us), Us(dead_until_us), options_.node_id};
   size_t to = std::min(jids->size(), from + kMutatePage);
   args.insert(args.end(), jids->begin() + from, jids->begin() + to);
-  Eval(scripts_->mutate, "mutate", std::move(args),
-       [this, alive = std::weak_ptr<bool>(alive_), op, set, jids, to, now_us, dead_until_us,
-        changed, durable = std::move(durable)](Result<RedisReply> r) mutable {
-         if (!r.ok()) return durable(r.status());
-         size_t n = changed + static_cast<size_t>(r->integer());
-         if (to >= jids->size() || alive.expired()) return durable(n);
-         ApplyMutate(op, std::move(set), jids, to, now_us, dead_until_us, n, std::move(durable));
-       });
+  SendEval(scripts_->mutate, "mutate", std::move(args),
+           [this, alive = std::weak_ptr<bool>(alive_), op, set, jids, to, now_us, dead_until_us,
+            changed, durable = std::move(durable)](Result<RedisReply> r) mutable {
+             if (!r.ok()) return durable(r.status());
+             size_t n = changed + static_cast<size_t>(r->integer());
+             if (to >= jids->size() || alive.expired()) return durable(n);
+             ApplyMutate(op, std::move(set), jids, to, now_us, dead_until_us, n,
+                         std::move(durable));
+           });
 }
 
 void RedisStore::SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) {

@@ -338,6 +338,26 @@ TEST_P(StoreTest, MutateKillsRequeuesDiscardsByFilter) {
   EXPECT_EQ(Stats().dead, 0u);
 }
 
+TEST_P(StoreTest, CallsMadeWhileAMutateRunsTakeEffectAfterIt) {
+  JobRecord a = MakeJob("job-mo-00001", "default", JobState::kScheduled, ToUnixMicros(now_ + 1h));
+  ASSERT_TRUE(Push(a).ok());
+  a.state = JobState::kRetry;
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->Move(a, now_, cb); }).ok());
+  std::optional<Result<size_t>> requeued;
+  std::optional<Status> removed;
+  store_->Mutate(MutateOp::kRequeue, JobState::kRetry, MutateFilter{}, now_, 24h,
+                 [&](Result<size_t> r) { requeued = r; });
+  // Made before the MUTATE answered: it sees the job requeued, and deletes it from its queue.
+  store_->Remove(a.jid, [&](Status s) { removed = s; });
+  loop_.RunUntil([&] { return requeued.has_value() && removed.has_value(); });
+  ASSERT_TRUE(requeued->ok());
+  EXPECT_EQ(**requeued, 1u);
+  EXPECT_TRUE(removed->ok());
+  StoreStats st = Stats();
+  EXPECT_EQ(st.retries, 0u);
+  EXPECT_EQ(st.enqueued, 0u);
+}
+
 TEST_P(StoreTest, RemoveQueueAndFlush) {
   ASSERT_TRUE(Push(MakeJob("job-r-00001", "gone")).ok());
   ASSERT_TRUE(Push(MakeJob("job-r-00002", "kept")).ok());
