@@ -68,6 +68,11 @@ Status Server::Start() {
   options.durability = config_.durability;
   options.max_page_count_for_tests = config_.store_max_page_count_for_tests;
   options.salvage_damaged_jobs = config_.salvage_damaged_jobs;
+  options.io_context = &io_;
+  options.redis_namespace = config_.redis_namespace;
+  options.redis_ca_file = config_.redis_ca_file;
+  options.node_id = MakeNodeId();
+  options.redis_wait_timeout = std::chrono::milliseconds(config_.redis_wait_timeout_ms);
   auto store = OpenStoreFromUrl(
       config_.StoreUrl(), [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
       options);

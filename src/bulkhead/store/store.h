@@ -20,6 +20,7 @@
 // - No method blocks the calling thread on disk or network.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,6 +34,10 @@
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace bulkhead {
 
@@ -154,13 +159,27 @@ class Store {
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working
-// directory). `poster` delivers deferred callbacks to the event loop. InvalidArgument names the
-// unsupported scheme; FailedPrecondition a damaged sqlite: file (see SqliteChangeLog), with what
-// the operator can do.
+// directory), "redis://...", "rediss://...", "redis-sentinel://..." (redis/redis_url.h; see
+// store/redis_store.h). `poster` delivers deferred callbacks to the event loop. InvalidArgument
+// names the unsupported scheme; FailedPrecondition a damaged sqlite: file (see SqliteChangeLog),
+// with what the operator can do, or a Redis namespace of another layout version. Errors never
+// carry a Redis password.
 struct StoreOptions {
   // "process": a commit survives kill -9 (SQLite synchronous=NORMAL in WAL mode: no fsync per
   // commit; a power loss may lose the last commits). "power": fsync per commit (synchronous=FULL).
+  // "replicated" (Redis only): PUSH, ACK and FAIL answer once a replica has the write (WAIT).
   std::string durability = "process";
+  // Redis URLs only (required for them): the event loop the store's connections run on. It must
+  // outlive the store; OpenStoreFromUrl runs it until the store is open.
+  boost::asio::io_context* io_context = nullptr;
+  // Redis: every key starts with "{redis_namespace}:".
+  std::string redis_namespace = "bulkhead";
+  // rediss:// only: the CA bundle that verifies the server's certificate; empty: the system's.
+  std::string redis_ca_file;
+  // Redis: this process's node id (unique per process; see MakeNodeId). Empty: one is made.
+  std::string node_id;
+  // durability = "replicated": how long a write waits for a replica.
+  std::chrono::milliseconds redis_wait_timeout{1000};
   // Tests only (never set from a config file or flag): when positive, a sqlite: file is capped at
   // this many pages (PRAGMA max_page_count), so that a commit that would grow it fails with
   // SQLITE_FULL like a full disk and the store enters degraded mode.
@@ -173,5 +192,8 @@ struct StoreOptions {
 };
 Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::Poster poster,
                                                 const StoreOptions& options = {});
+
+// A node id for this process: "HOSTNAME-PID-XXXXXX" (6 random hex digits).
+std::string MakeNodeId();
 
 }  // namespace bulkhead

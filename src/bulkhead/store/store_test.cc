@@ -14,6 +14,7 @@
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
 
@@ -52,14 +53,27 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     std::filesystem::remove_all(dir_);
   }
   // "memory", "sqlite", or either with "+deferred": the same store behind DeferredStore, which
-  // answers every call on a later turn of the loop, as a networked store does.
+  // answers every call on a later turn of the loop, as a networked store does; "redis": a
+  // RedisStore on the shared redis-server, on a namespace of this test's own.
   bool Deferred() const { return GetParam().ends_with("+deferred"); }
+  bool Redis() const { return GetParam().starts_with("redis"); }
+  // The store keeps what it was told across Reopen.
+  bool Persistent() const { return GetParam() == "sqlite" || GetParam() == "redis"; }
   std::string Url() const {
+    if (Redis()) return SharedRedis()->url();
     return GetParam().starts_with("sqlite") ? "sqlite:" + (dir_ / "test.db").string() : "memory:";
   }
   void Reopen() {
     store_.reset();
-    auto s = OpenStoreFromUrl(Url(), loop_.poster());
+    StoreOptions options;
+    if (Redis()) {
+      std::string error;
+      ASSERT_NE(SharedRedis(&error), nullptr) << error;
+      if (namespace_.empty()) namespace_ = UniqueRedisNamespace("store");
+      options.io_context = &loop_.io();
+      options.redis_namespace = namespace_;
+    }
+    auto s = OpenStoreFromUrl(Url(), loop_.poster(), options);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     if (Deferred()) store_ = std::make_unique<DeferredStore>(std::move(store_), loop_.poster());
@@ -164,6 +178,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 
   TestLoop loop_;
   std::filesystem::path dir_;
+  std::string namespace_;  // redis
   std::unique_ptr<Store> store_;
   TimePoint now_ = FromUnixMicros(1'700'000'000'000'000);
 };
@@ -323,6 +338,26 @@ TEST_P(StoreTest, MutateKillsRequeuesDiscardsByFilter) {
   EXPECT_EQ(Stats().dead, 0u);
 }
 
+TEST_P(StoreTest, CallsMadeWhileAMutateRunsTakeEffectAfterIt) {
+  JobRecord a = MakeJob("job-mo-00001", "default", JobState::kScheduled, ToUnixMicros(now_ + 1h));
+  ASSERT_TRUE(Push(a).ok());
+  a.state = JobState::kRetry;
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->Move(a, now_, cb); }).ok());
+  std::optional<Result<size_t>> requeued;
+  std::optional<Status> removed;
+  store_->Mutate(MutateOp::kRequeue, JobState::kRetry, MutateFilter{}, now_, 24h,
+                 [&](Result<size_t> r) { requeued = r; });
+  // Made before the MUTATE answered: it sees the job requeued, and deletes it from its queue.
+  store_->Remove(a.jid, [&](Status s) { removed = s; });
+  loop_.RunUntil([&] { return requeued.has_value() && removed.has_value(); });
+  ASSERT_TRUE(requeued->ok());
+  EXPECT_EQ(**requeued, 1u);
+  EXPECT_TRUE(removed->ok());
+  StoreStats st = Stats();
+  EXPECT_EQ(st.retries, 0u);
+  EXPECT_EQ(st.enqueued, 0u);
+}
+
 TEST_P(StoreTest, RemoveQueueAndFlush) {
   ASSERT_TRUE(Push(MakeJob("job-r-00001", "gone")).ok());
   ASSERT_TRUE(Push(MakeJob("job-r-00002", "kept")).ok());
@@ -389,7 +424,7 @@ TEST_P(StoreTest, ExtendReservationMovesTheExpiry) {
   store_->ExtendReservation("job-unknown-1", expiry, [&](Status s) { done = s; });
   loop_.RunUntil([&] { return done.has_value(); });
   EXPECT_EQ(done->code(), StatusCode::kNotFound);
-  if (GetParam() == "sqlite") {
+  if (Persistent()) {
     Reopen();
     EXPECT_EQ(expired(expiry + std::chrono::hours(23)), 0u) << "the renewal is durable";
     EXPECT_EQ(expired(expiry + std::chrono::hours(24)), 1u);
@@ -417,7 +452,7 @@ TEST_P(StoreTest, FlushKeepsSigningKeys) {
   ASSERT_TRUE(Flush().ok());
   EXPECT_EQ(Stats().enqueued, 0u);
   EXPECT_EQ(Keys(), std::vector<std::string>{"https://a.example/actor#main-key=pem-a"});
-  if (GetParam() == "sqlite") {
+  if (Persistent()) {
     Reopen();
     EXPECT_EQ(Stats().enqueued, 0u);
     EXPECT_EQ(Keys(), std::vector<std::string>{"https://a.example/actor#main-key=pem-a"});
@@ -456,7 +491,7 @@ TEST_P(StoreTest, FlushKeepsHostStates) {
   ASSERT_TRUE(PutHost(a).ok());
   ASSERT_TRUE(Flush().ok());
   EXPECT_EQ(Hosts(), std::vector<HostStateRecord>{a});
-  if (GetParam() == "sqlite") {
+  if (Persistent()) {
     Reopen();
     EXPECT_EQ(Hosts(), std::vector<HostStateRecord>{a});
   }
@@ -470,6 +505,9 @@ INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest,
                            std::replace(name.begin(), name.end(), '+', '_');
                            return name;
                          });
+
+// The same cases on a real redis-server (testing/shared_redis.h).
+INSTANTIATE_TEST_SUITE_P(Redis, StoreTest, ::testing::Values("redis"));
 
 class SqliteStoreTest : public StoreTest {};
 

@@ -1,16 +1,16 @@
-// TestLoop: the event loop of a store test. A store posts its callbacks through poster(); the test
-// thread runs them in RunUntil, which fails the test (instead of hanging) when a callback does not
-// arrive within 10 s.
+// TestLoop: the event loop of a store test, an io_context. A store posts its callbacks through
+// poster(), a networked store's connections run on io(); the test thread runs both in RunUntil,
+// which fails the test (instead of hanging) when a callback does not arrive within 10 s.
 // Threading: poster() may be called from any thread (the SQLite writer posts from its own).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
-#include <vector>
 
 #include "bulkhead/store/store.h"
 
@@ -18,32 +18,26 @@ namespace bulkhead {
 
 class TestLoop {
  public:
+  TestLoop() : work_(boost::asio::make_work_guard(io_)) {}
+
+  boost::asio::io_context& io() { return io_; }
   Store::Poster poster() {
-    return [this](std::function<void()> fn) {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-      cv_.notify_all();
-    };
+    return [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
   }
-  // Runs posted callbacks until `done()` holds; fails after 10 s.
-  void RunUntil(const std::function<bool()>& done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // Runs the loop until `done()` holds; fails after `bound`.
+  void RunUntil(const std::function<bool()>& done,
+                std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+    auto deadline = std::chrono::steady_clock::now() + bound;
     while (!done()) {
-      std::vector<std::function<void()>> ready;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); });
-        ready.swap(queue_);
-      }
-      for (auto& fn : ready) fn();
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "store callback never arrived";
+      if (io_.stopped()) io_.restart();
+      io_.run_one_until(deadline);
     }
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::function<void()>> queue_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
 };
 
 }  // namespace bulkhead

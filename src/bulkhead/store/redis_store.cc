@@ -1,0 +1,349 @@
+// RedisStore: construction, Open, the connections (reconnect, wake subscription) and how replies
+// map to Status. The operations are in redis_store_ops.cc.
+#include "bulkhead/store/redis_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "bulkhead/store/redis_scripts.h"
+#include "bulkhead/store/redis_store_scripts.h"
+#include "bulkhead/util/time_format.h"
+
+namespace bulkhead {
+namespace {
+
+constexpr std::chrono::milliseconds kFirstBackoff{100};
+constexpr std::chrono::milliseconds kMaxBackoff{5000};
+constexpr std::chrono::milliseconds kReplyTimeout{10000};
+
+}  // namespace
+
+RedisStore::RedisStore(boost::asio::io_context& io, RedisStoreOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      prefix_("{" + options_.redis_namespace + "}:"),
+      jobs_key_(prefix_ + "jobs"),
+      scripts_(std::make_unique<Scripts>()) {
+  for (int i = 0; i < 2; ++i) {
+    reconnect_timer_[i] = std::make_unique<boost::asio::steady_timer>(io_);
+    backoff_[i] = kFirstBackoff;
+  }
+}
+
+RedisStore::~RedisStore() {
+  *alive_ = false;
+  Close();
+}
+
+void RedisStore::Close() {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& timer : reconnect_timer_) timer->cancel();
+  // Pending calls get Unavailable("... closed") from Close; the objects stay until the store goes.
+  if (conn_) conn_->Close();
+  if (sub_) sub_->Close();
+}
+
+RedisConnectOptions RedisStore::ConnectOptions(bool subscriber,
+                                               const RedisEndpoint& endpoint) const {
+  RedisConnectOptions o = RedisConnectOptions::ForUrl(options_.url, endpoint);
+  o.tls_ca_file = options_.ca_file;
+  // A server gone silent (half-open TCP) ends the command connection instead of leaving every
+  // call unanswered; WAIT legitimately takes up to its timeout.
+  if (!subscriber) o.reply_timeout = std::max(kReplyTimeout, options_.wait_timeout + kReplyTimeout);
+  return o;
+}
+
+Status RedisStore::RunUntilDone(const std::function<bool()>& done, const std::string& what) {
+  auto deadline = std::chrono::steady_clock::now() + options_.open_timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("the redis store at " + options_.url.Redacted() + " did not " +
+                                 what + " within " + std::to_string(options_.open_timeout.count()) +
+                                 " ms");
+    }
+    if (io_.stopped()) io_.restart();
+    io_.run_one_until(deadline);
+  }
+  return Status::Ok();
+}
+
+Status RedisStore::Open() {
+  auto where = [&](const Status& s) {
+    return Status(s.code(),
+                  "cannot open the redis store at " + options_.url.Redacted() + ": " + s.message());
+  };
+  std::optional<Status> connected;
+  Connect(false, [&connected](Status s) { connected = std::move(s); });
+  Status s = RunUntilDone([&] { return connected.has_value(); }, "connect");
+  if (!s.ok()) return s;
+  if (!connected->ok()) return where(*connected);
+  s = CheckLayout();
+  if (!s.ok()) return s;
+  std::optional<Status> subscribed;
+  Connect(true, [&subscribed](Status st) { subscribed = std::move(st); });
+  s = RunUntilDone([&] { return subscribed.has_value(); }, "subscribe to its wake channel");
+  if (!s.ok()) return s;
+  if (!subscribed->ok()) return where(*subscribed);
+  return Status::Ok();
+}
+
+Status RedisStore::CheckLayout() {
+  const std::string meta = prefix_ + "meta";
+  std::optional<Result<RedisReply>> layout, registered;
+  Command("open", {"HSETNX", meta, "layout", std::to_string(kLayoutVersion)},
+          [](Result<RedisReply>) {});
+  Command("open", {"HGET", meta, "layout"},
+          [&layout](Result<RedisReply> r) { layout = std::move(r); });
+  Command("open", {"SADD", prefix_ + "nodes", options_.node_id},
+          [&registered](Result<RedisReply> r) { registered = std::move(r); });
+  Status s = RunUntilDone([&] { return registered.has_value(); }, "answer the layout check");
+  if (!s.ok()) return s;
+  if (!layout->ok()) return layout->status();
+  if (!registered->ok()) return registered->status();
+  std::string found = (*layout)->str();
+  if (found != std::to_string(kLayoutVersion)) {
+    return Status::FailedPrecondition(
+        "the redis namespace \"" + options_.redis_namespace + "\" at " + options_.url.Redacted() +
+        " has layout version " + (found.empty() ? "(none)" : found) +
+        ", but this bulkhead reads and writes layout version " + std::to_string(kLayoutVersion) +
+        ": use another redis_namespace, or the bulkhead version that wrote it");
+  }
+  return Status::Ok();
+}
+
+void RedisStore::SendScriptLoads(std::function<void(Status)> done) {
+  auto all = scripts_->All();
+  auto failure = std::make_shared<Status>();
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool last = i + 1 == all.size();
+    Command("load scripts", {"SCRIPT", "LOAD", all[i]->source()},
+            [failure, last, done](Result<RedisReply> r) {
+              if (!r.ok() && failure->ok()) *failure = r.status();
+              if (last) done(*failure);
+            });
+  }
+}
+
+void RedisStore::Connect(bool subscriber, std::function<void(Status)> done) {
+  if (options_.url.scheme != RedisUrl::Scheme::kSentinel) {
+    ConnectTo(subscriber, options_.url.endpoints.front(), std::move(done));
+    return;
+  }
+  int i = subscriber ? 1 : 0;
+  if (!resolver_[i]) resolver_[i] = std::make_unique<SentinelResolver>(io_, options_.url);
+  resolver_[i]->Resolve([this, subscriber, done](Result<RedisEndpoint> primary) {
+    if (!primary.ok()) {
+      done(primary.status());
+      return;
+    }
+    ConnectTo(subscriber, *primary, done);
+  });
+}
+
+void RedisStore::ConnectTo(bool subscriber, const RedisEndpoint& endpoint,
+                           std::function<void(Status)> done_once) {
+  // The handshake's failure and the script loads' (queued behind it) would both report: the
+  // first wins.
+  auto pending = std::make_shared<std::function<void(Status)>>(std::move(done_once));
+  auto done = [pending](Status s) {
+    if (!*pending) return;
+    auto f = std::move(*pending);
+    *pending = nullptr;
+    f(std::move(s));
+  };
+  std::unique_ptr<RedisConnection>& conn = subscriber ? sub_ : conn_;
+  if (!conn || !(conn->options().endpoint == endpoint) || !conn->idle()) {
+    if (conn) {
+      // Answers it already posted (Unavailable) still run: the object goes after them.
+      std::shared_ptr<RedisConnection> old(conn.release());
+      boost::asio::post(io_, [old] {});
+    }
+    conn = std::make_unique<RedisConnection>(io_, ConnectOptions(subscriber, endpoint));
+    conn->SetLostHandler([this, subscriber](const Status& cause) { OnLost(subscriber, cause); });
+  }
+  std::weak_ptr<bool> alive = alive_;
+  conn->Connect([this, alive, subscriber, done](Status s) {
+    if (alive.expired()) return;
+    if (!s.ok()) {
+      done(s);
+      return;
+    }
+    if (subscriber) {
+      sub_->Subscribe(
+          {prefix_ + "wake"},
+          [this](const std::string&, const std::string& message) { OnWakeMessage(message); }, done);
+    }
+  });
+  // Queued behind the handshake, so ahead of every command sent from now on: no EVALSHA meets a
+  // server that lacks its script (a NOSCRIPT retry would reorder it behind later commands).
+  if (!subscriber) SendScriptLoads(done);
+}
+
+void RedisStore::OnLost(bool subscriber, const Status& cause) {
+  if (closed_) return;
+  spdlog::warn("redis store: the {} connection to {} was lost ({}); reconnecting",
+               subscriber ? "wake subscription" : "command", options_.url.Redacted(),
+               cause.message());
+  ScheduleReconnect(subscriber);
+}
+
+void RedisStore::ScheduleReconnect(bool subscriber) {
+  int i = subscriber ? 1 : 0;
+  if (closed_ || reconnecting_[i]) return;
+  reconnecting_[i] = true;
+  reconnect_timer_[i]->expires_after(backoff_[i]);
+  backoff_[i] = std::min(backoff_[i] * 2, kMaxBackoff);
+  std::weak_ptr<bool> alive = alive_;
+  reconnect_timer_[i]->async_wait([this, alive, subscriber, i](boost::system::error_code ec) {
+    if (ec || alive.expired() || closed_) return;
+    Connect(subscriber, [this, alive, subscriber, i](Status s) {
+      if (alive.expired() || closed_) return;
+      reconnecting_[i] = false;
+      if (s.ok()) {
+        backoff_[i] = kFirstBackoff;
+        spdlog::info("redis store: the {} connection to {} is back",
+                     subscriber ? "wake subscription" : "command", options_.url.Redacted());
+        return;
+      }
+      ScheduleReconnect(subscriber);
+    });
+  });
+}
+
+void RedisStore::OnWakeMessage(const std::string& message) {
+  // "NODE N QUEUE": the queue is the rest after the second space (it may hold spaces).
+  size_t a = message.find(' ');
+  if (a == std::string::npos) return;
+  size_t b = message.find(' ', a + 1);
+  if (b == std::string::npos) return;
+  if (std::string_view(message).substr(0, a) == options_.node_id) return;
+  size_t count = std::strtoull(message.c_str() + a + 1, nullptr, 10);
+  if (wake_handler_ && count > 0) wake_handler_(message.substr(b + 1), count);
+}
+
+void RedisStore::OnReadOnly() {
+  // The server was demoted (a fail-over): find the new primary. Close answers what is pending
+  // (Unavailable) and does not run the lost handler, so the reconnect starts here.
+  if (closed_ || !conn_ || conn_->idle()) return;
+  spdlog::warn("redis store: {} answered READONLY (a replica now); looking for the primary",
+               conn_->options().endpoint.ToString());
+  conn_->Close();
+  ScheduleReconnect(false);
+}
+
+Status RedisStore::ReplyError(const Result<RedisReply>& r, const char* step) {
+  if (!r.ok()) return Status::Unavailable("store unavailable: " + r.status().message());
+  if (!r->is_error()) return Status::Ok();
+  const std::string& text = r->str();
+  if (r->IsErrorCode("READONLY")) return Status::Unavailable("store unavailable: " + text);
+  if (r->IsErrorCode("OOM") || text.find("OOM command not allowed") != std::string::npos) {
+    return Status::ResourceExhausted("redis refused the " + std::string(step) + ": " + text);
+  }
+  return Status::Internal("redis store " + std::string(step) + " failed: " + text);
+}
+
+void RedisStore::Command(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  if (exclusive_) {
+    held_.push_back([this, step, argv = std::move(argv), cb = std::move(cb)]() mutable {
+      Command(step, std::move(argv), std::move(cb));
+    });
+    return;
+  }
+  SendCommand(step, std::move(argv), std::move(cb));
+}
+
+void RedisStore::Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
+                      ReplyCallback cb) {
+  if (exclusive_) {
+    held_.push_back([this, &script, step, args = std::move(args), cb = std::move(cb)]() mutable {
+      Eval(script, step, std::move(args), std::move(cb));
+    });
+    return;
+  }
+  SendEval(script, step, std::move(args), std::move(cb));
+}
+
+void RedisStore::ReleaseHeld() {
+  exclusive_ = false;
+  while (!exclusive_ && !held_.empty()) {
+    auto call = std::move(held_.front());
+    held_.pop_front();
+    call();
+  }
+}
+
+void RedisStore::SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  if (!conn_) {
+    boost::asio::post(io_, [cb = std::move(cb)] {
+      cb(Status::Unavailable("store unavailable: the redis store is not open"));
+    });
+    return;
+  }
+  conn_->Send(std::move(argv), [this, step, cb = std::move(cb)](Result<RedisReply> r) {
+    if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
+    Status s = ReplyError(r, step);
+    if (!s.ok()) {
+      cb(s);
+      return;
+    }
+    cb(std::move(r));
+  });
+}
+
+void RedisStore::SendEval(const RedisScript& script, const char* step,
+                          std::vector<std::string> args, ReplyCallback cb) {
+  if (!conn_) {
+    SendCommand(step, {}, std::move(cb));
+    return;
+  }
+  args.insert(args.begin(), prefix_);
+  script.Run(*conn_, {jobs_key_}, args, [this, step, cb = std::move(cb)](Result<RedisReply> r) {
+    if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
+    Status s = ReplyError(r, step);
+    if (!s.ok()) {
+      cb(s);
+      return;
+    }
+    cb(std::move(r));
+  });
+}
+
+void RedisStore::EvalReplicated(const RedisScript& script, const char* step,
+                                std::vector<std::string> args, ReplyCallback cb) {
+  if (!options_.replicated) {
+    Eval(script, step, std::move(args), std::move(cb));
+    return;
+  }
+  auto reply = std::make_shared<std::optional<Result<RedisReply>>>();
+  Eval(script, step, std::move(args), [reply](Result<RedisReply> r) { *reply = std::move(r); });
+  int64_t timeout_ms = options_.wait_timeout.count();
+  Command("wait", {"WAIT", "1", std::to_string(timeout_ms)},
+          [reply, timeout_ms, cb = std::move(cb)](Result<RedisReply> w) {
+            // Replies come in order: the script's has arrived.
+            Result<RedisReply> r = std::move(**reply);
+            if (!r.ok() || !w.ok()) {
+              cb(!r.ok() ? r : w);
+              return;
+            }
+            if (w->integer() < 1) {
+              cb(Status::Unavailable("no replica acknowledged the write within " +
+                                     std::to_string(timeout_ms) + " ms"));
+              return;
+            }
+            cb(std::move(r));
+          });
+}
+
+const std::string& RedisStore::Day(TimePoint now) {
+  int64_t day_number = ToUnixMicros(now) / (86'400LL * 1'000'000);
+  if (day_number != day_number_) {
+    day_number_ = day_number;
+    day_ = FormatDate(now);
+  }
+  return day_;
+}
+
+}  // namespace bulkhead

@@ -1,0 +1,180 @@
+// RedisStore: the Store on a Redis server (redis://, rediss://, redis-sentinel://), shared by every
+// bulkhead node that uses the same namespace. The key layout and the atomic steps are the scripts
+// of redis_scripts/ (README.md there); each change is one EVALSHA, each signing-key or host-state
+// change one plain command (HSET/HDEL on {NS}:keys and {NS}:hosts).
+//
+// Semantics are EmbeddedStore's (the same results, errors and counts), with these differences:
+// - Every answer comes later, through the io_context, in the order of the calls (one pipelined
+//   connection). Mutate takes several round trips (it reads the set in pages, filters in C++,
+//   then applies its changes in chunks; kClear deletes in chunks): calls made meanwhile are held
+//   and sent once it is done, so they still take effect after it. Other nodes' calls may
+//   interleave with its chunks (each chunk skips jobs that left the set).
+// - Errors: a lost or absent connection answers Unavailable("store unavailable: ..."); Redis
+//   refusing a write for memory (maxmemory, OOM) answers ResourceExhausted with Redis's reason;
+//   any other error reply Internal naming the step. Never degraded (Redis keeps no sticky state
+//   to lose): when the connection comes back, calls succeed again.
+// - Losing the connection (or a command unanswered for 10 s, plus the WAIT timeout) starts
+//   reconnecting in the background with backoff (100 ms doubling to 5 s; Sentinel URLs ask the
+//   Sentinels again for the primary), re-loading the scripts before any other command and
+//   re-subscribing to {NS}:wake. Calls made meanwhile answer Unavailable.
+// - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
+// - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
+//   reports a replica holds the write; otherwise Unavailable naming the timeout.
+//
+// Threading: not thread-safe; every method on the io_context's thread, which runs the callbacks.
+// The io_context must outlive the store; Open runs it (bounded) until the store is ready.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bulkhead/redis/redis_connection.h"
+#include "bulkhead/redis/redis_script.h"
+#include "bulkhead/redis/redis_url.h"
+#include "bulkhead/redis/sentinel_resolver.h"
+#include "bulkhead/store/store.h"
+
+namespace bulkhead {
+
+struct RedisStoreOptions {
+  RedisUrl url;
+  std::string redis_namespace = "bulkhead";
+  std::string ca_file;  // rediss:// only; empty: the system's CA paths
+  // Names this process in {NS}:nodes, its reservations and its wake messages; unique per process.
+  std::string node_id;
+  bool replicated = false;  // durability = "replicated"
+  std::chrono::milliseconds wait_timeout{1000};
+  // Bounds Open (resolving, connecting, the layout check, loading the scripts, subscribing).
+  std::chrono::milliseconds open_timeout{10000};
+};
+
+class RedisStore final : public Store {
+ public:
+  // The layout version this build writes and reads ({NS}:meta `layout`).
+  static constexpr int kLayoutVersion = 1;
+
+  RedisStore(boost::asio::io_context& io, RedisStoreOptions options);
+  ~RedisStore() override;
+
+  std::string_view Name() const override { return "redis"; }
+  void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
+  // Connects (asking Sentinel first), checks or writes the layout version (FailedPrecondition
+  // naming both versions when it differs), registers the node, loads the scripts and subscribes.
+  // Unreachable server or refused AUTH: the error names the URL without its password.
+  Status Open() override;
+  void Close() override;
+
+  void Push(JobRecord job, Done durable) override;
+  void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
+  void Ack(const std::string& jid, TimePoint now, JobCallback durable) override;
+  void GetWorking(const std::string& jid, JobCallback cb) override;
+  void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override;
+  void FailReserved(const std::string& jid, TimePoint reserved_until, std::optional<JobRecord> next,
+                    bool count_failure, TimePoint now, Done durable) override;
+  void Move(JobRecord job, TimePoint now, Done durable) override;
+  void Remove(const std::string& jid, Done durable) override;
+  void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override;
+  void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override;
+  void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override;
+  void Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
+              Duration dead_ttl, CountCallback durable) override;
+  void SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) override;
+  void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
+  void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
+  void Flush(Done durable) override;
+  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
+  void RemoveSigningKey(const std::string& key_id, Done durable) override;
+  void ListSigningKeys(SigningKeysCallback cb) override;
+  void PutHostState(const HostStateRecord& record, Done durable) override;
+  void RemoveHostState(const std::string& host, Done durable) override;
+  void ListHostStates(HostStatesCallback cb) override;
+  void Stats(std::function<void(Result<StoreStats>)> cb) override;
+  void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
+
+  const std::string& node_id() const { return options_.node_id; }
+
+ private:
+  struct Scripts;
+  using ReplyCallback = std::function<void(Result<RedisReply>)>;
+
+  // Runs `script` with ARGV = prefix, args...; `cb` gets the reply, or the Status the reply
+  // means (transport failure, error reply; see the header comment) with `step` in its message.
+  // While a multi-step Mutate runs, the call is held and sent after it (calls take effect in
+  // order); SendEval is Mutate's own, never held.
+  void Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
+            ReplyCallback cb);
+  void SendEval(const RedisScript& script, const char* step, std::vector<std::string> args,
+                ReplyCallback cb);
+  // Sends a plain command, with the same mapping (and holding) as Eval.
+  void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  void SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.
+  void ReleaseHeld();
+  // Eval, then (durability = "replicated") WAIT for one replica before answering.
+  void EvalReplicated(const RedisScript& script, const char* step, std::vector<std::string> args,
+                      ReplyCallback cb);
+  // The Status a transport result or an error reply means; OK for any other reply.
+  static Status ReplyError(const Result<RedisReply>& r, const char* step);
+
+  // Pages through `set` (read-only), then applies `op` to the matching jids in chunks.
+  void MutateMatching(MutateOp op, const std::string& set, MutateFilter filter, int64_t now_us,
+                      int64_t dead_until_us, CountCallback durable);
+  void ApplyMutate(MutateOp op, std::string set, std::shared_ptr<std::vector<std::string>> jids,
+                   size_t from, int64_t now_us, int64_t dead_until_us, size_t changed,
+                   CountCallback durable);
+  void ClearSet(std::string set, size_t cleared, CountCallback durable);
+
+  // Open's steps, each run to completion on the io_context within the open deadline.
+  Status RunUntilDone(const std::function<bool()>& done, const std::string& what);
+  Status CheckLayout();
+  // Sends SCRIPT LOAD for every script (ahead of every later command on the connection).
+  void SendScriptLoads(std::function<void(Status)> done);
+
+  // The options of `subscriber`'s connection to the server at `endpoint`.
+  RedisConnectOptions ConnectOptions(bool subscriber, const RedisEndpoint& endpoint) const;
+  // Connection loss: reconnects that connection in the background, with backoff (`subscriber`
+  // names which of the two).
+  void OnLost(bool subscriber, const Status& cause);
+  void ScheduleReconnect(bool subscriber);
+  // Resolves the primary (Sentinel URLs; otherwise the URL's server) and connects `subscriber`'s
+  // connection, replacing it when the primary moved; the commands connection loads the scripts
+  // first, the subscriber subscribes. `done` gets the outcome.
+  void Connect(bool subscriber, std::function<void(Status)> done);
+  void ConnectTo(bool subscriber, const RedisEndpoint& endpoint, std::function<void(Status)> done);
+  void OnWakeMessage(const std::string& message);
+  // A command answered READONLY: the server is a replica now; reconnect (Sentinel: to the new
+  // primary).
+  void OnReadOnly();
+
+  // "YYYY-MM-DD" of `now` (UTC), formatted once per day.
+  const std::string& Day(TimePoint now);
+
+  boost::asio::io_context& io_;
+  RedisStoreOptions options_;
+  const std::string prefix_;  // "{NS}:"
+  const std::string jobs_key_;
+  std::unique_ptr<Scripts> scripts_;
+  std::unique_ptr<RedisConnection> conn_;  // commands
+  std::unique_ptr<RedisConnection> sub_;   // subscribed to {NS}:wake
+  // Per connection (0: commands, 1: subscriber): the pending reconnect's timer and next delay.
+  std::unique_ptr<SentinelResolver> resolver_[2];  // Sentinel URLs only
+  std::unique_ptr<boost::asio::steady_timer> reconnect_timer_[2];
+  std::chrono::milliseconds backoff_[2];
+  bool reconnecting_[2] = {false, false};
+  WakeHandler wake_handler_;
+  bool closed_ = false;
+  // A multi-step Mutate is running; the calls made meanwhile wait in held_.
+  bool exclusive_ = false;
+  std::deque<std::function<void()>> held_;
+  int64_t day_number_ = -1;
+  std::string day_;
+  // Cleared by the destructor: timers and posted work check it before touching the store.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace bulkhead

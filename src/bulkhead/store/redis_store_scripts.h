@@ -1,0 +1,29 @@
+// RedisStore::Scripts (internal to redis_store*.cc): the store's scripts as RedisScripts (SHA1
+// computed once per store).
+#pragma once
+
+#include <vector>
+
+#include "bulkhead/redis/redis_script.h"
+#include "bulkhead/store/redis_scripts.h"
+#include "bulkhead/store/redis_store.h"
+
+namespace bulkhead {
+
+struct RedisStore::Scripts {
+  const RedisScripts& text = StoreRedisScripts();
+  RedisScript push{text.push}, fetch{text.fetch}, ack{text.ack}, get_working{text.get_working},
+      extend{text.extend}, move{text.move}, fail_reserved{text.fail_reserved}, remove{text.remove},
+      enqueue_due{text.enqueue_due}, range{text.range}, purge_dead{text.purge_dead},
+      mutate{text.mutate}, clear{text.clear}, set_paused{text.set_paused},
+      remove_queues{text.remove_queues}, count_outcome{text.count_outcome}, flush{text.flush},
+      stats{text.stats};
+
+  std::vector<const RedisScript*> All() const {
+    return {&push,          &fetch,      &ack,           &get_working,   &extend,     &move,
+            &fail_reserved, &remove,     &enqueue_due,   &range,         &purge_dead, &mutate,
+            &clear,         &set_paused, &remove_queues, &count_outcome, &flush,      &stats};
+  }
+};
+
+}  // namespace bulkhead
