@@ -6,7 +6,10 @@
 // process per file (conformance.<name>), so a failure names the file and line. The format is in
 // tests/conformance/README.md.
 //
-//   conformance_test [--store=memory|sqlite] [FILE.fwp ...]   (no file: every file of the suite)
+//   conformance_test [--store=memory|sqlite|memory-deferred|sqlite-deferred] [FILE.fwp ...]
+//   (no file: every file of the suite). A -deferred store is wrapped in DeferredStore
+//   (store/testing/deferred_store.h): it answers every call on a later turn of the server's loop,
+//   as a networked store does.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -27,6 +30,7 @@
 #include "bulkhead/config/config.h"
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/server/server.h"
+#include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/simulated_clock.h"
 #include "tests/conformance/transcript.h"
@@ -41,6 +45,7 @@ using Steady = std::chrono::steady_clock;
 constexpr int kReplyTimeoutMs = 8000;
 
 std::string g_store_override;  // --store=…: overrides every file's store
+constexpr std::string_view kDeferredSuffix = "-deferred";
 
 std::string Shorten(std::string_view s, size_t max = 300) {
   std::string out;
@@ -230,6 +235,17 @@ class InProcessServer {
     base.data_dir = (dir / "data").string();
     fs::create_directories(base.data_dir);
     std::string store = g_store_override.empty() ? t.store : g_store_override;
+    ServerTestHooks hooks;
+    if (store.ends_with(kDeferredSuffix)) {
+      store.resize(store.size() - kDeferredSuffix.size());
+      hooks.wrap_store = [](std::unique_ptr<Store> inner, Store::Poster post) {
+        return std::make_unique<DeferredStore>(std::move(inner), std::move(post));
+      };
+    }
+    if (store != "memory" && store != "sqlite") {
+      return Status::InvalidArgument("unknown store " + store +
+                                     " (memory, sqlite, memory-deferred or sqlite-deferred)");
+    }
     base.store = store == "sqlite" ? "sqlite:" + (dir / "conformance.db").string() : "memory:";
     Config config = base;
     if (!t.config_lines.empty()) {
@@ -241,7 +257,7 @@ class InProcessServer {
       if (!loaded.ok()) return loaded.status();
       config = std::move(*loaded);
     }
-    server_ = std::make_unique<Server>(std::move(config), clock_);
+    server_ = std::make_unique<Server>(std::move(config), clock_, std::move(hooks));
     Status s = server_->Start();
     if (!s.ok()) return s;
     thread_ = std::thread([this] { server_->Run(); });

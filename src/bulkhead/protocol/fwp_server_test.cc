@@ -1,6 +1,9 @@
-// Transcript tests: an in-process FWP server on 127.0.0.1 port 0 (memory store, its own event
-// loop thread), driven over a real socket line by line. Its timers run on a SimulatedClock: a
-// test moves time (Pass) instead of waiting for a timeout or a FETCH's block time.
+// Transcript tests: an in-process FWP server on 127.0.0.1 port 0 (memory store), driven over a
+// real socket line by line. Its event loop runs on the test thread, while a test waits for a reply
+// (bounded) or lets time pass. Its timers run on a SimulatedClock: a test moves time (Pass) instead
+// of waiting for a timeout or a FETCH's block time. Every test runs twice: "Inline" on the memory
+// store as it is (it answers reads before the call returns) and "Deferred" on it wrapped in
+// DeferredStore (every answer on a later turn of the loop, as from a networked store).
 #include "bulkhead/protocol/fwp_server.h"
 
 #include <arpa/inet.h>
@@ -12,12 +15,13 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
-#include <future>
-#include <thread>
+#include <chrono>
+#include <functional>
 
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
@@ -25,9 +29,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// How long a test waits for a reply (real time) before it reads "<timeout>".
+constexpr auto kReplyTimeout = 5s;
+
 class Conn {
  public:
-  explicit Conn(uint16_t port) {
+  // `run_loop` runs the server's loop for one step: what is ready, or else waits briefly for
+  // something to become ready.
+  Conn(uint16_t port, std::function<void()> run_loop) : run_loop_(std::move(run_loop)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -35,16 +44,25 @@ class Conn {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   }
-  ~Conn() { ::close(fd_); }
+  Conn(Conn&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)),
+        buf_(std::move(other.buf_)),
+        closed_(other.closed_),
+        run_loop_(std::move(other.run_loop_)) {}
+  ~Conn() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   void Send(const std::string& s) {
     ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), (ssize_t)s.size());
   }
-  // True when nothing has arrived (the server sent nothing and did not close).
+  // True when nothing has arrived (the server sent nothing and did not close). The caller lets
+  // the server's loop run first (Pass).
   bool Quiet() {
     pollfd p{fd_, POLLIN, 0};
     return buf_.empty() && ::poll(&p, 1, 0) == 0;
   }
-  // Reads one RESP line (with the bulk body for $n), or "<closed>" / "<timeout>" after 5 s.
+  // Reads one RESP line (with the bulk body for $n), or "<closed>" / "<timeout>" after
+  // kReplyTimeout, running the server's loop meanwhile.
   std::string Read() {
     std::string line = ReadLine();
     if (line.size() > 1 && line[0] == '$' && line != "$-1") {
@@ -59,9 +77,15 @@ class Conn {
   }
 
  private:
+  // Runs the server's loop until bytes (or the close) arrive; false after kReplyTimeout.
   bool Fill() {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 5000) <= 0) return false;
+    auto deadline = std::chrono::steady_clock::now() + kReplyTimeout;
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 0) > 0) break;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      run_loop_();
+    }
     char tmp[65536];
     ssize_t n = ::recv(fd_, tmp, sizeof(tmp), 0);
     if (n <= 0) {
@@ -85,40 +109,57 @@ class Conn {
   int fd_;
   std::string buf_;
   bool closed_ = false;
+  std::function<void()> run_loop_;
 };
 
-class FwpServerTest : public ::testing::Test {
+enum class StoreTiming { kInline, kDeferred };
+
+class FwpServerTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   void StartServer() {
     auto store = OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); });
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
+    if (GetParam() == StoreTiming::kDeferred) {
+      store_ = std::make_unique<DeferredStore>(
+          std::move(store_), [this](std::function<void()> f) { boost::asio::post(io_, f); });
+    }
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     server_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
     server_->SetInfoSource([](FwpServer::InfoCallback cb) { cb(std::string("{}")); });
     ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
     engine_->Start();
-    thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {
-    std::promise<void> stopped;
-    boost::asio::post(io_, [&] {
-      server_->Stop();
-      engine_->Stop();
-      stopped.set_value();
-    });
-    stopped.get_future().wait();
-    io_.stop();
-    thread_.join();
+    if (!server_) return;
+    server_->Stop();
+    engine_->Stop();
+    RunUntilIdle();
+  }
+  // Runs the loop until nothing is ready: the server has read what was sent, answered what it
+  // can and armed its timers.
+  void RunUntilIdle() {
+    int handlers = 0;
+    while (io_.poll() > 0) {
+      ASSERT_LT(++handlers, 1'000'000) << "the server's loop never goes idle";
+    }
+  }
+  // One step of the loop for a reader waiting for a reply: what is ready, or else a brief wait
+  // for something to become ready.
+  void RunLoopStep() {
+    if (io_.poll() == 0) io_.run_one_for(10ms);
   }
   // Lets `d` pass on the server's clock once it has read what was sent and armed its timers.
   void Pass(Duration d) {
-    ASSERT_TRUE(clock_.Settle()) << "the server's loop did not answer";
+    RunUntilIdle();
     clock_.Advance(d);
-    ASSERT_TRUE(clock_.Settle());
+    RunUntilIdle();
+  }
+  Conn Connect() {
+    return Conn(server_->port(), [this] { RunLoopStep(); });
   }
   Conn Hello() {
-    Conn c(server_->port());
+    Conn c = Connect();
     EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
     c.Send("HELLO {\"v\":2,\"hostname\":\"t\"}\r\n");
     EXPECT_EQ(c.Read(), "+OK");
@@ -129,13 +170,21 @@ class FwpServerTest : public ::testing::Test {
   Config config_;
   DefaultRng rng_{42};
   boost::asio::io_context io_;
+  // The loop runs only while the test waits: keep it from stopping when it runs out of work.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+      io_.get_executor()};
   std::unique_ptr<Store> store_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<FwpServer> server_;
-  std::thread thread_;
 };
 
-TEST_F(FwpServerTest, PushFetchAckTranscript) {
+INSTANTIATE_TEST_SUITE_P(StoreTimings, FwpServerTest,
+                         ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred),
+                         [](const ::testing::TestParamInfo<StoreTiming>& info) {
+                           return info.param == StoreTiming::kInline ? "Inline" : "Deferred";
+                         });
+
+TEST_P(FwpServerTest, PushFetchAckTranscript) {
   config_.fetch_block_ms = 100;
   StartServer();
   Conn c = Hello();
@@ -154,7 +203,7 @@ TEST_F(FwpServerTest, PushFetchAckTranscript) {
   EXPECT_EQ(c.Read(), "$-1") << "an empty queue answers null after the block time";
 }
 
-TEST_F(FwpServerTest, PipelinedCommandsAreAnsweredInOrder) {
+TEST_P(FwpServerTest, PipelinedCommandsAreAnsweredInOrder) {
   StartServer();
   Conn c = Hello();
   c.Send(
@@ -167,7 +216,7 @@ TEST_F(FwpServerTest, PipelinedCommandsAreAnsweredInOrder) {
   EXPECT_EQ(c.Read(), "-ERR Job not found pipe00001");
 }
 
-TEST_F(FwpServerTest, BlockedFetchIsWokenByAPush) {
+TEST_P(FwpServerTest, BlockedFetchIsWokenByAPush) {
   config_.fetch_block_ms = 4000;
   StartServer();
   Conn worker = Hello();
@@ -178,31 +227,31 @@ TEST_F(FwpServerTest, BlockedFetchIsWokenByAPush) {
   EXPECT_NE(worker.Read().find("wake00001"), std::string::npos);
 }
 
-TEST_F(FwpServerTest, FirstLineMustBeHello) {
+TEST_P(FwpServerTest, FirstLineMustBeHello) {
   StartServer();
-  Conn c(server_->port());
+  Conn c = Connect();
   EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
   c.Send("PUSH {}\r\n");
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, EndAsTheFirstLineClosesWithoutAReply) {
+TEST_P(FwpServerTest, EndAsTheFirstLineClosesWithoutAReply) {
   StartServer();
-  Conn c(server_->port());
+  Conn c = Connect();
   EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
   c.Send("END\r\n");
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, AFirstHelloWithoutAJsonObjectClosesWithoutAReply) {
+TEST_P(FwpServerTest, AFirstHelloWithoutAJsonObjectClosesWithoutAReply) {
   StartServer();
-  Conn c(server_->port());
+  Conn c = Connect();
   EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
   c.Send("HELLO v2\r\n");
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, ABlockingFetchHoldsTheLinesAfterIt) {
+TEST_P(FwpServerTest, ABlockingFetchHoldsTheLinesAfterIt) {
   config_.fetch_block_ms = 100;
   StartServer();
   Conn c = Hello();
@@ -216,10 +265,10 @@ TEST_F(FwpServerTest, ABlockingFetchHoldsTheLinesAfterIt) {
   EXPECT_EQ(c.Read(), "+OK");
 }
 
-TEST_F(FwpServerTest, HandshakeTimeout) {
+TEST_P(FwpServerTest, HandshakeTimeout) {
   config_.handshake_timeout_seconds = 1;
   StartServer();
-  Conn c(server_->port());
+  Conn c = Connect();
   EXPECT_EQ(c.Read(), "+HI {\"v\":2}");
   Pass(999ms);
   EXPECT_TRUE(c.Quiet()) << "timed out early";
@@ -228,7 +277,7 @@ TEST_F(FwpServerTest, HandshakeTimeout) {
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, LineTooLongClosesWithError) {
+TEST_P(FwpServerTest, LineTooLongClosesWithError) {
   config_.max_line_bytes = 1024;
   StartServer();
   Conn c = Hello();
@@ -237,7 +286,7 @@ TEST_F(FwpServerTest, LineTooLongClosesWithError) {
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, PartialLineTimesOut) {
+TEST_P(FwpServerTest, PartialLineTimesOut) {
   config_.line_timeout_seconds = 1;
   StartServer();
   Conn c = Hello();
@@ -249,11 +298,11 @@ TEST_F(FwpServerTest, PartialLineTimesOut) {
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, ConnectionLimit) {
+TEST_P(FwpServerTest, ConnectionLimit) {
   config_.max_connections = 1;
   StartServer();
   Conn first = Hello();
-  Conn second(server_->port());
+  Conn second = Connect();
   EXPECT_EQ(second.Read(), "+HI {\"v\":2}");
   second.Send("HELLO {\"v\":2}\r\n");
   EXPECT_EQ(second.Read(), "-ERR too many connections: limit is 1");
@@ -262,11 +311,11 @@ TEST_F(FwpServerTest, ConnectionLimit) {
   EXPECT_EQ(first.Read().rfind("$", 0), 0u) << "the first connection keeps working";
 }
 
-TEST_F(FwpServerTest, PasswordHandshake) {
+TEST_P(FwpServerTest, PasswordHandshake) {
   config_.password = "sekret";
   StartServer();
   for (bool right : {true, false}) {
-    Conn c(server_->port());
+    Conn c = Connect();
     std::string hi = c.Read();
     ASSERT_EQ(hi.rfind("+HI {\"v\":2,\"i\":", 0), 0u) << hi;
     EXPECT_EQ(hi.find(' ', 4), std::string::npos) << "no spaces in the greeting JSON";
@@ -287,9 +336,9 @@ TEST_F(FwpServerTest, PasswordHandshake) {
   }
 }
 
-TEST_F(FwpServerTest, BeatAndWorkerStates) {
+TEST_P(FwpServerTest, BeatAndWorkerStates) {
   StartServer();
-  Conn c(server_->port());
+  Conn c = Connect();
   c.Read();
   c.Send("HELLO {\"v\":2,\"wid\":\"w1\",\"pid\":1,\"labels\":[]}\r\n");
   EXPECT_EQ(c.Read(), "+OK");
@@ -303,7 +352,7 @@ TEST_F(FwpServerTest, BeatAndWorkerStates) {
   EXPECT_EQ(c.Read(), "<closed>");
 }
 
-TEST_F(FwpServerTest, QueueCommands) {
+TEST_P(FwpServerTest, QueueCommands) {
   config_.fetch_block_ms = 100;
   StartServer();
   Conn c = Hello();
@@ -322,7 +371,7 @@ TEST_F(FwpServerTest, QueueCommands) {
   EXPECT_EQ(c.Read(), "$-1");
 }
 
-TEST_F(FwpServerTest, FetchSkipsNamesThatCannotBeQueues) {
+TEST_P(FwpServerTest, FetchSkipsNamesThatCannotBeQueues) {
   config_.fetch_block_ms = 100;
   StartServer();
   Conn c = Hello();
@@ -335,7 +384,7 @@ TEST_F(FwpServerTest, FetchSkipsNamesThatCannotBeQueues) {
   EXPECT_EQ(c.Read(), "$-1") << "only invalid names: the block time, then null";
 }
 
-TEST_F(FwpServerTest, QueueSubcommandsAreCaseInsensitiveAndLatencyRefusesWildcards) {
+TEST_P(FwpServerTest, QueueSubcommandsAreCaseInsensitiveAndLatencyRefusesWildcards) {
   config_.fetch_block_ms = 100;
   StartServer();
   Conn c = Hello();
@@ -353,7 +402,7 @@ TEST_F(FwpServerTest, QueueSubcommandsAreCaseInsensitiveAndLatencyRefusesWildcar
   EXPECT_EQ(c.Read(), "-ERR QUEUE PAUSE needs at least one queue name");
 }
 
-TEST_F(FwpServerTest, FaktorysErrorTexts) {
+TEST_P(FwpServerTest, FaktorysErrorTexts) {
   StartServer();
   Conn c = Hello();
   c.Send("ACK {}\r\nACK [1]\r\nACK {\"jid\":5}\r\nACK {\"jid\":\"\"}\r\n");
@@ -383,7 +432,7 @@ TEST_F(FwpServerTest, FaktorysErrorTexts) {
       << "JSON that does not parse keeps the general text";
 }
 
-TEST_F(FwpServerTest, PushIsIdempotentAndFillsInRetry) {
+TEST_P(FwpServerTest, PushIsIdempotentAndFillsInRetry) {
   config_.fetch_block_ms = 100;
   config_.jobtypes["slow"].retry = 3;
   StartServer();

@@ -194,12 +194,7 @@ void Session::ProcessBuffer() {
     }
     uint64_t seq = first_seq_ + slots_.size();
     slots_.emplace_back();
-    bool may_block = Dispatch(line, seq);  // may be answered inline or later
-    // An inline answer may already have sent (popped) this command's slot.
-    if (may_block && seq >= first_seq_ && !slots_[seq - first_seq_].ready) {
-      blocked_ = true;
-      barrier_seq_ = seq;
-    }
+    Dispatch(line, seq);
   }
   if (consumed > 0) {
     in_.erase(0, consumed);
@@ -221,7 +216,7 @@ void Session::ProcessBuffer() {
   if (!blocked_ && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
 }
 
-bool Session::Dispatch(std::string_view line, uint64_t seq) {
+void Session::Dispatch(std::string_view line, uint64_t seq) {
   server_.CountCommand();
   size_t space = line.find(' ');
   std::string_view verb = line.substr(0, space);
@@ -231,22 +226,28 @@ bool Session::Dispatch(std::string_view line, uint64_t seq) {
   Responder responder(shared_from_this(), seq);
   switch (Admit(command, args, identified_, server_.stopping())) {
     case Admission::kRun:
+      // A command whose reply may come later is a barrier before its handler runs; its reply
+      // lifts it (Complete), whether the handler gives it before returning or a store answers
+      // on a later turn of the loop.
+      if (command->may_block) {
+        blocked_ = true;
+        barrier_seq_ = seq;
+      }
       command->handler(*this, args, std::move(responder));
-      return command->may_block;
+      return;
     case Admission::kCloseQuietly:
       responder.CloseQuietly();
-      return false;
+      return;
     case Admission::kShuttingDown:
       responder.Error(replies::kShutdown);
-      return false;
+      return;
     case Admission::kUnknown:
       responder.Error(std::string(replies::kUnknownCommand) + std::string(verb));
-      return false;
+      return;
     case Admission::kEnterpriseOnly:
       responder.Error(command->enterprise_only);
-      return false;
+      return;
   }
-  return false;
 }
 
 void Session::Complete(uint64_t seq, std::string reply, bool close_after) {

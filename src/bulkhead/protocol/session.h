@@ -78,9 +78,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void Greet();
   void DoRead();
   void ProcessBuffer();
-  // Runs one command line as its table entry says (commands.h); true when its reply may come
-  // later and the session must read no further line until then (a barrier).
-  bool Dispatch(std::string_view line, uint64_t seq);
+  // Runs one command line as its table entry says (commands.h). A command whose reply may come
+  // later (may_block) becomes the barrier: the session reads no further line until it is
+  // answered.
+  void Dispatch(std::string_view line, uint64_t seq);
   // Called by Responder: stores the reply of command `seq`, sends every reply now in order, and
   // resumes processing when a barrier was answered.
   void Complete(uint64_t seq, std::string reply, bool close_after);
@@ -115,7 +116,7 @@ class Session : public std::enable_shared_from_this<Session> {
   };
   std::deque<Slot> slots_;
   uint64_t first_seq_ = 0;
-  bool blocked_ = false;  // a barrier command (a FETCH that waits) is unanswered
+  bool blocked_ = false;  // the barrier command, number barrier_seq_, is unanswered
   uint64_t barrier_seq_ = 0;
   bool processing_ = false;  // inside ProcessBuffer (replies are coalesced)
   bool close_after_write_ = false;

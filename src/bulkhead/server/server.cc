@@ -40,8 +40,9 @@ int64_t ResidentMemoryMb() {
 
 Server::Server(Config config) : Server(std::move(config), SystemClock::Instance()) {}
 
-Server::Server(Config config, Clock& clock)
+Server::Server(Config config, Clock& clock, ServerTestHooks hooks)
     : config_(std::move(config)),
+      hooks_(std::move(hooks)),
       signals_(io_, SIGINT, SIGTERM),
       hangup_(io_, SIGHUP),
       clock_(clock) {}
@@ -73,11 +74,11 @@ Status Server::Start() {
   options.redis_ca_file = config_.redis_ca_file;
   options.node_id = MakeNodeId();
   options.redis_wait_timeout = std::chrono::milliseconds(config_.redis_wait_timeout_ms);
-  auto store = OpenStoreFromUrl(
-      config_.StoreUrl(), [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
-      options);
+  Store::Poster post = [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); };
+  auto store = OpenStoreFromUrl(config_.StoreUrl(), post, options);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
+  if (hooks_.wrap_store) store_ = hooks_.wrap_store(std::move(store_), post);
   {
     // The keys must be loaded before a PUSH is validated or a reservation adopted: run the loop
     // (not yet serving anything) until the store has answered.
@@ -260,12 +261,14 @@ void Server::RegisterRoutes() {
     }
     reply(std::move(r));
   });
+  // Rendered once the figures of this moment are published (the store may answer later).
   http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    HttpResponseOut r;
-    r.content_type = std::string(kPrometheusTextContentType);
-    metrics_->Publish();  // on the loop: this scrape shows the figures of this moment
-    r.body = RenderPrometheusText(registry_);
-    reply(std::move(r));
+    metrics_->Publish([this, reply = std::move(reply)]() mutable {
+      HttpResponseOut r;
+      r.content_type = std::string(kPrometheusTextContentType);
+      r.body = RenderPrometheusText(registry_);
+      reply(std::move(r));
+    });
   });
   http_->Route("GET", "/api/info", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     RenderInfo([reply](Result<std::string> info) {

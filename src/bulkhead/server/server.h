@@ -38,12 +38,21 @@ inline constexpr uint64_t kReservedDescriptors = 64;
 // in it; InvalidArgument names each term and what to change.
 Status CheckDescriptorBudget(const Config& config);
 
+// How a test assembles a server differently. Never filled from a config file or flag.
+struct ServerTestHooks {
+  // Wraps the store the server opens (e.g. store/testing/deferred_store.h, to run a suite over a
+  // store that answers every call later); `post` runs a closure on the server's event loop. The
+  // result is the store the server uses; empty: the store as opened.
+  std::function<std::unique_ptr<Store>(std::unique_ptr<Store> store, Store::Poster post)>
+      wrap_store;
+};
+
 class Server {
  public:
   explicit Server(Config config);
   // With `clock` for every time and timer instead of the system clock (tests; it outlives the
-  // server).
-  Server(Config config, Clock& clock);
+  // server), and `hooks` to assemble it differently.
+  Server(Config config, Clock& clock, ServerTestHooks hooks = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -60,7 +69,7 @@ class Server {
  private:
   void RegisterRoutes();
   // The figures INFO shows, for RenderInfo: the engine's snapshot, this process's figures and the
-  // delivery hosts. On the loop; `cb` runs once (inline for the memory and embedded stores).
+  // delivery hosts. On the loop; `cb` runs once, now or on a later turn of the loop.
   void Snapshot(std::function<void(Result<InfoSnapshot>)> cb);
   // The INFO document (FWP INFO and GET /api/info), rendered by view/info_json.h from Snapshot().
   void RenderInfo(std::function<void(Result<std::string>)> cb);
@@ -75,6 +84,7 @@ class Server {
   void WaitForHangup();
 
   Config config_;
+  ServerTestHooks hooks_;
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
   boost::asio::signal_set hangup_;

@@ -39,14 +39,17 @@ Status ServerMetrics::Register() {
   return Status::Ok();
 }
 
-void ServerMetrics::Publish() {
+void ServerMetrics::Publish(std::function<void()> published) {
   if (dispatcher_ != nullptr) dispatcher_->PublishSnapshot();
-  engine_.Snapshot([this](Result<EngineSnapshot> snapshot) {
-    if (!snapshot.ok()) {
+  engine_.Snapshot([this, alive = std::weak_ptr<bool>(alive_),
+                    published = std::move(published)](Result<EngineSnapshot> snapshot) {
+    if (!alive.lock()) return;
+    if (snapshot.ok()) {
+      published_.Publish(std::move(*snapshot));
+    } else {  // the last published figures stay
       spdlog::debug("metrics: engine snapshot not published: {}", snapshot.status().message());
-      return;  // the last published figures stay
     }
-    published_.Publish(std::move(*snapshot));
+    if (published) published();
   });
 }
 

@@ -5,8 +5,8 @@
 // workers, so they stay true when every worker is stuck.
 //
 // The rule for figures that cross threads (view/fresh_figures.h): the event loop publishes, a
-// collection never waits for the loop. Publish() is called on the loop right before a /metrics
-// scrape renders (that scrape shows the figures of that moment); PublishEvery() publishes every
+// collection never waits for the loop. A /metrics scrape renders once Publish() says it is done
+// (that scrape shows the figures of that moment); PublishEvery() publishes every
 // kPublishInterval for a reader off the loop on its own schedule (the StatsD emitter's thread).
 // A collection reads only the latest published copies, so it answers at once — with figures at
 // most one publication old or, once they are older than kMaxSnapshotAge (the loop is stuck),
@@ -17,6 +17,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <functional>
+#include <memory>
 
 #include "bulkhead/dispatch/dispatcher.h"
 #include "bulkhead/engine/engine.h"
@@ -48,9 +50,11 @@ class ServerMetrics {
   // Registers the engine's figures and the runtime histogram, and publishes the first snapshots.
   // Call on the loop's thread, or before the loop runs. Errors: the registry's.
   Status Register();
-  // On the loop: publishes the engine's figures (at once for the memory and embedded stores, whose
-  // statistics answer inline) and the dispatcher's, now.
-  void Publish();
+  // On the loop: publishes the dispatcher's figures now and the engine's once the store answers
+  // (now or on a later turn of the loop), then runs `published` (when given) on the loop, also
+  // when the engine's figures could not be taken (the last published ones stay). `published`
+  // is dropped, not run, when this object is destroyed first.
+  void Publish(std::function<void()> published = nullptr);
   // Publishes every kPublishInterval (by the clock) until Stop(): needed when something collects
   // off the loop on its own schedule (the StatsD emitter). Call on the loop's thread, or before
   // the loop runs.
@@ -68,6 +72,7 @@ class ServerMetrics {
   Published<EngineSnapshot> published_;
   Timer timer_;
   bool stopped_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // answers after ~ are dropped
 };
 
 }  // namespace bulkhead

@@ -1,5 +1,7 @@
 // ServerMetrics over a real engine and event loop: what the loop publishes is what a collection
-// on another thread reads, and such a collection never waits for the loop.
+// on another thread reads, and such a collection never waits for the loop. Every test runs twice:
+// "Inline" on the memory store as it is, "Deferred" on it wrapped in DeferredStore (every answer on
+// a later turn of the loop, as from a networked store).
 #include "bulkhead/server/server_metrics.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
@@ -20,10 +23,16 @@ bool Has(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos;
 }
 
-class ServerMetricsTest : public ::testing::Test {
+enum class StoreTiming { kInline, kDeferred };
+
+class ServerMetricsTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   ServerMetricsTest() {
     store_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+    if (GetParam() == StoreTiming::kDeferred) {
+      store_ = std::make_unique<DeferredStore>(
+          std::move(store_), [this](std::function<void()> f) { boost::asio::post(io_, f); });
+    }
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     metrics_ =
         std::make_unique<ServerMetrics>(registry_, io_, *engine_, /*dispatcher=*/nullptr, clock_);
@@ -37,6 +46,27 @@ class ServerMetricsTest : public ::testing::Test {
         ParseJob(R"({"jid":")" + jid + R"(","jobtype":"t","args":[],"queue":"q"})", clock_.Now());
     ASSERT_TRUE(job.ok());
     engine_->Push(std::move(*job), [](Status s) { EXPECT_TRUE(s.ok()); });
+  }
+
+  // Runs the loop until `done()` holds; fails when the loop goes idle first.
+  void RunUntil(const std::function<bool()>& done, const std::string& what) {
+    io_.restart();
+    while (!done()) {
+      ASSERT_GT(io_.poll(), 0u) << "the loop went idle before " << what;
+    }
+  }
+  // Runs every handler that is ready, and those they make ready: with the memory store, every
+  // store answer due. Leaves the loop ready to run again (poll stops it when it runs out of work).
+  void RunReady() {
+    io_.restart();
+    io_.poll();
+    io_.restart();
+  }
+  // Publishes now and runs the loop until the publication is in.
+  void PublishAndWait() {
+    bool published = false;
+    metrics_->Publish([&published] { published = true; });
+    RunUntil([&published] { return published; }, "the publication");
   }
 
   // Moves the clock by `d` and runs the loop's ready handlers (the timers that fell due).
@@ -56,21 +86,29 @@ class ServerMetricsTest : public ::testing::Test {
   std::unique_ptr<ServerMetrics> metrics_;
 };
 
-TEST_F(ServerMetricsTest, RegisterPublishesAndPublishRefreshes) {
+INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerMetricsTest,
+                         ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred),
+                         [](const ::testing::TestParamInfo<StoreTiming>& info) {
+                           return info.param == StoreTiming::kInline ? "Inline" : "Deferred";
+                         });
+
+TEST_P(ServerMetricsTest, RegisterPublishesAndPublishRefreshes) {
   Push("metricsjob1");
   ASSERT_TRUE(metrics_->Register().ok());
-  EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"));
+  RunReady();  // Register's publication is in (a collection before it counts an error)
   Push("metricsjob2");
+  RunReady();  // the store has the job
   EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
       << "a collection reads the published copy, not the engine";
-  metrics_->Publish();
+  PublishAndWait();
   EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 2)"));
 }
 
 // PublishEvery (for the StatsD emitter, which collects off the loop) publishes once per interval
 // of the clock; once it stops, the figures go stale and missing.
-TEST_F(ServerMetricsTest, PublishEveryKeepsTheFiguresFresh) {
+TEST_P(ServerMetricsTest, PublishEveryKeepsTheFiguresFresh) {
   ASSERT_TRUE(metrics_->Register().ok());
+  RunReady();
   metrics_->PublishEvery();
   Push("metricsjob1");
   EXPECT_FALSE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
@@ -89,9 +127,10 @@ TEST_F(ServerMetricsTest, PublishEveryKeepsTheFiguresFresh) {
 
 // The loop thread is stuck in a handler (held on a promise); a collection on this thread still
 // answers, with the last published figures, before the loop is released.
-TEST_F(ServerMetricsTest, ACollectionNeverWaitsForTheLoop) {
+TEST_P(ServerMetricsTest, ACollectionNeverWaitsForTheLoop) {
   Push("metricsjob1");
   ASSERT_TRUE(metrics_->Register().ok());
+  RunReady();  // Register's publication is in (a collection before it counts an error)
   auto work = boost::asio::make_work_guard(io_);
   std::promise<void> entered;
   std::promise<void> release;

@@ -1,4 +1,6 @@
 // Whole-server tests: a Server on loopback port 0 with the memory store, driven over real sockets.
+// Every test runs twice: "Inline" on the store as opened, "Deferred" on it wrapped in DeferredStore
+// (every answer on a later turn of the server's loop, as from a networked store).
 #include "bulkhead/server/server.h"
 
 #include <arpa/inet.h>
@@ -13,6 +15,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
+
+#include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/util/clock.h"
 
 namespace bulkhead {
 namespace {
@@ -93,7 +98,20 @@ std::string Fwp(uint16_t port, const std::string& lines) {
   return out;
 }
 
-class ServerTest : public ::testing::Test {
+enum class StoreTiming { kInline, kDeferred };
+
+// The hooks that wrap the server's store as the test's parameter says.
+ServerTestHooks HooksFor(StoreTiming timing) {
+  ServerTestHooks hooks;
+  if (timing == StoreTiming::kDeferred) {
+    hooks.wrap_store = [](std::unique_ptr<Store> inner, Store::Poster post) {
+      return std::make_unique<DeferredStore>(std::move(inner), std::move(post));
+    };
+  }
+  return hooks;
+}
+
+class ServerTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
   void Start(Config config) {
     config.listen = "127.0.0.1:0";
@@ -102,7 +120,8 @@ class ServerTest : public ::testing::Test {
     config.data_dir = (std::filesystem::temp_directory_path() /
                        ("bulkhead_server_test_" + std::to_string(::getpid())))
                           .string();
-    server_ = std::make_unique<Server>(std::move(config));
+    server_ =
+        std::make_unique<Server>(std::move(config), SystemClock::Instance(), HooksFor(GetParam()));
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
     thread_ = std::thread([this] { server_->Run(); });
@@ -117,7 +136,13 @@ class ServerTest : public ::testing::Test {
   std::thread thread_;
 };
 
-TEST_F(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
+INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerTest,
+                         ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred),
+                         [](const ::testing::TestParamInfo<StoreTiming>& info) {
+                           return info.param == StoreTiming::kInline ? "Inline" : "Deferred";
+                         });
+
+TEST_P(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   Start(Config{});
   std::string replies = Fwp(server_->fwp_port(),
                             "PUSH {\"jid\":\"metrics01\",\"jobtype\":\"t\",\"args\":[],"
@@ -134,7 +159,7 @@ TEST_F(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   EXPECT_NE(HttpGet(server_->http_port(), "/nope").find("404"), std::string::npos);
 }
 
-TEST_F(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
+TEST_P(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
   Config config;
   auto dir = std::filesystem::temp_directory_path() /
              ("bulkhead_server_test_" + std::to_string(::getpid()));
@@ -173,7 +198,7 @@ TEST_F(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
   EXPECT_EQ(HttpStatus(HttpGet(server_->http_port(), "/api/info")), 200);
 }
 
-TEST_F(ServerTest, StatsdSendsTheSameFigures) {
+TEST_P(ServerTest, StatsdSendsTheSameFigures) {
   int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -203,7 +228,7 @@ TEST_F(ServerTest, StatsdSendsTheSameFigures) {
   EXPECT_NE(received.find("env:test"), std::string::npos) << received;
 }
 
-TEST_F(ServerTest, KeysApiNeedsTheBearerTokenAndNeverShowsPrivateKeys) {
+TEST_P(ServerTest, KeysApiNeedsTheBearerTokenAndNeverShowsPrivateKeys) {
   Config config;
   config.password = "s3cret";
   Start(config);
@@ -250,7 +275,7 @@ TEST_F(ServerTest, KeysApiNeedsTheBearerTokenAndNeverShowsPrivateKeys) {
   EXPECT_EQ(HttpRequest(port, "GET", "/api/keys", auth).find("social.example"), std::string::npos);
 }
 
-TEST_F(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
+TEST_P(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
   Start(Config{});
   uint16_t port = server_->http_port();
   auto job = [](const std::string& jid) {
@@ -274,7 +299,7 @@ TEST_F(ServerTest, PushOfAnActivityPubJobNeedsARegisteredKey) {
   EXPECT_EQ(info.find("PRIVATE KEY"), std::string::npos);
 }
 
-TEST_F(ServerTest, ApiViewsAndInfoShowTheSameFigures) {
+TEST_P(ServerTest, ApiViewsAndInfoShowTheSameFigures) {
   Start(Config{});
   uint16_t port = server_->http_port();
   Fwp(server_->fwp_port(), "PUSH {\"jid\":\"apiview01\",\"jobtype\":\"t\",\"args\":[]}\r\n");
@@ -292,10 +317,10 @@ TEST_F(ServerTest, ApiViewsAndInfoShowTheSameFigures) {
   EXPECT_EQ(response.substr(response.find("\r\n\r\n") + 4), "[]");
 }
 
-TEST_F(ServerTest, BadConfigIsAClearStartError) {
+TEST_P(ServerTest, BadConfigIsAClearStartError) {
   Config config;
   config.durability = "sometimes";
-  Server server(config);
+  Server server(config, SystemClock::Instance(), HooksFor(GetParam()));
   Status s = server.Start();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("durability"), std::string::npos);
