@@ -25,7 +25,7 @@ TEST(RedisReplyTest, ConvertsEveryType) {
   EXPECT_EQ(Parse("+OK\r\n"), RedisReply::OfStatus("OK"));
   EXPECT_EQ(Parse("-ERR wrong\r\n"), RedisReply::OfError("ERR wrong"));
   EXPECT_EQ(Parse(":-42\r\n"), RedisReply::OfInteger(-42));
-  EXPECT_EQ(Parse(std::string("$3\r\na\0b\r\n", 11)), RedisReply::OfString(std::string("a\0b", 3)));
+  EXPECT_EQ(Parse(std::string("$3\r\na\0b\r\n", 9)), RedisReply::OfString(std::string("a\0b", 3)));
   EXPECT_EQ(Parse("$-1\r\n"), RedisReply::OfNil());
   EXPECT_EQ(Parse("*-1\r\n"), RedisReply::OfNil());
   EXPECT_EQ(
