@@ -71,8 +71,9 @@ class Dispatcher final : public BuiltinJobs {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Restores the host states kept in the store, adopts the delivery reservations left by a
-  // previous run (the store's working set in kDeliveryQueue), then takes what is queued and starts
-  // delivering.
+  // previous run (the store's working set in kDeliveryQueue; not on a shared store, where those
+  // are other nodes' or given back by the store's liveness reaper: Store::shared()), then takes
+  // what is queued and starts delivering.
   void Start();
   // Stops taking and starting deliveries; results still arriving leave their jobs untouched
   // (reserved). Idempotent.
