@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -597,6 +598,12 @@ TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNo
   after.Answer(0, ScriptedTransport::Status(200));
   Settle(io_);
   other.SetBuiltinJobs(nullptr);
+}
+
+TEST(DispatcherStoreOptionsTest, AGracefullyStoppingRedisNodeGivesBackTheDeliveryQueue) {
+  // Only this node's dispatcher could end its delivery reservations (no other node adopts them).
+  auto queues = StoreOptions().redis_give_back_at_stop;
+  EXPECT_NE(std::find(queues.begin(), queues.end(), kDeliveryQueue), queues.end());
 }
 
 TEST_P(DispatcherTest, StoreAnswersAfterTheDispatcherIsGoneAreDropped) {

@@ -48,6 +48,7 @@ Result<std::unique_ptr<Store>> MakeRedisStore(const std::string& url, const Stor
   o.heartbeat_every = options.redis_heartbeat_every;
   o.heartbeat_ttl = options.redis_heartbeat_ttl;
   o.reap_every = options.redis_reap_every;
+  o.give_back_at_stop = options.redis_give_back_at_stop;
   return std::unique_ptr<Store>(std::make_unique<RedisStore>(*options.io_context, std::move(o)));
 }
 

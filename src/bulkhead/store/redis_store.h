@@ -26,9 +26,9 @@
 //   reservations of registered nodes whose alive key is gone (reap.lua: to the oldest end of
 //   their queues, no retry spent), logging once per reaped node. Close (a graceful stop), once
 //   the commands already sent are answered, unregisters the node and deletes its alive key in
-//   one step: its reservations are not given back but stay, as across a Faktory restart, until
-//   an ACK or FAIL through any node or their expiry. Timers run on the io_context; their
-//   commands are never held behind a Mutate.
+//   one step: its reservations of the give_back_at_stop queues are given back, the others stay,
+//   as across a Faktory restart, until an ACK or FAIL through any node or their expiry. Timers
+//   run on the io_context; their commands are never held behind a Mutate.
 //
 // Threading: not thread-safe; every method on the io_context's thread, which runs the callbacks.
 // The io_context must outlive the store; Open runs it (bounded) until the store is ready.
@@ -66,6 +66,9 @@ struct RedisStoreOptions {
   std::chrono::milliseconds heartbeat_every{5000};
   std::chrono::milliseconds heartbeat_ttl{15000};
   std::chrono::milliseconds reap_every{5000};
+  // Queues whose reservations only this node can end (its own delivery engine's): a graceful stop
+  // gives them back at once instead of handing them over to their expiry.
+  std::vector<std::string> give_back_at_stop;
 };
 
 class RedisStore final : public Store {
@@ -86,8 +89,8 @@ class RedisStore final : public Store {
   Status Open() override;
   // A graceful stop: stops the timers, waits (bounded by open_timeout) until the commands already
   // sent are answered, then unregisters the node and deletes its alive key (reap.lua 'stop': its
-  // reservations stay until ACK, FAIL or expiry), then closes the connections. Runs the
-  // io_context meanwhile, as Open does.
+  // reservations of give_back_at_stop go back to their queue, the others stay until ACK, FAIL or
+  // expiry), then closes the connections. Runs the io_context meanwhile, as Open does.
   void Close() override;
 
   void Push(JobRecord job, Done durable) override;

@@ -114,7 +114,9 @@ void RedisStore::HandOverAtStop() {
   }
   // Shared: after a timeout the answer (Unavailable, once the connection closes) comes later.
   auto reply = std::make_shared<std::optional<Result<RedisReply>>>();
-  SendEval(scripts_->reap, "stop", {options_.node_id, NowUs(), "stop"},
+  std::vector<std::string> args{options_.node_id, NowUs(), "stop"};
+  args.insert(args.end(), options_.give_back_at_stop.begin(), options_.give_back_at_stop.end());
+  SendEval(scripts_->reap, "stop", std::move(args),
            [reply](Result<RedisReply> r) { *reply = std::move(r); });
   s = RunUntilDone([&] { return reply->has_value(); }, "hand its reservations over at stop");
   if (!s.ok() || !(*reply)->ok()) {
@@ -125,12 +127,13 @@ void RedisStore::HandOverAtStop() {
     return;
   }
   const auto& e = (**reply)->elements();
-  int64_t n = e.size() == 2 ? e[1].integer() : 0;
-  if (n > 0) {
+  int64_t given = e.size() == 3 ? e[1].integer() : 0;
+  int64_t kept = e.size() == 3 ? e[2].integer() : 0;
+  if (given > 0 || kept > 0) {
     spdlog::info(
-        "redis store: node {} stopped; its {} reservations stay until acknowledged, "
+        "redis store: node {} stopped: {} reservations given back, {} stay until acknowledged, "
         "failed or expired",
-        options_.node_id, n);
+        options_.node_id, given, kept);
   }
 }
 

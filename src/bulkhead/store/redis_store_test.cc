@@ -88,6 +88,7 @@ class RedisStoreTest : public ::testing::Test {
     o.heartbeat_every = heartbeat_every;
     o.heartbeat_ttl = heartbeat_ttl;
     o.reap_every = reap_every;
+    o.give_back_at_stop = StoreOptions().redis_give_back_at_stop;
     auto store = std::make_unique<RedisStore>(loop_.io(), std::move(o));
     Status s = store->Open();
     EXPECT_TRUE(s.ok()) << s.ToString();
@@ -501,23 +502,36 @@ TEST_F(RedisStoreTest, AReapedNodeThatComesBackAnswersAsForUnknownReservationsAn
   EXPECT_TRUE(Ack(*a, "job-back-002")->has_value());
 }
 
-TEST_F(RedisStoreTest, AGracefulStopHandsItsReservationsOverToTheirExpiry) {
+TEST_F(RedisStoreTest, AGracefulStopGivesBackItsDeliveriesAndHandsTheRestOverToTheirExpiry) {
   auto a = OpenNode("node-a", 100ms, 300ms, 1h);
   auto b = OpenNode("node-b", 100ms, 300ms, 50ms);
   ASSERT_TRUE(a && b);
+  std::map<std::string, size_t> woken;
+  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-001")).ok());
+  ASSERT_TRUE(Push(*a, MakeJob("job-stop-002", "~deliveries")).ok());
+  ASSERT_TRUE(Push(*a, MakeJob("job-stop-003", "~deliveries")).ok());
   ASSERT_TRUE(Fetch(*a, {"default"})->has_value());
-  // Close (the last commands answered first): the node leaves, its reservation stays.
+  ASSERT_TRUE(Fetch(*a, {"~deliveries"})->has_value());
+  loop_.RunUntil([&] { return woken.size() == 2; });
+  woken.clear();
+  // Close (the commands already sent answered first): the node leaves; its delivery goes back
+  // (only its own dispatcher could have ended it), a worker's reservation stays.
   a->CountOutcome(1, 0, now_);
   a.reset();
   EXPECT_FALSE(Registered("node-a"));
   EXPECT_EQ(Redis({"EXISTS", Key("alive:node-a")}).integer(), 0);
+  EXPECT_EQ(Redis({"EXISTS", Key("reserved:node-a")}).integer(), 0);
+  loop_.RunUntil([&] { return !woken.empty(); });
+  EXPECT_EQ(woken, (std::map<std::string, size_t>{{"~deliveries", 1}}));
+  EXPECT_EQ(FetchAll(*b, "~deliveries"), (std::vector<std::string>{"job-stop-002", "job-stop-003"}))
+      << "given back to the head of the delivery queue";
   int64_t passes = b->reaper_passes();
   loop_.RunUntil([&] { return b->reaper_passes() >= passes + 3; });
-  EXPECT_EQ(b->reservations_given_back(), 0);
+  EXPECT_EQ(b->reservations_given_back(), 0) << "nothing is left for the reaper";
   auto st = Stats(*b);
   ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->working, 1u);
+  EXPECT_EQ(st->working, 3u) << "the worker's job and the two deliveries B took";
   EXPECT_EQ(st->processed, 1) << "the count sent before Close was answered";
   EXPECT_TRUE(Ack(*b, "job-stop-001")->has_value()) << "a worker may ACK it through any node";
 }

@@ -192,6 +192,10 @@ struct StoreOptions {
   std::chrono::milliseconds redis_heartbeat_every{5000};
   std::chrono::milliseconds redis_heartbeat_ttl{15000};
   std::chrono::milliseconds redis_reap_every{5000};
+  // Redis: the queues whose reservations a gracefully stopping node gives back at once (only it
+  // could end them): the delivery engine's queue (engine/engine.h kDeliveryQueue; dispatch's
+  // test checks they agree). Other reservations outlive the stop until ACK, FAIL or expiry.
+  std::vector<std::string> redis_give_back_at_stop = {"~deliveries"};
   // Tests only (never set from a config file or flag): when positive, a sqlite: file is capped at
   // this many pages (PRAGMA max_page_count), so that a commit that would grow it fails with
   // SQLITE_FULL like a full disk and the store enters degraded mode.
