@@ -41,6 +41,7 @@ RedisStore::~RedisStore() {
 
 void RedisStore::Close() {
   if (closed_) return;
+  stopping_ = true;
   heartbeat_timer_->cancel();
   reap_timer_->cancel();
   if (conn_ && conn_->ready()) HandOverAtStop();

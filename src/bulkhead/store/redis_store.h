@@ -218,6 +218,8 @@ class RedisStore final : public Store {
   bool reconnecting_[2] = {false, false};
   WakeHandler wake_handler_;
   bool closed_ = false;
+  // Close has begun: no heartbeat or reaper pass starts any more (none may follow the stop step).
+  bool stopping_ = false;
   // Liveness: the timers, whether a heartbeat / reaper pass is unanswered, whether the alive key
   // was found missing by the last heartbeat (logged once per lapse), the counters.
   std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_, reap_timer_;

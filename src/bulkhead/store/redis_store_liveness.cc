@@ -20,18 +20,18 @@ void RedisStore::StartLiveness() {
 }
 
 void RedisStore::ScheduleHeartbeat() {
-  if (closed_) return;
+  if (closed_ || stopping_) return;
   heartbeat_timer_->expires_after(options_.heartbeat_every);
   heartbeat_timer_->async_wait(
       [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-        if (ec || alive.expired() || closed_) return;
+        if (ec || alive.expired() || closed_ || stopping_) return;
         if (!heartbeats_paused_) Heartbeat(nullptr);
         ScheduleHeartbeat();
       });
 }
 
 void RedisStore::Heartbeat(std::function<void(Status)> done) {
-  if (heartbeat_in_flight_ || closed_) {
+  if (heartbeat_in_flight_ || closed_ || stopping_) {
     if (done) done(Status::Ok());
     return;
   }
@@ -57,11 +57,11 @@ void RedisStore::Heartbeat(std::function<void(Status)> done) {
 }
 
 void RedisStore::ScheduleReap() {
-  if (closed_) return;
+  if (closed_ || stopping_) return;
   reap_timer_->expires_after(options_.reap_every);
   reap_timer_->async_wait(
       [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-        if (ec || alive.expired() || closed_) return;
+        if (ec || alive.expired() || closed_ || stopping_) return;
         if (!reap_in_flight_) {
           reap_in_flight_ = true;
           ReapDeadNodes([this, alive](Result<size_t> r) {
