@@ -34,7 +34,8 @@
 // except published_snapshot(), read by metric callbacks on any thread (util/published.h).
 // Lifetime: the engine, transport, signer, key ring and clock must outlive the dispatcher;
 // call Stop() before shutting the transport down, so that cancelled attempts leave their jobs
-// reserved (adopted again at the next start) instead of failing them.
+// reserved (adopted again at the next start; on a shared store, given back to the delivery queue
+// when the store closes: StoreOptions::redis_give_back_at_stop) instead of failing them.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -226,7 +226,7 @@ void RedisStore::ScheduleReconnect(bool subscriber) {
         spdlog::info("redis store: the {} connection to {} is back",
                      subscriber ? "wake subscription" : "command", options_.url.Redacted());
         // The alive key may be close to expiring after the outage: refresh it at once.
-        if (!subscriber) Heartbeat(nullptr);
+        if (!subscriber) Heartbeat();
         return;
       }
       ScheduleReconnect(subscriber);

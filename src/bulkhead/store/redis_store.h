@@ -191,8 +191,8 @@ class RedisStore final : public Store {
   void OnReadOnly();
 
   // Node liveness (redis_store_liveness.cc). Heartbeat sends one refresh unless one is still
-  // unanswered; `done` (optional) gets its outcome.
-  void Heartbeat(std::function<void(Status)> done);
+  // unanswered (its failure is the reconnect's to report).
+  void Heartbeat();
   void StartLiveness();
   void ScheduleHeartbeat();
   void ScheduleReap();

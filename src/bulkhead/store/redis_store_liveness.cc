@@ -25,21 +25,18 @@ void RedisStore::ScheduleHeartbeat() {
   heartbeat_timer_->async_wait(
       [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
         if (ec || alive.expired() || closed_ || stopping_) return;
-        if (!heartbeats_paused_) Heartbeat(nullptr);
+        if (!heartbeats_paused_) Heartbeat();
         ScheduleHeartbeat();
       });
 }
 
-void RedisStore::Heartbeat(std::function<void(Status)> done) {
-  if (heartbeat_in_flight_ || closed_ || stopping_) {
-    if (done) done(Status::Ok());
-    return;
-  }
+void RedisStore::Heartbeat() {
+  if (heartbeat_in_flight_ || closed_ || stopping_) return;
   heartbeat_in_flight_ = true;
   // Never held behind a Mutate: a long one must not let the alive key expire.
   SendEval(scripts_->heartbeat, "heartbeat",
            {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
-           [this, alive = std::weak_ptr<bool>(alive_), done](Result<RedisReply> r) {
+           [this, alive = std::weak_ptr<bool>(alive_)](Result<RedisReply> r) {
              if (alive.expired()) return;
              heartbeat_in_flight_ = false;
              if (r.ok()) {
@@ -52,7 +49,6 @@ void RedisStore::Heartbeat(std::function<void(Status)> done) {
                }
                heartbeat_lapsed_ = r->integer() == 0;
              }
-             if (done) done(r.ok() ? Status::Ok() : r.status());
            });
 }
 
