@@ -79,6 +79,13 @@ Status Dispatcher::Validate(const JobRecord& job) const {
 void Dispatcher::OnJobsAvailable() { Pump(); }
 
 void Dispatcher::Adopt(size_t offset) {
+  if (engine_.store().shared()) {
+    // Other live nodes' deliveries are in the shared working set too; a dead node's come back to
+    // the delivery queue through the store's liveness reaper instead (no retry spent).
+    adopting_ = false;
+    Pump();
+    return;
+  }
   taking_ = true;
   engine_.store().List(
       JobState::kWorking, offset, kAdoptPage,

@@ -34,7 +34,8 @@
 // except published_snapshot(), read by metric callbacks on any thread (util/published.h).
 // Lifetime: the engine, transport, signer, key ring and clock must outlive the dispatcher;
 // call Stop() before shutting the transport down, so that cancelled attempts leave their jobs
-// reserved (adopted again at the next start) instead of failing them.
+// reserved (adopted again at the next start; on a shared store, given back to the delivery queue
+// when the store closes: StoreOptions::redis_give_back_at_stop) instead of failing them.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -71,8 +72,9 @@ class Dispatcher final : public BuiltinJobs {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Restores the host states kept in the store, adopts the delivery reservations left by a
-  // previous run (the store's working set in kDeliveryQueue), then takes what is queued and starts
-  // delivering.
+  // previous run (the store's working set in kDeliveryQueue; not on a shared store, where those
+  // are other nodes' or given back by the store's liveness reaper: Store::shared()), then takes
+  // what is queued and starts delivering.
   void Start();
   // Stops taking and starting deliveries; results still arriving leave their jobs untouched
   // (reserved). Idempotent.

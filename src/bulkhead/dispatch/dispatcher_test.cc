@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -553,6 +554,56 @@ TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   auto working = List(JobState::kWorking);
   ASSERT_EQ(working.size(), 1u);
   EXPECT_EQ(working[0].queue, "default");
+}
+
+// A store that says several nodes share it (as the Redis store does), over the fixture's store.
+class SharedStore final : public DeferredStore {
+ public:
+  using DeferredStore::DeferredStore;
+  bool shared() const override { return true; }
+};
+
+TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNodes) {
+  ScriptedTransport before;
+  StartDispatcher(before);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/1")).ok());
+  ASSERT_EQ(before.calls.size(), 1u) << "in flight on this node";
+  engine_->SetBuiltinJobs(nullptr);
+
+  // Another node starts on the same store while this one still holds its delivery.
+  SharedStore shared(*store_, [this](std::function<void()> f) { boost::asio::post(io_, f); });
+  ASSERT_TRUE(shared.shared());
+  Engine other(io_, shared, config_, clock_, rng_);
+  ScriptedTransport after;
+  Dispatcher node_b(io_, other, after, signer_.get(), keys_, clock_, rng_, dconfig_);
+  other.SetBuiltinJobs(&node_b);
+  node_b.Start();
+  Settle(io_);
+  EXPECT_EQ(node_b.stats().adopted, 0) << "the other node's delivery is not taken over";
+  EXPECT_TRUE(after.calls.empty());
+  EXPECT_EQ(List(JobState::kWorking).size(), 1u);
+
+  // What is queued is taken as usual.
+  json doc = Webhook("https://hooks.example/2");
+  doc["jid"] = "delivery-on-b";
+  auto job = ParseJobDocument(doc, clock_.Now());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Status pushed = Await<Status>(io_, "PUSH", [&](std::function<void(Status)> done) {
+    other.Push(std::move(*job), std::move(done));
+  });
+  ASSERT_TRUE(pushed.ok()) << pushed.ToString();
+  Settle(io_);
+  ASSERT_EQ(after.calls.size(), 1u);
+  EXPECT_EQ(after.calls[0].request.url, "https://hooks.example/2");
+  after.Answer(0, ScriptedTransport::Status(200));
+  Settle(io_);
+  other.SetBuiltinJobs(nullptr);
+}
+
+TEST(DispatcherStoreOptionsTest, AGracefullyStoppingRedisNodeGivesBackTheDeliveryQueue) {
+  // Only this node's dispatcher could end its delivery reservations (no other node adopts them).
+  auto queues = StoreOptions().redis_give_back_at_stop;
+  EXPECT_NE(std::find(queues.begin(), queues.end(), kDeliveryQueue), queues.end());
 }
 
 TEST_P(DispatcherTest, StoreAnswersAfterTheDispatcherIsGoneAreDropped) {

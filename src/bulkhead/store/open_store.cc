@@ -32,6 +32,12 @@ Result<std::unique_ptr<Store>> MakeRedisStore(const std::string& url, const Stor
     return Status::InvalidArgument("durability must be \"process\", \"power\" or \"replicated\", " +
                                    std::string("not \"") + options.durability + "\"");
   }
+  if (options.redis_heartbeat_every.count() <= 0 ||
+      options.redis_heartbeat_ttl <= options.redis_heartbeat_every ||
+      options.redis_reap_every.count() <= 0) {
+    return Status::InvalidArgument(
+        "the redis heartbeat TTL must exceed its refresh interval, and both intervals be positive");
+  }
   RedisStoreOptions o;
   o.url = std::move(*parsed);
   o.redis_namespace = options.redis_namespace;
@@ -39,6 +45,10 @@ Result<std::unique_ptr<Store>> MakeRedisStore(const std::string& url, const Stor
   o.node_id = options.node_id.empty() ? MakeNodeId() : options.node_id;
   o.replicated = options.durability == "replicated";
   o.wait_timeout = options.redis_wait_timeout;
+  o.heartbeat_every = options.redis_heartbeat_every;
+  o.heartbeat_ttl = options.redis_heartbeat_ttl;
+  o.reap_every = options.redis_reap_every;
+  o.give_back_at_stop = options.redis_give_back_at_stop;
   return std::unique_ptr<Store>(std::make_unique<RedisStore>(*options.io_context, std::move(o)));
 }
 

@@ -32,6 +32,8 @@ const RedisScripts& StoreRedisScripts() {
     s.count_outcome = with_prelude(t::k_count_outcome);
     s.flush = with_prelude(t::k_flush);
     s.stats = with_prelude(t::k_stats);
+    s.heartbeat = with_prelude(t::k_heartbeat);
+    s.reap = with_prelude(t::k_reap);
     return s;
   }();
   return scripts;

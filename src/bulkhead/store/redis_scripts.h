@@ -9,7 +9,8 @@ namespace bulkhead {
 
 struct RedisScripts {
   std::string push, fetch, ack, get_working, extend, move, fail_reserved, remove, enqueue_due,
-      range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats;
+      range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats,
+      heartbeat, reap;
 };
 
 // Built once; never changes. Any thread.

@@ -30,6 +30,8 @@ RedisStore::RedisStore(boost::asio::io_context& io, RedisStoreOptions options)
     reconnect_timer_[i] = std::make_unique<boost::asio::steady_timer>(io_);
     backoff_[i] = kFirstBackoff;
   }
+  heartbeat_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+  reap_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
 }
 
 RedisStore::~RedisStore() {
@@ -39,7 +41,20 @@ RedisStore::~RedisStore() {
 
 void RedisStore::Close() {
   if (closed_) return;
+  stopping_ = true;
+  heartbeat_timer_->cancel();
+  reap_timer_->cancel();
+  if (conn_ && conn_->ready()) HandOverAtStop();
+  CloseConnections();
+}
+
+void RedisStore::AbandonForTests() { CloseConnections(); }
+
+void RedisStore::CloseConnections() {
+  if (closed_) return;
   closed_ = true;
+  heartbeat_timer_->cancel();
+  reap_timer_->cancel();
   for (auto& timer : reconnect_timer_) timer->cancel();
   // Pending calls get Unavailable("... closed") from Close; the objects stay until the store goes.
   if (conn_) conn_->Close();
@@ -87,6 +102,7 @@ Status RedisStore::Open() {
   s = RunUntilDone([&] { return subscribed.has_value(); }, "subscribe to its wake channel");
   if (!s.ok()) return s;
   if (!subscribed->ok()) return where(*subscribed);
+  StartLiveness();
   return Status::Ok();
 }
 
@@ -97,8 +113,11 @@ Status RedisStore::CheckLayout() {
           [](Result<RedisReply>) {});
   Command("open", {"HGET", meta, "layout"},
           [&layout](Result<RedisReply> r) { layout = std::move(r); });
-  Command("open", {"SADD", prefix_ + "nodes", options_.node_id},
-          [&registered](Result<RedisReply> r) { registered = std::move(r); });
+  // The heartbeat writes the alive key, then registers the node: no reaper finds it registered
+  // but not alive.
+  Eval(scripts_->heartbeat, "open",
+       {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
+       [&registered](Result<RedisReply> r) { registered = std::move(r); });
   Status s = RunUntilDone([&] { return registered.has_value(); }, "answer the layout check");
   if (!s.ok()) return s;
   if (!layout->ok()) return layout->status();
@@ -206,6 +225,8 @@ void RedisStore::ScheduleReconnect(bool subscriber) {
         backoff_[i] = kFirstBackoff;
         spdlog::info("redis store: the {} connection to {} is back",
                      subscriber ? "wake subscription" : "command", options_.url.Redacted());
+        // The alive key may be close to expiring after the outage: refresh it at once.
+        if (!subscriber) Heartbeat();
         return;
       }
       ScheduleReconnect(subscriber);

@@ -20,6 +20,15 @@
 // - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
 // - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
 //   reports a replica holds the write; otherwise Unavailable naming the timeout.
+// - Shared: shared() is true (other nodes' reservations are in the working set; see store.h).
+// - Node liveness (redis_scripts/README.md, "Node liveness"): from Open on, the store refreshes
+//   {NS}:alive:NODE (TTL heartbeat_ttl) every heartbeat_every, and every reap_every gives back the
+//   reservations of registered nodes whose alive key is gone (reap.lua: to the oldest end of
+//   their queues, no retry spent), logging once per reaped node. Close (a graceful stop), once
+//   the commands already sent are answered, unregisters the node and deletes its alive key in
+//   one step: its reservations of the give_back_at_stop queues are given back, the others stay,
+//   as across a Faktory restart, until an ACK or FAIL through any node or their expiry. Timers
+//   run on the io_context; their commands are never held behind a Mutate.
 //
 // Threading: not thread-safe; every method on the io_context's thread, which runs the callbacks.
 // The io_context must outlive the store; Open runs it (bounded) until the store is ready.
@@ -49,8 +58,17 @@ struct RedisStoreOptions {
   std::string node_id;
   bool replicated = false;  // durability = "replicated"
   std::chrono::milliseconds wait_timeout{1000};
-  // Bounds Open (resolving, connecting, the layout check, loading the scripts, subscribing).
+  // Bounds Open (resolving, connecting, the layout check, loading the scripts, subscribing), and
+  // Close's wait for the commands already sent and its give-back.
   std::chrono::milliseconds open_timeout{10000};
+  // Node liveness: how often {NS}:alive:NODE is refreshed, how long it lives unrefreshed (a node
+  // silent longer than this is presumed dead), how often the other nodes are checked.
+  std::chrono::milliseconds heartbeat_every{5000};
+  std::chrono::milliseconds heartbeat_ttl{15000};
+  std::chrono::milliseconds reap_every{5000};
+  // Queues whose reservations only this node can end (its own delivery engine's): a graceful stop
+  // gives them back at once instead of handing them over to their expiry.
+  std::vector<std::string> give_back_at_stop;
 };
 
 class RedisStore final : public Store {
@@ -62,11 +80,17 @@ class RedisStore final : public Store {
   ~RedisStore() override;
 
   std::string_view Name() const override { return "redis"; }
+  bool shared() const override { return true; }
   void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
   // Connects (asking Sentinel first), checks or writes the layout version (FailedPrecondition
   // naming both versions when it differs), registers the node, loads the scripts and subscribes.
-  // Unreachable server or refused AUTH: the error names the URL without its password.
+  // Unreachable server or refused AUTH: the error names the URL without its password. Writes the
+  // node's alive key before it registers the node, then starts the heartbeat and reaper timers.
   Status Open() override;
+  // A graceful stop: stops the timers, waits (bounded by open_timeout) until the commands already
+  // sent are answered, then unregisters the node and deletes its alive key (reap.lua 'stop': its
+  // reservations of give_back_at_stop go back to their queue, the others stay until ACK, FAIL or
+  // expiry), then closes the connections. Runs the io_context meanwhile, as Open does.
   void Close() override;
 
   void Push(JobRecord job, Done durable) override;
@@ -97,6 +121,20 @@ class RedisStore final : public Store {
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
   const std::string& node_id() const { return options_.node_id; }
+
+  // One reaper pass now (the timer's): gives back the reservations of every other registered node
+  // whose alive key is gone. `done` gets how many were given back.
+  void ReapDeadNodes(CountCallback done);
+  // Reaper passes answered so far, and the reservations they gave back in all.
+  int64_t reaper_passes() const { return reaper_passes_; }
+  int64_t reservations_given_back() const { return reservations_given_back_; }
+
+  // Tests only. Abandon: what kill -9 leaves behind: the timers stop and the connections close
+  // without sending anything (the alive key expires by itself); the store then answers nothing
+  // more and destroying it does nothing else. PauseHeartbeats: the heartbeat timer keeps running
+  // but sends nothing while paused (a node that is slow, not dead).
+  void AbandonForTests();
+  void PauseHeartbeatsForTests(bool paused) { heartbeats_paused_ = paused; }
 
  private:
   struct Scripts;
@@ -129,7 +167,8 @@ class RedisStore final : public Store {
                    CountCallback durable);
   void ClearSet(std::string set, size_t cleared, CountCallback durable);
 
-  // Open's steps, each run to completion on the io_context within the open deadline.
+  // Open's steps (and Close's), each run to completion on the io_context within the open
+  // deadline.
   Status RunUntilDone(const std::function<bool()>& done, const std::string& what);
   Status CheckLayout();
   // Sends SCRIPT LOAD for every script (ahead of every later command on the connection).
@@ -151,6 +190,17 @@ class RedisStore final : public Store {
   // primary).
   void OnReadOnly();
 
+  // Node liveness (redis_store_liveness.cc). Heartbeat sends one refresh unless one is still
+  // unanswered (its failure is the reconnect's to report).
+  void Heartbeat();
+  void StartLiveness();
+  void ScheduleHeartbeat();
+  void ScheduleReap();
+  // Close's hand-over: waits for the commands already sent, then runs reap.lua 'stop'.
+  void HandOverAtStop();
+  // Stops the timers, closes both connections; nothing is sent. Close and AbandonForTests end here.
+  void CloseConnections();
+
   // "YYYY-MM-DD" of `now` (UTC), formatted once per day.
   const std::string& Day(TimePoint now);
 
@@ -168,6 +218,17 @@ class RedisStore final : public Store {
   bool reconnecting_[2] = {false, false};
   WakeHandler wake_handler_;
   bool closed_ = false;
+  // Close has begun: no heartbeat or reaper pass starts any more (none may follow the stop step).
+  bool stopping_ = false;
+  // Liveness: the timers, whether a heartbeat / reaper pass is unanswered, whether the alive key
+  // was found missing by the last heartbeat (logged once per lapse), the counters.
+  std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_, reap_timer_;
+  bool heartbeat_in_flight_ = false;
+  bool reap_in_flight_ = false;
+  bool heartbeat_lapsed_ = false;
+  bool heartbeats_paused_ = false;
+  int64_t reaper_passes_ = 0;
+  int64_t reservations_given_back_ = 0;
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
   bool exclusive_ = false;
   std::deque<std::function<void()>> held_;

@@ -1,11 +1,13 @@
 // RedisStore beyond the contract suite (store_test.cc runs that on Redis too): what a second store
 // on the same namespace sees, the layout check, wake-ups between nodes, Open's errors, connection
-// loss and maxmemory. Real redis-server processes on free loopback ports.
+// loss, maxmemory and node liveness. Real redis-server processes on free loopback ports.
 #include "bulkhead/store/redis_store.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/store.h"
@@ -72,6 +74,44 @@ class RedisStoreTest : public ::testing::Test {
   }
   Result<StoreStats> Stats(Store& store) {
     return Await<Result<StoreStats>>([&](auto cb) { store.Stats(cb); });
+  }
+
+  // A node with the given liveness intervals, built directly (for its test hooks).
+  std::unique_ptr<RedisStore> OpenNode(const std::string& node_id,
+                                       std::chrono::milliseconds heartbeat_every,
+                                       std::chrono::milliseconds heartbeat_ttl,
+                                       std::chrono::milliseconds reap_every) {
+    RedisStoreOptions o;
+    o.url = *ParseRedisUrl(server_->url());
+    o.redis_namespace = namespace_;
+    o.node_id = node_id;
+    o.heartbeat_every = heartbeat_every;
+    o.heartbeat_ttl = heartbeat_ttl;
+    o.reap_every = reap_every;
+    o.give_back_at_stop = StoreOptions().redis_give_back_at_stop;
+    auto store = std::make_unique<RedisStore>(loop_.io(), std::move(o));
+    Status s = store->Open();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return s.ok() ? std::move(store) : nullptr;
+  }
+  // A command on the namespace's server, outside the stores.
+  RedisReply Redis(std::vector<std::string> argv) {
+    auto r = BlockingRedisCommand(server_->connect_options(), std::move(argv));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(*r) : RedisReply();
+  }
+  std::string Key(const std::string& name) const { return "{" + namespace_ + "}:" + name; }
+  bool Registered(const std::string& node) {
+    return Redis({"SISMEMBER", Key("nodes"), node}).integer() == 1;
+  }
+  std::vector<std::string> FetchAll(Store& store, const std::string& queue) {
+    std::vector<std::string> jids;
+    while (true) {
+      auto job = Fetch(store, {queue});
+      EXPECT_TRUE(job.ok()) << job.status().ToString();
+      if (!job.ok() || !job->has_value()) return jids;
+      jids.push_back((*job)->jid);
+    }
   }
 
   TestLoop loop_;
@@ -317,6 +357,183 @@ TEST_F(RedisStoreTest, ReplicatedDurabilityAnswersOnlyOnceAReplicaHasTheWrite) {
   auto acked = Ack(**b, (*job)->jid);
   ASSERT_TRUE(acked.ok()) << acked.status().ToString();
   EXPECT_TRUE(acked->has_value());
+}
+
+TEST_F(RedisStoreTest, ADeadNodesReservationsComeBackAtTheHeadsOfTheirQueues) {
+  auto a = OpenNode("node-a", 100ms, 300ms, 100ms);
+  auto b = OpenNode("node-b", 100ms, 300ms, 100ms);
+  ASSERT_TRUE(a && b);
+  int64_t pttl = Redis({"PTTL", Key("alive:node-a")}).integer();
+  EXPECT_GT(pttl, 0) << "Open wrote the alive key with its TTL";
+  EXPECT_LE(pttl, 300);
+  EXPECT_TRUE(Registered("node-a"));
+  std::map<std::string, size_t> woken;
+  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
+
+  for (const char* jid : {"job-mail-01", "job-mail-02", "job-mail-03"}) {
+    ASSERT_TRUE(Push(*a, MakeJob(jid, "mail")).ok());
+  }
+  ASSERT_TRUE(Push(*a, MakeJob("job-feed-01", "feed")).ok());
+  JobRecord delivery = MakeJob("job-deliver1", "~deliveries");
+  delivery.payload = nlohmann::json{{"jid", delivery.jid},
+                                    {"jobtype", "webhook"},
+                                    {"queue", "~deliveries"},
+                                    {"retry", 5},
+                                    {"failure", {{"retry_count", 2}, {"message", "earlier"}}}}
+                         .dump();
+  ASSERT_TRUE(Push(*a, delivery).ok());
+  EXPECT_EQ((*Fetch(*a, {"mail"}))->jid, "job-mail-01");
+  EXPECT_EQ((*Fetch(*a, {"mail"}))->jid, "job-mail-02");
+  EXPECT_EQ((*Fetch(*a, {"feed"}))->jid, "job-feed-01");
+  EXPECT_EQ((*Fetch(*a, {"~deliveries"}))->jid, "job-deliver1");
+  loop_.RunUntil([&] { return woken.size() == 3; });  // A's pushes reached B
+  woken.clear();
+
+  // kill -9: A's heartbeats stop; nothing is cleaned up.
+  a->AbandonForTests();
+  a.reset();
+  loop_.RunUntil([&] { return b->reservations_given_back() == 4; }, 10s);
+  EXPECT_FALSE(Registered("node-a"));
+  EXPECT_EQ(Redis({"EXISTS", Key("reserved:node-a")}).integer(), 0);
+  auto st = Stats(*b);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->working, 0u);
+  EXPECT_EQ(st->processed, 0) << "given back, not failed: nothing counted";
+  EXPECT_EQ(st->failures, 0);
+  EXPECT_EQ(st->retries, 0u);
+  loop_.RunUntil([&] { return woken.size() == 3; });
+  EXPECT_EQ(woken, (std::map<std::string, size_t>{{"mail", 2}, {"feed", 1}, {"~deliveries", 1}}));
+
+  // At the heads of their queues, in the order they were taken, ahead of what was waiting.
+  EXPECT_EQ(FetchAll(*b, "mail"),
+            (std::vector<std::string>{"job-mail-01", "job-mail-02", "job-mail-03"}));
+  EXPECT_EQ(FetchAll(*b, "feed"), std::vector<std::string>{"job-feed-01"});
+  auto again = Fetch(*b, {"~deliveries"});
+  ASSERT_TRUE(again.ok() && again->has_value());
+  auto doc = nlohmann::json::parse((*again)->payload);
+  EXPECT_EQ(doc["retry"], 5);
+  EXPECT_EQ(doc["failure"]["retry_count"], 2) << "no retry spent";
+  EXPECT_EQ(doc["failure"]["message"], "earlier");
+  EXPECT_EQ((*again)->state, JobState::kWorking);
+}
+
+TEST_F(RedisStoreTest, ANodeSlowerThanItsHeartbeatButWithinItsTtlKeepsEverything) {
+  auto a = OpenNode("node-a", 100ms, 10s, 1h);
+  auto b = OpenNode("node-b", 100ms, 10s, 50ms);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(Push(*a, MakeJob("job-slow-001")).ok());
+  ASSERT_TRUE(Push(*a, MakeJob("job-slow-002")).ok());
+  ASSERT_TRUE(Fetch(*a, {"default"})->has_value());
+  ASSERT_TRUE(Fetch(*a, {"default"})->has_value());
+  // A stalls (a GC pause, a network blip): no heartbeat while B's reaper checks again and again.
+  a->PauseHeartbeatsForTests(true);
+  int64_t passes = b->reaper_passes();
+  loop_.RunUntil([&] { return b->reaper_passes() >= passes + 5; });
+  a->PauseHeartbeatsForTests(false);
+  EXPECT_EQ(b->reservations_given_back(), 0);
+  EXPECT_TRUE(Registered("node-a"));
+  auto st = Stats(*b);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->working, 2u);
+  EXPECT_TRUE(Ack(*a, "job-slow-001")->has_value());
+  EXPECT_TRUE(Ack(*a, "job-slow-002")->has_value());
+}
+
+TEST_F(RedisStoreTest, TwoSurvivorsReapingAtOnceMoveEachJobOnce) {
+  auto a = OpenNode("node-a", 100ms, 300ms, 1h);
+  auto b = OpenNode("node-b", 100ms, 300ms, 1h);  // reaping only when told
+  auto c = OpenNode("node-c", 100ms, 300ms, 1h);
+  ASSERT_TRUE(a && b && c);
+  constexpr int kJobs = 50;
+  for (int i = 0; i < kJobs; ++i) {
+    ASSERT_TRUE(Push(*a, MakeJob("job-race-" + std::to_string(100 + i))).ok());
+  }
+  for (int i = 0; i < kJobs; ++i) ASSERT_TRUE(Fetch(*a, {"default"})->has_value());
+  a->AbandonForTests();
+  a.reset();
+  loop_.RunUntil([&] { return Redis({"EXISTS", Key("alive:node-a")}).integer() == 0; });
+
+  std::optional<Result<size_t>> by_b, by_c;
+  b->ReapDeadNodes([&](Result<size_t> r) { by_b = std::move(r); });
+  c->ReapDeadNodes([&](Result<size_t> r) { by_c = std::move(r); });
+  loop_.RunUntil([&] { return by_b.has_value() && by_c.has_value(); });
+  ASSERT_TRUE(by_b->ok() && by_c->ok());
+  EXPECT_EQ(**by_b + **by_c, static_cast<size_t>(kJobs));
+  EXPECT_TRUE(**by_b == 0 || **by_c == 0) << "one step gives back all of a node's reservations";
+  auto listed = Redis({"LRANGE", Key("q:default"), "0", "-1"});
+  std::set<std::string> jids;
+  for (const RedisReply& e : listed.elements()) jids.insert(e.str());
+  EXPECT_EQ(listed.elements().size(), static_cast<size_t>(kJobs)) << "each job queued once";
+  EXPECT_EQ(jids.size(), static_cast<size_t>(kJobs));
+  EXPECT_EQ(Redis({"ZCARD", Key("working")}).integer(), 0);
+}
+
+TEST_F(RedisStoreTest, AReapedNodeThatComesBackAnswersAsForUnknownReservationsAndCarriesOn) {
+  auto a = OpenNode("node-a", 100ms, 300ms, 1h);
+  auto b = OpenNode("node-b", 100ms, 300ms, 50ms);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(Push(*a, MakeJob("job-back-001")).ok());
+  auto held = Fetch(*a, {"default"});
+  ASSERT_TRUE(held.ok() && held->has_value());
+  // A stalls longer than its TTL: B gives its reservation back.
+  a->PauseHeartbeatsForTests(true);
+  loop_.RunUntil([&] { return b->reservations_given_back() == 1; }, 10s);
+  a->PauseHeartbeatsForTests(false);
+
+  auto acked = Ack(*a, "job-back-001");
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  EXPECT_FALSE(acked->has_value()) << "the job is queued again: an unknown reservation";
+  Status extended = Await<Status>(
+      [&](auto cb) { a->ExtendReservation("job-back-001", now_ + std::chrono::hours(1), cb); });
+  EXPECT_EQ(extended.code(), StatusCode::kNotFound);
+  Status failed = Await<Status>([&](auto cb) {
+    a->FailReserved("job-back-001", FromUnixMicros((*held)->score), std::nullopt, true, now_, cb);
+  });
+  EXPECT_EQ(failed.code(), StatusCode::kFailedPrecondition);
+
+  // A carries on: it registers again and its new reservations are its own.
+  loop_.RunUntil([&] { return Registered("node-a"); });
+  ASSERT_TRUE(Push(*a, MakeJob("job-back-002")).ok());
+  EXPECT_EQ(FetchAll(*a, "default"), (std::vector<std::string>{"job-back-001", "job-back-002"}));
+  int64_t passes = b->reaper_passes();
+  loop_.RunUntil([&] { return b->reaper_passes() >= passes + 3; });
+  EXPECT_EQ(b->reservations_given_back(), 1) << "a live node keeps its reservations";
+  EXPECT_TRUE(Ack(*a, "job-back-001")->has_value());
+  EXPECT_TRUE(Ack(*a, "job-back-002")->has_value());
+}
+
+TEST_F(RedisStoreTest, AGracefulStopGivesBackItsDeliveriesAndHandsTheRestOverToTheirExpiry) {
+  auto a = OpenNode("node-a", 100ms, 300ms, 1h);
+  auto b = OpenNode("node-b", 100ms, 300ms, 50ms);
+  ASSERT_TRUE(a && b);
+  std::map<std::string, size_t> woken;
+  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
+  ASSERT_TRUE(Push(*a, MakeJob("job-stop-001")).ok());
+  ASSERT_TRUE(Push(*a, MakeJob("job-stop-002", "~deliveries")).ok());
+  ASSERT_TRUE(Push(*a, MakeJob("job-stop-003", "~deliveries")).ok());
+  ASSERT_TRUE(Fetch(*a, {"default"})->has_value());
+  ASSERT_TRUE(Fetch(*a, {"~deliveries"})->has_value());
+  loop_.RunUntil([&] { return woken.size() == 2; });
+  woken.clear();
+  // Close (the commands already sent answered first): the node leaves; its delivery goes back
+  // (only its own dispatcher could have ended it), a worker's reservation stays.
+  a->CountOutcome(1, 0, now_);
+  a.reset();
+  EXPECT_FALSE(Registered("node-a"));
+  EXPECT_EQ(Redis({"EXISTS", Key("alive:node-a")}).integer(), 0);
+  EXPECT_EQ(Redis({"EXISTS", Key("reserved:node-a")}).integer(), 0);
+  loop_.RunUntil([&] { return !woken.empty(); });
+  EXPECT_EQ(woken, (std::map<std::string, size_t>{{"~deliveries", 1}}));
+  EXPECT_EQ(FetchAll(*b, "~deliveries"), (std::vector<std::string>{"job-stop-002", "job-stop-003"}))
+      << "given back to the head of the delivery queue";
+  int64_t passes = b->reaper_passes();
+  loop_.RunUntil([&] { return b->reaper_passes() >= passes + 3; });
+  EXPECT_EQ(b->reservations_given_back(), 0) << "nothing is left for the reaper";
+  auto st = Stats(*b);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->working, 3u) << "the worker's job and the two deliveries B took";
+  EXPECT_EQ(st->processed, 1) << "the count sent before Close was answered";
+  EXPECT_TRUE(Ack(*b, "job-stop-001")->has_value()) << "a worker may ACK it through any node";
 }
 
 }  // namespace

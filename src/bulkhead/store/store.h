@@ -71,6 +71,13 @@ class Store {
   // Why the store is degraded, naming the failed commit and its cause; empty when it is not.
   virtual std::string degraded_reason() const { return {}; }
 
+  // True when several nodes (processes) share this store (Redis): the working set then holds other
+  // live nodes' reservations too, so a node must not take over the reservations it finds there at
+  // start (the store gives back a dead node's reservations itself; see redis_store.h). False for
+  // the embedded stores, which one process owns: what is in their working set at start was left
+  // by this node's previous run.
+  virtual bool shared() const { return false; }
+
   // Jobs became available in a queue through another node sharing this store: (queue, how many).
   using WakeHandler = std::function<void(const std::string& queue, size_t count)>;
   // Sets (or, with null, clears) the handler. Only a store shared by several nodes calls it, on the
@@ -180,6 +187,15 @@ struct StoreOptions {
   std::string node_id;
   // durability = "replicated": how long a write waits for a replica.
   std::chrono::milliseconds redis_wait_timeout{1000};
+  // Redis node liveness (redis_store.h): heartbeat refresh interval, the heartbeat's TTL (a node
+  // silent longer is presumed dead and its reservations given back), the reaper's interval.
+  std::chrono::milliseconds redis_heartbeat_every{5000};
+  std::chrono::milliseconds redis_heartbeat_ttl{15000};
+  std::chrono::milliseconds redis_reap_every{5000};
+  // Redis: the queues whose reservations a gracefully stopping node gives back at once (only it
+  // could end them): the delivery engine's queue (engine/engine.h kDeliveryQueue; dispatch's
+  // test checks they agree). Other reservations outlive the stop until ACK, FAIL or expiry.
+  std::vector<std::string> redis_give_back_at_stop = {"~deliveries"};
   // Tests only (never set from a config file or flag): when positive, a sqlite: file is capped at
   // this many pages (PRAGMA max_page_count), so that a commit that would grow it fails with
   // SQLITE_FULL like a full disk and the store enters degraded mode.

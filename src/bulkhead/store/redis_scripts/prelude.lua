@@ -39,7 +39,11 @@ local function link(jid, h, score)
     redis.call('LPUSH', P .. 'q:' .. h.queue, jid)
   else
     redis.call('ZADD', P .. SETS[h.state], score, jid)
-    if h.state == 4 and h.node ~= '' then redis.call('SADD', P .. 'reserved:' .. h.node, jid) end
+    if h.state == 4 and h.node ~= '' then
+      redis.call('SADD', P .. 'reserved:' .. h.node, jid)
+      -- A node reaped while it was only slow registers again with its first new reservation.
+      redis.call('SADD', P .. 'nodes', h.node)
+    end
   end
 end
 

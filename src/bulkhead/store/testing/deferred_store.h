@@ -32,6 +32,7 @@ class DeferredStore : public Store {
   DeferredStore(Store& inner, Poster poster) : inner_(&inner), poster_(std::move(poster)) {}
 
   std::string_view Name() const override { return inner_->Name(); }
+  bool shared() const override { return inner_->shared(); }
   bool degraded() const override { return inner_->degraded(); }
   std::string degraded_reason() const override { return inner_->degraded_reason(); }
   void SetWakeHandler(WakeHandler handler) override { inner_->SetWakeHandler(std::move(handler)); }
