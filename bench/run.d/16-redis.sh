@@ -11,8 +11,8 @@
 #    MEMORY USAGE of the namespace's keys, deletes the jobs and reads used_memory again: bytes per
 #    queued job and their ratio to the job's JSON size.
 # Env: BUILD_DIR (default build), BENCH_REDIS_JOBS (default 100000), BENCH_NOOP_CONNECTIONS (4),
-#      BENCH_REDIS_MEMORY_JOBS (default 100000), BENCH_REDIS_ARG_BYTES (default 330: ≈ 400-byte
-#      job JSON, like a Mastodon ActivityPub delivery job).
+#      BENCH_REDIS_MEMORY_JOBS (default 100000), BENCH_REDIS_ARG_BYTES (default "230 330 430":
+#      job JSON of about 300, 400 and 500 bytes, the size of Mastodon's Sidekiq jobs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
@@ -20,7 +20,7 @@ bench="$build_dir/bench_noop"
 jobs="${BENCH_REDIS_JOBS:-100000}"
 conns="${BENCH_NOOP_CONNECTIONS:-4}"
 mem_jobs="${BENCH_REDIS_MEMORY_JOBS:-100000}"
-arg_bytes="${BENCH_REDIS_ARG_BYTES:-330}"
+arg_bytes="${BENCH_REDIS_ARG_BYTES:-230 330 430}"
 if [ ! -x "$bench" ] || [ ! -x "$build_dir/bulkhead" ]; then
   echo "16-redis: $bench or $build_dir/bulkhead missing (run make build)" >&2
   exit 1
@@ -67,6 +67,8 @@ run() {  # run <label> <store> <bench_noop args...>
   shift 2
   echo "--- $label"
   local out redis_before redis_after
+  rcli flushall >/dev/null
+  rcli config resetstat >/dev/null
   redis_before="$(cpu_seconds "$redis_pid")"
   if ! out="$("$bench" --jobs "$jobs" --connections "$conns" --store "$store" "$@" 2>&1)"; then
     echo "$out"
@@ -79,7 +81,7 @@ run() {  # run <label> <store> <bench_noop args...>
   # Share of one core over the run's wall time (push + fetch/ack).
   # The line is "cpu: bench client C s, server[s (all nodes)] S s, wall W s".
   awk -v rb="$redis_before" -v ra="$redis_after" -v redis="$([[ $store == redis* ]] && echo 1)" '
-    /^cpu: / { client = $4; wall = $(NF - 1); srv = $(NF - 3) }
+    /^cpu: / { client = $4; wall = $(NF - 1); srv = $(NF - 4) }
     END {
       if (wall <= 0) exit
       printf "cpu share of one core over %.2f s: bench client %.0f %%, bulkhead %.0f %%", wall, 100 * client / wall, 100 * srv / wall
@@ -87,12 +89,23 @@ run() {  # run <label> <store> <bench_noop args...>
       printf "\n"
     }' <<<"$out" | sed 's/^/  /'
   # bulkhead's figure includes its start and stop; redis-server's covers the whole bench_noop.
+  if [[ $store == redis* ]]; then
+    # Time redis-server spent running the scripts (every job step is one EVALSHA; the commands
+    # they call, PUBLISH included, are counted inside it), per job: what one core of redis-server
+    # allows at most, whatever bulkhead does.
+    rcli info commandstats | tr -d '\r' | awk -v n="$jobs" -F'[:=,]' '
+      $1 ~ /^cmdstat_/ { calls[$1] = $3; usec[$1] = $5 }
+      END {
+        e = usec["cmdstat_evalsha"]
+        printf "  redis-server: EVALSHA %.2f per job at %.1f us each (PUBLISH %.2f per job, inside);", calls["cmdstat_evalsha"] / n, e / calls["cmdstat_evalsha"], calls["cmdstat_publish"] / n
+        printf " script time %.1f us per job => at most %.0f jobs/s on one core of redis-server\n", e / n, n * 1e6 / e
+      }'
+  fi
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
 
 status=0
-rcli flushall >/dev/null
 run memory-p32 memory: --pipeline 32 || status=1
 run sqlite-p32 "sqlite:$tmp/p32.db" --pipeline 32 || status=1
 run redis-p32 "$redis_url" --pipeline 32 || status=1
@@ -111,37 +124,42 @@ r1="${rate[redis-p32]:-}" r2="${rate[redis-p32-2nodes]:-}"
 echo "pipeline 32, redis: one node ${r1:-?}, two nodes ${r2:-?}; two/one $(ratio "$r2" "$r1")" \
   "(targets: one node >= 50000, two nodes >= 1.6x one where the cores allow)"
 
-echo "--- memory: $mem_jobs queued jobs in redis (one node, --push-only)"
-rcli flushall >/dev/null
-if out="$("$bench" --jobs "$mem_jobs" --connections "$conns" --store "$redis_url" --push-only \
-  --arg-bytes "$arg_bytes" 2>&1)"; then
-  echo "$out"
+# memory <arg bytes>: pushes $mem_jobs jobs with one string argument of that size, then measures.
+memory() {
+  local arg="$1" out
+  echo "--- memory: $mem_jobs queued jobs in redis, --arg-bytes $arg (one node, --push-only)"
+  rcli flushall >/dev/null
+  if ! out="$("$bench" --jobs "$mem_jobs" --connections "$conns" --store "$redis_url" --push-only \
+    --arg-bytes "$arg" 2>&1)"; then
+    echo "$out"
+    echo "16-redis: memory measurement FAILED" >&2
+    return 1
+  fi
+  grep -E '^(push|left queued):' <<<"$out"
+  local json_bytes used_with used_without jobs_usage queue_usage one_jid stored header hlen llen
+  local jobs_key='{bulkhead}:jobs' queue_key='{bulkhead}:q:bench'
   json_bytes="$(awk '$1 == "push_jobs_per_second" { sub(/.*job_json_bytes=/, ""); print }' <<<"$out")"
   used_with="$(rcli info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }')"
-  jobs_key='{bulkhead}:jobs'
-  queue_key='{bulkhead}:q:bench'
   jobs_usage="$(rcli memory usage "$jobs_key" samples 0)"
   queue_usage="$(rcli memory usage "$queue_key" samples 0)"
   one_jid="$(rcli lindex "$queue_key" 0)"
-  stored_value="$(rcli hstrlen "$jobs_key" "$one_jid")"
+  stored="$(rcli hstrlen "$jobs_key" "$one_jid")"
+  header="$(rcli hget "$jobs_key" "$one_jid" | head -n 1 | wc -c)"  # with its newline
   hlen="$(rcli hlen "$jobs_key")"
   llen="$(rcli llen "$queue_key")"
   rcli del "$jobs_key" "$queue_key" >/dev/null
   used_without="$(rcli info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }')"
   echo "keys: $jobs_key hash of $hlen jobs, MEMORY USAGE $jobs_usage bytes;" \
     "$queue_key list of $llen jids, MEMORY USAGE $queue_usage bytes"
-  echo "one job: JSON pushed $json_bytes bytes; value stored $stored_value bytes (header line +" \
-    "the JSON with enqueued_at/created_at added by the server)"
+  echo "one job: JSON pushed $json_bytes bytes; value stored $stored bytes = header line" \
+    "$header + the JSON as the server keeps it $((stored - header)) (enqueued_at, created_at added)"
   awk -v n="$hlen" -v with="$used_with" -v without="$used_without" -v ju="$jobs_usage" \
-    -v qu="$queue_usage" -v json="$json_bytes" 'BEGIN {
+    -v qu="$queue_usage" -v json="$json_bytes" -v kept="$((stored - header))" 'BEGIN {
       per = (with - without) / n
-      printf "used_memory with the jobs %d, after deleting both keys %d: %.1f bytes per queued job\n", with, without, per
-      printf "MEMORY USAGE of both keys: %.1f bytes per queued job\n", (ju + qu) / n
-      printf "ratio to the JSON size (%d bytes): %.2f (used_memory), %.2f (MEMORY USAGE); target <= 1.5\n", json, per / json, (ju + qu) / n / json
+      printf "used_memory with the jobs %d, after deleting both keys %d: %.1f bytes per queued job (MEMORY USAGE of both keys: %.1f)\n", with, without, per, (ju + qu) / n
+      printf "ratio per job: %.2f x the JSON pushed (%d bytes), %.2f x the JSON as kept (%d bytes); target <= 1.5\n", per / json, json, per / kept, kept
     }'
-else
-  echo "$out"
-  echo "16-redis: memory measurement FAILED" >&2
-  status=1
-fi
+}
+for arg in $arg_bytes; do memory "$arg" || status=1; done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status
