@@ -80,15 +80,23 @@ run() {  # [RUN_CONNS=C] run <label> <store> <bench_noop args...>
   rate[$label]="$(awk '$1 == "jobs_per_second" { print $2 }' <<<"$out")"
   # Share of one core over the run's wall time (push + fetch/ack).
   # The line is "cpu: bench client C s, server[s (all nodes)] S s, wall W s".
-  awk -v rb="$redis_before" -v ra="$redis_after" -v redis="$([[ $store == redis* ]] && echo 1)" '
+  # Then the CPU each job cost in all three processes, and the rate the machine's cores allow at
+  # that cost if nothing else ran: a rate far below it means the processes waited (round trips)
+  # or other work had the cores.
+  awk -v rb="$redis_before" -v ra="$redis_after" -v redis="$([[ $store == redis* ]] && echo 1)" \
+    -v n="$jobs" -v cores="$(nproc)" '
     /^cpu: / { client = $4; wall = $(NF - 1); srv = $(NF - 4) }
     END {
       if (wall <= 0) exit
+      r = redis ? ra - rb : 0
       printf "cpu share of one core over %.2f s: bench client %.0f %%, bulkhead %.0f %%", wall, 100 * client / wall, 100 * srv / wall
-      if (redis) printf ", redis-server %.0f %%", 100 * (ra - rb) / wall
-      printf "\n"
+      if (redis) printf ", redis-server %.0f %%", 100 * r / wall
+      printf "\ncpu per job: bench client %.1f us, bulkhead %.1f us", 1e6 * client / n, 1e6 * srv / n
+      if (redis) printf ", redis-server %.1f us", 1e6 * r / n
+      t = (client + srv + r) / n
+      printf "; in all %.1f us => at most %.0f jobs/s on %d cores\n", 1e6 * t, cores / t, cores
     }' <<<"$out" | sed 's/^/  /'
-  # bulkhead's figure includes its start and stop; redis-server's covers the whole bench_noop.
+  # bulkhead's figures include its start and stop; redis-server's cover the whole bench_noop.
   if [[ $store == redis* ]]; then
     # Time redis-server spent running the scripts (every job step is one EVALSHA; the commands
     # they call, PUBLISH included, are counted inside it), per job: what one core of redis-server
