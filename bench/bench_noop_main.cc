@@ -21,8 +21,8 @@
 //    queue.
 // 4. Verifies that every job was fetched exactly once and acked exactly once (+OK), reads INFO,
 //    stops the server with SIGTERM.
-// The last line of the output is `jobs_per_second <N> store=<name>`, where N = jobs / (push time +
-// fetch+ack time), both phases measured from the first request to the last reply.
+// The last line of the output is `jobs_per_second <N> store=<name> nodes=<K>`, where N = jobs /
+// (push time + fetch+ack time), both phases measured from the first request to the last reply.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
