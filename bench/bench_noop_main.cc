@@ -2,10 +2,16 @@
 // loopback sockets.
 //
 //   bench_noop [--store URL] [--jobs N] [--connections C] [--pipeline P] [--server PATH]
+//              [--nodes K] [--arg-bytes B] [--push-only]
 //
 // 1. Starts `bulkhead serve` (default: the `bulkhead` binary beside this one) on free loopback
 //    ports, with the store given (default sqlite:<temp dir>/bench.db; memory: works too).
-// 2. Push phase: N no-op jobs as PUSHB batches, spread over C connections in parallel.
+//    --nodes K starts K such processes on the same store URL (a shared store: redis://; each
+//    node has its own ports and data dir) and connection i talks to node i % K.
+// 2. Push phase: N no-op jobs as PUSHB batches, spread over C connections in parallel. Each job's
+//    args hold one string of B bytes (--arg-bytes, default 0: `"args":[]`).
+//    --push-only stops here: the jobs stay queued (for measuring what they cost in the store),
+//    and the last line is `push_jobs_per_second <N> store=<name> job_json_bytes=<size>`.
 // 3. Fetch+ack phase: C connections, each a loop until every job was fetched:
 //      --pipeline 1: FETCH, wait for the job, ACK, wait for +OK (two round trips per job).
 //      --pipeline P > 1: keeps P FETCHes in flight per connection; each write carries the ACKs of
@@ -15,8 +21,8 @@
 //    queue.
 // 4. Verifies that every job was fetched exactly once and acked exactly once (+OK), reads INFO,
 //    stops the server with SIGTERM.
-// The last line of the output is `jobs_per_second <N> store=<name>`, where N = jobs / (push time +
-// fetch+ack time), both phases measured from the first request to the last reply.
+// The last line of the output is `jobs_per_second <N> store=<name> nodes=<K>`, where N = jobs /
+// (push time + fetch+ack time), both phases measured from the first request to the last reply.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -35,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -107,6 +114,7 @@ class ServerProcess {
  public:
   ~ServerProcess() { Stop(); }
 
+  // `dir` is this process's own: its log and data dir go there.
   Status Start(const std::string& binary, const std::string& store, const std::string& dir) {
     port_ = FreeLoopbackPort();
     int http_port = FreeLoopbackPort();
@@ -219,15 +227,21 @@ int64_t Claim(Shared& s, int64_t want) {
   return 0;
 }
 
-void PushWorker(int port, Shared& s, int64_t begin, int64_t end, int batch) {
+// The JSON of job `i`; `arg` (may be empty: no args) is its one argument, already quoted.
+std::string JobJson(int64_t i, const std::string& arg) {
+  return R"({"jid":")" + Jid(i) + R"(","jobtype":"noop","queue":")" + kQueue + R"(","args":[)" +
+         arg + "]}";
+}
+
+void PushWorker(int port, Shared& s, int64_t begin, int64_t end, int batch,
+                const std::string& arg) {
   auto c = FaktoryClient::Connect("127.0.0.1", port);
   if (!c.ok()) return s.Fail("push connect: " + c.status().ToString());
   for (int64_t i = begin; i < end && !s.failed(); i += batch) {
     std::string body = "[";
     for (int64_t j = i; j < std::min(end, i + batch); ++j) {
       if (j != i) body += ',';
-      body +=
-          R"({"jid":")" + Jid(j) + R"(","jobtype":"noop","queue":")" + kQueue + R"(","args":[]})";
+      body += JobJson(j, arg);
     }
     body += ']';
     Result<std::string> r = (*c)->PushBulk(body);
@@ -338,6 +352,9 @@ int Run(int argc, char** argv) {
   int connections = 4;
   int pipeline = 32;
   int batch = 1000;
+  int nodes = 1;
+  int arg_bytes = 0;
+  bool push_only = false;
   std::string server;
   app.add_option("--store", store, "store URL (default sqlite:<temp dir>/bench.db; or memory:)");
   app.add_option("--jobs", jobs, "number of jobs")
@@ -347,6 +364,11 @@ int Run(int argc, char** argv) {
   app.add_option("--pipeline", pipeline, "FETCHes in flight per connection (1 = no pipelining)")
       ->check(CLI::Range(1, 10'000));
   app.add_option("--batch", batch, "jobs per PUSHB")->check(CLI::Range(1, 100'000));
+  app.add_option("--nodes", nodes, "bulkhead serve processes on the same store (shared: redis://)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--arg-bytes", arg_bytes, "bytes of the one string argument of each job")
+      ->check(CLI::Range(0, 10'000'000));
+  app.add_flag("--push-only", push_only, "push, then stop the server(s): the jobs stay queued");
   app.add_option("--server", server, "path of the bulkhead binary (default: beside bench_noop)");
   CLI11_PARSE(app, argc, argv);
 
@@ -366,21 +388,34 @@ int Run(int argc, char** argv) {
   }
   std::string dir = tmpl;
   if (store.empty()) store = "sqlite:" + dir + "/bench.db";
+  const std::string arg = arg_bytes > 0 ? "\"" + std::string(arg_bytes, 'x') + "\"" : "";
+  const size_t job_json_bytes = JobJson(0, arg).size();
 
-  std::printf("bench_noop: server=%s store=%s jobs=%lld connections=%d pipeline=%d batch=%d\n",
-              server.c_str(), store.c_str(), static_cast<long long>(jobs), connections, pipeline,
-              batch);
+  std::printf(
+      "bench_noop: server=%s store=%s nodes=%d jobs=%lld connections=%d pipeline=%d batch=%d "
+      "job_json_bytes=%zu%s\n",
+      server.c_str(), store.c_str(), nodes, static_cast<long long>(jobs), connections, pipeline,
+      batch, job_json_bytes, push_only ? " push-only" : "");
   std::fflush(stdout);
 
   int rc = 0;
   {
-    ServerProcess proc;
-    Status started = proc.Start(server, store, dir);
-    if (!started.ok()) {
-      std::cerr << "bench_noop: " << started.message() << "\n";
-      fs::remove_all(dir);
-      return 1;
+    std::vector<std::unique_ptr<ServerProcess>> procs;
+    std::vector<int> ports;  // connection i talks to ports[i % nodes]
+    for (int n = 0; n < nodes; ++n) {
+      std::string node_dir = dir + "/node" + std::to_string(n);
+      fs::create_directories(node_dir);
+      procs.push_back(std::make_unique<ServerProcess>());
+      Status started = procs.back()->Start(server, store, node_dir);
+      if (!started.ok()) {
+        std::cerr << "bench_noop: node " << n << ": " << started.message() << "\n";
+        procs.clear();
+        fs::remove_all(dir);
+        return 1;
+      }
+      ports.push_back(procs.back()->port());
     }
+    auto port_of = [&ports](int connection) { return ports[connection % ports.size()]; };
 
     Shared s;
     s.jobs = jobs;
@@ -396,7 +431,7 @@ int Run(int argc, char** argv) {
         int64_t b = i * per;
         int64_t e = std::min(jobs, b + per);
         if (b >= e) break;
-        threads.emplace_back(PushWorker, proc.port(), std::ref(s), b, e, batch);
+        threads.emplace_back(PushWorker, port_of(i), std::ref(s), b, e, batch, std::cref(arg));
       }
       for (std::thread& t : threads) t.join();
     }
@@ -404,12 +439,12 @@ int Run(int argc, char** argv) {
 
     // Fetch+ack phase.
     double fetch_s = 0;
-    if (!s.failed()) {
+    if (!s.failed() && !push_only) {
       s.unclaimed = jobs;
       auto fetch_start = SteadyClock::now();
       std::vector<std::thread> threads;
       for (int i = 0; i < connections; ++i) {
-        threads.emplace_back(FetchAckWorker, proc.port(), std::ref(s), pipeline, i);
+        threads.emplace_back(FetchAckWorker, port_of(i), std::ref(s), pipeline, i);
       }
       for (std::thread& t : threads) t.join();
       fetch_s = SecondsSince(fetch_start);
@@ -425,7 +460,7 @@ int Run(int argc, char** argv) {
       reacked += a > 1;
     }
     std::string info_summary = "(INFO unavailable)";
-    if (auto c = FaktoryClient::Connect("127.0.0.1", proc.port()); c.ok()) {
+    if (auto c = FaktoryClient::Connect("127.0.0.1", ports[0]); c.ok()) {
       if (Result<std::string> info = (*c)->Info(); info.ok()) {
         nlohmann::json j = nlohmann::json::parse(*info, nullptr, false);
         if (j.is_object() && j.contains("faktory")) {
@@ -438,18 +473,27 @@ int Run(int argc, char** argv) {
           info_summary = "INFO after: queue " + std::string(kQueue) + " size " +
                          std::to_string(left) + ", working " + std::to_string(working) +
                          ", total_processed " + f.value("total_processed", nlohmann::json()).dump();
-          if (left != 0 || working > 0) {
+          if (left != (push_only ? jobs : 0) || working > 0) {
             s.Fail("server still holds jobs after the run: " + info_summary);
           }
         }
       }
     }
-    std::string stopped = proc.Stop();
+    std::string stopped;
+    for (size_t n = 0; n < procs.size(); ++n) {
+      stopped += (n ? "; " : "") + procs[n]->Stop();
+    }
 
     if (s.failed()) {
       std::cerr << "bench_noop: FAILED: " << s.first_error << "\nserver log tail:\n"
-                << TailOfFile(proc.log_path()) << "\n";
+                << TailOfFile(procs[0]->log_path()) << "\n";
       rc = 1;
+    } else if (push_only) {
+      std::printf("push: %lld jobs in %.3f s = %.0f jobs/s (PUSHB of %d jobs, %d connections)\n",
+                  static_cast<long long>(jobs), push_s, jobs / push_s, batch, connections);
+      std::printf("left queued: %s\nserver: %s\n", info_summary.c_str(), stopped.c_str());
+      std::printf("push_jobs_per_second %.0f store=%s job_json_bytes=%zu\n", jobs / push_s,
+                  StoreName(store).c_str(), job_json_bytes);
     } else if (not_fetched || refetched || not_acked || reacked) {
       std::cerr << "bench_noop: FAILED verification: not fetched " << not_fetched
                 << ", fetched twice " << refetched << ", not acked " << not_acked
@@ -473,11 +517,12 @@ int Run(int argc, char** argv) {
       std::printf("verified: every job fetched once and acked once (+OK); FETCH nulls %lld; %s\n",
                   static_cast<long long>(s.nulls.load()), info_summary.c_str());
       std::printf("server: %s\n", stopped.c_str());
-      // Where the CPU went (the server is this process's only child, reaped by Stop()).
-      std::printf("cpu: bench client %.2f s, server %.2f s, wall %.2f s\n", CpuSeconds(RUSAGE_SELF),
+      // Where the CPU went (the servers are this process's only children, reaped by Stop()).
+      std::printf("cpu: bench client %.2f s, server%s %.2f s, wall %.2f s\n",
+                  CpuSeconds(RUSAGE_SELF), nodes > 1 ? "s (all nodes)" : "",
                   CpuSeconds(RUSAGE_CHILDREN), push_s + fetch_s);
-      std::printf("jobs_per_second %.0f store=%s\n", jobs / (push_s + fetch_s),
-                  StoreName(store).c_str());
+      std::printf("jobs_per_second %.0f store=%s nodes=%d\n", jobs / (push_s + fetch_s),
+                  StoreName(store).c_str(), nodes);
     }
   }
   fs::remove_all(dir);
