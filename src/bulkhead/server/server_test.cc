@@ -291,6 +291,40 @@ TEST_P(ServerTest, RedisUnreachableAtStartOrLostMidRunAnswersUnavailableAndResum
   EXPECT_EQ(conn.Call("PUSH {\"jid\":\"redisback01\",\"jobtype\":\"t\",\"args\":[]}"), "+OK");
 }
 
+// Redis down at start, then up with a namespace of another layout version: the node stops by
+// itself, and exit_status() (what `bulkhead serve` exits with) names both versions.
+TEST_P(ServerTest, ARedisLayoutFoundAfterAStartWithoutRedisStopsTheServer) {
+  // The namespace is written, saved and the server stopped; it comes back with that data.
+  auto first = RedisServerProcess::Start({.persistence = true});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  for (std::vector<std::string> argv :
+       {std::vector<std::string>{"HSET", "{bulkhead}:meta", "layout", "99"},
+        std::vector<std::string>{"SAVE"}}) {
+    auto r = BlockingRedisCommand(first.value()->connect_options(), argv);
+    ASSERT_TRUE(r.ok() && !r->is_error()) << argv[0];
+  }
+  uint16_t port = first.value()->port();
+  first.value()->Stop();
+  Config config;
+  config.store = "redis://127.0.0.1:" + std::to_string(port);
+  Start(config);
+  uint16_t http = server_->http_port();
+  EXPECT_EQ(HttpStatus(HttpGet(http, "/healthz")), 503);
+  auto again =
+      RedisServerProcess::Start({.port = port,
+                                 .persistence = true,
+                                 .extra_config = {"dir \"" + first.value()->dir() + "\""}});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Status stopped = WaitFor([&] { return HttpGet(http, "/healthz").empty(); },
+                           std::chrono::seconds(15), "the server stops");
+  ASSERT_TRUE(stopped.ok()) << stopped.ToString();
+  thread_.join();
+  EXPECT_EQ(server_->exit_status().code(), StatusCode::kFailedPrecondition)
+      << server_->exit_status().ToString();
+  EXPECT_NE(server_->exit_status().message().find("layout version 99"), std::string::npos)
+      << server_->exit_status().message();
+}
+
 TEST_P(ServerTest, StatsdSendsTheSameFigures) {
   int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
   sockaddr_in addr{};
