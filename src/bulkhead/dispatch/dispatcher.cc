@@ -154,8 +154,12 @@ void Dispatcher::TakeAvailable() {
                         [this, alive = alive_](Result<std::optional<JobRecord>> r) {
                           if (!*alive) return;
                           taking_ = false;
-                          if (!r.ok()) {
-                            spdlog::error("delivery: cannot take jobs: {}", r.status().message());
+                          if (!r.ok() && take_failing_ != r.status().message()) {
+                            take_failing_ = r.status().message();
+                            spdlog::error("delivery: cannot take jobs: {}", take_failing_);
+                          } else if (r.ok() && !take_failing_.empty()) {
+                            take_failing_.clear();
+                            spdlog::info("delivery: taking jobs again");
                           }
                           const bool got = r.ok() && r->has_value();
                           if (got) {

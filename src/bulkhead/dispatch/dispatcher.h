@@ -160,7 +160,10 @@ class Dispatcher final : public BuiltinJobs {
   bool adopting_ = false;  // Start's listing of reservations is not finished (no Pump until then)
   bool taking_ = false;    // a store Fetch/List answer is outstanding
   bool took_ = false;      // the current run of takes took a job (its end pumps)
-  bool pumping_ = false;   // Pump is on the stack (a Pump from below it runs after it instead)
+  // The error of the last failed take, logged once until a take succeeds or the error changes (a
+  // store unreachable for minutes would otherwise log it at every wake-up).
+  std::string take_failing_;
+  bool pumping_ = false;  // Pump is on the stack (a Pump from below it runs after it instead)
   bool pump_again_ = false;
   TimePoint evicted_at_{};
 

@@ -92,6 +92,12 @@ void Engine::Stop() {
 }
 
 void Engine::Push(JobRecord job, Done done) {
+  // A store that cannot be reached answers every call Unavailable: say so before validating (a
+  // delivery naming a signing key would otherwise be refused for a key ring not loaded yet).
+  if (std::string why = store_.unavailable_reason(); !why.empty()) {
+    done(Status::Unavailable(std::move(why)));
+    return;
+  }
   if (builtin_ && builtin_->Handles(job.jobtype)) {
     Status valid = builtin_->Validate(job);
     if (!valid.ok()) {
@@ -404,6 +410,18 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
   }));
 }
 
+void Engine::NoteTaskOutcome(TaskHealth& health, const char* task, const Status& outcome) {
+  if (!outcome.ok()) {
+    if (health.failing == outcome.message()) return;
+    health.failing = outcome.message();
+    spdlog::error("{}: {} (logged again when it recovers or the error changes)", task,
+                  outcome.message());
+  } else if (!health.failing.empty()) {
+    health.failing.clear();
+    spdlog::info("{}: the store answers again", task);
+  }
+}
+
 void Engine::RunScheduledOnce() {
   if (scheduler_running_) return;
   scheduler_running_ = true;
@@ -430,9 +448,8 @@ void Engine::EnqueueDueBatch(JobState set, int64_t moved_so_far,
       set, clock_.Now(), kScanBatch,
       Guarded([this, set, moved_so_far, start, finish](Result<std::vector<JobRecord>> r) {
         size_t moved = 0;
-        if (!r.ok()) {
-          spdlog::error("scheduler: {}", r.status().message());
-        } else {
+        NoteTaskOutcome(scheduler_health_, "scheduler", r.status());
+        if (r.ok()) {
           moved = r->size();
           std::map<std::string, size_t> per_queue;
           for (const auto& j : *r) per_queue[j.queue]++;
@@ -461,9 +478,8 @@ void Engine::RunReaperOnce() {
       clock_.Now(), kScanBatch, Guarded([this, start](Result<std::vector<JobRecord>> r) {
         reaper_running_ = false;
         int64_t expired = 0;
-        if (!r.ok()) {
-          spdlog::error("reservation reaper: {}", r.status().message());
-        } else {
+        NoteTaskOutcome(reaper_health_, "reservation reaper", r.status());
+        if (r.ok()) {
           expired = static_cast<int64_t>(r->size());
           for (auto& job : *r) {
             spdlog::info("job {} reservation expired", job.jid);
@@ -494,6 +510,7 @@ void Engine::RunDeadPurgeOnce() {
   purge_running_ = true;
   store_.PurgeDead(clock_.Now(), kScanBatch, Guarded([this, start](Result<size_t> n) {
                      purge_running_ = false;
+                     NoteTaskOutcome(purge_health_, "dead job purge", n.status());
                      int64_t purged = n.ok() ? static_cast<int64_t>(*n) : 0;
                      if (purged > 0)
                        spdlog::info("purged {} dead jobs past their retention", purged);

@@ -165,6 +165,13 @@ class Engine {
     };
   }
   void Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task);
+  // Logs a periodic task's store failures once per state change: the first failure (and a failure
+  // with another message) at error level, the first success after failures at info level; the
+  // same failure every tick (a store unavailable for minutes) is not logged again.
+  struct TaskHealth {
+    std::string failing;  // the message last logged; empty while the task succeeds
+  };
+  static void NoteTaskOutcome(TaskHealth& health, const char* task, const Status& outcome);
   // A PUSH whose jid the store already holds.
   void PushDuplicate(const std::string& jid, Done done);
 
@@ -194,6 +201,7 @@ class Engine {
   bool reaper_running_ = false;
   bool purge_running_ = false;
   EngineTaskSnapshots tasks_;  // the periodic tasks' figures, copied into every Snapshot
+  TaskHealth scheduler_health_, reaper_health_, purge_health_;
 
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;

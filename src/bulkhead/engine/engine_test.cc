@@ -3,9 +3,12 @@
 #include "bulkhead/engine/engine.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/store/testing/deferred_store.h"
@@ -418,6 +421,96 @@ TEST_P(EngineTest, TheSchedulerMovesEveryDueJobInBatchesAndOneRunAtATime) {
   engine_->RunScheduledOnce();  // the run ended: the next one runs
   RunReady();
   EXPECT_EQ(Snapshot().tasks.scheduled.cycles, 2);
+}
+
+}  // namespace
+}  // namespace bulkhead
+
+namespace bulkhead {
+namespace {
+
+// A store that can be made unreachable: while down_ is set it answers the periodic tasks' calls
+// and PUSH with Unavailable, and says so through unavailable_reason(); otherwise it forwards.
+class UnreachableStore final : public DeferredStore {
+ public:
+  explicit UnreachableStore(Store& inner)
+      : DeferredStore(inner, [](std::function<void()> f) { f(); }) {}
+  std::string unavailable_reason() const override {
+    return down_ ? "store unavailable: redis 127.0.0.1:1: connection refused, retrying" : "";
+  }
+  void Push(JobRecord job, Done durable) override {
+    if (down_) return durable(Status::Unavailable(unavailable_reason()));
+    DeferredStore::Push(std::move(job), std::move(durable));
+  }
+  void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override {
+    if (down_) return cb(Status::Unavailable(unavailable_reason()));
+    DeferredStore::EnqueueDue(set, now, limit, std::move(cb));
+  }
+  void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override {
+    if (down_) return cb(Status::Unavailable(unavailable_reason()));
+    DeferredStore::ExpiredReservations(now, limit, std::move(cb));
+  }
+  void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override {
+    if (down_) return cb(Status::Unavailable(unavailable_reason()));
+    DeferredStore::PurgeDead(now, limit, std::move(cb));
+  }
+  bool down_ = false;
+};
+
+// Captures what spdlog's default logger writes while it lives.
+class LogCapture {
+ public:
+  LogCapture() : saved_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  }
+  ~LogCapture() { spdlog::set_default_logger(saved_); }
+  size_t Count(const std::string& needle) const {
+    std::string text = out_.str();
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+TEST_P(EngineTest, PeriodicTasksLogAnUnavailableStoreOncePerStateChange) {
+  LogCapture log;
+  UnreachableStore store(inner());
+  Engine engine(io_, store, config_, clock_, rng_);
+  store.down_ = true;
+  engine.Start();
+  for (int tick = 0; tick < 20; ++tick) {
+    clock_.Advance(std::chrono::milliseconds(config_.scheduler_interval_ms));
+    RunReady();
+  }
+  EXPECT_EQ(log.Count("scheduler: store unavailable: redis 127.0.0.1:1"), 1u);
+  EXPECT_EQ(log.Count("reservation reaper: store unavailable"), 1u);
+  EXPECT_EQ(log.Count("the store answers again"), 0u);
+  // PUSH answers the reason at once.
+  std::optional<Status> pushed;
+  auto job = ParseJob(R"({"jid":"unreach01","jobtype":"t","args":[]})", clock_.Now());
+  ASSERT_TRUE(job.ok());
+  engine.Push(std::move(*job), [&](Status s) { pushed = s; });
+  RunReady();
+  ASSERT_TRUE(pushed.has_value());
+  EXPECT_EQ(pushed->code(), StatusCode::kUnavailable);
+  EXPECT_EQ(pushed->message().rfind("store unavailable: ", 0), 0u) << pushed->message();
+
+  store.down_ = false;
+  for (int tick = 0; tick < 20; ++tick) {
+    clock_.Advance(std::chrono::milliseconds(config_.scheduler_interval_ms));
+    RunReady();
+  }
+  EXPECT_EQ(log.Count("scheduler: the store answers again"), 1u);
+  EXPECT_EQ(log.Count("reservation reaper: the store answers again"), 1u);
+  EXPECT_EQ(log.Count("scheduler: store unavailable"), 1u);
+  engine.Stop();
 }
 
 }  // namespace

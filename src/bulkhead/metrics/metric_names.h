@@ -110,6 +110,11 @@ inline constexpr std::string_view kDeliveryLatencySecondsHelp =
 inline constexpr std::string_view kStoreDegraded = "bulkhead_store_degraded";
 inline constexpr std::string_view kStoreDegradedHelp =
     "1 when a store commit failed and every change is refused until a restart, else 0.";
+// 0 while a networked store cannot be reached (Redis down: every call answers "store
+// unavailable"; the node reconnects by itself), else 1. Read from the store, not a snapshot.
+inline constexpr std::string_view kStoreUp = "bulkhead_store_up";
+inline constexpr std::string_view kStoreUpHelp =
+    "0 while the store cannot be reached (every call answers store unavailable), else 1.";
 // Always 1; label version. Its presence proves /metrics answers with bulkhead's own figures.
 inline constexpr std::string_view kBuildInfo = "bulkhead_build_info";
 inline constexpr std::string_view kBuildInfoHelp = "Always 1; labelled with the bulkhead version.";

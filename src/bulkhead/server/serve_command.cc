@@ -51,6 +51,7 @@ Status ServeCommand::Run() {
   Server server(std::move(*config));
   if (Status s = server.Start(); !s.ok()) return s;
   server.Run();
+  if (!server.exit_status().ok()) return server.exit_status();
   spdlog::info("bulkhead stopped");
   return Status::Ok();
 }

@@ -79,17 +79,13 @@ Status Server::Start() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   if (hooks_.wrap_store) store_ = hooks_.wrap_store(std::move(store_), post);
-  {
-    // The keys must be loaded before a PUSH is validated or a reservation adopted: run the loop
-    // (not yet serving anything) until the store has answered.
-    auto loaded = std::make_shared<std::optional<Status>>();
-    signing_keys_.Open(*store_, [loaded](Status st) { *loaded = std::move(st); });
-    while (!loaded->has_value() && io_.run_one() > 0) {
-    }
-    if (io_.stopped()) io_.restart();
-    if (!loaded->has_value()) return Status::Internal("the store did not answer the signing keys");
-    if (!loaded->value().ok()) return **loaded;
-  }
+  store_->SetFatalHandler([this](const Status& error) {
+    spdlog::critical("the store cannot be used: {}; stopping", error.message());
+    exit_status_ = error;
+    Shutdown();
+  });
+  s = LoadSigningKeys();
+  if (!s.ok()) return s;
   engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
   s = StartDelivery();
   if (!s.ok()) return s;
@@ -101,6 +97,12 @@ Status Server::Start() {
   if (!s.ok()) return s;
   metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, dispatcher_.get(), clock_);
   s = metrics_->Register();
+  if (!s.ok()) return s;
+  s = registry_.AddCallback(
+      MetricType::kGauge, metric_names::kStoreUp, metric_names::kStoreUpHelp, {},
+      [this]() -> Result<std::vector<MetricSample>> {
+        return std::vector<MetricSample>{{{}, store_->unavailable_reason().empty() ? 1.0 : 0.0}};
+      });
   if (!s.ok()) return s;
   if (!config_.statsd.address.empty()) {
     metrics_->PublishEvery();  // the emitter collects off the loop, on its own schedule
@@ -143,6 +145,39 @@ Status Server::Start() {
                config_.password.empty() ? " (no password)" : "");
   if (tls_) spdlog::info("TLS certificate {} ({})", tls_->cert_file(), tls_->description());
   return Status::Ok();
+}
+
+Status Server::LoadSigningKeys() {
+  // The keys must be loaded before a PUSH is validated or a reservation adopted: run the loop
+  // (not yet serving anything) until the store has answered, bounded.
+  auto loaded = std::make_shared<std::optional<Status>>();
+  signing_keys_.Open(*store_, [loaded](Status st) { *loaded = std::move(st); });
+  auto deadline = std::chrono::steady_clock::now() + kSigningKeysWait;
+  while (!loaded->has_value() && io_.run_one_until(deadline) > 0) {
+  }
+  if (io_.stopped()) io_.restart();
+  if (loaded->has_value() && loaded->value().ok()) return Status::Ok();
+  if (loaded->has_value() && loaded->value().code() != StatusCode::kUnavailable) return **loaded;
+  // The store is unreachable (it reconnects by itself): serve, and load the keys once it is back.
+  spdlog::warn("the signing keys are not loaded yet ({}); loading them once the store answers",
+               loaded->has_value() ? loaded->value().message() : "the store did not answer");
+  keys_retry_ = std::make_unique<asio::steady_timer>(io_);
+  RetrySigningKeys();
+  return Status::Ok();
+}
+
+void Server::RetrySigningKeys() {
+  keys_retry_->expires_after(kSigningKeysRetry);
+  keys_retry_->async_wait([this](boost::system::error_code ec) {
+    if (ec || shut_down_) return;
+    // Asked only once the store answers again, so a long outage logs nothing per attempt.
+    if (!store_->unavailable_reason().empty()) return RetrySigningKeys();
+    signing_keys_.Open(*store_, [this](Status st) {
+      if (shut_down_) return;
+      if (!st.ok()) return RetrySigningKeys();
+      keys_retry_.reset();
+    });
+  });
 }
 
 Status CheckDescriptorBudget(const Config& config) {
@@ -250,12 +285,17 @@ Status Server::RegisterGuardMetrics() {
 void Server::RegisterRoutes() {
   // 503 with the reason while the store is degraded: the process answers, but it can no longer
   // keep what it accepts, so a load balancer or orchestrator should take it out and page someone.
+  // The same while the store cannot be reached (Redis down), until it is back.
   http_->Route("GET", "/healthz", [this](const HttpRequestIn&, HttpServer::Reply reply) {
     HttpResponseOut r;
     r.content_type = "text/plain; charset=utf-8";
+    std::string unavailable = store_->unavailable_reason();
     if (store_->degraded()) {
       r.status = 503;
       r.body = store_->degraded_reason() + "\n";
+    } else if (!unavailable.empty()) {
+      r.status = 503;
+      r.body = unavailable + "\n";
     } else {
       r.body = "ok\n";
     }
@@ -369,6 +409,7 @@ void Server::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   boost::system::error_code ec;
+  if (keys_retry_) keys_retry_->cancel();
   signals_.cancel(ec);
   hangup_.cancel(ec);
   if (statsd_) statsd_->Stop();

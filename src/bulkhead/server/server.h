@@ -6,6 +6,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,9 +67,19 @@ class Server {
 
   uint16_t fwp_port() const { return fwp_ ? fwp_->port() : 0; }
   uint16_t http_port() const { return http_ ? http_->port() : 0; }
+  // After Run: OK, or the fatal store error that stopped the server (store.h SetFatalHandler:
+  // e.g. a Redis namespace of another layout version found after a start without Redis).
+  const Status& exit_status() const { return exit_status_; }
 
  private:
   void RegisterRoutes();
+  // Loads the signing keys (StoreKeyRing::Open), waiting at most kSigningKeysWait. While the store
+  // is unavailable (Redis down at start) it serves without them and RetrySigningKeys loads them
+  // once the store is back; until then a PUSH answers "store unavailable" (Engine::Push).
+  Status LoadSigningKeys();
+  void RetrySigningKeys();
+  static constexpr std::chrono::seconds kSigningKeysWait{10};
+  static constexpr std::chrono::milliseconds kSigningKeysRetry{200};
   // The figures INFO shows, for RenderInfo: the engine's snapshot, this process's figures and the
   // delivery hosts. On the loop; `cb` runs once, now or on a later turn of the loop.
   void Snapshot(std::function<void(Result<InfoSnapshot>)> cb);
@@ -106,6 +118,8 @@ class Server {
   std::unique_ptr<VapidSigner> vapid_signer_;
   StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<boost::asio::steady_timer> keys_retry_;  // set while the keys wait for the store
+  Status exit_status_;
   bool shut_down_ = false;
 };
 

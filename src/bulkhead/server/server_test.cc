@@ -12,10 +12,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/clock.h"
 
@@ -163,7 +165,10 @@ class ServerTest : public ::testing::TestWithParam<StoreTiming> {
         std::make_unique<Server>(std::move(config), SystemClock::Instance(), HooksFor(GetParam()));
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
-    thread_ = std::thread([this] { server_->Run(); });
+    thread_ = std::thread([this] {
+      server_->Run();
+      run_returned_ = true;
+    });
   }
   void TearDown() override {
     if (server_) server_->Stop();
@@ -173,6 +178,7 @@ class ServerTest : public ::testing::TestWithParam<StoreTiming> {
   }
   std::unique_ptr<Server> server_;
   std::thread thread_;
+  std::atomic<bool> run_returned_{false};  // Run returned (a Stop, or the server stopped itself)
 };
 
 INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerTest,
@@ -238,6 +244,90 @@ TEST_P(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
             std::string::npos);
   // Reads still answer.
   EXPECT_EQ(HttpStatus(HttpGet(server_->http_port(), "/api/info")), 200);
+}
+
+// Redis down at start, then up, then lost, then back: the node starts, /healthz and
+// bulkhead_store_up tell, commands answer "-ERR store unavailable: ..." (each within the
+// connection's 10 s read bound), and the node resumes by itself. Waits poll /healthz, bounded.
+TEST_P(ServerTest, RedisUnreachableAtStartOrLostMidRunAnswersUnavailableAndResumes) {
+  uint16_t port = 0;
+  {  // a free port nothing listens on: a server started and stopped
+    auto probe = RedisServerProcess::Start();
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    port = probe.value()->port();
+  }
+  std::string where = "127.0.0.1:" + std::to_string(port);
+  Config config;
+  config.store = "redis://" + where;
+  Start(config);
+  uint16_t http = server_->http_port();
+  auto healthy = [&] { return HttpStatus(HttpGet(http, "/healthz")) == 200; };
+  std::string health = HttpGet(http, "/healthz");
+  EXPECT_EQ(HttpStatus(health), 503) << health;
+  EXPECT_NE(health.find("store unavailable: redis " + where), std::string::npos) << health;
+  EXPECT_NE(HttpGet(http, "/metrics").find("\nbulkhead_store_up 0\n"), std::string::npos);
+  FwpConnection conn(server_->fwp_port());
+  ASSERT_TRUE(conn.Read().starts_with("+HI "));
+  ASSERT_EQ(conn.Call("HELLO {\"v\":2}"), "+OK");
+  std::string refused = conn.Call("PUSH {\"jid\":\"redisdown01\",\"jobtype\":\"t\",\"args\":[]}");
+  EXPECT_TRUE(refused.starts_with("-ERR store unavailable: redis " + where)) << refused;
+
+  auto redis = RedisServerProcess::Start({.port = port});
+  ASSERT_TRUE(redis.ok()) << redis.status().ToString();
+  Status up = WaitFor(healthy, std::chrono::seconds(15), "/healthz 200 once redis is up");
+  ASSERT_TRUE(up.ok()) << up.ToString() << "\n" << HttpGet(http, "/healthz");
+  EXPECT_NE(HttpGet(http, "/metrics").find("\nbulkhead_store_up 1\n"), std::string::npos);
+  EXPECT_EQ(conn.Call("PUSH {\"jid\":\"redisup0001\",\"jobtype\":\"t\",\"args\":[]}"), "+OK");
+  EXPECT_TRUE(conn.Call("FETCH default").starts_with("$"));
+  EXPECT_NE(conn.Read().find("redisup0001"), std::string::npos);
+
+  redis.value()->Kill();
+  refused = conn.Call("PUSH {\"jid\":\"redislost01\",\"jobtype\":\"t\",\"args\":[]}");
+  EXPECT_TRUE(refused.starts_with("-ERR store unavailable: ")) << refused;
+  Status down = WaitFor([&] { return !healthy(); }, std::chrono::seconds(15), "/healthz 503");
+  ASSERT_TRUE(down.ok()) << down.ToString();
+  health = HttpGet(http, "/healthz");
+  EXPECT_NE(health.find("store unavailable: "), std::string::npos) << health;
+
+  auto again = RedisServerProcess::Start({.port = port});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  up = WaitFor(healthy, std::chrono::seconds(15), "/healthz 200 once redis is back");
+  ASSERT_TRUE(up.ok()) << up.ToString() << "\n" << HttpGet(http, "/healthz");
+  EXPECT_EQ(conn.Call("PUSH {\"jid\":\"redisback01\",\"jobtype\":\"t\",\"args\":[]}"), "+OK");
+}
+
+// Redis down at start, then up with a namespace of another layout version: the node stops by
+// itself, and exit_status() (what `bulkhead serve` exits with) names both versions.
+TEST_P(ServerTest, ARedisLayoutFoundAfterAStartWithoutRedisStopsTheServer) {
+  // The namespace is written, saved and the server stopped; it comes back with that data.
+  auto first = RedisServerProcess::Start({.persistence = true});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  for (std::vector<std::string> argv :
+       {std::vector<std::string>{"HSET", "{bulkhead}:meta", "layout", "99"},
+        std::vector<std::string>{"SAVE"}}) {
+    auto r = BlockingRedisCommand(first.value()->connect_options(), argv);
+    ASSERT_TRUE(r.ok() && !r->is_error()) << argv[0];
+  }
+  uint16_t port = first.value()->port();
+  first.value()->Stop();
+  Config config;
+  config.store = "redis://127.0.0.1:" + std::to_string(port);
+  Start(config);
+  uint16_t http = server_->http_port();
+  EXPECT_EQ(HttpStatus(HttpGet(http, "/healthz")), 503);
+  auto again =
+      RedisServerProcess::Start({.port = port,
+                                 .persistence = true,
+                                 .extra_config = {"dir \"" + first.value()->dir() + "\""}});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Status stopped =
+      WaitFor([&] { return run_returned_.load(); }, std::chrono::seconds(15), "the server stops");
+  ASSERT_TRUE(stopped.ok()) << stopped.ToString();
+  thread_.join();
+  EXPECT_EQ(server_->exit_status().code(), StatusCode::kFailedPrecondition)
+      << server_->exit_status().ToString();
+  EXPECT_NE(server_->exit_status().message().find("layout version 99"), std::string::npos)
+      << server_->exit_status().message();
 }
 
 TEST_P(ServerTest, StatsdSendsTheSameFigures) {

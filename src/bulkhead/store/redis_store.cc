@@ -25,7 +25,9 @@ RedisStore::RedisStore(boost::asio::io_context& io, RedisStoreOptions options)
       options_(std::move(options)),
       prefix_("{" + options_.redis_namespace + "}:"),
       jobs_key_(prefix_ + "jobs"),
-      scripts_(std::make_unique<Scripts>()) {
+      scripts_(std::make_unique<Scripts>()),
+      unavailable_reason_("store unavailable: the redis store at " + options_.url.Redacted() +
+                          " is not open") {
   for (int i = 0; i < 2; ++i) {
     reconnect_timer_[i] = std::make_unique<boost::asio::steady_timer>(io_);
     backoff_[i] = kFirstBackoff;
@@ -44,7 +46,7 @@ void RedisStore::Close() {
   stopping_ = true;
   heartbeat_timer_->cancel();
   reap_timer_->cancel();
-  if (conn_ && conn_->ready()) HandOverAtStop();
+  if (opened_ && conn_ && conn_->ready()) HandOverAtStop();
   CloseConnections();
 }
 
@@ -90,47 +92,112 @@ Status RedisStore::Open() {
     return Status(s.code(),
                   "cannot open the redis store at " + options_.url.Redacted() + ": " + s.message());
   };
-  std::optional<Status> connected;
-  Connect(false, [&connected](Status s) { connected = std::move(s); });
-  Status s = RunUntilDone([&] { return connected.has_value(); }, "connect");
+  // Shared: a callback that comes after a timeout finds it still there.
+  auto connected = std::make_shared<std::optional<Status>>();
+  Connect(false, [connected](Status s) { *connected = std::move(s); });
+  Status s = RunUntilDone([&] { return connected->has_value(); }, "connect");
+  if (s.ok()) s = **connected;
+  if (s.code() == StatusCode::kUnavailable) {
+    // Unreachable: start without it; the reconnect loop finishes opening (FinishLateOpen).
+    SetUnavailable("store unavailable: " + s.message() + ", retrying");
+    spdlog::warn("redis store: {} is unreachable ({}); starting without it and retrying",
+                 options_.url.Redacted(), s.message());
+    ScheduleReconnect(false);
+    return Status::Ok();
+  }
+  if (!s.ok()) return where(s);
+  auto checked = std::make_shared<std::optional<Status>>();
+  SendLayoutCheck([checked](Status st) { *checked = std::move(st); });
+  s = RunUntilDone([&] { return checked->has_value(); }, "answer the layout check");
   if (!s.ok()) return s;
-  if (!connected->ok()) return where(*connected);
-  s = CheckLayout();
+  if (!checked->value().ok()) return **checked;
+  opened_ = true;
+  SetAvailable();
+  auto subscribed = std::make_shared<std::optional<Status>>();
+  Connect(true, [subscribed](Status st) { *subscribed = std::move(st); });
+  s = RunUntilDone([&] { return subscribed->has_value(); }, "subscribe to its wake channel");
   if (!s.ok()) return s;
-  std::optional<Status> subscribed;
-  Connect(true, [&subscribed](Status st) { subscribed = std::move(st); });
-  s = RunUntilDone([&] { return subscribed.has_value(); }, "subscribe to its wake channel");
-  if (!s.ok()) return s;
-  if (!subscribed->ok()) return where(*subscribed);
+  if (!subscribed->value().ok()) return where(**subscribed);
   StartLiveness();
   return Status::Ok();
 }
 
-Status RedisStore::CheckLayout() {
+void RedisStore::SendLayoutCheck(std::function<void(Status)> done) {
   const std::string meta = prefix_ + "meta";
-  std::optional<Result<RedisReply>> layout, registered;
-  Command("open", {"HSETNX", meta, "layout", std::to_string(kLayoutVersion)},
-          [](Result<RedisReply>) {});
-  Command("open", {"HGET", meta, "layout"},
-          [&layout](Result<RedisReply> r) { layout = std::move(r); });
-  // The heartbeat writes the alive key, then registers the node: no reaper finds it registered
-  // but not alive.
-  Eval(scripts_->heartbeat, "open",
-       {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
-       [&registered](Result<RedisReply> r) { registered = std::move(r); });
-  Status s = RunUntilDone([&] { return registered.has_value(); }, "answer the layout check");
-  if (!s.ok()) return s;
-  if (!layout->ok()) return layout->status();
-  if (!registered->ok()) return registered->status();
-  std::string found = (*layout)->str();
-  if (found != std::to_string(kLayoutVersion)) {
-    return Status::FailedPrecondition(
-        "the redis namespace \"" + options_.redis_namespace + "\" at " + options_.url.Redacted() +
-        " has layout version " + (found.empty() ? "(none)" : found) +
-        ", but this bulkhead reads and writes layout version " + std::to_string(kLayoutVersion) +
-        ": use another redis_namespace, or the bulkhead version that wrote it");
+  RawCommand("open", {"HSETNX", meta, "layout", std::to_string(kLayoutVersion)},
+             [](Result<RedisReply>) {});
+  std::weak_ptr<bool> alive = alive_;
+  RawCommand("open", {"HGET", meta, "layout"}, [this, alive, done](Result<RedisReply> layout) {
+    if (alive.expired()) return;
+    if (!layout.ok()) return done(layout.status());
+    std::string found = layout->str();
+    if (found != std::to_string(kLayoutVersion)) {
+      return done(Status::FailedPrecondition(
+          "the redis namespace \"" + options_.redis_namespace + "\" at " + options_.url.Redacted() +
+          " has layout version " + (found.empty() ? "(none)" : found) +
+          ", but this bulkhead reads and writes layout version " + std::to_string(kLayoutVersion) +
+          ": use another redis_namespace, or the bulkhead version that wrote it"));
+    }
+    // Registered only in a namespace of this layout. The heartbeat writes the alive key, then
+    // registers the node: no reaper finds it registered but not alive.
+    RawEval(scripts_->heartbeat, "open",
+            {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
+            [done](Result<RedisReply> r) { done(r.ok() ? Status::Ok() : r.status()); });
+  });
+}
+
+void RedisStore::FinishLateOpen() {
+  std::weak_ptr<bool> alive = alive_;
+  SendLayoutCheck([this, alive](Status s) {
+    if (alive.expired() || closed_) return;
+    if (s.code() == StatusCode::kFailedPrecondition) {
+      Fatal(Status(s.code(), "cannot open the redis store at " + options_.url.Redacted() + ": " +
+                                 s.message()));
+      return;
+    }
+    if (!s.ok()) {
+      // The connection went (the lost handler reconnects) or Redis refused a step: try again.
+      SetUnavailable(s.message() + ", retrying");
+      if (conn_ && conn_->ready()) conn_->Close();
+      ScheduleReconnect(false);
+      return;
+    }
+    opened_ = true;
+    SetAvailable();
+    spdlog::info("redis store: connected to {}; the store is available", options_.url.Redacted());
+    ScheduleReconnect(true);  // the wake subscription
+    StartLiveness();
+  });
+}
+
+void RedisStore::Fatal(const Status& error) {
+  fatal_ = true;
+  SetUnavailable("store unavailable: " + error.message());
+  spdlog::error("redis store: {}", error.message());
+  for (auto& timer : reconnect_timer_) timer->cancel();
+  if (conn_) conn_->Close();
+  if (fatal_handler_) {
+    boost::asio::post(io_, [handler = fatal_handler_, error, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired()) handler(error);
+    });
   }
-  return Status::Ok();
+}
+
+std::string RedisStore::unavailable_reason() const {
+  std::lock_guard lock(unavailable_mu_);
+  return unavailable_reason_;
+}
+
+void RedisStore::SetUnavailable(std::string reason) {
+  available_ = false;
+  std::lock_guard lock(unavailable_mu_);
+  unavailable_reason_ = std::move(reason);
+}
+
+void RedisStore::SetAvailable() {
+  available_ = true;
+  std::lock_guard lock(unavailable_mu_);
+  unavailable_reason_.clear();
 }
 
 void RedisStore::SendScriptLoads(std::function<void(Status)> done) {
@@ -138,11 +205,11 @@ void RedisStore::SendScriptLoads(std::function<void(Status)> done) {
   auto failure = std::make_shared<Status>();
   for (size_t i = 0; i < all.size(); ++i) {
     bool last = i + 1 == all.size();
-    Command("load scripts", {"SCRIPT", "LOAD", all[i]->source()},
-            [failure, last, done](Result<RedisReply> r) {
-              if (!r.ok() && failure->ok()) *failure = r.status();
-              if (last) done(*failure);
-            });
+    RawCommand("load scripts", {"SCRIPT", "LOAD", all[i]->source()},
+               [failure, last, done](Result<RedisReply> r) {
+                 if (!r.ok() && failure->ok()) *failure = r.status();
+                 if (last) done(*failure);
+               });
   }
 }
 
@@ -202,7 +269,8 @@ void RedisStore::ConnectTo(bool subscriber, const RedisEndpoint& endpoint,
 }
 
 void RedisStore::OnLost(bool subscriber, const Status& cause) {
-  if (closed_) return;
+  if (closed_ || fatal_) return;
+  if (!subscriber) SetUnavailable("store unavailable: " + cause.message() + ", retrying");
   spdlog::warn("redis store: the {} connection to {} was lost ({}); reconnecting",
                subscriber ? "wake subscription" : "command", options_.url.Redacted(),
                cause.message());
@@ -211,24 +279,37 @@ void RedisStore::OnLost(bool subscriber, const Status& cause) {
 
 void RedisStore::ScheduleReconnect(bool subscriber) {
   int i = subscriber ? 1 : 0;
-  if (closed_ || reconnecting_[i]) return;
+  if (closed_ || fatal_ || reconnecting_[i]) return;
   reconnecting_[i] = true;
   reconnect_timer_[i]->expires_after(backoff_[i]);
   backoff_[i] = std::min(backoff_[i] * 2, kMaxBackoff);
   std::weak_ptr<bool> alive = alive_;
   reconnect_timer_[i]->async_wait([this, alive, subscriber, i](boost::system::error_code ec) {
-    if (ec || alive.expired() || closed_) return;
+    if (ec || alive.expired() || closed_ || fatal_) return;
     Connect(subscriber, [this, alive, subscriber, i](Status s) {
-      if (alive.expired() || closed_) return;
+      if (alive.expired() || closed_ || fatal_) return;
       reconnecting_[i] = false;
       if (s.ok()) {
         backoff_[i] = kFirstBackoff;
+        if (!subscriber && !opened_) {
+          FinishLateOpen();
+          return;
+        }
+        if (!subscriber) SetAvailable();
         spdlog::info("redis store: the {} connection to {} is back",
                      subscriber ? "wake subscription" : "command", options_.url.Redacted());
         // The alive key may be close to expiring after the outage: refresh it at once.
         if (!subscriber) Heartbeat();
         return;
       }
+      if (!opened_ &&
+          (s.code() == StatusCode::kPermissionDenied || s.code() == StatusCode::kInvalidArgument)) {
+        Fatal(Status(s.code(), "cannot open the redis store at " + options_.url.Redacted() + ": " +
+                                   s.message()));
+        return;
+      }
+      // Still down: the reason names the latest cause; nothing is logged per attempt.
+      if (!subscriber) SetUnavailable("store unavailable: " + s.message() + ", retrying");
       ScheduleReconnect(subscriber);
     });
   });
@@ -251,6 +332,8 @@ void RedisStore::OnReadOnly() {
   if (closed_ || !conn_ || conn_->idle()) return;
   spdlog::warn("redis store: {} answered READONLY (a replica now); looking for the primary",
                conn_->options().endpoint.ToString());
+  SetUnavailable("store unavailable: " + conn_->options().endpoint.ToString() +
+                 " answered READONLY (a replica now), retrying");
   conn_->Close();
   ScheduleReconnect(false);
 }
@@ -296,13 +379,19 @@ void RedisStore::ReleaseHeld() {
   }
 }
 
+void RedisStore::AnswerUnavailable(ReplyCallback cb) {
+  boost::asio::post(io_, [cb = std::move(cb), reason = unavailable_reason()] {
+    cb(Status::Unavailable(reason));
+  });
+}
+
 void RedisStore::SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
-  if (!conn_) {
-    boost::asio::post(io_, [cb = std::move(cb)] {
-      cb(Status::Unavailable("store unavailable: the redis store is not open"));
-    });
-    return;
-  }
+  if (!available_) return AnswerUnavailable(std::move(cb));
+  RawCommand(step, std::move(argv), std::move(cb));
+}
+
+void RedisStore::RawCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  if (!conn_) return AnswerUnavailable(std::move(cb));
   conn_->Send(std::move(argv), [this, step, cb = std::move(cb)](Result<RedisReply> r) {
     if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
     Status s = ReplyError(r, step);
@@ -316,10 +405,13 @@ void RedisStore::SendCommand(const char* step, std::vector<std::string> argv, Re
 
 void RedisStore::SendEval(const RedisScript& script, const char* step,
                           std::vector<std::string> args, ReplyCallback cb) {
-  if (!conn_) {
-    SendCommand(step, {}, std::move(cb));
-    return;
-  }
+  if (!available_) return AnswerUnavailable(std::move(cb));
+  RawEval(script, step, std::move(args), std::move(cb));
+}
+
+void RedisStore::RawEval(const RedisScript& script, const char* step, std::vector<std::string> args,
+                         ReplyCallback cb) {
+  if (!conn_) return AnswerUnavailable(std::move(cb));
   args.insert(args.begin(), prefix_);
   script.Run(*conn_, {jobs_key_}, args, [this, step, cb = std::move(cb)](Result<RedisReply> r) {
     if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();

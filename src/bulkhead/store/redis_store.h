@@ -16,7 +16,17 @@
 // - Losing the connection (or a command unanswered for 10 s, plus the WAIT timeout) starts
 //   reconnecting in the background with backoff (100 ms doubling to 5 s; Sentinel URLs ask the
 //   Sentinels again for the primary), re-loading the scripts before any other command and
-//   re-subscribing to {NS}:wake. Calls made meanwhile answer Unavailable.
+//   re-subscribing to {NS}:wake. Calls made meanwhile answer Unavailable at once, without waiting
+//   for the server: unavailable_reason() says why ("store unavailable: redis HOST:PORT: connection
+//   refused, retrying") from the loss until the command connection is ready again. The loss and
+//   the return are logged once each.
+// - Unreachable at start (refused, timed out, name not resolving; Sentinels not answering): Open
+//   returns OK after its first attempt and the store is unavailable until the reconnect loop
+//   (same backoff) connects; it then does what Open does (layout check, register, scripts,
+//   heartbeat and reaper, subscription) before any call is let through. A namespace of another
+//   layout version or a refused password found then is fatal: the fatal handler gets the error
+//   (store.h SetFatalHandler) and the store stays unavailable, retrying no more. Reachable at
+//   start, both still fail Open.
 // - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
 // - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
 //   reports a replica holds the write; otherwise Unavailable naming the timeout.
@@ -39,6 +49,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,10 +93,14 @@ class RedisStore final : public Store {
   std::string_view Name() const override { return "redis"; }
   bool shared() const override { return true; }
   void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
+  std::string unavailable_reason() const override;
+  void SetFatalHandler(FatalHandler handler) override { fatal_handler_ = std::move(handler); }
   // Connects (asking Sentinel first), checks or writes the layout version (FailedPrecondition
   // naming both versions when it differs), registers the node, loads the scripts and subscribes.
-  // Unreachable server or refused AUTH: the error names the URL without its password. Writes the
-  // node's alive key before it registers the node, then starts the heartbeat and reaper timers.
+  // Refused AUTH: the error names the URL without its password. Unreachable server: OK, and the
+  // store stays unavailable until the background reconnect has done all of this (see above).
+  // Writes the node's alive key before it registers the node, then starts the heartbeat and
+  // reaper timers.
   Status Open() override;
   // A graceful stop: stops the timers, waits (bounded by open_timeout) until the commands already
   // sent are answered, then unregisters the node and deletes its alive key (reap.lua 'stop': its
@@ -151,6 +166,14 @@ class RedisStore final : public Store {
   // Sends a plain command, with the same mapping (and holding) as Eval.
   void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb);
   void SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  // SendEval and SendCommand answer Unavailable(unavailable_reason()) at once while the store is
+  // unavailable; the Raw forms send anyway (the script loads and the layout check, which run
+  // before the store is available again).
+  void RawEval(const RedisScript& script, const char* step, std::vector<std::string> args,
+               ReplyCallback cb);
+  void RawCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  // Posts Unavailable(unavailable_reason()) to `cb`.
+  void AnswerUnavailable(ReplyCallback cb);
   // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.
   void ReleaseHeld();
   // Eval, then (durability = "replicated") WAIT for one replica before answering.
@@ -170,7 +193,17 @@ class RedisStore final : public Store {
   // Open's steps (and Close's), each run to completion on the io_context within the open
   // deadline.
   Status RunUntilDone(const std::function<bool()>& done, const std::string& what);
-  Status CheckLayout();
+  // Checks or writes the layout version and registers the node (the first heartbeat); `done` gets
+  // FailedPrecondition naming both versions when the namespace has another one.
+  void SendLayoutCheck(std::function<void(Status)> done);
+  // The rest of Open once the command connection is ready after Open returned (Redis was
+  // unreachable at start): the layout check, then the store is available, subscribes, and starts
+  // the liveness timers. A fatal finding goes to Fatal.
+  void FinishLateOpen();
+  void Fatal(const Status& error);
+  // The availability signal (unavailable_reason); logged by the callers, once per change.
+  void SetUnavailable(std::string reason);
+  void SetAvailable();
   // Sends SCRIPT LOAD for every script (ahead of every later command on the connection).
   void SendScriptLoads(std::function<void(Status)> done);
 
@@ -217,6 +250,15 @@ class RedisStore final : public Store {
   std::chrono::milliseconds backoff_[2];
   bool reconnecting_[2] = {false, false};
   WakeHandler wake_handler_;
+  FatalHandler fatal_handler_;
+  // available_: calls go to the server (loop thread only); unavailable_reason_ mirrors it for
+  // other threads (empty while available).
+  bool available_ = false;
+  mutable std::mutex unavailable_mu_;
+  std::string unavailable_reason_;
+  // The layout check has passed on this store (Open, or FinishLateOpen); a fatal error was found.
+  bool opened_ = false;
+  bool fatal_ = false;
   bool closed_ = false;
   // Close has begun: no heartbeat or reaper pass starts any more (none may follow the stop step).
   bool stopping_ = false;

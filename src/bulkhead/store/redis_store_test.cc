@@ -225,12 +225,88 @@ TEST_F(RedisStoreTest, OpenNamesAnUnreachableServerAndAWrongPasswordWithoutIt) {
   EXPECT_EQ(wrong.status().message().find("wrong-pass-7f3"), std::string::npos)
       << wrong.status().message();
   EXPECT_NE(wrong.status().message().find(where), std::string::npos) << wrong.status().message();
+  // Unreachable: Open starts without it (issue #12) and the reason names it, without the password.
   (*locked)->Kill();
   auto gone = Open("redis://:wrong-pass-7f3@" + where, namespace_);
-  ASSERT_FALSE(gone.ok());
-  EXPECT_EQ(gone.status().code(), StatusCode::kUnavailable) << gone.status().ToString();
-  EXPECT_NE(gone.status().message().find(where), std::string::npos) << gone.status().message();
-  EXPECT_EQ(gone.status().message().find("wrong-pass-7f3"), std::string::npos);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  std::string reason = (*gone)->unavailable_reason();
+  EXPECT_EQ(reason.rfind("store unavailable: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find(where), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("wrong-pass-7f3"), std::string::npos) << reason;
+}
+
+TEST_F(RedisStoreTest, AnUnreachableServerAtStartIsRetriedAndTheStoreOpensWhenItComes) {
+  // A free port nothing listens on: a server started and stopped.
+  uint16_t port = 0;
+  {
+    auto probe = RedisServerProcess::Start();
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    port = (*probe)->port();
+  }
+  std::string where = "127.0.0.1:" + std::to_string(port);
+  auto opened = Open("redis://" + where, namespace_, "node-late");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  std::string reason = store.unavailable_reason();
+  EXPECT_EQ(reason.rfind("store unavailable: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find(where), std::string::npos) << reason;
+  // Answered at once (on the next loop turns), not queued until the server comes.
+  Status refused = Push(store, MakeJob("job-early-01"));
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.ToString();
+  EXPECT_EQ(refused.message(), store.unavailable_reason());
+
+  auto server = RedisServerProcess::Start({.port = port});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  loop_.RunUntil([&] { return store.unavailable_reason().empty(); }, 15s);
+  ASSERT_TRUE(store.unavailable_reason().empty()) << "store connects";
+  auto member =
+      BlockingRedisCommand((*server)->connect_options(), {"SISMEMBER", Key("nodes"), "node-late"});
+  ASSERT_TRUE(member.ok());
+  EXPECT_EQ(member->integer(), 1) << "registered once connected";
+  ASSERT_TRUE(Push(store, MakeJob("job-late-001")).ok());
+  auto job = Fetch(store, {"default"});
+  ASSERT_TRUE(job.ok() && job->has_value()) << job.status().ToString();
+  EXPECT_EQ((*job)->jid, "job-late-001");
+
+  // Lost mid-run: unavailable at once with the cause, back by itself.
+  (*server)->Kill();
+  Status lost = Push(store, MakeJob("job-lost-002"));
+  EXPECT_EQ(lost.code(), StatusCode::kUnavailable) << lost.ToString();
+  loop_.RunUntil([&] { return !store.unavailable_reason().empty(); }, 15s);
+  ASSERT_TRUE(!store.unavailable_reason().empty()) << "loss noticed";
+  auto again = RedisServerProcess::Start({.port = port});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  loop_.RunUntil([&] { return store.unavailable_reason().empty(); }, 15s);
+  ASSERT_TRUE(store.unavailable_reason().empty()) << "store is back";
+  EXPECT_TRUE(Push(store, MakeJob("job-back-001")).ok());
+}
+
+TEST_F(RedisStoreTest, ALayoutFoundLateIsFatalAndNamesBothVersions) {
+  uint16_t port = 0;
+  {
+    auto probe = RedisServerProcess::Start();
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    port = (*probe)->port();
+  }
+  auto opened = Open("redis://127.0.0.1:" + std::to_string(port), namespace_, "node-layout");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::optional<Status> fatal;
+  (*opened)->SetFatalHandler([&](const Status& s) { fatal = s; });
+  auto server = RedisServerProcess::Start({.port = port});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  // The store's loop has not run since: it finds this layout on its next attempt.
+  auto set =
+      BlockingRedisCommand((*server)->connect_options(), {"HSET", Key("meta"), "layout", "99"});
+  ASSERT_TRUE(set.ok() && !set->is_error());
+  loop_.RunUntil([&] { return fatal.has_value(); }, 15s);
+  ASSERT_TRUE(fatal.has_value()) << "the fatal handler runs";
+  EXPECT_EQ(fatal->code(), StatusCode::kFailedPrecondition) << fatal->ToString();
+  EXPECT_NE(fatal->message().find("layout version 99"), std::string::npos) << fatal->message();
+  EXPECT_NE((*opened)->unavailable_reason().find("layout version 99"), std::string::npos);
+  auto member = BlockingRedisCommand((*server)->connect_options(),
+                                     {"SISMEMBER", Key("nodes"), "node-layout"});
+  ASSERT_TRUE(member.ok());
+  EXPECT_EQ(member->integer(), 0) << "nothing is registered in a namespace of another layout";
 }
 
 TEST_F(RedisStoreTest, ALostServerAnswersUnavailableAndTheStoreResumesByItself) {

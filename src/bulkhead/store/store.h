@@ -71,6 +71,20 @@ class Store {
   // Why the store is degraded, naming the failed commit and its cause; empty when it is not.
   virtual std::string degraded_reason() const { return {}; }
 
+  // Transient unavailability (a networked store whose server cannot be reached, at start or after
+  // a loss): why, as "store unavailable: <cause>", while it lasts; empty while the store answers.
+  // Unlike degraded() it ends by itself once the server is back. While it is set, every call
+  // answers Unavailable(unavailable_reason()) promptly, without waiting for the server. The
+  // embedded stores are never unavailable. Cheap; callable from any thread.
+  virtual std::string unavailable_reason() const { return {}; }
+
+  // A fault the store cannot recover from that it found after Open returned (a Redis store that
+  // started without its server and then found a namespace of another layout version, or a refused
+  // password): `handler` gets the error once, on the loop, and the store stays unavailable. The
+  // owner is expected to stop (the server shuts down and exits with that error). Null clears it.
+  using FatalHandler = std::function<void(const Status&)>;
+  virtual void SetFatalHandler(FatalHandler handler) {}
+
   // True when several nodes (processes) share this store (Redis): the working set then holds other
   // live nodes' reservations too, so a node must not take over the reservations it finds there at
   // start (the store gives back a dead node's reservations itself; see redis_store.h). False for
@@ -84,7 +98,9 @@ class Store {
   // loop, for changes made through other nodes (this node's own are its caller's to know).
   virtual void SetWakeHandler(WakeHandler handler) {}
 
-  // Loads persisted state. Must be called once before anything else; fatal errors are returned.
+  // Loads persisted state. Must be called once before anything else; fatal errors are returned
+  // (a networked store whose server is unreachable may return OK and be unavailable until it
+  // connects; see unavailable_reason()).
   virtual Status Open() = 0;
   // Flushes pending changes and releases resources. Idempotent.
   virtual void Close() = 0;

@@ -35,6 +35,10 @@ class DeferredStore : public Store {
   bool shared() const override { return inner_->shared(); }
   bool degraded() const override { return inner_->degraded(); }
   std::string degraded_reason() const override { return inner_->degraded_reason(); }
+  std::string unavailable_reason() const override { return inner_->unavailable_reason(); }
+  void SetFatalHandler(FatalHandler handler) override {
+    inner_->SetFatalHandler(std::move(handler));
+  }
   void SetWakeHandler(WakeHandler handler) override { inner_->SetWakeHandler(std::move(handler)); }
   Status Open() override { return inner_->Open(); }
   void Close() override { inner_->Close(); }
