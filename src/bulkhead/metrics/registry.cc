@@ -203,7 +203,7 @@ class Registry::CallbackFamily final : public MetricFamily {
 
 // ---- Registry -----------------------------------------------------------------------------------
 
-Registry::Registry() {
+Registry::Registry() : collect_log_(SystemClock::Instance(), std::chrono::minutes(1)) {
   auto errors = AddCounter(metric_names::kMetricsCollectErrorsTotal,
                            metric_names::kMetricsCollectErrorsTotalHelp,
                            {std::string(metric_names::kLabelMetric)});
@@ -337,8 +337,15 @@ std::vector<FamilySnapshot> Registry::Collect() const {
     if (!s.ok()) {
       if (s.code() != StatusCode::kNotFound) {  // NotFound: removed concurrently, not a failure
         collect_errors_->WithLabels({family->name()}).Increment();
-        spdlog::warn("metrics: collecting {} failed, left out of this scrape: {}", family->name(),
-                     s.ToString());
+        std::optional<int64_t> dropped;
+        {
+          std::lock_guard<std::mutex> lock(log_mu_);
+          dropped = collect_log_.Admit(family->name());
+        }
+        if (dropped) {
+          spdlog::warn("metrics: collecting {} failed, left out of this scrape: {}{}",
+                       family->name(), s.ToString(), LogLimiter::SuppressedNote(*dropped));
+        }
       }
       continue;
     }

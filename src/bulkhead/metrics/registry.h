@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bulkhead/util/log_limiter.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -248,6 +249,11 @@ class Registry {
   std::map<std::string, std::shared_ptr<MetricFamily>, std::less<>> families_;
   std::map<std::string, std::vector<double>, std::less<>> histogram_bounds_;  // guarded by mu_
   CounterFamily* collect_errors_ = nullptr;  // constant after construction
+  // One warning per family per minute while its collection keeps failing (every scrape of a
+  // server whose store is down would otherwise log each store-backed family); the counter above
+  // still counts every failure.
+  mutable std::mutex log_mu_;
+  mutable LogLimiter collect_log_;  // guarded by log_mu_
 };
 
 // Name checks (exposed for tests and for callers that build names).

@@ -2,10 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
+#include <sstream>
 #include <thread>
 
 #include "bulkhead/metrics/metric_names.h"
@@ -145,6 +148,33 @@ TEST(RegistryTest, CallbackGaugeIsEvaluatedAtEveryCollection) {
   ASSERT_THAT(f->samples, SizeIs(2));
   EXPECT_THAT(f->samples[0].label_values, ElementsAre("default"));  // sorted
   EXPECT_EQ(f->samples[1].value, 60);
+}
+
+TEST(RegistryTest, AFamilyThatKeepsFailingIsLoggedOncePerMinuteAndCountedEveryTime) {
+  std::ostringstream log;
+  auto saved = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  Registry registry;
+  ASSERT_TRUE(registry
+                  .AddCallbackGauge("bulkhead_queue_size", "Q.", {},
+                                    []() -> Result<std::vector<MetricSample>> {
+                                      return Status::Unavailable("store unavailable");
+                                    })
+                  .ok());
+  std::vector<FamilySnapshot> snaps;
+  for (int i = 0; i < 5; ++i) snaps = registry.Collect();
+  spdlog::set_default_logger(saved);
+  std::string text = log.str();
+  size_t lines = 0;
+  for (size_t at = text.find("collecting bulkhead_queue_size failed"); at != std::string::npos;
+       at = text.find("collecting bulkhead_queue_size failed", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << text;
+  const FamilySnapshot* errors = Find(snaps, metric_names::kMetricsCollectErrorsTotal);
+  ASSERT_NE(errors, nullptr);
+  EXPECT_EQ(errors->samples[0].value, 5) << "every failure is counted";
 }
 
 TEST(RegistryTest, FailingCallbackIsOmittedAndCounted) {
