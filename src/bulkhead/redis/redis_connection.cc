@@ -62,7 +62,7 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
   ~Impl() { FreeReader(); }
 
   void Connect(DoneCallback done);
-  void Send(std::vector<std::string> argv, ReplyCallback callback);
+  void Send(const std::vector<std::string>& argv, ReplyCallback callback);
   void Subscribe(std::vector<std::string> channels, MessageHandler on_message, DoneCallback done);
   void Close();
   void Shutdown();
@@ -398,7 +398,7 @@ void RedisConnection::Impl::ArmReplyTimer() {
   });
 }
 
-void RedisConnection::Impl::Send(std::vector<std::string> argv, ReplyCallback callback) {
+void RedisConnection::Impl::Send(const std::vector<std::string>& argv, ReplyCallback callback) {
   if (argv.empty()) {
     PostFailure(std::move(callback), Status::InvalidArgument(name_ + ": empty command"));
     return;
@@ -529,8 +529,8 @@ RedisConnection::~RedisConnection() { impl_->Shutdown(); }
 
 void RedisConnection::Connect(DoneCallback done) { impl_->Connect(std::move(done)); }
 
-void RedisConnection::Send(std::vector<std::string> argv, ReplyCallback callback) {
-  impl_->Send(std::move(argv), std::move(callback));
+void RedisConnection::Send(const std::vector<std::string>& argv, ReplyCallback callback) {
+  impl_->Send(argv, std::move(callback));
 }
 
 void RedisConnection::Subscribe(std::vector<std::string> channels, MessageHandler on_message,

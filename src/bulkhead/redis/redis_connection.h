@@ -81,8 +81,9 @@ class RedisConnection {
   // FailedPrecondition.
   void Connect(DoneCallback done);
 
-  // Sends one command (argv[0] is the command name). Replies arrive in Send order.
-  void Send(std::vector<std::string> argv, ReplyCallback callback);
+  // Sends one command (argv[0] is the command name), encoded at once: argv is not kept. Replies
+  // arrive in Send order.
+  void Send(const std::vector<std::string>& argv, ReplyCallback callback);
 
   // Turns the connection into a subscriber: SUBSCRIBE `channels`; `done` gets OK once Redis
   // confirmed every channel. From then on each published message calls `on_message` (the last

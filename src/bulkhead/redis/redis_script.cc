@@ -2,6 +2,8 @@
 
 #include <openssl/sha.h>
 
+#include <iterator>
+
 namespace bulkhead {
 
 RedisScript::RedisScript(std::string source)
@@ -16,28 +18,28 @@ RedisScript::RedisScript(std::string source)
   }
 }
 
-void RedisScript::Run(RedisConnection& conn, const std::vector<std::string>& keys,
-                      const std::vector<std::string>& args,
+void RedisScript::Run(RedisConnection& conn, std::vector<std::string> keys,
+                      std::vector<std::string> args,
                       RedisConnection::ReplyCallback callback) const {
-  std::vector<std::string> argv;
-  argv.reserve(3 + keys.size() + args.size());
-  argv.push_back("EVALSHA");
-  argv.push_back(sha1_);
-  argv.push_back(std::to_string(keys.size()));
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  argv.insert(argv.end(), args.begin(), args.end());
-  // The retry reuses argv with EVAL and the source in place of EVALSHA and the SHA1. The callback
-  // runs only while `conn` lives (RedisConnection's contract), so capturing it is safe.
-  auto retry = std::make_shared<std::vector<std::string>>(argv);
-  conn.Send(std::move(argv), [&conn, retry, source = source_,
-                              callback = std::move(callback)](Result<RedisReply> r) mutable {
+  auto argv = std::make_shared<std::vector<std::string>>();
+  argv->reserve(3 + keys.size() + args.size());
+  argv->push_back("EVALSHA");
+  argv->push_back(sha1_);
+  argv->push_back(std::to_string(keys.size()));
+  std::move(keys.begin(), keys.end(), std::back_inserter(*argv));
+  std::move(args.begin(), args.end(), std::back_inserter(*argv));
+  // Send encodes argv at once; the retry reuses it with EVAL and the source in place of EVALSHA
+  // and the SHA1. The callback runs only while `conn` lives (RedisConnection's contract), so
+  // capturing it is safe.
+  conn.Send(*argv, [&conn, argv, source = source_,
+                    callback = std::move(callback)](Result<RedisReply> r) mutable {
     if (!r.ok() || !r->IsErrorCode("NOSCRIPT")) {
       callback(std::move(r));
       return;
     }
-    (*retry)[0] = "EVAL";
-    (*retry)[1] = *source;
-    conn.Send(std::move(*retry), std::move(callback));
+    (*argv)[0] = "EVAL";
+    (*argv)[1] = *source;
+    conn.Send(*argv, std::move(callback));
   });
 }
 

@@ -23,9 +23,10 @@ class RedisScript {
 
   // Runs the script on `conn` with KEYS = `keys`, ARGV = `args`; `callback` gets the script's
   // reply (an error reply when the script failed, see RedisConnection::ReplyCallback), under
-  // RedisConnection's callback rules (it never runs once `conn` is destroyed).
-  void Run(RedisConnection& conn, const std::vector<std::string>& keys,
-           const std::vector<std::string>& args, RedisConnection::ReplyCallback callback) const;
+  // RedisConnection's callback rules (it never runs once `conn` is destroyed). `keys` and `args`
+  // are moved into the command, which is kept (not copied) until the reply for the NOSCRIPT retry.
+  void Run(RedisConnection& conn, std::vector<std::string> keys, std::vector<std::string> args,
+           RedisConnection::ReplyCallback callback) const;
 
  private:
   std::shared_ptr<const std::string> source_;

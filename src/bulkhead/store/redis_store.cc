@@ -413,15 +413,16 @@ void RedisStore::RawEval(const RedisScript& script, const char* step, std::vecto
                          ReplyCallback cb) {
   if (!conn_) return AnswerUnavailable(std::move(cb));
   args.insert(args.begin(), prefix_);
-  script.Run(*conn_, {jobs_key_}, args, [this, step, cb = std::move(cb)](Result<RedisReply> r) {
-    if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
-    Status s = ReplyError(r, step);
-    if (!s.ok()) {
-      cb(s);
-      return;
-    }
-    cb(std::move(r));
-  });
+  script.Run(*conn_, {jobs_key_}, std::move(args),
+             [this, step, cb = std::move(cb)](Result<RedisReply> r) {
+               if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
+               Status s = ReplyError(r, step);
+               if (!s.ok()) {
+                 cb(s);
+                 return;
+               }
+               cb(std::move(r));
+             });
 }
 
 void RedisStore::EvalReplicated(const RedisScript& script, const char* step,
