@@ -392,7 +392,11 @@ void RedisStore::SendCommand(const char* step, std::vector<std::string> argv, Re
 
 void RedisStore::RawCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
   if (!conn_) return AnswerUnavailable(std::move(cb));
-  conn_->Send(std::move(argv), [this, step, cb = std::move(cb)](Result<RedisReply> r) {
+  conn_->Send(std::move(argv), Answering(step, std::move(cb)));
+}
+
+RedisStore::ReplyCallback RedisStore::Answering(const char* step, ReplyCallback cb) {
+  return [this, step, cb = std::move(cb)](Result<RedisReply> r) {
     if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
     Status s = ReplyError(r, step);
     if (!s.ok()) {
@@ -400,7 +404,7 @@ void RedisStore::RawCommand(const char* step, std::vector<std::string> argv, Rep
       return;
     }
     cb(std::move(r));
-  });
+  };
 }
 
 void RedisStore::SendEval(const RedisScript& script, const char* step,
@@ -413,16 +417,7 @@ void RedisStore::RawEval(const RedisScript& script, const char* step, std::vecto
                          ReplyCallback cb) {
   if (!conn_) return AnswerUnavailable(std::move(cb));
   args.insert(args.begin(), prefix_);
-  script.Run(*conn_, {jobs_key_}, std::move(args),
-             [this, step, cb = std::move(cb)](Result<RedisReply> r) {
-               if (r.ok() && r->IsErrorCode("READONLY")) OnReadOnly();
-               Status s = ReplyError(r, step);
-               if (!s.ok()) {
-                 cb(s);
-                 return;
-               }
-               cb(std::move(r));
-             });
+  script.Run(*conn_, {jobs_key_}, std::move(args), Answering(step, std::move(cb)));
 }
 
 void RedisStore::EvalReplicated(const RedisScript& script, const char* step,

@@ -172,6 +172,9 @@ class RedisStore final : public Store {
   void RawEval(const RedisScript& script, const char* step, std::vector<std::string> args,
                ReplyCallback cb);
   void RawCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
+  // Wraps `cb` for a reply to `step`: a READONLY reply starts following the new primary, and an
+  // error reply or a transport failure reaches `cb` as the Status ReplyError makes of it.
+  ReplyCallback Answering(const char* step, ReplyCallback cb);
   // Posts Unavailable(unavailable_reason()) to `cb`.
   void AnswerUnavailable(ReplyCallback cb);
   // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.

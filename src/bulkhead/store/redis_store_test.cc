@@ -11,6 +11,7 @@
 
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/make_job.h"
 #include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
@@ -19,19 +20,6 @@ namespace bulkhead {
 namespace {
 
 using namespace std::chrono_literals;
-
-JobRecord MakeJob(const std::string& jid, const std::string& queue = "default",
-                  JobState state = JobState::kQueued, int64_t score = 0) {
-  JobRecord j;
-  j.jid = jid;
-  j.queue = queue;
-  j.jobtype = "noop";
-  j.payload = nlohmann::json{{"jid", jid}, {"jobtype", "noop"}, {"queue", queue}}.dump();
-  j.state = state;
-  j.score = score;
-  j.reserve_for_s = 60;
-  return j;
-}
 
 class RedisStoreTest : public ::testing::Test {
  protected:

@@ -14,6 +14,7 @@
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/make_job.h"
 #include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
@@ -22,22 +23,6 @@ namespace bulkhead {
 namespace {
 
 using namespace std::chrono_literals;
-
-JobRecord MakeJob(const std::string& jid, const std::string& queue = "default",
-                  JobState state = JobState::kQueued, int64_t score = 0) {
-  JobRecord j;
-  j.jid = jid;
-  j.queue = queue;
-  j.jobtype = "noop";
-  j.payload =
-      nlohmann::json{
-          {"jid", jid}, {"jobtype", "noop"}, {"queue", queue}, {"args", nlohmann::json::array()}}
-          .dump();
-  j.state = state;
-  j.score = score;
-  j.reserve_for_s = 60;
-  return j;
-}
 
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
