@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 
+#include "bulkhead/redis/testing/run_until.h"
 #include "bulkhead/store/store.h"
 
 namespace bulkhead {
@@ -27,12 +28,7 @@ class TestLoop {
   // Runs the loop until `done()` holds; fails after `bound`.
   void RunUntil(const std::function<bool()>& done,
                 std::chrono::milliseconds bound = std::chrono::seconds(10)) {
-    auto deadline = std::chrono::steady_clock::now() + bound;
-    while (!done()) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "store callback never arrived";
-      if (io_.stopped()) io_.restart();
-      io_.run_one_until(deadline);
-    }
+    ASSERT_TRUE(bulkhead::RunUntil(io_, done, "store callback never arrived", bound));
   }
 
  private:
