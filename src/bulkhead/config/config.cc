@@ -118,6 +118,9 @@ Status Config::Validate() const {
   for (const auto& [name, jt] : jobtypes) {
     if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
   }
+  for (const auto& [queue, t] : throttles) {
+    if (Status s = ValidateThrottle(queue, t); !s.ok()) return s;
+  }
   return Status::Ok();
 }
 

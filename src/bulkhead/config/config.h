@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/config/throttle_config.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -131,6 +132,8 @@ struct Config {
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;
+  // [throttles]: queue -> its throttle (throttle_config.h; issue #13).
+  ThrottleConfigs throttles;
 
   // The store URL in effect.
   std::string StoreUrl() const;

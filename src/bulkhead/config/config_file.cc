@@ -1,5 +1,5 @@
 // LoadConfigFile (declared in config.h): the TOML file read through the settings table
-// (settings.h). [jobtypes.NAME] is read here, being a map rather than a row.
+// (settings.h). [jobtypes.NAME] and [throttles] are read here, being maps rather than rows.
 #include <toml++/toml.h>
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/config/settings.h"
+#include "bulkhead/config/throttle_config.h"
 
 namespace bulkhead {
 namespace {
@@ -76,6 +77,8 @@ class ConfigFileReader {
       Status s;
       if (key == "jobtypes") {
         s = ReadJobtypes(node);
+      } else if (key == "throttles") {
+        s = ReadThrottleTable(node);
       } else if (SettingTables().count(key)) {
         const toml::table* inner = node.as_table();
         s = inner ? ReadTable(key, *inner) : Error(key + " must be a table", node);
@@ -123,6 +126,13 @@ class ConfigFileReader {
       }
     }
     return Status::Ok();
+  }
+
+  // [throttles] QUEUE = { concurrency = N | worker = N, timeout = S } (throttle_config.h).
+  Status ReadThrottleTable(const toml::node& node) {
+    const toml::node* where = &node;
+    Status s = ReadThrottles(node, c_.throttles, &where);
+    return s.ok() ? s : Error(s.message(), *where);
   }
 
   Status CheckOlderSpellings() const {

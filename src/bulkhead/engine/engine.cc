@@ -43,7 +43,9 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       scheduler_timer_(io, clock),
       reaper_timer_(io, clock),
       purge_timer_(io, clock),
-      worker_timer_(io, clock) {
+      worker_timer_(io, clock),
+      throttles_(config.throttles),
+      throttle_timer_(io, clock) {
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
   store_.SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
@@ -87,6 +89,8 @@ void Engine::Stop() {
   if (stopped_) return;
   stopped_ = true;
   for (auto* t : {&scheduler_timer_, &reaper_timer_, &purge_timer_, &worker_timer_}) t->Cancel();
+  throttle_timer_.Cancel();
+  throttle_timer_at_.reset();
   // Answer every waiting FETCH with "no job" so clients are not left hanging.
   while (!waiters_.empty()) CompleteWaiter(waiters_.begin(), std::optional<std::string>());
 }
@@ -151,7 +155,7 @@ uint64_t Engine::Fetch(std::vector<std::string> queues, const std::string& wid, 
   }
   uint64_t ticket = next_ticket_++;
   waiters_.push_back(
-      Waiter{ticket, std::move(queues), std::move(cb), std::make_unique<Timer>(io_, clock_)});
+      Waiter{ticket, std::move(queues), std::move(cb), std::make_unique<Timer>(io_, clock_), wid});
   auto it = std::prev(waiters_.end());
   waiter_index_[ticket] = it;
   it->timer->ExpiresAfter(std::chrono::milliseconds(config_.fetch_block_ms));
@@ -173,12 +177,21 @@ void Engine::Probe(uint64_t ticket) {
   Waiter& w = *waiter_index_.at(ticket);
   w.probing = true;
   w.recheck = false;
-  store_.Fetch(w.queues, clock_.Now(), Guarded([this, ticket](Result<std::optional<JobRecord>> r) {
-                 OnProbe(ticket, std::move(r));
-               }));
+  auto answer = Guarded(
+      [this, ticket](Result<std::optional<JobRecord>> r) { OnProbe(ticket, std::move(r)); });
+  std::vector<QueueThrottle> throttles = throttles_.Of(w.queues);
+  if (throttles.empty()) {
+    store_.Fetch(w.queues, clock_.Now(), std::move(answer));
+  } else {
+    store_.FetchThrottled(w.queues, ThrottledFetch{std::move(throttles), w.wid}, clock_.Now(),
+                          std::move(answer));
+  }
 }
 
 void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
+  if (r.ok() && r->has_value() && throttles_.Find((*r)->queue)) {
+    OnSlotTaken((*r)->queue, clock_.Now());
+  }
   auto found = waiter_index_.find(ticket);
   if (found == waiter_index_.end()) {  // withdrawn (connection closed, or Stop) while probing
     if (r.ok() && r->has_value()) ReturnToQueue(std::move(**r));
@@ -262,6 +275,7 @@ void Engine::Ack(const std::string& jid, Done done) {
           return;
         }
         if (found->has_value()) {  // counted as processed by the store, in the same commit
+          OnSlotReleased((*found)->queue);
           if (on_job_done_) on_job_done_(**found, RuntimeOf(**found, now), false);
         } else {
           spdlog::debug("ACK of unknown jid {}", jid);
@@ -313,6 +327,7 @@ void Engine::FailReserved(JobRecord job, FailureReport report, Done done,
           done(s);
           return;
         }
+        OnSlotReleased(job.queue);
         if (dead) {
           spdlog::info("job {} ({}) is dead after {}: {}", job.jid, job.jobtype, report.errtype,
                        report.message.substr(0, 200));
@@ -406,7 +421,7 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.push_duplicates = push_duplicates();
     out.tasks = tasks_;
     out.worker_count = workers_.size();
-    cb(std::move(out));
+    AddThrottleUses(std::move(out), std::move(cb));
   }));
 }
 

@@ -23,6 +23,7 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/engine/queue_throttles.h"
 #include "bulkhead/engine/retry_policy.h"
 #include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/store.h"
@@ -78,7 +79,8 @@ class Engine {
   // PUSHes answered OK without change because the jid was already held. Any thread.
   uint64_t push_duplicates() const { return push_duplicates_.load(std::memory_order_relaxed); }
 
-  // FETCH: the first job from `queues` (in order), waiting up to fetch_block_ms for one.
+  // FETCH: the first job from `queues` (in order), waiting up to fetch_block_ms for one. A queue
+  // with a throttle ([throttles]) whose slots are all held (in all, or by `wid`) counts as empty.
   // Returns a ticket for CancelFetch while the fetch waits, or 0 when `cb` already ran.
   uint64_t Fetch(std::vector<std::string> queues, const std::string& wid, FetchCallback cb);
   // Forgets a waiting fetch (its connection closed); its callback never runs. A job the store
@@ -135,6 +137,7 @@ class Engine {
     std::vector<std::string> queues;
     FetchCallback cb;
     std::unique_ptr<Timer> timer;
+    std::string wid;  // for per-worker throttles
     bool probing = false;
     bool recheck = false;  // woken while probing: probe again if the probe finds nothing
     bool expired = false;  // its block time ran out while probing: answer the probe's outcome
@@ -174,6 +177,17 @@ class Engine {
   static void NoteTaskOutcome(TaskHealth& health, const char* task, const Status& outcome);
   // A PUSH whose jid the store already holds.
   void PushDuplicate(const std::string& jid, Done done);
+
+  // Queue throttling (#13; queue_throttles.h). A slot of `queue` came back through this node.
+  void OnSlotReleased(const std::string& queue);
+  // A job of `queue` was handed out at `now`: notes its slot's expiry, arms throttle_timer_.
+  void OnSlotTaken(const std::string& queue, TimePoint now);
+  void ArmThrottleTimer();
+  // Adds each throttle's use to `out`, then calls `cb` with it.
+  void AddThrottleUses(EngineSnapshot out, std::function<void(Result<EngineSnapshot>)> cb);
+  QueueThrottles throttles_;
+  Timer throttle_timer_;
+  std::optional<TimePoint> throttle_timer_at_;  // when throttle_timer_ fires; nullopt: idle
 
   boost::asio::io_context& io_;
   Store& store_;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "bulkhead/util/clock.h"
 
@@ -36,6 +37,16 @@ struct EngineTaskSnapshots {
   TaskSnapshot workers;    // "Workers": silent workers dropped
 };
 
+// One queue throttle ([throttles], issue #13) and its use at the snapshot's `now`.
+struct ThrottleSnapshot {
+  std::string queue;
+  bool per_worker = false;  // `worker = N` (per wid) rather than `concurrency = N`
+  int limit = 0;
+  int timeout_seconds = 0;
+  size_t in_use = 0;          // slots held in all
+  size_t max_per_worker = 0;  // per-worker throttles: the most slots one wid holds
+};
+
 struct EngineSnapshot {
   TimePoint now;         // the engine clock's time of the snapshot
   TimePoint started_at;  // when the engine was created
@@ -53,6 +64,9 @@ struct EngineSnapshot {
   uint64_t push_duplicates = 0;
 
   EngineTaskSnapshots tasks;
+
+  // Queue throttles, ordered by queue; empty when none is configured.
+  std::vector<ThrottleSnapshot> throttles;
 
   // Connected workers (the roster itself is the engine's WorkerRoster; /api/workers reads it).
   size_t worker_count = 0;

@@ -46,6 +46,18 @@ inline constexpr std::string_view kParkedJobs = "bulkhead_parked_jobs";
 inline constexpr std::string_view kParkedJobsHelp =
     "Delivery jobs parked because their host's breaker is open or its cap is full.";
 
+// ---- Queue throttles ([throttles], issue #13)
+// -----------------------------------------------------
+inline constexpr std::string_view kThrottleLimit = "bulkhead_throttle_limit";
+inline constexpr std::string_view kThrottleLimitHelp =
+    "A throttled queue's limit: jobs reserved at once (concurrency), or per worker (worker).";
+inline constexpr std::string_view kThrottleInUse = "bulkhead_throttle_in_use";
+inline constexpr std::string_view kThrottleInUseHelp =
+    "Slots of a throttled queue held now, by all workers.";
+inline constexpr std::string_view kThrottleWorkerMaxInUse = "bulkhead_throttle_worker_max_in_use";
+inline constexpr std::string_view kThrottleWorkerMaxInUseHelp =
+    "Per-worker throttles: the most slots of the queue one worker holds now.";
+
 // ---- Workers and jobs ---------------------------------------------------------------------------
 inline constexpr std::string_view kWorkingJobs = "bulkhead_working_jobs";
 inline constexpr std::string_view kWorkingJobsHelp = "Jobs fetched by a worker and not yet acked.";

@@ -36,8 +36,9 @@ std::string LoadLine(const ReplayOptions& o) {
 Result<Pipeline> ParsePipeline(std::string_view name) {
   if (name == "bulkhead") return Pipeline::kBulkhead;
   if (name == "shared-pool") return Pipeline::kSharedPool;
+  if (name == "throttled") return Pipeline::kThrottled;
   return Status::InvalidArgument("unknown pipeline \"" + std::string(name) +
-                                 "\" (valid: bulkhead, shared-pool)");
+                                 "\" (valid: bulkhead, shared-pool, throttled)");
 }
 
 Result<std::pair<double, double>> ParseRates(std::string_view text) {
@@ -101,6 +102,11 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
   if (options.pipeline == Pipeline::kSharedPool) {
     out << "pipeline: shared pool (the worker threads make the push requests and wait, as "
            "Mastodon on Sidekiq does)\n";
+  }
+  if (options.pipeline == Pipeline::kThrottled) {
+    out << "pipeline: throttled (the worker threads make the push requests and wait, the pushes in "
+           "queue `push` throttled to concurrency = "
+        << kThrottledPushConcurrency << ", the worker fetching default, push)\n";
   }
 
   std::optional<ScenarioResult> baseline;

@@ -10,7 +10,10 @@
 // files replay.svg (the chart), replay.csv (per second) and summary.json in out_dir.
 //
 // With Pipeline::kSharedPool the same load is delivered the incumbent's way, to watch the incident
-// itself happen: the worker's threads make the push requests and wait on the faulty host.
+// itself happen: the worker's threads make the push requests and wait on the faulty host. With
+// Pipeline::kThrottled (#13) they still do, but the push jobs go to their own queue `push`,
+// throttled to kThrottledPushConcurrency, and the worker fetches `default, push`: a queue
+// throttle as the generic bulkhead around the app's own jobs.
 #pragma once
 
 #include <ostream>
@@ -29,8 +32,13 @@ enum class Pipeline {
   kBulkhead,    // bulkhead's built-in webpush jobs: per-host compartments, no worker thread waits
   kSharedPool,  // the incumbent's way (Mastodon on Sidekiq): the app's worker threads make the
                 // request themselves and wait, sharing the pool with the timeline jobs
+  kThrottled,   // as kSharedPool, with the push jobs in queue `push` under a queue throttle
 };
-// "bulkhead" or "shared-pool"; InvalidArgument otherwise.
+// Pipeline::kThrottled: the throttle of queue `push` ([throttles] push = { concurrency = 3,
+// timeout = 60 }): at most 3 of the worker's threads ever wait on a push request.
+inline constexpr int kThrottledPushConcurrency = 3;
+inline constexpr int kThrottledPushTimeoutSeconds = 60;
+// "bulkhead", "shared-pool" or "throttled"; InvalidArgument otherwise.
 Result<Pipeline> ParsePipeline(std::string_view name);
 
 struct ReplayOptions {

@@ -32,7 +32,8 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
                      "blackhole (default), slow-drip, refuse, reset, 5xx, 429, late");
   replay->add_option("--pipeline", flags->pipeline,
                      "bulkhead (default), or shared-pool: the incumbent's way, the worker threads "
-                     "make the push requests and wait (watch the incident happen)");
+                     "make the push requests and wait (watch the incident happen), or throttled: "
+                     "as shared-pool, the pushes in queue `push` throttled to concurrency = 3");
   replay->add_option("--duration", flags->options.duration_s, "seconds of load (default 60)");
   replay->add_option("--rates", flags->rates, "TIMELINE,WEBPUSH jobs per second (default 50,20)");
   replay->add_option("--bad-fraction", flags->options.bad_fraction,
@@ -85,7 +86,7 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
   w->group("");  // hidden from --help
   w->add_option("--port", worker->port, "Faktory port on 127.0.0.1")->required();
   w->add_option("--concurrency", worker->concurrency, "worker threads");
-  w->add_option("--queue", worker->queue, "queue to fetch from");
+  w->add_option("--queue", worker->queue, "queues to fetch from, in order: QUEUE[,QUEUE...]");
   w->add_flag("--tls", worker->tls, "connect with TLS");
   w->add_option("--ca", worker->ca_file, "CA certificate (PEM) for --tls");
   w->callback([worker, exit_code] {

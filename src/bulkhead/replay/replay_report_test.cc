@@ -189,6 +189,7 @@ TEST(ReplayOptionsTest, RatesAndRanges) {
   EXPECT_FALSE(ValidateReplayOptions(o).ok());
   EXPECT_EQ(*ParsePipeline("shared-pool"), Pipeline::kSharedPool);
   EXPECT_EQ(*ParsePipeline("bulkhead"), Pipeline::kBulkhead);
+  EXPECT_EQ(*ParsePipeline("throttled"), Pipeline::kThrottled);
   EXPECT_NE(ParsePipeline("sidekiq").status().message().find("valid: bulkhead, shared-pool"),
             std::string::npos);
 }

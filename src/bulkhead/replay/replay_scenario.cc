@@ -36,6 +36,14 @@ constexpr auto kWorkerReadyTimeout = std::chrono::seconds(20);
 // way (everything healthy takes milliseconds; this only bounds a broken run).
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
 
+Status WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Status::Unavailable("cannot write " + path.string());
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  return ok ? Status::Ok() : Status::Unavailable("cannot write " + path.string());
+}
+
 Result<uint16_t> FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::Internal("socket() failed");
@@ -90,6 +98,7 @@ class Scenario {
       : options_(options), fault_(fault), err_(err) {
     result_.name = std::move(name);
     if (options.pipeline == Pipeline::kSharedPool) result_.name += " (shared pool)";
+    if (options.pipeline == Pipeline::kThrottled) result_.name += " (throttled)";
     result_.fault = fault;
     result_.duration_s = options.duration_s;
   }
@@ -156,6 +165,14 @@ class Scenario {
       serve.insert(serve.end(), {"--tls-cert-file", options_.tls_cert_file, "--tls-key-file",
                                  options_.tls_key_file});
     }
+    if (options_.pipeline == Pipeline::kThrottled) {
+      auto config = rig_.dir / "bulkhead.toml";
+      std::string text =
+          "[throttles]\npush = { concurrency = " + std::to_string(kThrottledPushConcurrency) +
+          ", timeout = " + std::to_string(kThrottledPushTimeoutSeconds) + " }\n";
+      if (Status s = WriteTextFile(config, text); !s.ok()) return s;
+      serve.insert(serve.end(), {"--config", config.string()});
+    }
     auto server = ChildProcess::Spawn(serve, (rig_.dir / "server.log").string(), false);
     if (!server.ok()) return server.status();
     rig_.server = std::move(*server);
@@ -183,6 +200,9 @@ class Scenario {
                                             std::to_string(rig_.fwp_port),
                                             "--concurrency",
                                             std::to_string(options_.concurrency)};
+    if (options_.pipeline == Pipeline::kThrottled) {
+      worker_args.insert(worker_args.end(), {"--queue", "default,push"});
+    }
     if (!options_.tls_cert_file.empty()) {
       worker_args.push_back("--tls");
       if (!options_.ca_file.empty())
@@ -307,11 +327,12 @@ class Scenario {
                                std::to_string(i) + "/" + std::to_string(now);
         std::string payload = "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}";
         nlohmann::json job;
-        if (options_.pipeline == Pipeline::kSharedPool) {
-          // Mastodon's Web::PushNotificationWorker: retry 5, run by the app's worker threads.
+        if (options_.pipeline != Pipeline::kBulkhead) {
+          // Mastodon's Web::PushNotificationWorker: retry 5, run by the app's worker threads; with
+          // kThrottled in its own throttled queue.
           job = {{"jid", RandomHex(12)},
                  {"jobtype", "push_notification"},
-                 {"queue", "default"},
+                 {"queue", options_.pipeline == Pipeline::kThrottled ? "push" : "default"},
                  {"retry", 5},
                  {"args", nlohmann::json::array({{{"endpoint", endpoint}, {"payload", payload}}})}};
         } else {
@@ -369,7 +390,7 @@ class Scenario {
     if (!latency.ok()) return latency.status();
     auto lat = nlohmann::json::parse(*latency, nullptr, false);
     if (lat.is_object()) s.queue_latency_ms = lat.value("default", 0.0) * 1000.0;
-    if (options_.pipeline == Pipeline::kSharedPool) {
+    if (options_.pipeline != Pipeline::kBulkhead) {
       // Only push requests fail here (timeline jobs never do), and only the faulty host's.
       s.faulty_failures = (*info)["faktory"].value("total_failures", int64_t{0});
     }

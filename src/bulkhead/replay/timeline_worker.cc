@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <mutex>
@@ -84,6 +85,13 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
   std::atomic<bool> stop{false};
   std::atomic<int> connected{0};
 
+  std::vector<std::string> queues;
+  for (size_t start = 0; start <= options.queue.size();) {
+    size_t comma = std::min(options.queue.find(',', start), options.queue.size());
+    if (comma > start) queues.push_back(options.queue.substr(start, comma - start));
+    start = comma + 1;
+  }
+
   auto worker = [&] {
     auto client = FaktoryClient::Connect(co);
     if (!client.ok()) {
@@ -93,7 +101,7 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
     }
     connected.fetch_add(1);
     while (!stop) {
-      auto job = (*client)->Fetch({options.queue});
+      auto job = (*client)->Fetch(queues);
       if (!job.ok()) break;  // the server went away
       if (!job->has_value()) continue;
       int64_t start = SteadyMicros();

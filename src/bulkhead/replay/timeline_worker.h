@@ -26,8 +26,8 @@ struct TimelineWorkerOptions {
   std::string host = "127.0.0.1";
   int port = 7419;
   std::string password;
-  std::string queue = "default";
-  bool tls = false;  // tcp+tls://, verified against ca_file (empty: the system's CAs)
+  std::string queue = "default";  // or "Q1,Q2,...": FETCH lists them in this order
+  bool tls = false;               // tcp+tls://, verified against ca_file (empty: the system's CAs)
   std::string ca_file;
   int concurrency = 15;
 };

@@ -72,6 +72,20 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
   cb(std::move(job));
 }
 
+void EmbeddedStore::FetchThrottled(const std::vector<std::string>& queues,
+                                   const ThrottledFetch& throttled, TimePoint now, JobCallback cb) {
+  if (Refused(Writable(), cb)) return;
+  std::vector<Change> changes;
+  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, &throttled);
+  Commit(std::move(changes), nullptr);
+  cb(std::move(job));
+}
+
+void EmbeddedStore::ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
+                                 ThrottleUsesCallback cb) {
+  cb(state_.ThrottleUses(throttles, ToUnixMicros(now)));
+}
+
 void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
   if (Refused(Writable(), durable)) return;
   std::vector<Change> changes;

@@ -70,6 +70,13 @@ class EmbeddedStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
+  // Queue throttling (#13). Slots live in memory beside the working set; after a restart every
+  // stored reservation holds a slot again (see store/throttle_slots.h).
+  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
+                      TimePoint now, JobCallback cb) override;
+  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
+                    ThrottleUsesCallback cb) override;
+
  private:
   // Ok, or the Unavailable status every change is refused with while degraded.
   Status Writable() const;

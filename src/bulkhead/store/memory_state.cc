@@ -110,6 +110,22 @@ void MemoryState::FinishLoad() {
     std::sort(q.jobs.begin(), q.jobs.end(),
               [](const Entry* a, const Entry* b) { return a->job.score < b->job.score; });
   }
+  // Every stored reservation holds a slot, taken at its expiry minus its reserve_for.
+  for (const auto& [score, id, e] : working_) {
+    slots_.Take(e->job.queue, e->job.jid, ThrottleSlots::kRestoredWid,
+                score - int64_t{e->job.reserve_for_s} * 1'000'000);
+  }
+}
+
+void MemoryState::ReleaseSlot(const Entry* e) {
+  if (e->job.state == JobState::kWorking) slots_.Release(e->job.queue, e->job.jid);
+}
+
+std::vector<ThrottleUse> MemoryState::ThrottleUses(const std::vector<QueueThrottle>& throttles,
+                                                   int64_t now_us) {
+  std::vector<ThrottleUse> uses;
+  for (const QueueThrottle& t : throttles) uses.push_back(slots_.Use(t, now_us));
+  return uses;
 }
 
 Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
@@ -128,11 +144,20 @@ Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
 }
 
 std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues, int64_t now_us,
-                                            std::vector<Change>& out) {
+                                            std::vector<Change>& out,
+                                            const ThrottledFetch* throttled) {
   for (const auto& name : queues) {
     auto it = queues_.find(name);
     if (it == queues_.end() || it->second.paused || it->second.jobs.empty()) continue;
+    const QueueThrottle* throttle = nullptr;
+    if (throttled) {
+      for (const QueueThrottle& t : throttled->throttles) {
+        if (t.queue == name) throttle = &t;
+      }
+      if (throttle && slots_.Full(*throttle, throttled->wid, now_us)) continue;
+    }
     Entry* e = it->second.jobs.front();
+    if (throttle) slots_.Take(name, e->job.jid, throttled->wid, now_us);
     it->second.jobs.pop_front();
     e->job.state = JobState::kWorking;
     e->job.score = now_us + int64_t{e->job.reserve_for_s} * 1'000'000;
@@ -151,6 +176,7 @@ std::optional<JobRecord> MemoryState::Ack(const std::string& jid, std::vector<Ch
   auto it = by_jid_.find(jid);
   if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return std::nullopt;
   Entry* e = it->second.get();
+  ReleaseSlot(e);
   Unlink(e);
   Change c{Change::Kind::kDeleteJob};
   c.id = e->id;
@@ -188,6 +214,7 @@ Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Chang
   auto it = by_jid_.find(job.jid);
   if (it == by_jid_.end()) return Status::NotFound("Job not found " + job.jid);
   Entry* e = it->second.get();
+  ReleaseSlot(e);
   Unlink(e);
   e->job.state = job.state;
   e->job.queue = job.queue;
@@ -220,6 +247,7 @@ Status MemoryState::FailReserved(const std::string& jid, int64_t reserved_until_
 bool MemoryState::Remove(const std::string& jid, std::vector<Change>& out) {
   auto it = by_jid_.find(jid);
   if (it == by_jid_.end()) return false;
+  ReleaseSlot(it->second.get());
   Unlink(it->second.get());
   Change c{Change::Kind::kDeleteJob};
   c.id = it->second->id;
@@ -362,6 +390,7 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   retries_.clear();
   dead_.clear();
   working_.clear();
+  slots_.Clear();
   counters_.clear();
   out.push_back(Change{Change::Kind::kDeleteAll});
 }

@@ -23,7 +23,9 @@
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
+#include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/throttle_slots.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -48,9 +50,11 @@ class MemoryState {
   Status Add(JobRecord job, std::vector<Change>& out);
 
   // Pops the first job of the first non-empty, non-paused queue in `queues` and reserves it until
-  // now + its reserve_for. nullopt when all are empty or paused.
+  // now + its reserve_for. nullopt when all are empty or paused. With `throttled`, a queue whose
+  // throttle has no free slot is skipped too, and a job of a throttled queue takes a slot.
   std::optional<JobRecord> Fetch(const std::vector<std::string>& queues, int64_t now_us,
-                                 std::vector<Change>& out);
+                                 std::vector<Change>& out,
+                                 const ThrottledFetch* throttled = nullptr);
 
   // Removes a reserved job and returns it; nullopt (and no change) when the jid is not in working.
   std::optional<JobRecord> Ack(const std::string& jid, std::vector<Change>& out);
@@ -117,6 +121,10 @@ class MemoryState {
   bool IsPaused(const std::string& queue) const;
   bool Contains(const std::string& jid) const { return by_jid_.contains(jid); }
 
+  // Queue throttling (#13): the use of each throttle at now.
+  std::vector<ThrottleUse> ThrottleUses(const std::vector<QueueThrottle>& throttles,
+                                        int64_t now_us);
+
  private:
   struct Entry {
     int64_t id;
@@ -134,6 +142,8 @@ class MemoryState {
   void Link(Entry* e);    // into its queue/set per e->job.state
   void AssignQueueSeq(Entry* e);
   static void SetEnqueuedAt(JobRecord& job, int64_t now_us);
+  // Releases e's throttle slot when e is reserved (called before it leaves the working set).
+  void ReleaseSlot(const Entry* e);
 
   std::unordered_map<std::string, std::unique_ptr<Entry>> by_jid_;
   // The known queues: every queue that had a job or was paused since start (or, after a restart, is
@@ -143,6 +153,7 @@ class MemoryState {
   std::map<std::string, int64_t> counters_;
   std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key
   std::map<std::string, HostStateRecord> host_states_;  // by host
+  ThrottleSlots slots_;                                 // queue throttling (#13)
   int64_t next_id_ = 1;
   int64_t next_seq_ = 1;
 };

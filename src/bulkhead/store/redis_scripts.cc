@@ -34,6 +34,8 @@ const RedisScripts& StoreRedisScripts() {
     s.stats = with_prelude(t::k_stats);
     s.heartbeat = with_prelude(t::k_heartbeat);
     s.reap = with_prelude(t::k_reap);
+    s.fetch_throttled = with_prelude(t::k_fetch_throttled);
+    s.throttle_uses = with_prelude(t::k_throttle_uses);
     return s;
   }();
   return scripts;

@@ -135,6 +135,13 @@ class RedisStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
+  // Queue throttling (#13; redis_store_throttle.cc, fetch_throttled.lua): the slots are sorted
+  // sets in Redis, shared by every node and kept across restarts.
+  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
+                      TimePoint now, JobCallback cb) override;
+  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
+                    ThrottleUsesCallback cb) override;
+
   const std::string& node_id() const { return options_.node_id; }
 
   // One reaper pass now (the timer's): gives back the reservations of every other registered node

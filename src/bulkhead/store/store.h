@@ -31,6 +31,7 @@
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
+#include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
@@ -179,6 +180,19 @@ class Store {
   virtual void Stats(std::function<void(Result<StoreStats>)> cb) = 0;
   // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.
   virtual void List(JobState set, size_t offset, size_t limit, JobsCallback cb) = 0;
+
+  // --- Queue throttling (#13; queue_throttle.h) ---
+  // Fetch, where a listed queue with a throttle in `throttled` whose slots are all held (in all,
+  // or by throttled.wid for a per-worker throttle) counts as empty, and the job handed out of a
+  // throttled queue takes a slot, in the same atomic step (so the limit holds across the nodes
+  // sharing the store). A slot is released when its job leaves the working set and `timeout`
+  // after the FETCH; the slots survive a restart (see each implementation).
+  virtual void FetchThrottled(const std::vector<std::string>& queues,
+                              const ThrottledFetch& throttled, TimePoint now, JobCallback cb) = 0;
+  using ThrottleUsesCallback = std::function<void(Result<std::vector<ThrottleUse>>)>;
+  // The use of each throttle at `now`, in the order given. A read.
+  virtual void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
+                            ThrottleUsesCallback cb) = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

@@ -494,6 +494,162 @@ INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest,
 // The same cases on a real redis-server (testing/shared_redis.h).
 INSTANTIATE_TEST_SUITE_P(Redis, StoreTest, ::testing::Values("redis"));
 
+// --- Queue throttling (#13) ---
+
+std::vector<QueueThrottle> Concurrency(const std::string& queue, int n,
+                                       Duration timeout = std::chrono::seconds(30)) {
+  return {QueueThrottle{.queue = queue, .limit = n, .per_worker = false, .timeout = timeout}};
+}
+
+class ThrottleStoreTest : public StoreTest {
+ protected:
+  std::string FetchT(std::vector<std::string> queues, const std::vector<QueueThrottle>& throttles,
+                     const std::string& wid = "w1", std::optional<TimePoint> at = std::nullopt) {
+    using R = Result<std::optional<JobRecord>>;
+    R r = Await<R>([&](auto cb) {
+      store_->FetchThrottled(queues, ThrottledFetch{throttles, wid}, at.value_or(now_), cb);
+    });
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() && r->has_value() ? (*r)->jid : "";
+  }
+  std::vector<ThrottleUse> Uses(const std::vector<QueueThrottle>& throttles,
+                                std::optional<TimePoint> at = std::nullopt) {
+    using R = Result<std::vector<ThrottleUse>>;
+    R r = Await<R>([&](auto cb) { store_->ThrottleUses(throttles, at.value_or(now_), cb); });
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<ThrottleUse>{};
+  }
+  size_t InUse(const std::vector<QueueThrottle>& throttles,
+               std::optional<TimePoint> at = std::nullopt) {
+    auto uses = Uses(throttles, at);
+    return uses.empty() ? SIZE_MAX : uses[0].in_use;
+  }
+  void PushN(const std::string& queue, int n) {
+    for (int i = 0; i < n; ++i) {
+      char jid[32];
+      std::snprintf(jid, sizeof jid, "job-%s-%04d", queue.c_str(), i);
+      ASSERT_TRUE(Push(MakeJob(jid, queue)).ok());
+    }
+  }
+};
+
+TEST_P(ThrottleStoreTest, AFullThrottledQueueIsSkippedForTheNextQueue) {
+  auto thr = Concurrency("thr", 2);
+  PushN("thr", 4);
+  PushN("other", 2);
+  EXPECT_EQ(FetchT({"thr", "other"}, thr, "w1"), "job-thr-0000");
+  EXPECT_EQ(FetchT({"thr", "other"}, thr, "w2"), "job-thr-0001");
+  EXPECT_EQ(InUse(thr), 2u);
+  EXPECT_EQ(FetchT({"thr", "other"}, thr, "w3"), "job-other-0000") << "thr is full: next queue";
+  EXPECT_EQ(FetchT({"thr"}, thr, "w3"), "") << "thr alone: as if empty";
+  EXPECT_EQ(Stats().queues["thr"].size, 2u) << "the skipped jobs stay queued";
+  // An unthrottled FETCH of the same queue is not limited (the engine always passes throttles).
+  EXPECT_EQ(Fetch({"thr"})->jid, "job-thr-0002");
+  EXPECT_EQ(InUse(thr), 2u) << "an unthrottled FETCH takes no slot";
+}
+
+TEST_P(ThrottleStoreTest, SlotsComeBackOnAckFailRemoveAndRequeue) {
+  auto thr = Concurrency("thr", 1);
+  PushN("thr", 6);
+  // ACK.
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0000");
+  EXPECT_EQ(FetchT({"thr"}, thr), "");
+  EXPECT_TRUE(Ack("job-thr-0000"));
+  EXPECT_EQ(InUse(thr), 0u);
+  // FAIL (to retry).
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0001");
+  EXPECT_EQ(FetchT({"thr"}, thr), "");
+  auto working = *Await<Result<std::optional<JobRecord>>>(
+      [&](auto cb) { store_->GetWorking("job-thr-0001", cb); });
+  ASSERT_TRUE(working.has_value());
+  JobRecord retry = *working;
+  retry.state = JobState::kRetry;
+  retry.score = ToUnixMicros(now_ + 1h);
+  ASSERT_TRUE(Await<Status>([&](auto cb) {
+                store_->FailReserved("job-thr-0001", FromUnixMicros(working->score), retry, true,
+                                     now_, cb);
+              }).ok());
+  EXPECT_EQ(InUse(thr), 0u);
+  // Remove.
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0002");
+  EXPECT_EQ(FetchT({"thr"}, thr), "");
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->Remove("job-thr-0002", cb); }).ok());
+  EXPECT_EQ(InUse(thr), 0u);
+  // An expired reservation given back to its queue (Move, as the reaper's FAIL or a FETCH that
+  // is gone does).
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0003");
+  std::vector<JobRecord> expired = ExpiredAt(now_ + 60s);
+  ASSERT_EQ(expired.size(), 1u);
+  expired[0].state = JobState::kQueued;
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->Move(expired[0], now_, cb); }).ok());
+  EXPECT_EQ(InUse(thr), 0u);
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0004");
+  // Extending a reservation keeps the slot.
+  ASSERT_TRUE(Await<Status>([&](auto cb) {
+                store_->ExtendReservation("job-thr-0004", now_ + 90s, cb);
+              }).ok());
+  EXPECT_EQ(InUse(thr), 1u);
+  EXPECT_EQ(FetchT({"thr"}, thr), "");
+}
+
+TEST_P(ThrottleStoreTest, TheTimeoutReleasesASlotExactly) {
+  auto thr = Concurrency("thr", 1, 30s);
+  PushN("thr", 3);
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0000");
+  TimePoint almost = now_ + 30s - 1us;
+  EXPECT_EQ(InUse(thr, almost), 1u);
+  EXPECT_EQ(FetchT({"thr"}, thr, "w1", almost), "");
+  EXPECT_EQ(InUse(thr, now_ + 30s), 0u);
+  EXPECT_EQ(FetchT({"thr"}, thr, "w1", now_ + 30s), "job-thr-0001")
+      << "the slot expires after timeout although job-thr-0000 is still reserved";
+  EXPECT_EQ(Stats().working, 2u);
+  EXPECT_TRUE(Ack("job-thr-0000")) << "its late ACK still ends its reservation";
+  EXPECT_EQ(InUse(thr, now_ + 30s), 1u) << "and does not free job-thr-0001's slot";
+}
+
+TEST_P(ThrottleStoreTest, PerWorkerThrottlesCountPerWid) {
+  std::vector<QueueThrottle> bulk{
+      QueueThrottle{.queue = "bulk", .limit = 2, .per_worker = true, .timeout = 60s}};
+  PushN("bulk", 6);
+  EXPECT_EQ(FetchT({"bulk"}, bulk, "wid-a"), "job-bulk-0000");
+  EXPECT_EQ(FetchT({"bulk"}, bulk, "wid-a"), "job-bulk-0001");
+  EXPECT_EQ(FetchT({"bulk"}, bulk, "wid-a"), "");
+  EXPECT_EQ(FetchT({"bulk"}, bulk, "wid-b"), "job-bulk-0002");
+  auto uses = Uses(bulk);
+  ASSERT_EQ(uses.size(), 1u);
+  EXPECT_EQ(uses[0], (ThrottleUse{.queue = "bulk", .in_use = 3, .max_per_worker = 2}));
+  EXPECT_TRUE(Ack("job-bulk-0000"));
+  EXPECT_EQ(FetchT({"bulk"}, bulk, "wid-a"), "job-bulk-0003");
+  EXPECT_EQ(Uses(bulk)[0], (ThrottleUse{.queue = "bulk", .in_use = 3, .max_per_worker = 2}));
+}
+
+TEST_P(ThrottleStoreTest, SlotsSurviveAReopenAndFlushClearsThem) {
+  auto thr = Concurrency("thr", 1, 30s);
+  PushN("thr", 3);
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0000");
+  if (Persistent()) {
+    Reopen();
+    EXPECT_EQ(InUse(thr), 1u) << "the reservation still holds its slot";
+    EXPECT_EQ(FetchT({"thr"}, thr), "");
+    EXPECT_EQ(FetchT({"thr"}, thr, "w1", now_ + 30s), "job-thr-0001") << "until its timeout";
+    EXPECT_TRUE(Ack("job-thr-0001"));
+  }
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_EQ(InUse(thr), 0u);
+  PushN("thr", 1);
+  EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0000");
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, ThrottleStoreTest,
+                         ::testing::Values("memory", "sqlite", "memory+deferred",
+                                           "sqlite+deferred"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '+', '_');
+                           return name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Redis, ThrottleStoreTest, ::testing::Values("redis"));
+
 class SqliteStoreTest : public StoreTest {};
 
 TEST_P(SqliteStoreTest, EverythingSurvivesReopen) {

@@ -3,6 +3,7 @@
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/time_format.h"
 #include "bulkhead/view/api_json.h"
+#include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
 namespace {
@@ -124,6 +125,7 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
         {"used_memory_mb", info.server.used_memory_mb}}},
   };
   if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
+  if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);  // #13
   return DumpJson(doc);
 }
 
@@ -166,6 +168,7 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
       ParseTask(tasks, "Scheduled", "enqueued"), ParseTask(tasks, "Retries", "enqueued"),
       ParseTask(tasks, "Dead", "enqueued"), ParseTask(tasks, "Busy", "reaped"),
       ParseTask(tasks, "Workers", "reaped")};
+  e.throttles = ParseThrottlesJson(Member(doc, "throttles"));  // #13
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {
     out.hosts.emplace();

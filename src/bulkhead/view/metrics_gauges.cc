@@ -7,6 +7,7 @@
 
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/view/fresh_figures.h"
+#include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
 namespace {
@@ -44,6 +45,13 @@ SampleCallback PerQueue(const Source& src, bool latency) {
       out.push_back(MetricSample{{name}, v});
     }
     return out;
+  });
+}
+
+// One sample per queue throttle (#13; view/throttle_view.h).
+SampleCallback PerThrottle(const Source& src, ThrottleFigure figure) {
+  return FromLatest(src, [figure](const EngineSnapshot& s) -> Samples {
+    return ThrottleSamples(s.throttles, figure);
   });
 }
 
@@ -106,6 +114,13 @@ const FamilyRow kFamilies[] = {
      mn::kStoreDegradedHelp,
      {},
      [](const Source& s) { return Value(s, &EngineSnapshot::store_degraded); }},
+    // Queue throttling (#13).
+    {kGauge, mn::kThrottleLimit, mn::kThrottleLimitHelp, mn::kLabelQueue,
+     [](const Source& s) { return PerThrottle(s, ThrottleFigure::kLimit); }},
+    {kGauge, mn::kThrottleInUse, mn::kThrottleInUseHelp, mn::kLabelQueue,
+     [](const Source& s) { return PerThrottle(s, ThrottleFigure::kInUse); }},
+    {kGauge, mn::kThrottleWorkerMaxInUse, mn::kThrottleWorkerMaxInUseHelp, mn::kLabelQueue,
+     [](const Source& s) { return PerThrottle(s, ThrottleFigure::kWorkerMaxInUse); }},
     // Needs no snapshot.
     {kGauge, mn::kBuildInfo, mn::kBuildInfoHelp, mn::kLabelVersion,
      [](const Source&) -> SampleCallback {

@@ -4,6 +4,7 @@
 
 #include "bulkhead/util/json.h"
 #include "bulkhead/view/info_json.h"
+#include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
 namespace {
@@ -46,6 +47,7 @@ std::string RenderStatsText(const InfoSnapshot& info) {
   Appendf(out, "%-32s %10lld\n", "retries", Ll(e.retries));
   Appendf(out, "%-32s %10lld\n", "dead", Ll(e.dead));
   Appendf(out, "%-32s %10lld\n", "working", Ll(e.working));
+  AppendThrottlesText(out, e.throttles);  // #13
   if (info.hosts) AppendHosts(out, *info.hosts);
   return out;
 }

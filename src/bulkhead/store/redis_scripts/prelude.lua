@@ -22,12 +22,34 @@ end
 
 local SETS = {[1] = 'scheduled', [2] = 'retry', [3] = 'dead', [4] = 'working'}
 
+-- Tells every node (subscribed to {NS}:wake) that n jobs (default 1) became available in `queue`
+-- through `node`: the message is "NODE N QUEUE".
+local function wake(node, queue, n)
+  redis.call('PUBLISH', P .. 'wake', node .. ' ' .. (n or 1) .. ' ' .. queue)
+end
+
+-- Queue throttling (#13): releases the throttle slot jid holds in `queue`, if any (README,
+-- "Queue throttles"). Called whenever a job leaves the working set. With `node` (the node that
+-- reserved it), a released slot wakes the other nodes' FETCHes waiting on `queue` (a slot may be
+-- all they wait for).
+local function release_slot(jid, queue, node)
+  if redis.call('ZREM', P .. 'thr:' .. queue, jid) == 1 then
+    local wid = redis.call('HGET', P .. 'thrwid:' .. queue, jid)
+    if wid then
+      redis.call('HDEL', P .. 'thrwid:' .. queue, jid)
+      redis.call('ZREM', P .. 'thrw:' .. queue .. '|' .. wid, jid)
+    end
+    if node and node ~= '' then wake(node, queue) end
+  end
+end
+
 -- Takes jid out of wherever its header says it is (its value stays in JOBS).
 local function unlink(jid, h)
   if h.state == 0 then
     redis.call('LREM', P .. 'q:' .. h.queue, 1, jid)
   else
     redis.call('ZREM', P .. SETS[h.state], jid)
+    if h.state == 4 then release_slot(jid, h.queue, h.node) end
     if h.state == 4 and h.node ~= '' then redis.call('SREM', P .. 'reserved:' .. h.node, jid) end
   end
 end
@@ -53,10 +75,4 @@ local function count(name, delta, day)
     redis.call('HINCRBY', P .. 'stats', name, delta)
     redis.call('HINCRBY', P .. 'stats', name .. ':' .. day, delta)
   end
-end
-
--- Tells every node (subscribed to {NS}:wake) that n jobs (default 1) became available in `queue`
--- through `node`: the message is "NODE N QUEUE".
-local function wake(node, queue, n)
-  redis.call('PUBLISH', P .. 'wake', node .. ' ' .. (n or 1) .. ' ' .. queue)
 end

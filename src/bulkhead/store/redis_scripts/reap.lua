@@ -40,6 +40,7 @@ local function reap(node, only)
   for _, r in ipairs(held) do
     local h = r.h
     redis.call('ZREM', P .. 'working', r.jid)
+    release_slot(r.jid, h.queue, node)
     h.state = 0
     h.node = ''
     h.enq = '+' .. now

@@ -117,6 +117,16 @@ class DeferredStore : public Store {
     inner_->List(set, offset, limit, Later(std::move(cb)));
   }
 
+  // Queue throttling (#13).
+  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
+                      TimePoint now, JobCallback cb) override {
+    inner_->FetchThrottled(queues, throttled, now, Later(std::move(cb)));
+  }
+  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
+                    ThrottleUsesCallback cb) override {
+    inner_->ThrottleUses(throttles, now, Later(std::move(cb)));
+  }
+
   Store& inner() { return *inner_; }
 
  private:

@@ -1,0 +1,65 @@
+-- FETCH with queue throttles (#13). ARGV: P, now_us, node, wid, n, then n throttles as
+-- (queue, limit, per_worker '1'/'0', timeout_us), then the queues in order. As fetch.lua, except
+-- that a throttled queue whose slots are all held (in all, or by `wid` when per_worker) counts as
+-- empty, and a job of a throttled queue takes a slot (see the README, "Queue throttles").
+-- Returns {jid, value, score} or false.
+local now = tonumber(ARGV[2])
+local wid = ARGV[4]
+local throttles = {}
+local i = 6
+for _ = 1, tonumber(ARGV[5]) do
+  throttles[ARGV[i]] = {limit = tonumber(ARGV[i + 1]), per_worker = ARGV[i + 2] == '1',
+                        timeout = tonumber(ARGV[i + 3])}
+  i = i + 4
+end
+
+-- Drops the slots of queue q taken at or before `cutoff`.
+local function drop_expired(q, cutoff)
+  local key = P .. 'thr:' .. q
+  for _, jid in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', fmt_int(cutoff))) do
+    release_slot(jid, q)
+  end
+end
+
+local function full(q, t)
+  drop_expired(q, now - t.timeout)
+  local held
+  if t.per_worker then
+    held = redis.call('ZCARD', P .. 'thrw:' .. q .. '|' .. wid)
+  else
+    held = redis.call('ZCARD', P .. 'thr:' .. q)
+  end
+  return held >= t.limit
+end
+
+for j = i, #ARGV do
+  local q = ARGV[j]
+  local t = throttles[q]
+  if redis.call('SISMEMBER', P .. 'paused', q) == 0 and redis.call('LLEN', P .. 'q:' .. q) > 0 and
+     not (t and full(q, t)) then
+    while true do
+      local jid = redis.call('RPOP', P .. 'q:' .. q)
+      if not jid then break end
+      local v = redis.call('HGET', JOBS, jid)
+      if v then
+        local h = parse(v)
+        h.state = 4
+        h.node = ARGV[3]
+        local score = fmt_int(now + h.reserve * 1000000)
+        local nv = build(h)
+        redis.call('HSET', JOBS, jid, nv)
+        link(jid, h, score)
+        if t then
+          redis.call('ZADD', P .. 'thr:' .. q, fmt_int(now), jid)
+          if t.per_worker then
+            redis.call('HSET', P .. 'thrwid:' .. q, jid, wid)
+            redis.call('ZADD', P .. 'thrw:' .. q .. '|' .. wid, fmt_int(now), jid)
+          end
+        end
+        return {jid, nv, score}
+      end
+      -- A listed jid without a job (these scripts never leave one): dropped.
+    end
+  end
+end
+return false

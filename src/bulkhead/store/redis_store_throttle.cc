@@ -1,0 +1,70 @@
+// RedisStore's queue throttling (#13): FetchThrottled and ThrottleUses, each one script call
+// (fetch_throttled.lua, throttle_uses.lua; the keys in redis_scripts/README.md).
+#include <cmath>
+
+#include "bulkhead/store/redis_job_codec.h"
+#include "bulkhead/store/redis_store.h"
+#include "bulkhead/store/redis_store_scripts.h"
+#include "bulkhead/util/clock.h"
+
+namespace bulkhead {
+namespace {
+
+std::string Micros(Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+int64_t ScoreOf(const RedisReply& r) {
+  if (r.is_integer()) return r.integer();
+  return static_cast<int64_t>(std::llround(std::strtod(r.str().c_str(), nullptr)));
+}
+
+}  // namespace
+
+void RedisStore::FetchThrottled(const std::vector<std::string>& queues,
+                                const ThrottledFetch& throttled, TimePoint now, JobCallback cb) {
+  std::vector<std::string> args{std::to_string(ToUnixMicros(now)), options_.node_id, throttled.wid,
+                                std::to_string(throttled.throttles.size())};
+  for (const QueueThrottle& t : throttled.throttles) {
+    args.insert(args.end(),
+                {t.queue, std::to_string(t.limit), t.per_worker ? "1" : "0", Micros(t.timeout)});
+  }
+  args.insert(args.end(), queues.begin(), queues.end());
+  Eval(scripts_->fetch_throttled, "fetch_throttled", std::move(args),
+       [cb = std::move(cb)](Result<RedisReply> r) {
+         if (!r.ok()) return cb(r.status());
+         if (!r->is_array() || r->elements().size() != 3) return cb(std::optional<JobRecord>());
+         const auto& e = r->elements();
+         auto job = DecodeRedisJob(e[0].str(), e[1].str(), ScoreOf(e[2]));
+         if (!job.ok()) return cb(job.status());
+         cb(std::optional<JobRecord>(std::move(*job)));
+       });
+}
+
+void RedisStore::ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
+                              ThrottleUsesCallback cb) {
+  if (throttles.empty()) return cb(std::vector<ThrottleUse>());
+  std::vector<std::string> args{std::to_string(ToUnixMicros(now))};
+  std::vector<std::string> queues;
+  for (const QueueThrottle& t : throttles) {
+    args.insert(args.end(), {t.queue, t.per_worker ? "1" : "0", Micros(t.timeout)});
+    queues.push_back(t.queue);
+  }
+  Eval(scripts_->throttle_uses, "throttle_uses", std::move(args),
+       [queues = std::move(queues), cb = std::move(cb)](Result<RedisReply> r) {
+         if (!r.ok()) return cb(r.status());
+         if (!r->is_array() || r->elements().size() != 2 * queues.size()) {
+           return cb(Status::Internal("throttle_uses.lua answered an unexpected reply"));
+         }
+         std::vector<ThrottleUse> uses;
+         for (size_t i = 0; i < queues.size(); ++i) {
+           uses.push_back(ThrottleUse{
+               .queue = queues[i],
+               .in_use = static_cast<size_t>(r->elements()[2 * i].integer()),
+               .max_per_worker = static_cast<size_t>(r->elements()[2 * i + 1].integer())});
+         }
+         cb(std::move(uses));
+       });
+}
+
+}  // namespace bulkhead
