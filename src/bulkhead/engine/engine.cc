@@ -98,6 +98,11 @@ void Engine::Push(JobRecord job, Done done) {
     done(Status::Unavailable(std::move(why)));
     return;
   }
+  std::optional<UniqueLock> lock;  // unique jobs (#13)
+  if (Status options = ReadPushOptions(job, lock); !options.ok()) {
+    done(options);
+    return;
+  }
   if (builtin_ && builtin_->Handles(job.jobtype)) {
     Status valid = builtin_->Validate(job);
     if (!valid.ok()) {
@@ -115,23 +120,29 @@ void Engine::Push(JobRecord job, Done done) {
   bool queued = job.state == JobState::kQueued;
   // While this PUSH commits, a PUSH of the same jid waits for its outcome (PushDuplicate).
   bool registered = unconfirmed_pushes_.try_emplace(jid).second;
-  store_.Push(std::move(job),
-              Guarded([this, jid, registered, done = std::move(done)](Status st) mutable {
-                bool held_before = st.code() == StatusCode::kAlreadyExists;
-                if (registered) {
-                  auto it = unconfirmed_pushes_.find(jid);
-                  std::vector<Done> waiting = std::move(it->second);
-                  unconfirmed_pushes_.erase(it);
-                  // A jid held before this PUSH: the duplicates that waited on it are answered as
-                  // it is.
-                  for (auto& d : waiting) d(held_before ? Status::Ok() : st);
-                }
-                if (held_before) {
-                  PushDuplicate(jid, std::move(done));
-                  return;
-                }
-                done(st);
-              }));
+  bool unique = lock.has_value();
+  Done answer = Guarded([this, jid, registered, unique, done = std::move(done)](Status st) mutable {
+    if (unique) CountUniquePush(st);
+    bool held_before = st.code() == StatusCode::kAlreadyExists;
+    if (registered) {
+      auto it = unconfirmed_pushes_.find(jid);
+      std::vector<Done> waiting = std::move(it->second);
+      unconfirmed_pushes_.erase(it);
+      // A jid held before this PUSH: the duplicates that waited on it are answered as
+      // it is.
+      for (auto& d : waiting) d(held_before ? Status::Ok() : st);
+    }
+    if (held_before) {
+      PushDuplicate(jid, std::move(done));
+      return;
+    }
+    done(st);
+  });
+  if (unique) {
+    store_.PushUnique(std::move(job), *lock, clock_.Now(), std::move(answer));
+  } else {
+    store_.Push(std::move(job), std::move(answer));
+  }
   if (queued) WakeWaiters(queue, 1);
 }
 
@@ -189,6 +200,14 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
   if (!r.ok()) {
     CompleteWaiter(it, r.status());
   } else if (r->has_value()) {
+    if (!AdmitFetched(**r)) {  // expired and dropped (#13): the same FETCH goes on, on a later turn
+      boost::asio::post(io_, Guarded([this, ticket] {
+                          auto again = waiter_index_.find(ticket);
+                          if (again != waiter_index_.end() && !again->second->probing)
+                            Probe(ticket);
+                        }));
+      return;
+    }
     CompleteWaiter(it, std::optional<std::string>(std::move((*r)->payload)));
   } else if (it->expired) {
     CompleteWaiter(it, std::optional<std::string>());
@@ -406,6 +425,8 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.push_duplicates = push_duplicates();
     out.tasks = tasks_;
     out.worker_count = workers_.size();
+    out.unique = unique_counts_;
+    out.jobs_expired = expired_by_queue_;
     cb(std::move(out));
   }));
 }

@@ -207,6 +207,19 @@ class Engine {
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
+
+  // --- Unique and expiring jobs (#13; engine_job_options.cc) ---
+  // At PUSH: checks the job's custom unique_* and expires_* fields, turns expires_in into
+  // expires_at in its payload, and sets `lock` for a unique job. InvalidArgument names the field.
+  Status ReadPushOptions(JobRecord& job, std::optional<UniqueLock>& lock);
+  // At FETCH, before `job` (just reserved) is handed out: false when it has expired (it is then
+  // dropped: logged, counted, deleted with its unique lock); releases the lock of a job unique
+  // until start.
+  bool AdmitFetched(const JobRecord& job);
+  // Counts the outcome of a PushUnique.
+  void CountUniquePush(const Status& outcome);
+  UniqueJobCounts unique_counts_;                    // loop thread
+  std::map<std::string, int64_t> expired_by_queue_;  // loop thread
 };
 
 }  // namespace bulkhead

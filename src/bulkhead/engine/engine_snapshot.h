@@ -36,6 +36,13 @@ struct EngineTaskSnapshots {
   TaskSnapshot workers;    // "Workers": silent workers dropped
 };
 
+// Unique jobs (#13): locks taken with a PUSH, and PUSHes refused NOTUNIQUE (this node's, since
+// start; Faktory's statsd names them uniq.lock and uniq.denied).
+struct UniqueJobCounts {
+  int64_t taken = 0;
+  int64_t denied = 0;
+};
+
 struct EngineSnapshot {
   TimePoint now;         // the engine clock's time of the snapshot
   TimePoint started_at;  // when the engine was created
@@ -56,6 +63,10 @@ struct EngineSnapshot {
 
   // Connected workers (the roster itself is the engine's WorkerRoster; /api/workers reads it).
   size_t worker_count = 0;
+
+  // Unique and expiring jobs (#13): this node's counts since start; expired jobs by queue.
+  UniqueJobCounts unique;
+  std::map<std::string, int64_t> jobs_expired;
 };
 
 }  // namespace bulkhead

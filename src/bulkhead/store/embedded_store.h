@@ -70,6 +70,12 @@ class EmbeddedStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
+  // Unique jobs and cron (#13; embedded_store_unique.cc).
+  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
+  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
+  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
+  void ListCronFirings(CronFiringsCallback cb) override;
+
  private:
   // Ok, or the Unavailable status every change is refused with while degraded.
   Status Writable() const;

@@ -34,6 +34,9 @@ const RedisScripts& StoreRedisScripts() {
     s.stats = with_prelude(t::k_stats);
     s.heartbeat = with_prelude(t::k_heartbeat);
     s.reap = with_prelude(t::k_reap);
+    s.push_unique = with_prelude(t::k_push_unique);
+    s.release_unique = with_prelude(t::k_release_unique);
+    s.claim_cron = with_prelude(t::k_claim_cron);
     return s;
   }();
   return scripts;

@@ -11,6 +11,8 @@ struct RedisScripts {
   std::string push, fetch, ack, get_working, extend, move, fail_reserved, remove, enqueue_due,
       range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats,
       heartbeat, reap;
+  // Unique jobs and cron (#13).
+  std::string push_unique, release_unique, claim_cron;
 };
 
 // Built once; never changes. Any thread.

@@ -135,6 +135,12 @@ class RedisStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
+  // Unique jobs and cron (#13; redis_store_unique.cc).
+  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
+  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
+  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
+  void ListCronFirings(CronFiringsCallback cb) override;
+
   const std::string& node_id() const { return options_.node_id; }
 
   // One reaper pass now (the timer's): gives back the reservations of every other registered node

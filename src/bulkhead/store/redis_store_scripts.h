@@ -18,12 +18,15 @@ struct RedisStore::Scripts {
       mutate{text.mutate}, clear{text.clear}, set_paused{text.set_paused},
       remove_queues{text.remove_queues}, count_outcome{text.count_outcome}, flush{text.flush},
       stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap};
+  // Unique jobs and cron (#13).
+  RedisScript push_unique{text.push_unique}, release_unique{text.release_unique},
+      claim_cron{text.claim_cron};
 
   std::vector<const RedisScript*> All() const {
-    return {&push,          &fetch,         &ack,    &get_working, &extend,
-            &move,          &fail_reserved, &remove, &enqueue_due, &range,
-            &purge_dead,    &mutate,        &clear,  &set_paused,  &remove_queues,
-            &count_outcome, &flush,         &stats,  &heartbeat,   &reap};
+    return {&push,          &fetch,      &ack,           &get_working,    &extend,     &move,
+            &fail_reserved, &remove,     &enqueue_due,   &range,          &purge_dead, &mutate,
+            &clear,         &set_paused, &remove_queues, &count_outcome,  &flush,      &stats,
+            &heartbeat,     &reap,       &push_unique,   &release_unique, &claim_cron};
   }
 };
 

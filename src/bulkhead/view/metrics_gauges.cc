@@ -47,6 +47,16 @@ SampleCallback PerQueue(const Source& src, bool latency) {
   });
 }
 
+// One sample per key of a map of the snapshot (#13: expired jobs by queue, cron entries).
+template <typename Read>
+SampleCallback PerKey(const Source& src, Read read) {
+  return FromLatest(src, [read](const EngineSnapshot& s) -> Samples {
+    std::vector<MetricSample> out;
+    for (auto [key, value] : read(s)) out.push_back(MetricSample{{key}, value});
+    return out;
+  });
+}
+
 // Every family: RegisterEngineMetrics adds them, UnregisterEngineMetrics removes them.
 struct FamilyRow {
   MetricType type;
@@ -101,6 +111,29 @@ const FamilyRow kFamilies[] = {
      mn::kPushDuplicatesTotalHelp,
      {},
      [](const Source& s) { return Value(s, &EngineSnapshot::push_duplicates); }},
+    // Unique, expiring and cron jobs (#13).
+    {kCounter,
+     mn::kUniqueLocksTotal,
+     mn::kUniqueLocksTotalHelp,
+     {},
+     [](const Source& s) {
+       return Value(s, [](const EngineSnapshot& e) { return e.unique.taken; });
+     }},
+    {kCounter,
+     mn::kUniqueDeniedTotal,
+     mn::kUniqueDeniedTotalHelp,
+     {},
+     [](const Source& s) {
+       return Value(s, [](const EngineSnapshot& e) { return e.unique.denied; });
+     }},
+    {kCounter, mn::kJobsExpiredTotal, mn::kJobsExpiredTotalHelp, mn::kLabelQueue,
+     [](const Source& s) {
+       return PerKey(s, [](const EngineSnapshot& e) {
+         std::vector<std::pair<std::string, double>> out;
+         for (const auto& [queue, n] : e.jobs_expired) out.emplace_back(queue, n);
+         return out;
+       });
+     }},
     {kGauge,
      mn::kStoreDegraded,
      mn::kStoreDegradedHelp,

@@ -1,9 +1,13 @@
--- FLUSH: every job, queue, counter and pause flag. Signing keys, host states, the node registry and
--- the layout stay. ARGV: P.
+-- FLUSH: every job, queue, counter, pause flag and unique lock (#13). Signing keys, host states,
+-- cron firings, the node registry and the layout stay. ARGV: P.
 for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do redis.call('DEL', P .. 'q:' .. q) end
 for _, node in ipairs(redis.call('SMEMBERS', P .. 'nodes')) do
   redis.call('DEL', P .. 'reserved:' .. node)
 end
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
+-- Unique locks: found by pattern (FLUSH is rare and already O(jobs)); the prefix's glob characters
+-- are escaped.
+local pattern = string.gsub(P, '([%*%?%[%]\\])', '\\%1') .. 'unique*'
+for _, k in ipairs(redis.call('KEYS', pattern)) do redis.call('DEL', k) end
 return 1
