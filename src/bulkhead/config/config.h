@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/util/cron_schedule.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -17,6 +18,17 @@ namespace bulkhead {
 struct JobtypeConfig {
   // Retries for jobs of this type whose payload has no `retry` (or null).
   std::optional<int> retry;
+};
+
+// [[cron]] (#13; cron_config.h reads it): a job pushed whenever `schedule` is due, UTC.
+struct CronEntry {
+  // Its identity in the store (the claim of each due time is kept under it): `name`, or the job
+  // type, with "#2", "#3", ... for later entries of the same type.
+  std::string name;
+  CronSchedule schedule;
+  // [cron.job] as a JSON object: "jobtype" (from `type`), "queue", "args", and "retry",
+  // "reserve_for", "custom" when given. Each firing pushes a copy with a fresh jid.
+  std::string job_json;
 };
 
 // [statsd]: optional StatsD / DogStatsD emission of the same figures as /metrics.
@@ -131,6 +143,7 @@ struct Config {
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;
+  std::vector<CronEntry> cron;  // [[cron]] (#13)
 
   // The store URL in effect.
   std::string StoreUrl() const;

@@ -44,6 +44,9 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       reaper_timer_(io, clock),
       purge_timer_(io, clock),
       worker_timer_(io, clock) {
+  cron_ = std::make_unique<CronScheduler>(
+      io, clock, store, config.cron, rng,
+      [this](JobRecord job, Done done) { Push(std::move(job), std::move(done)); });
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
   store_.SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
@@ -67,6 +70,7 @@ void Engine::Start() {
   RunScheduledOnce();
   RunReaperOnce();
   RunDeadPurgeOnce();
+  cron_->Start();
   Every(scheduler_timer_, std::chrono::milliseconds(config_.scheduler_interval_ms),
         [this] { RunScheduledOnce(); });
   Every(reaper_timer_, std::chrono::milliseconds(config_.reaper_interval_ms),
@@ -86,6 +90,7 @@ void Engine::Start() {
 void Engine::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  cron_->Stop();
   for (auto* t : {&scheduler_timer_, &reaper_timer_, &purge_timer_, &worker_timer_}) t->Cancel();
   // Answer every waiting FETCH with "no job" so clients are not left hanging.
   while (!waiters_.empty()) CompleteWaiter(waiters_.begin(), std::optional<std::string>());
@@ -427,6 +432,7 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.worker_count = workers_.size();
     out.unique = unique_counts_;
     out.jobs_expired = expired_by_queue_;
+    out.cron = cron_->Snapshot(out.now);
     cb(std::move(out));
   }));
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/engine/cron_scheduler.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/engine/retry_policy.h"
 #include "bulkhead/engine/worker_roster.h"
@@ -119,6 +120,9 @@ class Engine {
   void SetWorkerReapedHandler(std::function<void(const std::string&)> handler) {
     on_worker_reaped_ = std::move(handler);
   }
+
+  // Cron (#13): looks at the [[cron]] entries now (tests; the engine looks every second).
+  void RunCronOnce() { cron_->RunOnce(); }
 
   // Runs the periodic tasks once, now (tests; also used at start-up). A run ends when the store
   // has answered; a task whose previous run has not ended yet is skipped. The scheduler moves due
@@ -220,6 +224,8 @@ class Engine {
   void CountUniquePush(const Status& outcome);
   UniqueJobCounts unique_counts_;                    // loop thread
   std::map<std::string, int64_t> expired_by_queue_;  // loop thread
+  // Cron (#13): the [[cron]] entries' scheduler, started and stopped with the engine.
+  std::unique_ptr<CronScheduler> cron_;
 };
 
 }  // namespace bulkhead

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "bulkhead/util/clock.h"
 
@@ -43,6 +45,17 @@ struct UniqueJobCounts {
   int64_t denied = 0;
 };
 
+// One [[cron]] entry (#13): its schedule, when it is next due, the latest due time claimed (by any
+// node, as this node saw it), and this node's pushes since start (lost: claimed, PUSH refused).
+struct CronEntrySnapshot {
+  std::string name;
+  std::string schedule;
+  TimePoint next_run;
+  std::optional<TimePoint> last_run;
+  int64_t enqueued = 0;
+  int64_t lost = 0;
+};
+
 struct EngineSnapshot {
   TimePoint now;         // the engine clock's time of the snapshot
   TimePoint started_at;  // when the engine was created
@@ -67,6 +80,7 @@ struct EngineSnapshot {
   // Unique and expiring jobs (#13): this node's counts since start; expired jobs by queue.
   UniqueJobCounts unique;
   std::map<std::string, int64_t> jobs_expired;
+  std::vector<CronEntrySnapshot> cron;  // in config order
 };
 
 }  // namespace bulkhead

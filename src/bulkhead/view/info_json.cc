@@ -18,7 +18,7 @@ json TaskJson(const TaskSnapshot& task, size_t size, const char* jobs_key) {
           {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
 }
 
-// Unique and expiring jobs (#13), only once there is something to show (so that a server that
+// Unique, expiring and cron jobs (#13), only once there is something to show (so that a server that
 // does not use them answers Faktory's document unchanged): "unique":{"locks","denied"} and
 // "expired":{queue:count}, this node's counts since start.
 void AddJobOptionsJson(const EngineSnapshot& e, json& faktory) {
@@ -26,6 +26,16 @@ void AddJobOptionsJson(const EngineSnapshot& e, json& faktory) {
     faktory["unique"] = {{"locks", e.unique.taken}, {"denied", e.unique.denied}};
   }
   if (!e.jobs_expired.empty()) faktory["expired"] = e.jobs_expired;
+  // Cron entries (#13): "cron":{name:{"schedule","next_run","last_run" (null: none yet),
+  // "enqueued","lost"}}.
+  for (const CronEntrySnapshot& c : e.cron) {
+    faktory["cron"][c.name] = {
+        {"schedule", c.schedule},
+        {"next_run", FormatRfc3339(c.next_run)},
+        {"last_run", c.last_run ? json(FormatRfc3339(*c.last_run)) : json(nullptr)},
+        {"enqueued", c.enqueued},
+        {"lost", c.lost}};
+  }
 }
 
 json FaktoryJson(const EngineSnapshot& e) {

@@ -57,6 +57,14 @@ SampleCallback PerKey(const Source& src, Read read) {
   });
 }
 
+// A count of every cron entry, by entry name.
+std::vector<std::pair<std::string, double>> CronFigures(const EngineSnapshot& e,
+                                                        int64_t CronEntrySnapshot::*field) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& c : e.cron) out.emplace_back(c.name, static_cast<double>(c.*field));
+  return out;
+}
+
 // Every family: RegisterEngineMetrics adds them, UnregisterEngineMetrics removes them.
 struct FamilyRow {
   MetricType type;
@@ -131,6 +139,24 @@ const FamilyRow kFamilies[] = {
        return PerKey(s, [](const EngineSnapshot& e) {
          std::vector<std::pair<std::string, double>> out;
          for (const auto& [queue, n] : e.jobs_expired) out.emplace_back(queue, n);
+         return out;
+       });
+     }},
+    {kCounter, mn::kCronEnqueuedTotal, mn::kCronEnqueuedTotalHelp, mn::kLabelEntry,
+     [](const Source& s) {
+       return PerKey(
+           s, [](const EngineSnapshot& e) { return CronFigures(e, &CronEntrySnapshot::enqueued); });
+     }},
+    {kCounter, mn::kCronLostTotal, mn::kCronLostTotalHelp, mn::kLabelEntry,
+     [](const Source& s) {
+       return PerKey(
+           s, [](const EngineSnapshot& e) { return CronFigures(e, &CronEntrySnapshot::lost); });
+     }},
+    {kGauge, mn::kCronNextRunSeconds, mn::kCronNextRunSecondsHelp, mn::kLabelEntry,
+     [](const Source& s) {
+       return PerKey(s, [](const EngineSnapshot& e) {
+         std::vector<std::pair<std::string, double>> out;
+         for (const auto& c : e.cron) out.emplace_back(c.name, ToUnixMicros(c.next_run) / 1e6);
          return out;
        });
      }},
