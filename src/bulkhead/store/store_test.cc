@@ -572,6 +572,30 @@ TEST_P(StoreTest, CronFiringIsClaimedOncePerDueTime) {
   }
 }
 
+TEST_P(StoreTest, TwoNodesClaimAFiringAndTakeALockOnce) {
+  if (!Redis()) GTEST_SKIP() << "only Redis is shared by several nodes";
+  StoreOptions options;
+  options.io_context = &loop_.io();
+  options.redis_namespace = namespace_;
+  auto other = OpenStoreFromUrl(Url(), loop_.poster(), options);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  // Both nodes at once, neither waiting for the other's answer.
+  std::optional<Result<bool>> a, b;
+  store_->ClaimCronFiring("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
+  (*other)->ClaimCronFiring("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
+  std::optional<Status> pa, pb;
+  store_->PushUnique(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
+                     [&](Status s) { pa = s; });
+  (*other)->PushUnique(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
+                       [&](Status s) { pb = s; });
+  loop_.RunUntil([&] { return a && b && pa && pb; });
+  ASSERT_TRUE(a->ok() && b->ok());
+  EXPECT_NE(**a, **b) << "exactly one node claims the firing";
+  EXPECT_TRUE(pa->ok() != pb->ok()) << "exactly one node takes the lock";
+  EXPECT_TRUE(IsNotUnique(pa->ok() ? *pb : *pa));
+  (*other)->Close();
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest,
                          ::testing::Values("memory", "sqlite", "memory+deferred",
                                            "sqlite+deferred"),
