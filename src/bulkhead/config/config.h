@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bulkhead/config/throttle_config.h"
+#include "bulkhead/util/cron_schedule.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -18,6 +19,17 @@ namespace bulkhead {
 struct JobtypeConfig {
   // Retries for jobs of this type whose payload has no `retry` (or null).
   std::optional<int> retry;
+};
+
+// [[cron]] (#13; cron_config.h reads it): a job pushed whenever `schedule` is due, UTC.
+struct CronEntry {
+  // Its identity in the store (the claim of each due time is kept under it): `name`, or the job
+  // type, with "#2", "#3", ... for later entries of the same type.
+  std::string name;
+  CronSchedule schedule;
+  // [cron.job] as a JSON object: "jobtype" (from `type`), "queue", "args", and "retry",
+  // "reserve_for", "custom" when given. Each firing pushes a copy with a fresh jid.
+  std::string job_json;
 };
 
 // [statsd]: optional StatsD / DogStatsD emission of the same figures as /metrics.
@@ -134,6 +146,7 @@ struct Config {
   StatsdSettings statsd;
   // [throttles]: queue -> its throttle (throttle_config.h; issue #13).
   ThrottleConfigs throttles;
+  std::vector<CronEntry> cron;  // [[cron]] (#13)
 
   // The store URL in effect.
   std::string StoreUrl() const;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/config/cron_config.h"
 #include "bulkhead/config/settings.h"
 #include "bulkhead/config/throttle_config.h"
 
@@ -79,6 +80,12 @@ class ConfigFileReader {
         s = ReadJobtypes(node);
       } else if (key == "throttles") {
         s = ReadThrottleTable(node);
+      } else if (key == "cron") {
+        auto entries = ReadCronEntries(node);
+        if (entries.ok()) c_.cron = std::move(*entries);
+        s = entries.ok() ? Status::Ok()
+                         : Status::InvalidArgument("config file " + path_ + ": " +
+                                                   entries.status().message());
       } else if (SettingTables().count(key)) {
         const toml::table* inner = node.as_table();
         s = inner ? ReadTable(key, *inner) : Error(key + " must be a table", node);

@@ -33,7 +33,9 @@ Duration RuntimeOf(const JobRecord& job, TimePoint now) {
 
 Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, Clock& clock,
                Rng& rng)
-    : io_(io),
+    : throttles_(config.throttles),
+      throttle_timer_(io, clock),
+      io_(io),
       store_(store),
       config_(config),
       clock_(clock),
@@ -43,9 +45,10 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       scheduler_timer_(io, clock),
       reaper_timer_(io, clock),
       purge_timer_(io, clock),
-      worker_timer_(io, clock),
-      throttles_(config.throttles),
-      throttle_timer_(io, clock) {
+      worker_timer_(io, clock) {
+  cron_ = std::make_unique<CronScheduler>(
+      io, clock, store, config.cron, rng,
+      [this](JobRecord job, Done done) { Push(std::move(job), std::move(done)); });
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
   store_.SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
@@ -69,6 +72,7 @@ void Engine::Start() {
   RunScheduledOnce();
   RunReaperOnce();
   RunDeadPurgeOnce();
+  cron_->Start();
   Every(scheduler_timer_, std::chrono::milliseconds(config_.scheduler_interval_ms),
         [this] { RunScheduledOnce(); });
   Every(reaper_timer_, std::chrono::milliseconds(config_.reaper_interval_ms),
@@ -88,6 +92,7 @@ void Engine::Start() {
 void Engine::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  cron_->Stop();
   for (auto* t : {&scheduler_timer_, &reaper_timer_, &purge_timer_, &worker_timer_}) t->Cancel();
   throttle_timer_.Cancel();
   throttle_timer_at_.reset();
@@ -100,6 +105,11 @@ void Engine::Push(JobRecord job, Done done) {
   // delivery naming a signing key would otherwise be refused for a key ring not loaded yet).
   if (std::string why = store_.unavailable_reason(); !why.empty()) {
     done(Status::Unavailable(std::move(why)));
+    return;
+  }
+  std::optional<UniqueLock> lock;  // unique jobs (#13)
+  if (Status options = ReadPushOptions(job, lock); !options.ok()) {
+    done(options);
     return;
   }
   if (builtin_ && builtin_->Handles(job.jobtype)) {
@@ -119,23 +129,29 @@ void Engine::Push(JobRecord job, Done done) {
   bool queued = job.state == JobState::kQueued;
   // While this PUSH commits, a PUSH of the same jid waits for its outcome (PushDuplicate).
   bool registered = unconfirmed_pushes_.try_emplace(jid).second;
-  store_.Push(std::move(job),
-              Guarded([this, jid, registered, done = std::move(done)](Status st) mutable {
-                bool held_before = st.code() == StatusCode::kAlreadyExists;
-                if (registered) {
-                  auto it = unconfirmed_pushes_.find(jid);
-                  std::vector<Done> waiting = std::move(it->second);
-                  unconfirmed_pushes_.erase(it);
-                  // A jid held before this PUSH: the duplicates that waited on it are answered as
-                  // it is.
-                  for (auto& d : waiting) d(held_before ? Status::Ok() : st);
-                }
-                if (held_before) {
-                  PushDuplicate(jid, std::move(done));
-                  return;
-                }
-                done(st);
-              }));
+  bool unique = lock.has_value();
+  Done answer = Guarded([this, jid, registered, unique, done = std::move(done)](Status st) mutable {
+    if (unique) CountUniquePush(st);
+    bool held_before = st.code() == StatusCode::kAlreadyExists;
+    if (registered) {
+      auto it = unconfirmed_pushes_.find(jid);
+      std::vector<Done> waiting = std::move(it->second);
+      unconfirmed_pushes_.erase(it);
+      // A jid held before this PUSH: the duplicates that waited on it are answered as
+      // it is.
+      for (auto& d : waiting) d(held_before ? Status::Ok() : st);
+    }
+    if (held_before) {
+      PushDuplicate(jid, std::move(done));
+      return;
+    }
+    done(st);
+  });
+  if (unique) {
+    store_.PushUnique(std::move(job), *lock, clock_.Now(), std::move(answer));
+  } else {
+    store_.Push(std::move(job), std::move(answer));
+  }
   if (queued) WakeWaiters(queue, 1);
 }
 
@@ -202,6 +218,14 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
   if (!r.ok()) {
     CompleteWaiter(it, r.status());
   } else if (r->has_value()) {
+    if (!AdmitFetched(**r)) {  // expired and dropped (#13): the same FETCH goes on, on a later turn
+      boost::asio::post(io_, Guarded([this, ticket] {
+                          auto again = waiter_index_.find(ticket);
+                          if (again != waiter_index_.end() && !again->second->probing)
+                            Probe(ticket);
+                        }));
+      return;
+    }
     CompleteWaiter(it, std::optional<std::string>(std::move((*r)->payload)));
   } else if (it->expired) {
     CompleteWaiter(it, std::optional<std::string>());
@@ -421,6 +445,9 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.push_duplicates = push_duplicates();
     out.tasks = tasks_;
     out.worker_count = workers_.size();
+    out.unique = unique_counts_;
+    out.jobs_expired = expired_by_queue_;
+    out.cron = cron_->Snapshot(out.now);
     AddThrottleUses(std::move(out), std::move(cb));
   }));
 }

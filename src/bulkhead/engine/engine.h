@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/engine/cron_scheduler.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/engine/queue_throttles.h"
 #include "bulkhead/engine/retry_policy.h"
@@ -122,6 +123,9 @@ class Engine {
     on_worker_reaped_ = std::move(handler);
   }
 
+  // Cron (#13): looks at the [[cron]] entries now (tests; the engine looks every second).
+  void RunCronOnce() { cron_->RunOnce(); }
+
   // Runs the periodic tasks once, now (tests; also used at start-up). A run ends when the store
   // has answered; a task whose previous run has not ended yet is skipped. The scheduler moves due
   // jobs in batches of 1000 and lets the loop run between batches.
@@ -221,6 +225,21 @@ class Engine {
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
+
+  // --- Unique and expiring jobs (#13; engine_job_options.cc) ---
+  // At PUSH: checks the job's custom unique_* and expires_* fields, turns expires_in into
+  // expires_at in its payload, and sets `lock` for a unique job. InvalidArgument names the field.
+  Status ReadPushOptions(JobRecord& job, std::optional<UniqueLock>& lock);
+  // At FETCH, before `job` (just reserved) is handed out: false when it has expired (it is then
+  // dropped: logged, counted, deleted with its unique lock); releases the lock of a job unique
+  // until start.
+  bool AdmitFetched(const JobRecord& job);
+  // Counts the outcome of a PushUnique.
+  void CountUniquePush(const Status& outcome);
+  UniqueJobCounts unique_counts_;                    // loop thread
+  std::map<std::string, int64_t> expired_by_queue_;  // loop thread
+  // Cron (#13): the [[cron]] entries' scheduler, started and stopped with the engine.
+  std::unique_ptr<CronScheduler> cron_;
 };
 
 }  // namespace bulkhead

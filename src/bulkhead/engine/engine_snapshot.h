@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,24 @@ struct ThrottleSnapshot {
   size_t max_per_worker = 0;  // per-worker throttles: the most slots one wid holds
 };
 
+// Unique jobs (#13): locks taken with a PUSH, and PUSHes refused NOTUNIQUE (this node's, since
+// start; Faktory's statsd names them uniq.lock and uniq.denied).
+struct UniqueJobCounts {
+  int64_t taken = 0;
+  int64_t denied = 0;
+};
+
+// One [[cron]] entry (#13): its schedule, when it is next due, the latest due time claimed (by any
+// node, as this node saw it), and this node's pushes since start (lost: claimed, PUSH refused).
+struct CronEntrySnapshot {
+  std::string name;
+  std::string schedule;
+  TimePoint next_run;
+  std::optional<TimePoint> last_run;
+  int64_t enqueued = 0;
+  int64_t lost = 0;
+};
+
 struct EngineSnapshot {
   TimePoint now;         // the engine clock's time of the snapshot
   TimePoint started_at;  // when the engine was created
@@ -70,6 +89,11 @@ struct EngineSnapshot {
 
   // Connected workers (the roster itself is the engine's WorkerRoster; /api/workers reads it).
   size_t worker_count = 0;
+
+  // Unique and expiring jobs (#13): this node's counts since start; expired jobs by queue.
+  UniqueJobCounts unique;
+  std::map<std::string, int64_t> jobs_expired;
+  std::vector<CronEntrySnapshot> cron;  // in config order
 };
 
 }  // namespace bulkhead

@@ -78,6 +78,29 @@ inline constexpr std::string_view kJobsFailedTotalHelp =
 inline constexpr std::string_view kPushDuplicatesTotal = "bulkhead_push_duplicates_total";
 inline constexpr std::string_view kPushDuplicatesTotalHelp =
     "PUSHed jobs (PUSH or PUSHB) whose jid the server already held: answered OK, nothing changed.";
+// ---- Unique, expiring and cron jobs (#13); this node's counts since start ----------------------
+inline constexpr std::string_view kUniqueLocksTotal = "bulkhead_unique_locks_total";
+inline constexpr std::string_view kUniqueLocksTotalHelp =
+    "Unique-job locks taken with a PUSH (Faktory's uniq.lock).";
+inline constexpr std::string_view kUniqueDeniedTotal = "bulkhead_unique_denied_total";
+inline constexpr std::string_view kUniqueDeniedTotalHelp =
+    "PUSHes refused NOTUNIQUE: another job held the lock (Faktory's uniq.denied).";
+// Label: queue.
+inline constexpr std::string_view kJobsExpiredTotal = "bulkhead_jobs_expired_total";
+inline constexpr std::string_view kJobsExpiredTotalHelp =
+    "Jobs dropped at FETCH because their custom.expires_at had passed (Faktory's jobs.expired).";
+// Label: entry (the cron entry's name).
+inline constexpr std::string_view kLabelEntry = "entry";
+inline constexpr std::string_view kCronEnqueuedTotal = "bulkhead_cron_enqueued_total";
+inline constexpr std::string_view kCronEnqueuedTotalHelp =
+    "Jobs a cron entry pushed through this node (each due time is claimed by one node).";
+inline constexpr std::string_view kCronLostTotal = "bulkhead_cron_lost_total";
+inline constexpr std::string_view kCronLostTotalHelp =
+    "Cron firings claimed by this node whose PUSH was refused (NOTUNIQUE or a store error).";
+inline constexpr std::string_view kCronNextRunSeconds = "bulkhead_cron_next_run_timestamp_seconds";
+inline constexpr std::string_view kCronNextRunSecondsHelp =
+    "When a cron entry is next due (Unix seconds).";
+
 // Histogram. Label: jobtype. Buckets: kJobRuntimeBuckets.
 inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
 inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";

@@ -82,6 +82,8 @@ RetryDefault RetryDefaultOf(const Engine& engine) {
 void Reply(Responder& r, Status s) {
   if (s.ok()) {
     r.Ok();
+  } else if (IsNotUnique(s)) {
+    r.Error(kNotUniqueMessage, kNotUniqueCode);  // -NOTUNIQUE Job not unique
   } else {
     r.Error(s.message());
   }

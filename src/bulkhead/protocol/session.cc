@@ -19,9 +19,9 @@ void Responder::Ok() {
   resp::AppendSimple(r, replies::kOk);
   session_->Complete(seq_, std::move(r), false);
 }
-void Responder::Error(std::string_view message) {
+void Responder::Error(std::string_view message, std::string_view code) {
   std::string r;
-  resp::AppendError(r, message);
+  resp::AppendError(r, message, code);
   session_->Complete(seq_, std::move(r), false);
 }
 void Responder::Bulk(std::string_view bytes) {

@@ -33,7 +33,8 @@ class Responder {
   Responder(std::shared_ptr<Session> session, uint64_t seq)
       : session_(std::move(session)), seq_(seq) {}
   void Ok();
-  void Error(std::string_view message);
+  // "-ERR message", or "-CODE message" for a coded error (Faktory's NOTUNIQUE).
+  void Error(std::string_view message, std::string_view code = "ERR");
   void Bulk(std::string_view bytes);
   void Null();
   // No reply; the connection closes (END).

@@ -23,6 +23,9 @@ struct Change {
     kDeleteSigningKey,  // name = key id
     kPutHostState,      // host_state (insert or replace, keyed by host_state.host)
     kDeleteHostState,   // name = host
+    kPutUniqueLock,     // name = lock key, value = holder jid, delta = expiry (µs)
+    kDeleteUniqueLock,  // name = lock key
+    kSetCronFiring,     // name = cron entry, delta = its last claimed due time (µs)
   };
   explicit Change(Kind k) : kind(k) {}
 
@@ -30,10 +33,10 @@ struct Change {
   int64_t id = 0;
   JobRecord job;      // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
   std::string name;   // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id;
-                      // kDeleteHostState: host
-  std::string value;  // kPutSigningKey: the PEM private key
+                      // kDeleteHostState: host; k*UniqueLock: key; kSetCronFiring: entry
+  std::string value;  // kPutSigningKey: the PEM private key; kPutUniqueLock: holder jid
   HostStateRecord host_state;  // kPutHostState
-  int64_t delta = 0;           // kAddCounter
+  int64_t delta = 0;           // kAddCounter; kPutUniqueLock, kSetCronFiring: time (µs)
   bool flag = false;           // kSetPaused
 };
 

@@ -92,6 +92,7 @@ void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durab
   std::optional<JobRecord> job = state_.Ack(jid, changes);
   if (job) {
     job->payload.clear();  // callers need the bookkeeping, not the JSON
+    state_.ReleaseUniqueOf(jid, changes);
     AddOutcome(1, 0, now, changes);
   }
   Commit(std::move(changes),
@@ -168,6 +169,7 @@ void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
   if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   size_t n = state_.PurgeDead(ToUnixMicros(now), limit, changes);
+  state_.PurgeExpiredUniqueLocks(ToUnixMicros(now), limit, changes);  // not counted: not jobs
   Commit(std::move(changes), nullptr);
   cb(n);
 }

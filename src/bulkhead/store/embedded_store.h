@@ -76,6 +76,11 @@ class EmbeddedStore final : public Store {
                       TimePoint now, JobCallback cb) override;
   void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                     ThrottleUsesCallback cb) override;
+  // Unique jobs and cron (#13; embedded_store_unique.cc).
+  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
+  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
+  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
+  void ListCronFirings(CronFiringsCallback cb) override;
 
  private:
   // Ok, or the Unavailable status every change is refused with while degraded.

@@ -392,6 +392,8 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   working_.clear();
   slots_.Clear();
   counters_.clear();
+  unique_locks_.clear();  // the sqlite: log's kDeleteAll deletes their rows too
+  unique_key_of_.clear();
   out.push_back(Change{Change::Kind::kDeleteAll});
 }
 

@@ -124,6 +124,21 @@ class MemoryState {
   // Queue throttling (#13): the use of each throttle at now.
   std::vector<ThrottleUse> ThrottleUses(const std::vector<QueueThrottle>& throttles,
                                         int64_t now_us);
+  // --- Unique jobs and cron (#13; memory_state_unique.cc; contracts in store.h) ---
+  void LoadUniqueLock(const std::string& key, std::string jid, int64_t until_us);
+  void LoadCronFiring(const std::string& entry, int64_t due_us);
+  // Add under the lock `key` (Store::PushUnique): FailedPrecondition NotUniqueStatus() when
+  // another jid holds it unexpired at now_us, AlreadyExists when the jid is known.
+  Status AddUnique(JobRecord job, const std::string& key, int64_t until_us, int64_t now_us,
+                   std::vector<Change>& out);
+  // Releases the lock `jid` holds, if any.
+  void ReleaseUniqueOf(const std::string& jid, std::vector<Change>& out);
+  // Deletes up to `limit` locks expired at now_us. Returns how many.
+  size_t PurgeExpiredUniqueLocks(int64_t now_us, size_t limit, std::vector<Change>& out);
+  size_t unique_lock_count() const { return unique_locks_.size(); }
+  // Store::ClaimCronFiring.
+  bool ClaimCronFiring(const std::string& entry, int64_t due_us, std::vector<Change>& out);
+  const std::map<std::string, int64_t>& cron_firings() const { return cron_firings_; }
 
  private:
   struct Entry {
@@ -154,6 +169,13 @@ class MemoryState {
   std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key
   std::map<std::string, HostStateRecord> host_states_;  // by host
   ThrottleSlots slots_;                                 // queue throttling (#13)
+  struct UniqueHold {
+    std::string jid;
+    int64_t until_us;
+  };
+  std::unordered_map<std::string, UniqueHold> unique_locks_;    // lock key -> holder
+  std::unordered_map<std::string, std::string> unique_key_of_;  // holder jid -> lock key
+  std::map<std::string, int64_t> cron_firings_;                 // entry -> last claimed due (µs)
   int64_t next_id_ = 1;
   int64_t next_seq_ = 1;
 };

@@ -36,6 +36,9 @@ const RedisScripts& StoreRedisScripts() {
     s.reap = with_prelude(t::k_reap);
     s.fetch_throttled = with_prelude(t::k_fetch_throttled);
     s.throttle_uses = with_prelude(t::k_throttle_uses);
+    s.push_unique = with_prelude(t::k_push_unique);
+    s.release_unique = with_prelude(t::k_release_unique);
+    s.claim_cron = with_prelude(t::k_claim_cron);
     return s;
   }();
   return scripts;

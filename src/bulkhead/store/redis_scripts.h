@@ -13,6 +13,8 @@ struct RedisScripts {
       heartbeat, reap,
       // Queue throttling (#13).
       fetch_throttled, throttle_uses;
+  // Unique jobs and cron (#13).
+  std::string push_unique, release_unique, claim_cron;
 };
 
 // Built once; never changes. Any thread.

@@ -141,6 +141,11 @@ class RedisStore final : public Store {
                       TimePoint now, JobCallback cb) override;
   void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                     ThrottleUsesCallback cb) override;
+  // Unique jobs and cron (#13; redis_store_unique.cc).
+  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
+  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
+  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
+  void ListCronFirings(CronFiringsCallback cb) override;
 
   const std::string& node_id() const { return options_.node_id; }
 

@@ -20,13 +20,20 @@ struct RedisStore::Scripts {
       stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap},
       // Queue throttling (#13).
       fetch_throttled{text.fetch_throttled}, throttle_uses{text.throttle_uses};
+  // Unique jobs and cron (#13).
+  RedisScript push_unique{text.push_unique}, release_unique{text.release_unique},
+      claim_cron{text.claim_cron};
 
   std::vector<const RedisScript*> All() const {
-    return {
-        &push,          &fetch,         &ack,   &get_working, &extend,    &move,  &fail_reserved,
-        &remove,        &enqueue_due,   &range, &purge_dead,  &mutate,    &clear, &set_paused,
-        &remove_queues, &count_outcome, &flush, &stats,       &heartbeat, &reap,  &fetch_throttled,
-        &throttle_uses};
+    return {&push,          &fetch,       &ack,
+            &get_working,   &extend,      &move,
+            &fail_reserved, &remove,      &enqueue_due,
+            &range,         &purge_dead,  &mutate,
+            &clear,         &set_paused,  &remove_queues,
+            &count_outcome, &flush,       &stats,
+            &heartbeat,     &reap,        &fetch_throttled,
+            &throttle_uses, &push_unique, &release_unique,
+            &claim_cron};
   }
 };
 

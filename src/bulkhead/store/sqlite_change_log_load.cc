@@ -93,6 +93,18 @@ Status SqliteChangeLog::LoadOtherTables(MemoryState& state, size_t& keys, size_t
           ++hosts;
         });
   }
+  if (s.ok()) {
+    s = SqliteForEachRow(
+        db_, path_, "SELECT key, jid, until_us FROM unique_locks", [&](sqlite3_stmt* st) {
+          state.LoadUniqueLock(ColumnText(st, 0), ColumnText(st, 1), sqlite3_column_int64(st, 2));
+        });
+  }
+  if (s.ok()) {
+    s = SqliteForEachRow(db_, path_, "SELECT entry, due_us FROM cron_firings",
+                         [&](sqlite3_stmt* st) {
+                           state.LoadCronFiring(ColumnText(st, 0), sqlite3_column_int64(st, 1));
+                         });
+  }
   return s;
 }
 

@@ -115,9 +115,11 @@ Status SqliteChangeWriter::Write(const Change& c) {
       st = BindSetPaused(stmts_, c);
       break;
     case Change::Kind::kDeleteAll:
-      // FLUSH keeps signing_keys and host_states.
+      // FLUSH keeps signing_keys, host_states and cron_firings.
       counter_deltas_.clear();
-      return SqliteExec(db_, path_, "DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;");
+      return SqliteExec(db_, path_,
+                        "DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;"
+                        " DELETE FROM unique_locks;");
     case Change::Kind::kPutSigningKey:
       st = BindPutSigningKey(stmts_, c);
       break;
@@ -129,6 +131,21 @@ Status SqliteChangeWriter::Write(const Change& c) {
       break;
     case Change::Kind::kDeleteHostState:
       st = BindDeleteHostState(stmts_, c);
+      break;
+    case Change::Kind::kPutUniqueLock:
+      st = stmts_.put_unique_lock;
+      BindText(st, 1, c.name);
+      BindText(st, 2, c.value);
+      sqlite3_bind_int64(st, 3, c.delta);
+      break;
+    case Change::Kind::kDeleteUniqueLock:
+      st = stmts_.delete_unique_lock;
+      BindText(st, 1, c.name);
+      break;
+    case Change::Kind::kSetCronFiring:
+      st = stmts_.set_cron_firing;
+      BindText(st, 1, c.name);
+      sqlite3_bind_int64(st, 2, c.delta);
       break;
   }
   return SqliteStepDone(db_, st, "sqlite write");

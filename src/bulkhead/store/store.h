@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/unique_lock.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
 
@@ -193,6 +195,24 @@ class Store {
   // The use of each throttle at `now`, in the order given. A read.
   virtual void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                             ThrottleUsesCallback cb) = 0;
+  // --- Unique jobs and cron (#13) ---
+  // Unique jobs: PUSH and the lock in one atomic change. AlreadyExists when the jid is known (as
+  // Push). Otherwise, when `lock.key` is free at `now` (never taken, expired, released, or held by
+  // job.jid itself), takes it for job.jid until lock.until and adds the job as Push does; when
+  // another jid holds it, changes nothing and answers NotUniqueStatus(). A job holds at most one
+  // lock. Ack releases the lock its jid holds in the same change; FAIL, retries, death and removal
+  // keep it until it expires. FLUSH deletes every lock. Locks survive a restart (sqlite:, Redis).
+  virtual void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) = 0;
+  // Releases the lock `jid` holds, if any (no error when it holds none).
+  virtual void ReleaseUniqueLock(const std::string& jid, Done durable) = 0;
+  // Cron: claims the firing of cron entry `entry` due at `due` (atomically, for every node sharing
+  // the store): true when the entry's last claimed firing is before `due` (or there is none), which
+  // is then recorded as `due`; false (no change) when it is at or after `due`. FLUSH keeps these.
+  using ClaimCallback = std::function<void(Result<bool>)>;
+  virtual void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) = 0;
+  // The last claimed firing of every entry that has one (entry -> due time).
+  using CronFiringsCallback = std::function<void(Result<std::map<std::string, TimePoint>>)>;
+  virtual void ListCronFirings(CronFiringsCallback cb) = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

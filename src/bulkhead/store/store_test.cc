@@ -482,6 +482,120 @@ TEST_P(StoreTest, FlushKeepsHostStates) {
   }
 }
 
+// --- Unique jobs and cron (#13) ---
+
+TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
+  auto push_unique = [&](const std::string& jid, TimePoint now, Duration length = 60s) {
+    return Await<Status>([&](auto cb) {
+      store_->PushUnique(MakeJob(jid), UniqueLock{"k1", now + length}, now, cb);
+    });
+  };
+  ASSERT_TRUE(push_unique("uniq-00001", now_).ok());
+  EXPECT_TRUE(IsNotUnique(push_unique("uniq-00002", now_ + 1s)));
+  // The refused job was not added; a job without the lock is not checked; another key is free.
+  EXPECT_EQ(Stats().enqueued, 1u);
+  ASSERT_TRUE(Push(MakeJob("uniq-plain1")).ok());
+  EXPECT_TRUE(Await<Status>([&](auto cb) {
+                store_->PushUnique(MakeJob("uniq-other"), UniqueLock{"k2", now_ + 60s}, now_, cb);
+              }).ok());
+  // The jid test comes first: a known jid is AlreadyExists, whatever the lock.
+  EXPECT_EQ(push_unique("uniq-00001", now_).code(), StatusCode::kAlreadyExists);
+  // ACK releases the lock.
+  ASSERT_EQ(Fetch({"default"})->jid, "uniq-00001");
+  EXPECT_TRUE(Ack("uniq-00001"));
+  ASSERT_TRUE(push_unique("uniq-00003", now_ + 2s, 10s).ok());
+  // Held until its expiry (exactly), then free.
+  EXPECT_TRUE(IsNotUnique(push_unique("uniq-00004", now_ + 11s)));
+  EXPECT_TRUE(push_unique("uniq-00004", now_ + 12s).ok());
+  // The expired holder's ACK does not release the new holder's lock.
+  ASSERT_TRUE(Fetch({"default"}));  // uniq-plain1
+  ASSERT_TRUE(Fetch({"default"}));  // uniq-other
+  ASSERT_EQ(Fetch({"default"})->jid, "uniq-00003");
+  EXPECT_TRUE(Ack("uniq-00003"));
+  EXPECT_TRUE(IsNotUnique(push_unique("uniq-00005", now_ + 13s)));
+}
+
+TEST_P(StoreTest, UniqueLockReleaseRetryAndFlush) {
+  auto push_unique = [&](const std::string& jid) {
+    return Await<Status>([&](auto cb) {
+      store_->PushUnique(MakeJob(jid), UniqueLock{"k", now_ + 600s}, now_, cb);
+    });
+  };
+  ASSERT_TRUE(push_unique("uniq-r-0001").ok());
+  // Releasing for a jid that holds nothing changes nothing.
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->ReleaseUniqueLock("nobody", cb); }).ok());
+  EXPECT_TRUE(IsNotUnique(push_unique("uniq-r-0002")));
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->ReleaseUniqueLock("uniq-r-0001", cb); }).ok());
+  ASSERT_TRUE(push_unique("uniq-r-0002").ok());
+  // A failed job waiting for its retry keeps its lock.
+  Fetch({"default"});
+  auto job = Fetch({"default"});
+  ASSERT_TRUE(job && job->jid == "uniq-r-0002");
+  JobRecord retry = *job;
+  retry.state = JobState::kRetry;
+  retry.score = ToUnixMicros(now_ + 30s);
+  ASSERT_TRUE(Await<Status>([&](auto cb) {
+                store_->FailReserved(job->jid, FromUnixMicros(job->score), retry, true, now_, cb);
+              }).ok());
+  EXPECT_TRUE(IsNotUnique(push_unique("uniq-r-0003")));
+  // FLUSH deletes the locks.
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_TRUE(push_unique("uniq-r-0003").ok());
+  if (Persistent()) {
+    Reopen();
+    EXPECT_TRUE(IsNotUnique(push_unique("uniq-r-0004")));
+  }
+}
+
+TEST_P(StoreTest, CronFiringIsClaimedOncePerDueTime) {
+  auto claim = [&](const std::string& entry, TimePoint due) {
+    return *Await<Result<bool>>([&](auto cb) { store_->ClaimCronFiring(entry, due, cb); });
+  };
+  auto firings = [&] {
+    return *Await<Result<std::map<std::string, TimePoint>>>(
+        [&](auto cb) { store_->ListCronFirings(cb); });
+  };
+  EXPECT_TRUE(firings().empty());
+  EXPECT_TRUE(claim("Minutely", now_));
+  EXPECT_FALSE(claim("Minutely", now_));
+  EXPECT_FALSE(claim("Minutely", now_ - 60s));
+  EXPECT_TRUE(claim("Hourly", now_));
+  EXPECT_TRUE(claim("Minutely", now_ + 60s));
+  std::map<std::string, TimePoint> expected{{"Hourly", now_}, {"Minutely", now_ + 60s}};
+  EXPECT_EQ(firings(), expected);
+  ASSERT_TRUE(Flush().ok());  // FLUSH keeps them
+  EXPECT_EQ(firings(), expected);
+  if (Persistent()) {
+    Reopen();
+    EXPECT_EQ(firings(), expected);
+    EXPECT_FALSE(claim("Minutely", now_ + 60s));
+  }
+}
+
+TEST_P(StoreTest, TwoNodesClaimAFiringAndTakeALockOnce) {
+  if (!Redis()) GTEST_SKIP() << "only Redis is shared by several nodes";
+  StoreOptions options;
+  options.io_context = &loop_.io();
+  options.redis_namespace = namespace_;
+  auto other = OpenStoreFromUrl(Url(), loop_.poster(), options);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  // Both nodes at once, neither waiting for the other's answer.
+  std::optional<Result<bool>> a, b;
+  store_->ClaimCronFiring("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
+  (*other)->ClaimCronFiring("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
+  std::optional<Status> pa, pb;
+  store_->PushUnique(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
+                     [&](Status s) { pa = s; });
+  (*other)->PushUnique(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
+                       [&](Status s) { pb = s; });
+  loop_.RunUntil([&] { return a && b && pa && pb; });
+  ASSERT_TRUE(a->ok() && b->ok());
+  EXPECT_NE(**a, **b) << "exactly one node claims the firing";
+  EXPECT_TRUE(pa->ok() != pb->ok()) << "exactly one node takes the lock";
+  EXPECT_TRUE(IsNotUnique(pa->ok() ? *pb : *pa));
+  (*other)->Close();
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest,
                          ::testing::Values("memory", "sqlite", "memory+deferred",
                                            "sqlite+deferred"),

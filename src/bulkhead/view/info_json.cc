@@ -19,6 +19,26 @@ json TaskJson(const TaskSnapshot& task, size_t size, const char* jobs_key) {
           {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
 }
 
+// Unique, expiring and cron jobs (#13), only once there is something to show (so that a server that
+// does not use them answers Faktory's document unchanged): "unique":{"locks","denied"} and
+// "expired":{queue:count}, this node's counts since start.
+void AddJobOptionsJson(const EngineSnapshot& e, json& faktory) {
+  if (e.unique.taken > 0 || e.unique.denied > 0) {
+    faktory["unique"] = {{"locks", e.unique.taken}, {"denied", e.unique.denied}};
+  }
+  if (!e.jobs_expired.empty()) faktory["expired"] = e.jobs_expired;
+  // Cron entries (#13): "cron":{name:{"schedule","next_run","last_run" (null: none yet),
+  // "enqueued","lost"}}.
+  for (const CronEntrySnapshot& c : e.cron) {
+    faktory["cron"][c.name] = {
+        {"schedule", c.schedule},
+        {"next_run", FormatRfc3339(c.next_run)},
+        {"last_run", c.last_run ? json(FormatRfc3339(*c.last_run)) : json(nullptr)},
+        {"enqueued", c.enqueued},
+        {"lost", c.lost}};
+  }
+}
+
 json FaktoryJson(const EngineSnapshot& e) {
   json queues = json::object();
   for (const auto& [name, q] : e.queues) queues[name] = q.size;
@@ -30,17 +50,19 @@ json FaktoryJson(const EngineSnapshot& e) {
       {"Busy", TaskJson(t.busy, e.working, "reaped")},
       {"Workers", TaskJson(t.workers, e.worker_count, "reaped")},
   };
-  return {{"total_failures", e.failures},
-          {"total_processed", e.processed},
-          {"total_enqueued", e.enqueued},
-          {"total_queues", e.queues.size()},
-          {"queues", std::move(queues)},
-          {"sets",
-           {{"scheduled", e.scheduled},
-            {"retries", e.retries},
-            {"dead", e.dead},
-            {"working", e.working}}},
-          {"tasks", std::move(tasks)}};
+  json out = {{"total_failures", e.failures},
+              {"total_processed", e.processed},
+              {"total_enqueued", e.enqueued},
+              {"total_queues", e.queues.size()},
+              {"queues", std::move(queues)},
+              {"sets",
+               {{"scheduled", e.scheduled},
+                {"retries", e.retries},
+                {"dead", e.dead},
+                {"working", e.working}}},
+              {"tasks", std::move(tasks)}};
+  AddJobOptionsJson(e, out);
+  return out;
 }
 
 // Readers that never throw: a missing or mistyped field is 0 / "?".

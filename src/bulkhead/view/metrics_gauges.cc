@@ -55,6 +55,24 @@ SampleCallback PerThrottle(const Source& src, ThrottleFigure figure) {
   });
 }
 
+// One sample per key of a map of the snapshot (#13: expired jobs by queue, cron entries).
+template <typename Read>
+SampleCallback PerKey(const Source& src, Read read) {
+  return FromLatest(src, [read](const EngineSnapshot& s) -> Samples {
+    std::vector<MetricSample> out;
+    for (auto [key, value] : read(s)) out.push_back(MetricSample{{key}, value});
+    return out;
+  });
+}
+
+// A count of every cron entry, by entry name.
+std::vector<std::pair<std::string, double>> CronFigures(const EngineSnapshot& e,
+                                                        int64_t CronEntrySnapshot::*field) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& c : e.cron) out.emplace_back(c.name, static_cast<double>(c.*field));
+  return out;
+}
+
 // Every family: RegisterEngineMetrics adds them, UnregisterEngineMetrics removes them.
 struct FamilyRow {
   MetricType type;
@@ -109,6 +127,47 @@ const FamilyRow kFamilies[] = {
      mn::kPushDuplicatesTotalHelp,
      {},
      [](const Source& s) { return Value(s, &EngineSnapshot::push_duplicates); }},
+    // Unique, expiring and cron jobs (#13).
+    {kCounter,
+     mn::kUniqueLocksTotal,
+     mn::kUniqueLocksTotalHelp,
+     {},
+     [](const Source& s) {
+       return Value(s, [](const EngineSnapshot& e) { return e.unique.taken; });
+     }},
+    {kCounter,
+     mn::kUniqueDeniedTotal,
+     mn::kUniqueDeniedTotalHelp,
+     {},
+     [](const Source& s) {
+       return Value(s, [](const EngineSnapshot& e) { return e.unique.denied; });
+     }},
+    {kCounter, mn::kJobsExpiredTotal, mn::kJobsExpiredTotalHelp, mn::kLabelQueue,
+     [](const Source& s) {
+       return PerKey(s, [](const EngineSnapshot& e) {
+         std::vector<std::pair<std::string, double>> out;
+         for (const auto& [queue, n] : e.jobs_expired) out.emplace_back(queue, n);
+         return out;
+       });
+     }},
+    {kCounter, mn::kCronEnqueuedTotal, mn::kCronEnqueuedTotalHelp, mn::kLabelEntry,
+     [](const Source& s) {
+       return PerKey(
+           s, [](const EngineSnapshot& e) { return CronFigures(e, &CronEntrySnapshot::enqueued); });
+     }},
+    {kCounter, mn::kCronLostTotal, mn::kCronLostTotalHelp, mn::kLabelEntry,
+     [](const Source& s) {
+       return PerKey(
+           s, [](const EngineSnapshot& e) { return CronFigures(e, &CronEntrySnapshot::lost); });
+     }},
+    {kGauge, mn::kCronNextRunSeconds, mn::kCronNextRunSecondsHelp, mn::kLabelEntry,
+     [](const Source& s) {
+       return PerKey(s, [](const EngineSnapshot& e) {
+         std::vector<std::pair<std::string, double>> out;
+         for (const auto& c : e.cron) out.emplace_back(c.name, ToUnixMicros(c.next_run) / 1e6);
+         return out;
+       });
+     }},
     {kGauge,
      mn::kStoreDegraded,
      mn::kStoreDegradedHelp,

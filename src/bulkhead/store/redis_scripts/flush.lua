@@ -1,5 +1,5 @@
--- FLUSH: every job, queue, counter and pause flag. Signing keys, host states, the node registry and
--- the layout stay. ARGV: P.
+-- FLUSH: every job, queue, counter, pause flag and unique lock (#13). Signing keys, host states,
+-- cron firings, the node registry and the layout stay. ARGV: P.
 -- Every throttle slot belongs to a reserved job.
 for _, jid in ipairs(redis.call('ZRANGE', P .. 'working', 0, -1)) do
   local v = redis.call('HGET', JOBS, jid)
@@ -11,4 +11,8 @@ for _, node in ipairs(redis.call('SMEMBERS', P .. 'nodes')) do
 end
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
+-- Unique locks: found by pattern (FLUSH is rare and already O(jobs)); the prefix's glob characters
+-- are escaped.
+local pattern = string.gsub(P, '([%*%?%[%]\\])', '\\%1') .. 'unique*'
+for _, k in ipairs(redis.call('KEYS', pattern)) do redis.call('DEL', k) end
 return 1

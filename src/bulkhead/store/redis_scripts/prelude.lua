@@ -76,3 +76,22 @@ local function count(name, delta, day)
     redis.call('HINCRBY', P .. 'stats', name .. ':' .. day, delta)
   end
 end
+
+-- Unique jobs (#13): {NS}:unique:KEY = "JID|UNTIL_US" (the holder and the lock's expiry on the
+-- pushing node's clock), with {NS}:unique_jid:JID = KEY beside it; both keys also expire (PX).
+-- The holder of `value`, or nil when `value` is nil or expired at now_us.
+local function unique_holder(value, now_us)
+  if not value then return nil end
+  local jid, until_us = string.match(value, '^(.*)|(%d+)$')
+  if not jid or tonumber(until_us) <= tonumber(now_us) then return nil end
+  return jid
+end
+
+-- Releases the lock `jid` holds, if any.
+local function release_unique(jid)
+  local key = redis.call('GET', P .. 'unique_jid:' .. jid)
+  if not key then return end
+  local value = redis.call('GET', P .. 'unique:' .. key)
+  if value and string.match(value, '^(.*)|') == jid then redis.call('DEL', P .. 'unique:' .. key) end
+  redis.call('DEL', P .. 'unique_jid:' .. jid)
+end

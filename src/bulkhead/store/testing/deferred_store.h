@@ -116,6 +116,19 @@ class DeferredStore : public Store {
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
     inner_->List(set, offset, limit, Later(std::move(cb)));
   }
+  // Unique jobs and cron (#13).
+  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override {
+    inner_->PushUnique(std::move(job), lock, now, Later(std::move(durable)));
+  }
+  void ReleaseUniqueLock(const std::string& jid, Done durable) override {
+    inner_->ReleaseUniqueLock(jid, durable ? Later(std::move(durable)) : nullptr);
+  }
+  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override {
+    inner_->ClaimCronFiring(entry, due, Later(std::move(durable)));
+  }
+  void ListCronFirings(CronFiringsCallback cb) override {
+    inner_->ListCronFirings(Later(std::move(cb)));
+  }
 
   // Queue throttling (#13).
   void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
