@@ -23,6 +23,10 @@ struct Change {
     kDeleteSigningKey,  // name = key id
     kPutHostState,      // host_state (insert or replace, keyed by host_state.host)
     kDeleteHostState,   // name = host
+    // Records of Enterprise features (#13: batches, tracking), one table for all: name = space,
+    // key, value (kPutRecord: insert or replace). FLUSH (kDeleteAll) deletes them all.
+    kPutRecord,
+    kDeleteRecord,
   };
   explicit Change(Kind k) : kind(k) {}
 
@@ -31,7 +35,8 @@ struct Change {
   JobRecord job;      // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
   std::string name;   // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id;
                       // kDeleteHostState: host
-  std::string value;  // kPutSigningKey: the PEM private key
+  std::string value;  // kPutSigningKey: the PEM private key; kPutRecord: the record
+  std::string key;    // k*Record: the record's key within its space (name)
   HostStateRecord host_state;  // kPutHostState
   int64_t delta = 0;           // kAddCounter
   bool flag = false;           // kSetPaused

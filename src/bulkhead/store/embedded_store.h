@@ -70,7 +70,17 @@ class EmbeddedStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
+  // Batches (#13).
+  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
+  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
+  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
+  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
+  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
+  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
+
  private:
+  // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.
+  void Apply(const Done& durable, const std::function<Status(std::vector<Change>&)>& change);
   // Ok, or the Unavailable status every change is refused with while degraded.
   Status Writable() const;
   // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or

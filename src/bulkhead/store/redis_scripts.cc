@@ -16,11 +16,17 @@ const RedisScripts& StoreRedisScripts() {
     RedisScripts s;
     s.push = with_prelude(t::k_push);
     s.fetch = with_prelude(t::k_fetch);
-    s.ack = with_prelude(t::k_ack);
+    auto with_batches = [&](std::string_view body) {
+      std::string s(t::k_batch_lib);
+      s += '\n';
+      s += body;
+      return with_prelude(s);
+    };
+    s.ack = with_batches(t::k_ack);
     s.get_working = with_prelude(t::k_get_working);
     s.extend = with_prelude(t::k_extend);
     s.move = with_prelude(t::k_move);
-    s.fail_reserved = with_prelude(t::k_fail_reserved);
+    s.fail_reserved = with_batches(t::k_fail_reserved);
     s.remove = with_prelude(t::k_remove);
     s.enqueue_due = with_prelude(t::k_enqueue_due);
     s.range = with_prelude(t::k_range);
@@ -34,6 +40,10 @@ const RedisScripts& StoreRedisScripts() {
     s.stats = with_prelude(t::k_stats);
     s.heartbeat = with_prelude(t::k_heartbeat);
     s.reap = with_prelude(t::k_reap);
+    s.batch_new = with_batches(t::k_batch_new);
+    s.batch_commit = with_batches(t::k_batch_commit);
+    s.push_member = with_batches(t::k_push_member);
+    s.batch_expire = with_batches(t::k_batch_expire);
     return s;
   }();
   return scripts;

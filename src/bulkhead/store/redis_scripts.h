@@ -11,6 +11,9 @@ struct RedisScripts {
   std::string push, fetch, ack, get_working, extend, move, fail_reserved, remove, enqueue_due,
       range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats,
       heartbeat, reap;
+  // Batches (#13): batch_lib.lua is prepended (after the prelude) to these and to ack and
+  // fail_reserved.
+  std::string batch_new, batch_commit, push_member, batch_expire;
 };
 
 // Built once; never changes. Any thread.

@@ -135,6 +135,14 @@ class RedisStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
+  // Batches (#13; redis_store_batches.cc, scripts batch_*.lua).
+  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
+  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
+  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
+  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
+  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
+  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
+
   const std::string& node_id() const { return options_.node_id; }
 
   // One reaper pass now (the timer's): gives back the reservations of every other registered node

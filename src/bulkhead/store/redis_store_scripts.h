@@ -18,12 +18,16 @@ struct RedisStore::Scripts {
       mutate{text.mutate}, clear{text.clear}, set_paused{text.set_paused},
       remove_queues{text.remove_queues}, count_outcome{text.count_outcome}, flush{text.flush},
       stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap};
+  // Batches (#13).
+  RedisScript batch_new{text.batch_new}, batch_commit{text.batch_commit},
+      push_member{text.push_member}, batch_expire{text.batch_expire};
 
   std::vector<const RedisScript*> All() const {
-    return {&push,          &fetch,         &ack,    &get_working, &extend,
-            &move,          &fail_reserved, &remove, &enqueue_due, &range,
-            &purge_dead,    &mutate,        &clear,  &set_paused,  &remove_queues,
-            &count_outcome, &flush,         &stats,  &heartbeat,   &reap};
+    return {&push,          &fetch,         &ack,         &get_working, &extend,
+            &move,          &fail_reserved, &remove,      &enqueue_due, &range,
+            &purge_dead,    &mutate,        &clear,       &set_paused,  &remove_queues,
+            &count_outcome, &flush,         &stats,       &heartbeat,   &reap,
+            &batch_new,     &batch_commit,  &push_member, &batch_expire};
   }
 };
 

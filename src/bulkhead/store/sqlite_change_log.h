@@ -74,7 +74,7 @@ class SqliteChangeLog final : public ChangeLog {
   Status failure() const override;
   void Close() override;
 
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
   // WAL bounds: SQLite checkpoints (PASSIVE, on the writer thread, after the commit that reaches
   // it) once the WAL holds this many pages, and truncates the WAL file back to kWalSizeLimitBytes
   // at the first commit after a checkpoint. With 4 KiB pages the -wal file stays near 4 MiB

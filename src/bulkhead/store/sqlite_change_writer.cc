@@ -91,6 +91,15 @@ sqlite3_stmt* BindDeleteHostState(const SqliteStatements& stmts, const Change& c
   return st;
 }
 
+sqlite3_stmt* BindRecord(const SqliteStatements& stmts, const Change& c) {
+  bool put = c.kind == Change::Kind::kPutRecord;
+  sqlite3_stmt* st = put ? stmts.put_record : stmts.delete_record;
+  BindText(st, 1, c.name);
+  BindText(st, 2, c.key);
+  if (put) BindText(st, 3, c.value);
+  return st;
+}
+
 }  // namespace
 
 Status SqliteChangeWriter::Write(const Change& c) {
@@ -117,7 +126,9 @@ Status SqliteChangeWriter::Write(const Change& c) {
     case Change::Kind::kDeleteAll:
       // FLUSH keeps signing_keys and host_states.
       counter_deltas_.clear();
-      return SqliteExec(db_, path_, "DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;");
+      return SqliteExec(db_, path_,
+                        "DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;"
+                        " DELETE FROM records;");
     case Change::Kind::kPutSigningKey:
       st = BindPutSigningKey(stmts_, c);
       break;
@@ -129,6 +140,10 @@ Status SqliteChangeWriter::Write(const Change& c) {
       break;
     case Change::Kind::kDeleteHostState:
       st = BindDeleteHostState(stmts_, c);
+      break;
+    case Change::Kind::kPutRecord:
+    case Change::Kind::kDeleteRecord:
+      st = BindRecord(stmts_, c);
       break;
   }
   return SqliteStepDone(db_, st, "sqlite write");

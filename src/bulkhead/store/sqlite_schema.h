@@ -3,7 +3,7 @@
 
 namespace bulkhead {
 
-// Schema, version 3.
+// Schema, version 4.
 //   meta(key, value): schema_version.
 //   jobs: one row per job wherever it is (see JobState); `id` is assigned by MemoryState and
 //     never reused while the row exists; no secondary index: the whole table is loaded at open and
@@ -13,6 +13,8 @@ namespace bulkhead {
 //   signing_keys(key_id, pem): ActivityPub signing keys (PEM private keys); FLUSH keeps them.
 //   host_states(host, ...): the failing state of delivery hosts (HostStateRecord; times in µs
 //     since the epoch, 0 = none); a row exists only while its host is failing; FLUSH keeps them.
+//   records(space, key, value): the Enterprise features' records (batches, batch members and
+//     callbacks, job tracking; store/batch_book.h, store/track_book.h); FLUSH deletes them.
 // A new database file is created with mode 0600 (SQLite gives its -wal and -shm files the same
 // mode): it holds private keys.
 // Upgrade steps: when the schema changes, bump SqliteChangeLog::kSchemaVersion, add a step to
@@ -41,6 +43,9 @@ CREATE TABLE IF NOT EXISTS host_states(
   failing_since INTEGER NOT NULL,
   unavailable INTEGER NOT NULL,
   retry_after_until INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS records(
+  space TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(space, key))
+  WITHOUT ROWID;
 )sql";
 
 // kSqliteUpgrades[i] migrates a database of version i + 1 to version i + 2. kSqliteSchema runs
@@ -49,6 +54,7 @@ CREATE TABLE IF NOT EXISTS host_states(
 inline constexpr const char* kSqliteUpgrades[] = {
     "",  // 1 -> 2: signing_keys, created by kSqliteSchema
     "",  // 2 -> 3: host_states, created by kSqliteSchema
+    "",  // 3 -> 4: records, created by kSqliteSchema
 };
 
 }  // namespace bulkhead

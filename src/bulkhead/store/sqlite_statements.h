@@ -29,6 +29,8 @@ struct SqliteStatements {
   sqlite3_stmt* put_host = nullptr;        // ?1 host .. ?7 retry_after_until
   sqlite3_stmt* delete_host = nullptr;     // ?1 host
   sqlite3_stmt* set_commit_seq = nullptr;  // ?1 meta.commit_seq
+  sqlite3_stmt* put_record = nullptr;      // ?1 space, ?2 key, ?3 value
+  sqlite3_stmt* delete_record = nullptr;   // ?1 space, ?2 key
 };
 
 }  // namespace bulkhead

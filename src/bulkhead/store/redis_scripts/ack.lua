@@ -1,4 +1,4 @@
--- ACK. ARGV: P, jid, day. Ends the reservation and counts one processed job in the same step.
+-- ACK. ARGV: P, jid, day, now (µs). Ends the reservation and counts one processed job in the same step.
 -- Returns {header, score} of the job that was reserved, or false.
 local jid = ARGV[2]
 local v = redis.call('HGET', JOBS, jid)
@@ -9,4 +9,5 @@ local score = redis.call('ZSCORE', P .. 'working', jid)
 unlink(jid, h)
 redis.call('HDEL', JOBS, jid)
 count('processed', 1, ARGV[3])
+bjob_ended(jid, true, ARGV[4])
 return {string.sub(v, 1, #v - #h.tail), score}

@@ -1,5 +1,5 @@
 -- Ends a failed reservation if it is still the one the caller read. ARGV: P, jid, reserved_until_us,
--- next value ('' deletes the job), next score, count_failure ('1'/'0'), day, node.
+-- next value ('' deletes the job), next score, count_failure ('1'/'0'), day, node, now (µs).
 -- Returns 1, or 0 (no change) when jid is not reserved until reserved_until_us.
 local jid = ARGV[2]
 local v = redis.call('HGET', JOBS, jid)
@@ -18,4 +18,5 @@ else
 end
 count('processed', 1, ARGV[7])
 if ARGV[6] == '1' then count('failures', 1, ARGV[7]) end
+bjob_ended(jid, false, ARGV[9])
 return 1

@@ -117,6 +117,27 @@ class DeferredStore : public Store {
     inner_->List(set, offset, limit, Later(std::move(cb)));
   }
 
+  // Batches (#13).
+  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override {
+    inner_->BatchNew(std::move(batch), now, Later(std::move(durable)));
+  }
+  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override {
+    inner_->BatchGet(bid, now, Later(std::move(cb)));
+  }
+  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override {
+    inner_->BatchCommit(bid, now, Later(std::move(durable)));
+  }
+  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
+                       Done durable) override {
+    inner_->PushBatchMember(std::move(job), bid, now, Later(std::move(durable)));
+  }
+  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override {
+    inner_->ExpireBatches(now, limit, Later(std::move(cb)));
+  }
+  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override {
+    inner_->GetBatchCounts(Later(std::move(cb)));
+  }
+
   Store& inner() { return *inner_; }
 
  private:
