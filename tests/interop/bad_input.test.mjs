@@ -42,7 +42,8 @@ const BAD_LINES = [
   ['QUEUE without subcommand', 'QUEUE', 'ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY'],
   ['QUEUE with an unknown subcommand', 'QUEUE unpause *', 'ERR no such QUEUE subcommand: UNPAUSE (PAUSE, RESUME, REMOVE or LATENCY)'],
   ['QUEUE LATENCY of every queue', 'QUEUE LATENCY *', 'ERR QUEUE LATENCY does not support wildcards'],
-  ['BATCH', 'BATCH NEW {}', 'ERR batch subsystem is only available in Faktory Enterprise'],
+  ['BATCH NEW without a callback', 'BATCH NEW {}', 'ERR BATCH NEW needs a success or complete callback job (neither was given)'],
+  ['BATCH COMMIT of an unknown bid', 'BATCH COMMIT b-nosuchbatch0001', 'ERR No such batch b-nosuchbatch0001'],
   ['TRACK', 'TRACK GET abc', 'ERR tracking subsystem is only available in Faktory Enterprise'],
 ];
 

@@ -43,7 +43,9 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       scheduler_timer_(io, clock),
       reaper_timer_(io, clock),
       purge_timer_(io, clock),
-      worker_timer_(io, clock) {
+      worker_timer_(io, clock),
+      batches_(store, clock, rng,
+               [&config](const std::string& jt) { return config.RetryFor(jt); }) {
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
   store_.SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
@@ -115,23 +117,27 @@ void Engine::Push(JobRecord job, Done done) {
   bool queued = job.state == JobState::kQueued;
   // While this PUSH commits, a PUSH of the same jid waits for its outcome (PushDuplicate).
   bool registered = unconfirmed_pushes_.try_emplace(jid).second;
-  store_.Push(std::move(job),
-              Guarded([this, jid, registered, done = std::move(done)](Status st) mutable {
-                bool held_before = st.code() == StatusCode::kAlreadyExists;
-                if (registered) {
-                  auto it = unconfirmed_pushes_.find(jid);
-                  std::vector<Done> waiting = std::move(it->second);
-                  unconfirmed_pushes_.erase(it);
-                  // A jid held before this PUSH: the duplicates that waited on it are answered as
-                  // it is.
-                  for (auto& d : waiting) d(held_before ? Status::Ok() : st);
-                }
-                if (held_before) {
-                  PushDuplicate(jid, std::move(done));
-                  return;
-                }
-                done(st);
-              }));
+  auto pushed = Guarded([this, jid, registered, done = std::move(done)](Status st) mutable {
+    bool held_before = st.code() == StatusCode::kAlreadyExists;
+    if (registered) {
+      auto it = unconfirmed_pushes_.find(jid);
+      std::vector<Done> waiting = std::move(it->second);
+      unconfirmed_pushes_.erase(it);
+      // A jid held before this PUSH: the duplicates that waited on it are answered as
+      // it is.
+      for (auto& d : waiting) d(held_before ? Status::Ok() : st);
+    }
+    if (held_before) {
+      PushDuplicate(jid, std::move(done));
+      return;
+    }
+    done(st);
+  });
+  if (std::string bid = Batches::BatchIdOf(job.payload); !bid.empty()) {
+    store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(pushed));
+  } else {
+    store_.Push(std::move(job), std::move(pushed));
+  }
   if (queued) WakeWaiters(queue, 1);
 }
 
@@ -406,7 +412,12 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.push_duplicates = push_duplicates();
     out.tasks = tasks_;
     out.worker_count = workers_.size();
-    cb(std::move(out));
+    store_.GetBatchCounts(
+        Guarded([out = std::move(out), cb = std::move(cb)](Result<BatchCounts> batches) mutable {
+          if (!batches.ok()) return cb(batches.status());
+          out.batches = *batches;
+          cb(std::move(out));
+        }));
   }));
 }
 
@@ -516,6 +527,13 @@ void Engine::RunDeadPurgeOnce() {
                        spdlog::info("purged {} dead jobs past their retention", purged);
                      Count(tasks_.dead, purged, start);
                    }));
+  store_.ExpireBatches(clock_.Now(), kScanBatch, Guarded([](Result<size_t> n) {
+                         if (!n.ok()) {
+                           spdlog::warn("batch expiry: {}", n.status().message());
+                         } else if (*n > 0) {
+                           spdlog::info("deleted {} expired batches", *n);
+                         }
+                       }));
 }
 
 }  // namespace bulkhead

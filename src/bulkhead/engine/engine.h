@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/engine/batches.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/engine/retry_policy.h"
 #include "bulkhead/engine/worker_roster.h"
@@ -109,6 +110,11 @@ class Engine {
   // loop, when the store has answered (inline for the memory and embedded stores). The views of
   // these figures (INFO, /api/*, /metrics, `bulkhead stats`) are rendered by view/, not here.
   void Snapshot(std::function<void(Result<EngineSnapshot>)> cb);
+
+  // Batches (#13): BATCH NEW/OPEN/COMMIT/STATUS. A PUSH whose custom.bid names a batch joins it
+  // (an unknown bid: NotFound "No such batch <bid>", nothing pushed); the dead-job purge task
+  // also deletes expired batches.
+  Batches& batches() { return batches_; }
 
   // Called when a reserved job ends (ACK, FAIL or reservation expiry) with the time since FETCH.
   void SetJobDoneHandler(std::function<void(const JobRecord&, Duration, bool failed)> handler) {
@@ -206,6 +212,7 @@ class Engine {
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
+  Batches batches_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
 };
 

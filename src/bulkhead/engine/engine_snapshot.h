@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "bulkhead/store/batch_record.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
@@ -51,6 +52,7 @@ struct EngineSnapshot {
   int64_t processed = 0;
   int64_t failures = 0;
   uint64_t push_duplicates = 0;
+  BatchCounts batches;  // batches created, committed, expired uncommitted, succeeded (#13)
 
   EngineTaskSnapshots tasks;
 

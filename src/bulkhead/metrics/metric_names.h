@@ -66,6 +66,12 @@ inline constexpr std::string_view kJobsFailedTotalHelp =
 inline constexpr std::string_view kPushDuplicatesTotal = "bulkhead_push_duplicates_total";
 inline constexpr std::string_view kPushDuplicatesTotalHelp =
     "PUSHed jobs (PUSH or PUSHB) whose jid the server already held: answered OK, nothing changed.";
+// Batches (#13). Label: event (created, committed, expired: uncommitted for 30 minutes,
+// succeeded: the success callback finished, or all members succeeded when there is none).
+inline constexpr std::string_view kBatchesTotal = "bulkhead_batches_total";
+inline constexpr std::string_view kBatchesTotalHelp =
+    "Batches by event: created, committed, expired (uncommitted for 30 minutes), succeeded.";
+inline constexpr std::string_view kLabelEvent = "event";
 // Histogram. Label: jobtype. Buckets: kJobRuntimeBuckets.
 inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
 inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";

@@ -9,6 +9,7 @@
 
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/engine/job_parser.h"
+#include "bulkhead/protocol/batch_commands.h"
 #include "bulkhead/protocol/fwp_server.h"
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/protocol/replies.h"
@@ -412,7 +413,7 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
 
 }  // namespace
 
-// The Enterprise-only replies are fixed texts (replies.h); BATCH and TRACK have no handler.
+// The Enterprise-only replies are fixed texts (replies.h); TRACK has no handler.
 constexpr Command kCommands[] = {
     {.verb = "HELLO",
      .handler = CmdHello,
@@ -430,7 +431,7 @@ constexpr Command kCommands[] = {
     {.verb = "END", .handler = CmdEnd, .needs_identity = false, .allowed_while_stopping = true},
     {.verb = "MUTATE", .handler = CmdMutate},
     {.verb = "QUEUE", .handler = CmdQueue},
-    {.verb = "BATCH", .enterprise_only = replies::kBatchEnterpriseOnly},
+    {.verb = "BATCH", .handler = CmdBatch},  // batch_commands.h
     {.verb = "TRACK", .enterprise_only = replies::kTrackEnterpriseOnly},
 };
 

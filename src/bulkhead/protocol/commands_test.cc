@@ -35,7 +35,7 @@ const std::map<std::string, Expected>& ExpectedTable() {
       {"END", {.needs_identity = false, .allowed_while_stopping = true}},
       {"MUTATE", {}},
       {"QUEUE", {}},
-      {"BATCH", {.enterprise_only = replies::kBatchEnterpriseOnly}},
+      {"BATCH", {}},
       {"TRACK", {.enterprise_only = replies::kTrackEnterpriseOnly}},
   };
   return table;
@@ -104,7 +104,7 @@ TEST(AdmitTest, WhileStoppingOnlyTheAllowedCommandsRun) {
 
 TEST(AdmitTest, UnknownAndEnterpriseOnlyCommandsAreAnsweredWithoutAHandler) {
   EXPECT_EQ(Admit(nullptr, "", true, false), Admission::kUnknown);
-  EXPECT_EQ(Admit(FindCommand("BATCH"), "NEW {}", true, false), Admission::kEnterpriseOnly);
+  EXPECT_EQ(Admit(FindCommand("BATCH"), "NEW {}", true, false), Admission::kRun);
   EXPECT_EQ(Admit(FindCommand("TRACK"), "GET x", true, false), Admission::kEnterpriseOnly);
   for (const Command& c : Commands()) {
     if (c.handler == nullptr) continue;

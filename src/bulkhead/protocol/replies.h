@@ -36,6 +36,12 @@ inline constexpr char kBatchEnterpriseOnly[] =
     "batch subsystem is only available in Faktory Enterprise";
 inline constexpr char kTrackEnterpriseOnly[] =
     "tracking subsystem is only available in Faktory Enterprise";
+// BATCH (#13; docs/batches.md). "No such batch <bid>" is Faktory's text, from the store.
+inline constexpr char kBatchNeedsSubcommand[] =
+    "BATCH needs a subcommand: NEW, OPEN, COMMIT or STATUS";
+inline constexpr char kNoSuchBatchSubcommand[] = "no such BATCH subcommand: ";  // + upper-cased
+inline constexpr char kBatchSubcommands[] = " (NEW, OPEN, COMMIT or STATUS)";
+inline constexpr char kBatchNewNeedsJson[] = "BATCH NEW needs a JSON object";
 inline constexpr char kShutdown[] = "shutdown in progress";
 inline constexpr char kHelloBadVersion[] =
     "invalid HELLO: v must be an integer (the protocol version, 2)";

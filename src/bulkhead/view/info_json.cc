@@ -28,6 +28,12 @@ json FaktoryJson(const EngineSnapshot& e) {
       {"Dead", TaskJson(t.dead, e.dead, "enqueued")},
       {"Busy", TaskJson(t.busy, e.working, "reaped")},
       {"Workers", TaskJson(t.workers, e.worker_count, "reaped")},
+      // Faktory Enterprise's batch counters (#13), its names: closed = committed.
+      {"batch",
+       {{"created", e.batches.created},
+        {"closed", e.batches.committed},
+        {"expired", e.batches.expired},
+        {"successful", e.batches.succeeded}}},
   };
   return {{"total_failures", e.failures},
           {"total_processed", e.processed},
@@ -166,6 +172,11 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
       ParseTask(tasks, "Scheduled", "enqueued"), ParseTask(tasks, "Retries", "enqueued"),
       ParseTask(tasks, "Dead", "enqueued"), ParseTask(tasks, "Busy", "reaped"),
       ParseTask(tasks, "Workers", "reaped")};
+  const json& batch = Member(tasks, "batch");
+  e.batches = BatchCounts{.created = Int(batch, "created"),
+                          .committed = Int(batch, "closed"),
+                          .expired = Int(batch, "expired"),
+                          .succeeded = Int(batch, "successful")};
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {
     out.hosts.emplace();
