@@ -68,6 +68,7 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
   if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
+  if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   Commit(std::move(changes), nullptr);
   cb(std::move(job));
 }
@@ -80,6 +81,7 @@ void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durab
     job->payload.clear();  // callers need the bookkeeping, not the JSON
     AddOutcome(1, 0, now, changes);
     state_.BatchJobEnded(jid, /*acked=*/true, ToUnixMicros(now), changes);
+    state_.tracks().SetState(jid, kTrackSuccess, false, ToUnixMicros(now), changes);
   }
   Commit(std::move(changes),
          [job = std::move(job), durable = std::move(durable)](Status s) mutable {
@@ -130,6 +132,9 @@ void EmbeddedStore::FailReserved(const std::string& jid, TimePoint reserved_unti
   }
   AddOutcome(1, count_failure ? 1 : 0, now, changes);
   state_.BatchJobEnded(jid, /*acked=*/false, ToUnixMicros(now), changes);
+  bool died = next && next->state == JobState::kDead;
+  state_.tracks().SetState(jid, died ? kTrackDead : kTrackFailed, false, ToUnixMicros(now),
+                           changes);
   Commit(std::move(changes), std::move(durable));
 }
 
@@ -321,6 +326,37 @@ void EmbeddedStore::ExpireBatches(TimePoint now, size_t limit, CountCallback cb)
 
 void EmbeddedStore::GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) {
   cb(state_.batch_counts());
+}
+
+// --- Job tracking (#13) ---
+
+void EmbeddedStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
+  Apply(durable, [&](std::vector<Change>& out) {
+    state_.tracks().Set(update, ToUnixMicros(now), out);
+    return Status::Ok();
+  });
+}
+
+void EmbeddedStore::TrackPushed(const std::string& jid, TimePoint now, Done durable) {
+  Apply(durable, [&](std::vector<Change>& out) {
+    if (state_.HoldsUnreserved(jid)) {
+      state_.tracks().SetState(jid, kTrackEnqueued, true, ToUnixMicros(now), out);
+    }
+    return Status::Ok();
+  });
+}
+
+void EmbeddedStore::TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) {
+  const TrackRecord* r = state_.tracks().Find(jid, ToUnixMicros(now));
+  cb(r ? std::optional<TrackRecord>(*r) : std::nullopt);
+}
+
+void EmbeddedStore::ExpireTracks(TimePoint now, size_t limit, CountCallback cb) {
+  if (Refused(Writable(), cb)) return;
+  std::vector<Change> changes;
+  size_t n = state_.tracks().Expire(ToUnixMicros(now), limit, changes);
+  Commit(std::move(changes), nullptr);
+  cb(n);
 }
 
 }  // namespace bulkhead

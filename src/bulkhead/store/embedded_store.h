@@ -77,6 +77,11 @@ class EmbeddedStore final : public Store {
   void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
   void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
   void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
+  // Tracking (#13).
+  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
+  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
+  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
+  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
 
  private:
   // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.

@@ -366,6 +366,7 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   working_.clear();
   counters_.clear();
   batches_.Clear();
+  tracks_.Clear();
   out.push_back(Change{Change::Kind::kDeleteAll});
 }
 
@@ -446,6 +447,7 @@ bool MemoryState::IsPaused(const std::string& queue) const {
 
 Status MemoryState::LoadRecord(const std::string& space, const std::string& key,
                                const std::string& value) {
+  if (space == kTrackSpace) return tracks_.Load(key, value);
   return batches_.Load(space, key, value);
 }
 

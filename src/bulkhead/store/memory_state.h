@@ -25,6 +25,7 @@
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/track_book.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -136,9 +137,18 @@ class MemoryState {
   size_t ExpireBatches(int64_t now_us, size_t limit, std::vector<Change>& out);
   BatchCounts batch_counts() const;
 
+  // --- Job tracking (#13; track_record.h, track_book.h) ---
+  TrackBook& tracks() { return tracks_; }
+  const TrackBook& tracks() const { return tracks_; }
+  // TrackPushed's condition: the store holds `jid`, not reserved.
+  bool HoldsUnreserved(const std::string& jid) const {
+    return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
+  }
+
  private:
   void ApplyBatchEffects(BatchEffects fx, std::vector<Change>& out);
   BatchBook batches_;
+  TrackBook tracks_;
 
   struct Entry {
     int64_t id;

@@ -15,9 +15,12 @@ const RedisScripts& StoreRedisScripts() {
     };
     RedisScripts s;
     s.push = with_prelude(t::k_push);
-    s.fetch = with_prelude(t::k_fetch);
+    s.fetch = with_prelude(std::string(t::k_track_lib) + '\n' + std::string(t::k_fetch));
+    // Every script with the batch or tracking library gets both (they are small).
     auto with_batches = [&](std::string_view body) {
       std::string s(t::k_batch_lib);
+      s += '\n';
+      s += t::k_track_lib;
       s += '\n';
       s += body;
       return with_prelude(s);
@@ -44,6 +47,10 @@ const RedisScripts& StoreRedisScripts() {
     s.batch_commit = with_batches(t::k_batch_commit);
     s.push_member = with_batches(t::k_push_member);
     s.batch_expire = with_batches(t::k_batch_expire);
+    s.track_set = with_batches(t::k_track_set);
+    s.track_pushed = with_batches(t::k_track_pushed);
+    s.track_get = with_batches(t::k_track_get);
+    s.track_expire = with_batches(t::k_track_expire);
     return s;
   }();
   return scripts;

@@ -14,6 +14,9 @@ struct RedisScripts {
   // Batches (#13): batch_lib.lua is prepended (after the prelude) to these and to ack and
   // fail_reserved.
   std::string batch_new, batch_commit, push_member, batch_expire;
+  // Tracking (#13): track_lib.lua is prepended (after the prelude) to these and to fetch, ack
+  // and fail_reserved.
+  std::string track_set, track_pushed, track_get, track_expire;
 };
 
 // Built once; never changes. Any thread.

@@ -33,6 +33,7 @@
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/track_record.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
 
@@ -203,6 +204,20 @@ class Store {
   // child among them leaves its parent's counts); `cb` gets how many.
   virtual void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) = 0;
   virtual void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) = 0;
+
+  // --- Job tracking (#13; store/track_record.h) ---
+  // Besides these, Fetch, Ack and FailReserved of a followed job set its state (working; success;
+  // dead when `next` is kDead, else failed) in the same change.
+  using TrackCallback = std::function<void(Result<std::optional<TrackRecord>>)>;
+  // TRACK SET: percent and desc (those given), updated at `now`; the record is made if missing.
+  virtual void TrackSet(TrackUpdate update, TimePoint now, Done durable) = 0;
+  // Starts following `jid` (pushed with custom.track = 1) as enqueued, when the store holds it
+  // outside working. Made right after Push (calls take effect in order: no FETCH comes between).
+  virtual void TrackPushed(const std::string& jid, TimePoint now, Done durable) = 0;
+  // The record of `jid`, or nullopt when there is none or it expired at `now`.
+  virtual void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) = 0;
+  // Deletes up to `limit` records past their 30 minutes; `cb` gets how many.
+  virtual void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

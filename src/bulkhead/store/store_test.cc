@@ -1167,5 +1167,124 @@ INSTANTIATE_TEST_SUITE_P(Embedded, BatchStoreTest,
                          });
 INSTANTIATE_TEST_SUITE_P(Redis, BatchStoreTest, ::testing::Values("redis"));
 
+// --- Job tracking (#13; store/track_record.h) ---
+
+class TrackStoreTest : public StoreTest {
+ protected:
+  std::optional<TrackRecord> Get(const std::string& jid) {
+    auto r = Await<Result<std::optional<TrackRecord>>>(
+        [&](auto cb) { store_->TrackGet(jid, now_, cb); });
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::string State(const std::string& jid) {
+    auto r = Get(jid);
+    return r ? r->state : "<none>";
+  }
+  Status Set(const std::string& jid, std::optional<int> percent, std::optional<std::string> desc) {
+    TrackUpdate u{.jid = jid, .percent = percent, .desc = desc};
+    return Await<Status>([&](auto cb) { store_->TrackSet(u, now_, cb); });
+  }
+  void PushTracked(const std::string& jid) {
+    ASSERT_TRUE(Push(MakeJob(jid)).ok());
+    ASSERT_TRUE(Await<Status>([&](auto cb) { store_->TrackPushed(jid, now_, cb); }).ok());
+  }
+  Status FailInto(const JobRecord& reserved, JobState state) {
+    JobRecord next = reserved;
+    next.state = state;
+    next.score = ToUnixMicros(now_ + 1s);
+    return Await<Status>([&](auto cb) {
+      store_->FailReserved(reserved.jid, FromUnixMicros(reserved.score), next, true, now_, cb);
+    });
+  }
+};
+
+TEST_P(TrackStoreTest, AFollowedJobsStateFollowsPushFetchAckFailAndDeath) {
+  PushTracked("tracked-ok");
+  EXPECT_EQ(State("tracked-ok"), "enqueued");
+  now_ += 1s;
+  auto job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(State("tracked-ok"), "working");
+  EXPECT_EQ(Get("tracked-ok")->updated_us, ToUnixMicros(now_));
+  ASSERT_TRUE(Ack("tracked-ok"));
+  EXPECT_EQ(State("tracked-ok"), "success");
+
+  PushTracked("tracked-bad");
+  job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(FailInto(*job, JobState::kRetry).ok());
+  EXPECT_EQ(State("tracked-bad"), "failed");
+  ASSERT_TRUE(Await<Status>([&](auto cb) {
+                JobRecord back = *job;
+                back.state = JobState::kQueued;
+                store_->Move(back, now_, cb);
+              }).ok());
+  job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(State("tracked-bad"), "working");
+  ASSERT_TRUE(FailInto(*job, JobState::kDead).ok());
+  EXPECT_EQ(State("tracked-bad"), "dead");
+
+  ASSERT_TRUE(Push(MakeJob("untracked")).ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Ack("untracked"));
+  EXPECT_EQ(State("untracked"), "<none>") << "jobs without custom.track are not followed";
+}
+
+TEST_P(TrackStoreTest, TrackSetKeepsWhatItIsNotGivenAndLeavesStateUnknownForUntrackedJobs) {
+  ASSERT_TRUE(Set("some-job-01", 10, std::nullopt).ok());
+  auto r = Get("some-job-01");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->percent, 10);
+  EXPECT_FALSE(r->desc.has_value());
+  EXPECT_EQ(r->state, "");
+  ASSERT_TRUE(Set("some-job-01", std::nullopt, "Calculating").ok());
+  r = Get("some-job-01");
+  EXPECT_EQ(r->percent, 10);
+  EXPECT_EQ(r->desc, "Calculating");
+  // Untracked: a FETCH and ACK of it do not make it followed.
+  ASSERT_TRUE(Push(MakeJob("some-job-01")).ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Ack("some-job-01"));
+  EXPECT_EQ(State("some-job-01"), "");
+}
+
+TEST_P(TrackStoreTest, RecordsLiveThirtyMinutesAfterTheirLastUpdateAndSurviveAReopen) {
+  PushTracked("tracked-ttl");
+  ASSERT_TRUE(Set("tracked-ttl", 50, "half").ok());
+  now_ += 20min;
+  ASSERT_TRUE(Set("tracked-ttl", 60, std::nullopt).ok());
+  if (Persistent()) Reopen();
+  now_ += 30min - 1us;
+  auto r = Get("tracked-ttl");
+  ASSERT_TRUE(r) << "30 minutes from the last update, not the first";
+  EXPECT_EQ(r->state, "enqueued");
+  EXPECT_EQ(r->percent, 60);
+  EXPECT_EQ(r->desc, "half");
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 0u);
+  now_ += 1us;
+  EXPECT_FALSE(Get("tracked-ttl").has_value());
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 1u);
+  ASSERT_TRUE(Fetch({"default"}));
+  EXPECT_FALSE(Get("tracked-ttl").has_value()) << "an expired record is not followed again";
+}
+
+TEST_P(TrackStoreTest, FlushDeletesRecords) {
+  ASSERT_TRUE(Set("flushed-job-1", 1, std::nullopt).ok());
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_FALSE(Get("flushed-job-1").has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest,
+                         ::testing::Values("memory", "sqlite", "memory+deferred",
+                                           "sqlite+deferred"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '+', '_');
+                           return name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
+
 }  // namespace
 }  // namespace bulkhead

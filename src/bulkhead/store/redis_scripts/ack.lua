@@ -10,4 +10,5 @@ unlink(jid, h)
 redis.call('HDEL', JOBS, jid)
 count('processed', 1, ARGV[3])
 bjob_ended(jid, true, ARGV[4])
+tstate(jid, 'success', false, ARGV[4])
 return {string.sub(v, 1, #v - #h.tail), score}

@@ -8,10 +8,12 @@ local h = parse(v)
 local score = redis.call('ZSCORE', P .. 'working', jid)
 if h.state ~= 4 or not score or tonumber(score) ~= tonumber(ARGV[3]) then return 0 end
 unlink(jid, h)
+local died = false
 if ARGV[4] == '' then
   redis.call('HDEL', JOBS, jid)
 else
   local nh = parse(ARGV[4])
+  died = nh.state == 3
   redis.call('HSET', JOBS, jid, ARGV[4])
   link(jid, nh, ARGV[5])
   if nh.state == 0 then wake(ARGV[8], nh.queue) end
@@ -19,4 +21,5 @@ end
 count('processed', 1, ARGV[7])
 if ARGV[6] == '1' then count('failures', 1, ARGV[7]) end
 bjob_ended(jid, false, ARGV[9])
+if died then tstate(jid, 'dead', false, ARGV[9]) else tstate(jid, 'failed', false, ARGV[9]) end
 return 1

@@ -138,6 +138,20 @@ class DeferredStore : public Store {
     inner_->GetBatchCounts(Later(std::move(cb)));
   }
 
+  // Tracking (#13).
+  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override {
+    inner_->TrackSet(std::move(update), now, Later(std::move(durable)));
+  }
+  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override {
+    inner_->TrackPushed(jid, now, Later(std::move(durable)));
+  }
+  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override {
+    inner_->TrackGet(jid, now, Later(std::move(cb)));
+  }
+  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override {
+    inner_->ExpireTracks(now, limit, Later(std::move(cb)));
+  }
+
   Store& inner() { return *inner_; }
 
  private:
