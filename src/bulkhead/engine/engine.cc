@@ -44,8 +44,8 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       reaper_timer_(io, clock),
       purge_timer_(io, clock),
       worker_timer_(io, clock),
-      batches_(store, clock, rng,
-               [&config](const std::string& jt) { return config.RetryFor(jt); }) {
+      batches_(store, clock, rng, [&config](const std::string& jt) { return config.RetryFor(jt); }),
+      tracking_(store, clock) {
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
   store_.SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
@@ -133,10 +133,17 @@ void Engine::Push(JobRecord job, Done done) {
     }
     done(st);
   });
+  bool tracked = Tracking::IsTracked(job.payload);
   if (std::string bid = Batches::BatchIdOf(job.payload); !bid.empty()) {
     store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(pushed));
   } else {
     store_.Push(std::move(job), std::move(pushed));
+  }
+  if (tracked) {  // right after the Push: no FETCH of the job comes between (store.h)
+    store_.TrackPushed(jid, clock_.Now(), Guarded([jid](Status s) {
+                         if (!s.ok())
+                           spdlog::warn("job {}: tracking not started: {}", jid, s.message());
+                       }));
   }
   if (queued) WakeWaiters(queue, 1);
 }
@@ -534,6 +541,9 @@ void Engine::RunDeadPurgeOnce() {
                            spdlog::info("deleted {} expired batches", *n);
                          }
                        }));
+  store_.ExpireTracks(clock_.Now(), kScanBatch, Guarded([](Result<size_t> n) {
+                        if (!n.ok()) spdlog::warn("tracking expiry: {}", n.status().message());
+                      }));
 }
 
 }  // namespace bulkhead

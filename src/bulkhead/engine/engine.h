@@ -25,6 +25,7 @@
 #include "bulkhead/engine/batches.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/engine/retry_policy.h"
+#include "bulkhead/engine/tracking.h"
 #include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
@@ -115,6 +116,9 @@ class Engine {
   // (an unknown bid: NotFound "No such batch <bid>", nothing pushed); the dead-job purge task
   // also deletes expired batches.
   Batches& batches() { return batches_; }
+  // Job tracking (#13): TRACK SET/GET. A PUSH with custom.track = 1 starts following the job;
+  // the dead-job purge task also deletes tracking records past their 30 minutes.
+  Tracking& tracking() { return tracking_; }
 
   // Called when a reserved job ends (ACK, FAIL or reservation expiry) with the time since FETCH.
   void SetJobDoneHandler(std::function<void(const JobRecord&, Duration, bool failed)> handler) {
@@ -213,6 +217,7 @@ class Engine {
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
   Batches batches_;
+  Tracking tracking_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
 };
 

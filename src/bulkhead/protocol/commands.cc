@@ -14,6 +14,7 @@
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/protocol/replies.h"
 #include "bulkhead/protocol/session.h"
+#include "bulkhead/protocol/track_commands.h"
 #include "bulkhead/util/ascii.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/log_limiter.h"
@@ -413,7 +414,8 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
 
 }  // namespace
 
-// The Enterprise-only replies are fixed texts (replies.h); TRACK has no handler.
+// The Enterprise commands BATCH and TRACK have their own files (batch_commands.h,
+// track_commands.h). `enterprise_only` stays for any Enterprise command bulkhead lacks.
 constexpr Command kCommands[] = {
     {.verb = "HELLO",
      .handler = CmdHello,
@@ -432,7 +434,7 @@ constexpr Command kCommands[] = {
     {.verb = "MUTATE", .handler = CmdMutate},
     {.verb = "QUEUE", .handler = CmdQueue},
     {.verb = "BATCH", .handler = CmdBatch},  // batch_commands.h
-    {.verb = "TRACK", .enterprise_only = replies::kTrackEnterpriseOnly},
+    {.verb = "TRACK", .handler = CmdTrack},  // track_commands.h
 };
 
 std::span<const Command> Commands() { return kCommands; }

@@ -36,7 +36,7 @@ const std::map<std::string, Expected>& ExpectedTable() {
       {"MUTATE", {}},
       {"QUEUE", {}},
       {"BATCH", {}},
-      {"TRACK", {.enterprise_only = replies::kTrackEnterpriseOnly}},
+      {"TRACK", {}},
   };
   return table;
 }
@@ -105,7 +105,7 @@ TEST(AdmitTest, WhileStoppingOnlyTheAllowedCommandsRun) {
 TEST(AdmitTest, UnknownAndEnterpriseOnlyCommandsAreAnsweredWithoutAHandler) {
   EXPECT_EQ(Admit(nullptr, "", true, false), Admission::kUnknown);
   EXPECT_EQ(Admit(FindCommand("BATCH"), "NEW {}", true, false), Admission::kRun);
-  EXPECT_EQ(Admit(FindCommand("TRACK"), "GET x", true, false), Admission::kEnterpriseOnly);
+  EXPECT_EQ(Admit(FindCommand("TRACK"), "GET x", true, false), Admission::kRun);
   for (const Command& c : Commands()) {
     if (c.handler == nullptr) continue;
     EXPECT_EQ(Admit(&c, "{}", true, false), Admission::kRun) << c.verb;

@@ -42,6 +42,12 @@ inline constexpr char kBatchNeedsSubcommand[] =
 inline constexpr char kNoSuchBatchSubcommand[] = "no such BATCH subcommand: ";  // + upper-cased
 inline constexpr char kBatchSubcommands[] = " (NEW, OPEN, COMMIT or STATUS)";
 inline constexpr char kBatchNewNeedsJson[] = "BATCH NEW needs a JSON object";
+// TRACK (#13; docs/tracking.md).
+inline constexpr char kTrackNeedsSubcommand[] = "TRACK needs a subcommand: SET or GET";
+inline constexpr char kNoSuchTrackSubcommand[] = "no such TRACK subcommand: ";  // + upper-cased
+inline constexpr char kTrackSubcommands[] = " (SET or GET)";
+inline constexpr char kTrackSetNeedsJson[] = "TRACK SET needs a JSON object";
+inline constexpr char kTrackGetNeedsJid[] = "TRACK GET needs one jid";
 inline constexpr char kShutdown[] = "shutdown in progress";
 inline constexpr char kHelloBadVersion[] =
     "invalid HELLO: v must be an integer (the protocol version, 2)";
