@@ -153,3 +153,46 @@ test('a tracked job reports its progress and state through TRACK SET / TRACK GET
   assert.match(st.updated_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
   assert.deepEqual(await trackGet('never-pushed-01'), { jid: 'never-pushed-01', state: 'unknown', updated_at: '' });
 });
+
+test('kill -9 right after the last member\'s ACK: after a restart the callback is there, once', async (t) => {
+  const defer = cleanupStack(t);
+  const server = await startServer(defer, { store: 'sqlite' });
+  let client = new faktory.Client({ url: server.url });
+  const bid = await client.send(['BATCH', 'NEW', JSON.stringify({
+    success: { jid: 'crash-success-001', jobtype: 'BatchSuccess', args: [] },
+  })]);
+  for (let i = 0; i < 20; i += 1) {
+    const job = client.job('Member', i);
+    job.custom = { bid };
+    await job.push();
+  }
+  assert.equal(await client.send(['BATCH', 'COMMIT', bid]), 'OK');
+  for (let i = 0; i < 20; i += 1) {
+    const job = await client.fetch('default');
+    assert.ok(job, `FETCH ${i}`);
+    await client.ack(job.jid);  // +OK: durable, with the batch's counting and the callback's push
+  }
+  await client.close();
+  await server.kill9();
+  await server.restart();
+  client = new faktory.Client({ url: server.url });
+  defer(() => client.close());
+
+  const status = await batchStatus(client, bid);
+  assert.equal(status.pending, 0);
+  assert.equal(status.success_st, '1', 'the callback was pushed with the last ACK');
+  const ran = [];
+  const worker = new faktory.Worker({
+    url: server.url,
+    concurrency: 2,
+    registry: { BatchSuccess: () => async ({ job }) => { ran.push(job.jid); } },
+  });
+  defer(() => worker.stop());
+  await worker.work();
+  await waitFor(async () => (await batchStatus(client, bid)).success_st === '2',
+    { timeout: 20_000, message: 'STATUS: success callback finished' });
+  assert.deepEqual(ran, ['crash-success-001']);
+  const info = await client.info();
+  assert.equal(info.faktory.sets.scheduled, 0, 'no second copy waiting');
+  assert.equal(info.faktory.queues.default ?? 0, 0);
+});
