@@ -32,10 +32,6 @@ inline constexpr char kUnknownMutateOp[] = "unknown mutate operation: ";  // + c
 inline constexpr char kMutateOps[] = " (clear, kill, discard or requeue)";
 inline constexpr char kInvalidMutateTarget[] = "invalid target for mutation command: ";  // + target
 inline constexpr char kMutateTargets[] = " (scheduled, retries or dead)";
-inline constexpr char kBatchEnterpriseOnly[] =
-    "batch subsystem is only available in Faktory Enterprise";
-inline constexpr char kTrackEnterpriseOnly[] =
-    "tracking subsystem is only available in Faktory Enterprise";
 // BATCH (#13; docs/batches.md). "No such batch <bid>" is Faktory's text, from the store.
 inline constexpr char kBatchNeedsSubcommand[] =
     "BATCH needs a subcommand: NEW, OPEN, COMMIT or STATUS";
