@@ -42,8 +42,10 @@ const BAD_LINES = [
   ['QUEUE without subcommand', 'QUEUE', 'ERR QUEUE needs a subcommand: PAUSE, RESUME, REMOVE or LATENCY'],
   ['QUEUE with an unknown subcommand', 'QUEUE unpause *', 'ERR no such QUEUE subcommand: UNPAUSE (PAUSE, RESUME, REMOVE or LATENCY)'],
   ['QUEUE LATENCY of every queue', 'QUEUE LATENCY *', 'ERR QUEUE LATENCY does not support wildcards'],
-  ['BATCH', 'BATCH NEW {}', 'ERR batch subsystem is only available in Faktory Enterprise'],
-  ['TRACK', 'TRACK GET abc', 'ERR tracking subsystem is only available in Faktory Enterprise'],
+  ['BATCH NEW without a callback', 'BATCH NEW {}', 'ERR BATCH NEW needs a success or complete callback job (neither was given)'],
+  ['BATCH COMMIT of an unknown bid', 'BATCH COMMIT b-nosuchbatch0001', 'ERR No such batch b-nosuchbatch0001'],
+  ['TRACK SET without a jid', 'TRACK SET {"percent":5}', 'ERR TRACK SET needs a jid'],
+  ['TRACK SET with a percent over 100', 'TRACK SET {"jid":"abc","percent":101}', 'ERR TRACK SET: percent must be an integer from 0 to 100'],
 ];
 
 function assertReply(reply, expected, what) {

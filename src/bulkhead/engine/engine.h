@@ -22,10 +22,12 @@
 #include <vector>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/engine/batches.h"
 #include "bulkhead/engine/cron_scheduler.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/engine/queue_throttles.h"
 #include "bulkhead/engine/retry_policy.h"
+#include "bulkhead/engine/tracking.h"
 #include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/util/clock.h"
@@ -112,6 +114,14 @@ class Engine {
   // loop, when the store has answered (inline for the memory and embedded stores). The views of
   // these figures (INFO, /api/*, /metrics, `bulkhead stats`) are rendered by view/, not here.
   void Snapshot(std::function<void(Result<EngineSnapshot>)> cb);
+
+  // Batches (#13): BATCH NEW/OPEN/COMMIT/STATUS. A PUSH whose custom.bid names a batch joins it
+  // (an unknown bid: NotFound "No such batch <bid>", nothing pushed); the dead-job purge task
+  // also deletes expired batches.
+  Batches& batches() { return batches_; }
+  // Job tracking (#13): TRACK SET/GET. A PUSH with custom.track = 1 starts following the job;
+  // the dead-job purge task also deletes tracking records past their 30 minutes.
+  Tracking& tracking() { return tracking_; }
 
   // Called when a reserved job ends (ACK, FAIL or reservation expiry) with the time since FETCH.
   void SetJobDoneHandler(std::function<void(const JobRecord&, Duration, bool failed)> handler) {
@@ -224,6 +234,8 @@ class Engine {
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
+  Batches batches_;
+  Tracking tracking_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
 
   // --- Unique and expiring jobs (#13; engine_job_options.cc) ---

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/store/batch_record.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
@@ -81,6 +82,7 @@ struct EngineSnapshot {
   int64_t processed = 0;
   int64_t failures = 0;
   uint64_t push_duplicates = 0;
+  BatchCounts batches;  // batches created, committed, expired uncommitted, succeeded (#13)
 
   EngineTaskSnapshots tasks;
 

@@ -101,6 +101,12 @@ inline constexpr std::string_view kCronNextRunSeconds = "bulkhead_cron_next_run_
 inline constexpr std::string_view kCronNextRunSecondsHelp =
     "When a cron entry is next due (Unix seconds).";
 
+// Batches (#13). Label: event (created, committed, expired: uncommitted for 30 minutes,
+// succeeded: the success callback finished, or all members succeeded when there is none).
+inline constexpr std::string_view kBatchesTotal = "bulkhead_batches_total";
+inline constexpr std::string_view kBatchesTotalHelp =
+    "Batches by event: created, committed, expired (uncommitted for 30 minutes), succeeded.";
+inline constexpr std::string_view kLabelEvent = "event";
 // Histogram. Label: jobtype. Buckets: kJobRuntimeBuckets.
 inline constexpr std::string_view kJobRuntimeSeconds = "bulkhead_job_runtime_seconds";
 inline constexpr std::string_view kJobRuntimeSecondsHelp = "Time from FETCH to ACK or FAIL.";

@@ -9,10 +9,12 @@
 
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/engine/job_parser.h"
+#include "bulkhead/protocol/batch_commands.h"
 #include "bulkhead/protocol/fwp_server.h"
 #include "bulkhead/protocol/pwdhash.h"
 #include "bulkhead/protocol/replies.h"
 #include "bulkhead/protocol/session.h"
+#include "bulkhead/protocol/track_commands.h"
 #include "bulkhead/util/ascii.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/log_limiter.h"
@@ -414,7 +416,8 @@ void CmdQueue(Session& s, std::string_view args, Responder r) {
 
 }  // namespace
 
-// The Enterprise-only replies are fixed texts (replies.h); BATCH and TRACK have no handler.
+// The Enterprise commands BATCH and TRACK have their own files (batch_commands.h,
+// track_commands.h). `enterprise_only` stays for any Enterprise command bulkhead lacks.
 constexpr Command kCommands[] = {
     {.verb = "HELLO",
      .handler = CmdHello,
@@ -432,8 +435,8 @@ constexpr Command kCommands[] = {
     {.verb = "END", .handler = CmdEnd, .needs_identity = false, .allowed_while_stopping = true},
     {.verb = "MUTATE", .handler = CmdMutate},
     {.verb = "QUEUE", .handler = CmdQueue},
-    {.verb = "BATCH", .enterprise_only = replies::kBatchEnterpriseOnly},
-    {.verb = "TRACK", .enterprise_only = replies::kTrackEnterpriseOnly},
+    {.verb = "BATCH", .handler = CmdBatch},  // batch_commands.h
+    {.verb = "TRACK", .handler = CmdTrack},  // track_commands.h
 };
 
 std::span<const Command> Commands() { return kCommands; }

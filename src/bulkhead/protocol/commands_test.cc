@@ -35,8 +35,8 @@ const std::map<std::string, Expected>& ExpectedTable() {
       {"END", {.needs_identity = false, .allowed_while_stopping = true}},
       {"MUTATE", {}},
       {"QUEUE", {}},
-      {"BATCH", {.enterprise_only = replies::kBatchEnterpriseOnly}},
-      {"TRACK", {.enterprise_only = replies::kTrackEnterpriseOnly}},
+      {"BATCH", {}},
+      {"TRACK", {}},
   };
   return table;
 }
@@ -104,8 +104,8 @@ TEST(AdmitTest, WhileStoppingOnlyTheAllowedCommandsRun) {
 
 TEST(AdmitTest, UnknownAndEnterpriseOnlyCommandsAreAnsweredWithoutAHandler) {
   EXPECT_EQ(Admit(nullptr, "", true, false), Admission::kUnknown);
-  EXPECT_EQ(Admit(FindCommand("BATCH"), "NEW {}", true, false), Admission::kEnterpriseOnly);
-  EXPECT_EQ(Admit(FindCommand("TRACK"), "GET x", true, false), Admission::kEnterpriseOnly);
+  EXPECT_EQ(Admit(FindCommand("BATCH"), "NEW {}", true, false), Admission::kRun);
+  EXPECT_EQ(Admit(FindCommand("TRACK"), "GET x", true, false), Admission::kRun);
   for (const Command& c : Commands()) {
     if (c.handler == nullptr) continue;
     EXPECT_EQ(Admit(&c, "{}", true, false), Admission::kRun) << c.verb;

@@ -425,8 +425,9 @@ TEST_P(FwpServerTest, FaktorysErrorTexts) {
   EXPECT_EQ(c.Read(),
             "-ERR invalid target for mutation command: everything (scheduled, retries or dead)");
   c.Send("BATCH NEW {}\r\nTRACK GET x\r\n");
-  EXPECT_EQ(c.Read(), "-ERR batch subsystem is only available in Faktory Enterprise");
-  EXPECT_EQ(c.Read(), "-ERR tracking subsystem is only available in Faktory Enterprise");
+  EXPECT_EQ(c.Read(),
+            "-ERR BATCH NEW needs a success or complete callback job (neither was given)");
+  EXPECT_EQ(c.Read(), "$45 {\"jid\":\"x\",\"state\":\"unknown\",\"updated_at\":\"\"}");
   c.Send("ACK {\"jid\":1e400}\r\n");
   EXPECT_EQ(c.Read().rfind("-ERR invalid JSON: number overflow", 0), 0u)
       << "JSON that does not parse keeps the general text";

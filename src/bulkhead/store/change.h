@@ -26,6 +26,10 @@ struct Change {
     kPutUniqueLock,     // name = lock key, value = holder jid, delta = expiry (µs)
     kDeleteUniqueLock,  // name = lock key
     kSetCronFiring,     // name = cron entry, delta = its last claimed due time (µs)
+    // Records of Enterprise features (#13: batches, tracking), one table for all: name = space,
+    // key, value (kPutRecord: insert or replace). FLUSH (kDeleteAll) deletes them all.
+    kPutRecord,
+    kDeleteRecord,
   };
   explicit Change(Kind k) : kind(k) {}
 
@@ -34,7 +38,9 @@ struct Change {
   JobRecord job;      // kInsertJob, kUpdateJob (kUpdateState uses state and score only)
   std::string name;   // kAddCounter: counter name; kSetPaused: queue; k*SigningKey: key id;
                       // kDeleteHostState: host; k*UniqueLock: key; kSetCronFiring: entry
-  std::string value;  // kPutSigningKey: the PEM private key; kPutUniqueLock: holder jid
+  std::string value;  // kPutSigningKey: the PEM private key; kPutUniqueLock: holder jid;
+                      // kPutRecord: the record
+  std::string key;    // k*Record: the record's key within its space (name)
   HostStateRecord host_state;  // kPutHostState
   int64_t delta = 0;           // kAddCounter; kPutUniqueLock, kSetCronFiring: time (µs)
   bool flag = false;           // kSetPaused

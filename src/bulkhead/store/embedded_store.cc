@@ -68,6 +68,7 @@ void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now,
   if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
+  if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   Commit(std::move(changes), nullptr);
   cb(std::move(job));
 }
@@ -94,6 +95,8 @@ void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durab
     job->payload.clear();  // callers need the bookkeeping, not the JSON
     state_.ReleaseUniqueOf(jid, changes);
     AddOutcome(1, 0, now, changes);
+    state_.BatchJobEnded(jid, /*acked=*/true, ToUnixMicros(now), changes);
+    state_.tracks().SetState(jid, kTrackSuccess, false, ToUnixMicros(now), changes);
   }
   Commit(std::move(changes),
          [job = std::move(job), durable = std::move(durable)](Status s) mutable {
@@ -143,6 +146,10 @@ void EmbeddedStore::FailReserved(const std::string& jid, TimePoint reserved_unti
     return;
   }
   AddOutcome(1, count_failure ? 1 : 0, now, changes);
+  state_.BatchJobEnded(jid, /*acked=*/false, ToUnixMicros(now), changes);
+  bool died = next && next->state == JobState::kDead;
+  state_.tracks().SetState(jid, died ? kTrackDead : kTrackFailed, false, ToUnixMicros(now),
+                           changes);
   Commit(std::move(changes), std::move(durable));
 }
 
@@ -286,6 +293,86 @@ void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state
 
 void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {
   cb(state_.List(set, offset, limit));
+}
+
+// --- Batches (#13) ---
+
+void EmbeddedStore::Apply(const Done& durable,
+                          const std::function<Status(std::vector<Change>&)>& change) {
+  if (Refused(Writable(), durable)) return;
+  std::vector<Change> changes;
+  Status s = change(changes);
+  if (!s.ok()) {
+    durable(s);
+    return;
+  }
+  Commit(std::move(changes), durable);
+}
+
+void EmbeddedStore::BatchNew(BatchRecord batch, TimePoint now, Done durable) {
+  Apply(durable, [&](std::vector<Change>& out) {
+    return state_.CreateBatch(std::move(batch), ToUnixMicros(now), out);
+  });
+}
+
+void EmbeddedStore::BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) {
+  const BatchRecord* b = state_.FindBatch(bid, ToUnixMicros(now));
+  cb(b ? std::optional<BatchRecord>(*b) : std::nullopt);
+}
+
+void EmbeddedStore::BatchCommit(const std::string& bid, TimePoint now, Done durable) {
+  Apply(durable,
+        [&](std::vector<Change>& out) { return state_.CommitBatch(bid, ToUnixMicros(now), out); });
+}
+
+void EmbeddedStore::PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
+                                    Done durable) {
+  Apply(durable, [&](std::vector<Change>& out) {
+    return state_.AddBatchMember(std::move(job), bid, ToUnixMicros(now), out);
+  });
+}
+
+void EmbeddedStore::ExpireBatches(TimePoint now, size_t limit, CountCallback cb) {
+  if (Refused(Writable(), cb)) return;
+  std::vector<Change> changes;
+  size_t n = state_.ExpireBatches(ToUnixMicros(now), limit, changes);
+  Commit(std::move(changes), nullptr);
+  cb(n);
+}
+
+void EmbeddedStore::GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) {
+  cb(state_.batch_counts());
+}
+
+// --- Job tracking (#13) ---
+
+void EmbeddedStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
+  Apply(durable, [&](std::vector<Change>& out) {
+    state_.tracks().Set(update, ToUnixMicros(now), out);
+    return Status::Ok();
+  });
+}
+
+void EmbeddedStore::TrackPushed(const std::string& jid, TimePoint now, Done durable) {
+  Apply(durable, [&](std::vector<Change>& out) {
+    if (state_.HoldsUnreserved(jid)) {
+      state_.tracks().SetState(jid, kTrackEnqueued, true, ToUnixMicros(now), out);
+    }
+    return Status::Ok();
+  });
+}
+
+void EmbeddedStore::TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) {
+  const TrackRecord* r = state_.tracks().Find(jid, ToUnixMicros(now));
+  cb(r ? std::optional<TrackRecord>(*r) : std::nullopt);
+}
+
+void EmbeddedStore::ExpireTracks(TimePoint now, size_t limit, CountCallback cb) {
+  if (Refused(Writable(), cb)) return;
+  std::vector<Change> changes;
+  size_t n = state_.tracks().Expire(ToUnixMicros(now), limit, changes);
+  Commit(std::move(changes), nullptr);
+  cb(n);
 }
 
 }  // namespace bulkhead

@@ -81,8 +81,22 @@ class EmbeddedStore final : public Store {
   void ReleaseUniqueLock(const std::string& jid, Done durable) override;
   void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
   void ListCronFirings(CronFiringsCallback cb) override;
+  // Batches (#13).
+  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
+  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
+  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
+  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
+  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
+  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
+  // Tracking (#13).
+  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
+  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
+  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
+  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
 
  private:
+  // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.
+  void Apply(const Done& durable, const std::function<Status(std::vector<Change>&)>& change);
   // Ok, or the Unavailable status every change is refused with while degraded.
   Status Writable() const;
   // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or

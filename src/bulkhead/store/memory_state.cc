@@ -1,5 +1,7 @@
 #include "bulkhead/store/memory_state.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -394,6 +396,8 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   counters_.clear();
   unique_locks_.clear();  // the sqlite: log's kDeleteAll deletes their rows too
   unique_key_of_.clear();
+  batches_.Clear();
+  tracks_.Clear();
   out.push_back(Change{Change::Kind::kDeleteAll});
 }
 
@@ -468,6 +472,81 @@ std::vector<JobRecord> MemoryState::List(JobState set, size_t offset, size_t lim
 bool MemoryState::IsPaused(const std::string& queue) const {
   auto it = queues_.find(queue);
   return it != queues_.end() && it->second.paused;
+}
+
+// --- Batches (#13) ---
+
+Status MemoryState::LoadRecord(const std::string& space, const std::string& key,
+                               const std::string& value) {
+  if (space == kTrackSpace) return tracks_.Load(key, value);
+  return batches_.Load(space, key, value);
+}
+
+void MemoryState::ApplyBatchEffects(BatchEffects fx, std::vector<Change>& out) {
+  for (JobRecord& job : fx.fire) {
+    std::string jid = job.jid;
+    Status s = Add(std::move(job), out);
+    if (!s.ok()) spdlog::warn("batch callback {} not pushed: {}", jid, s.message());
+  }
+  const std::pair<const char*, int64_t> counts[] = {{kBatchCreatedCounter, fx.counts.created},
+                                                    {kBatchCommittedCounter, fx.counts.committed},
+                                                    {kBatchExpiredCounter, fx.counts.expired},
+                                                    {kBatchSucceededCounter, fx.counts.succeeded}};
+  for (auto [name, delta] : counts) {
+    if (delta != 0) AddCounter(name, delta, out);
+  }
+}
+
+Status MemoryState::CreateBatch(BatchRecord batch, int64_t now_us, std::vector<Change>& out) {
+  BatchEffects fx;
+  Status s = batches_.Create(std::move(batch), now_us, out, fx);
+  if (s.ok()) ApplyBatchEffects(std::move(fx), out);
+  return s;
+}
+
+Status MemoryState::AddBatchMember(JobRecord job, const std::string& bid, int64_t now_us,
+                                   std::vector<Change>& out) {
+  if (!batches_.Find(bid, now_us)) return Status::NotFound("No such batch " + bid);
+  std::string jid = job.jid;
+  Status s = Add(std::move(job), out);
+  if (!s.ok()) return s;
+  return batches_.Join(bid, jid, now_us, out);
+}
+
+Status MemoryState::CommitBatch(const std::string& bid, int64_t now_us, std::vector<Change>& out) {
+  BatchEffects fx;
+  Status s = batches_.Commit(bid, now_us, out, fx);
+  if (s.ok()) ApplyBatchEffects(std::move(fx), out);
+  return s;
+}
+
+void MemoryState::BatchJobEnded(const std::string& jid, bool acked, int64_t now_us,
+                                std::vector<Change>& out) {
+  BatchEffects fx;
+  if (acked) {
+    batches_.OnAck(jid, now_us, out, fx);
+  } else {
+    batches_.OnFail(jid, now_us, out, fx);
+  }
+  ApplyBatchEffects(std::move(fx), out);
+}
+
+size_t MemoryState::ExpireBatches(int64_t now_us, size_t limit, std::vector<Change>& out) {
+  BatchEffects fx;
+  size_t n = batches_.Expire(now_us, limit, out, fx);
+  ApplyBatchEffects(std::move(fx), out);
+  return n;
+}
+
+BatchCounts MemoryState::batch_counts() const {
+  auto get = [this](const char* name) {
+    auto it = counters_.find(name);
+    return it == counters_.end() ? int64_t{0} : it->second;
+  };
+  return BatchCounts{.created = get(kBatchCreatedCounter),
+                     .committed = get(kBatchCommittedCounter),
+                     .expired = get(kBatchExpiredCounter),
+                     .succeeded = get(kBatchSucceededCounter)};
 }
 
 }  // namespace bulkhead

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bulkhead/store/batch_book.h"
 #include "bulkhead/store/change.h"
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
@@ -26,6 +27,7 @@
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/store/throttle_slots.h"
+#include "bulkhead/store/track_book.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -139,8 +141,37 @@ class MemoryState {
   // Store::ClaimCronFiring.
   bool ClaimCronFiring(const std::string& entry, int64_t due_us, std::vector<Change>& out);
   const std::map<std::string, int64_t>& cron_firings() const { return cron_firings_; }
+  // --- Batches (#13; batch_record.h, batch_book.h) ---
+  // Loading: one row of the records table. InvalidArgument names a record that cannot be read.
+  Status LoadRecord(const std::string& space, const std::string& key, const std::string& value);
+  // The batch `bid`, or null when unknown or expired at `now_us`.
+  const BatchRecord* FindBatch(const std::string& bid, int64_t now_us) const {
+    return batches_.Find(bid, now_us);
+  }
+  Status CreateBatch(BatchRecord batch, int64_t now_us, std::vector<Change>& out);
+  // Add(job) and its joining batch `bid`: both or neither (NotFound "No such batch <bid>").
+  Status AddBatchMember(JobRecord job, const std::string& bid, int64_t now_us,
+                        std::vector<Change>& out);
+  Status CommitBatch(const std::string& bid, int64_t now_us, std::vector<Change>& out);
+  // A reservation of `jid` ended (ACKed, or FAILed): counts it in its batch and pushes the
+  // callbacks that became due, when `jid` is a batch member or callback.
+  void BatchJobEnded(const std::string& jid, bool acked, int64_t now_us, std::vector<Change>& out);
+  size_t ExpireBatches(int64_t now_us, size_t limit, std::vector<Change>& out);
+  BatchCounts batch_counts() const;
+
+  // --- Job tracking (#13; track_record.h, track_book.h) ---
+  TrackBook& tracks() { return tracks_; }
+  const TrackBook& tracks() const { return tracks_; }
+  // TrackPushed's condition: the store holds `jid`, not reserved.
+  bool HoldsUnreserved(const std::string& jid) const {
+    return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
+  }
 
  private:
+  void ApplyBatchEffects(BatchEffects fx, std::vector<Change>& out);
+  BatchBook batches_;
+  TrackBook tracks_;
+
   struct Entry {
     int64_t id;
     JobRecord job;

@@ -15,12 +15,21 @@ const RedisScripts& StoreRedisScripts() {
     };
     RedisScripts s;
     s.push = with_prelude(t::k_push);
-    s.fetch = with_prelude(t::k_fetch);
-    s.ack = with_prelude(t::k_ack);
+    s.fetch = with_prelude(std::string(t::k_track_lib) + '\n' + std::string(t::k_fetch));
+    // Every script with the batch or tracking library gets both (they are small).
+    auto with_batches = [&](std::string_view body) {
+      std::string s(t::k_batch_lib);
+      s += '\n';
+      s += t::k_track_lib;
+      s += '\n';
+      s += body;
+      return with_prelude(s);
+    };
+    s.ack = with_batches(t::k_ack);
     s.get_working = with_prelude(t::k_get_working);
     s.extend = with_prelude(t::k_extend);
     s.move = with_prelude(t::k_move);
-    s.fail_reserved = with_prelude(t::k_fail_reserved);
+    s.fail_reserved = with_batches(t::k_fail_reserved);
     s.remove = with_prelude(t::k_remove);
     s.enqueue_due = with_prelude(t::k_enqueue_due);
     s.range = with_prelude(t::k_range);
@@ -39,6 +48,14 @@ const RedisScripts& StoreRedisScripts() {
     s.push_unique = with_prelude(t::k_push_unique);
     s.release_unique = with_prelude(t::k_release_unique);
     s.claim_cron = with_prelude(t::k_claim_cron);
+    s.batch_new = with_batches(t::k_batch_new);
+    s.batch_commit = with_batches(t::k_batch_commit);
+    s.push_member = with_batches(t::k_push_member);
+    s.batch_expire = with_batches(t::k_batch_expire);
+    s.track_set = with_batches(t::k_track_set);
+    s.track_pushed = with_batches(t::k_track_pushed);
+    s.track_get = with_batches(t::k_track_get);
+    s.track_expire = with_batches(t::k_track_expire);
     return s;
   }();
   return scripts;

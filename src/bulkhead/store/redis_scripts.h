@@ -15,6 +15,12 @@ struct RedisScripts {
       fetch_throttled, throttle_uses;
   // Unique jobs and cron (#13).
   std::string push_unique, release_unique, claim_cron;
+  // Batches (#13): batch_lib.lua is prepended (after the prelude) to these and to ack and
+  // fail_reserved.
+  std::string batch_new, batch_commit, push_member, batch_expire;
+  // Tracking (#13): track_lib.lua is prepended (after the prelude) to these and to fetch, ack
+  // and fail_reserved.
+  std::string track_set, track_pushed, track_get, track_expire;
 };
 
 // Built once; never changes. Any thread.

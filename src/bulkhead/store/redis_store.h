@@ -146,6 +146,18 @@ class RedisStore final : public Store {
   void ReleaseUniqueLock(const std::string& jid, Done durable) override;
   void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
   void ListCronFirings(CronFiringsCallback cb) override;
+  // Batches (#13; redis_store_batches.cc, scripts batch_*.lua).
+  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
+  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
+  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
+  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
+  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
+  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
+  // Tracking (#13; redis_store_tracking.cc, scripts track_*.lua).
+  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
+  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
+  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
+  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
 
   const std::string& node_id() const { return options_.node_id; }
 

@@ -100,7 +100,7 @@ void RedisStore::Fetch(const std::vector<std::string>& queues, TimePoint now, Jo
 }
 
 void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
-  EvalReplicated(scripts_->ack, "ack", {jid, Day(now)},
+  EvalReplicated(scripts_->ack, "ack", {jid, Day(now), Us(now)},
                  [jid, durable = std::move(durable)](Result<RedisReply> r) {
                    if (!r.ok()) return durable(r.status());
                    if (!r->is_array() || r->elements().size() != 2) {
@@ -157,7 +157,7 @@ void RedisStore::FailReserved(const std::string& jid, TimePoint reserved_until,
   }
   EvalReplicated(scripts_->fail_reserved, "fail",
                  {jid, Us(reserved_until), std::move(value), score, count_failure ? "1" : "0",
-                  Day(now), options_.node_id},
+                  Day(now), options_.node_id, Us(now)},
                  [jid, durable = std::move(durable)](Result<RedisReply> r) {
                    if (!r.ok()) return durable(r.status());
                    if (r->integer() == 0) {

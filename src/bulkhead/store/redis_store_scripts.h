@@ -23,17 +23,25 @@ struct RedisStore::Scripts {
   // Unique jobs and cron (#13).
   RedisScript push_unique{text.push_unique}, release_unique{text.release_unique},
       claim_cron{text.claim_cron};
+  // Batches (#13).
+  RedisScript batch_new{text.batch_new}, batch_commit{text.batch_commit},
+      push_member{text.push_member}, batch_expire{text.batch_expire};
+  // Tracking (#13).
+  RedisScript track_set{text.track_set}, track_pushed{text.track_pushed}, track_get{text.track_get},
+      track_expire{text.track_expire};
 
   std::vector<const RedisScript*> All() const {
-    return {&push,          &fetch,       &ack,
-            &get_working,   &extend,      &move,
-            &fail_reserved, &remove,      &enqueue_due,
-            &range,         &purge_dead,  &mutate,
-            &clear,         &set_paused,  &remove_queues,
-            &count_outcome, &flush,       &stats,
-            &heartbeat,     &reap,        &fetch_throttled,
-            &throttle_uses, &push_unique, &release_unique,
-            &claim_cron};
+    return {&push,          &fetch,        &ack,
+            &get_working,   &extend,       &move,
+            &fail_reserved, &remove,       &enqueue_due,
+            &range,         &purge_dead,   &mutate,
+            &clear,         &set_paused,   &remove_queues,
+            &count_outcome, &flush,        &stats,
+            &heartbeat,     &reap,         &fetch_throttled,
+            &throttle_uses, &push_unique,  &release_unique,
+            &claim_cron,    &batch_new,    &batch_commit,
+            &push_member,   &batch_expire, &track_set,
+            &track_pushed,  &track_get,    &track_expire};
   }
 };
 

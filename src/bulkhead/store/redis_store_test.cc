@@ -600,5 +600,64 @@ TEST_F(RedisStoreTest, AGracefulStopGivesBackItsDeliveriesAndHandsTheRestOverToT
   EXPECT_TRUE(Ack(*b, "job-stop-001")->has_value()) << "a worker may ACK it through any node";
 }
 
+// Batches (#13): members ACKed through several nodes at once fire each callback once.
+TEST_F(RedisStoreTest, BatchMembersAckedThroughThreeNodesAtOnceFireEachCallbackOnce) {
+  auto a = OpenOk("node-a");
+  auto b = OpenOk("node-b");
+  auto c = OpenOk("node-c");
+  ASSERT_TRUE(a && b && c);
+  Store* nodes[] = {a.get(), b.get(), c.get()};
+  BatchRecord batch;
+  batch.bid = "b-racing0000001";
+  batch.created_us = ToUnixMicros(now_);
+  batch.complete = MakeJob("cb-complete-race", "callbacks");
+  batch.success = MakeJob("cb-success-race1", "callbacks");
+  ASSERT_TRUE(Await<Status>([&](auto cb) { a->BatchNew(batch, now_, cb); }).ok());
+  constexpr int kMembers = 30;
+  for (int i = 0; i < kMembers; ++i) {
+    Store& via = *nodes[i % 3];
+    ASSERT_TRUE(Await<Status>([&](auto cb) {
+                  via.PushBatchMember(MakeJob("member-race-" + std::to_string(100 + i)), batch.bid,
+                                      now_, cb);
+                }).ok());
+  }
+  ASSERT_TRUE(Await<Status>([&](auto cb) { b->BatchCommit(batch.bid, now_, cb); }).ok());
+  for (int i = 0; i < kMembers; ++i) ASSERT_TRUE(Fetch(*nodes[i % 3], {"default"})->has_value());
+  // Every ACK sent before any is answered, spread over the three nodes.
+  int answered = 0;
+  for (int i = 0; i < kMembers; ++i) {
+    nodes[i % 3]->Ack("member-race-" + std::to_string(100 + i), now_,
+                      [&](Result<std::optional<JobRecord>> r) {
+                        EXPECT_TRUE(r.ok() && r->has_value());
+                        ++answered;
+                      });
+  }
+  loop_.RunUntil([&] { return answered == kMembers; });
+  auto scheduled = Redis({"ZRANGE", Key("scheduled"), "0", "-1"});
+  ASSERT_EQ(scheduled.elements().size(), 1u) << "complete fired once; success waits for it";
+  EXPECT_EQ(scheduled.elements()[0].str(), "cb-complete-race");
+  EXPECT_FALSE(Fetch(*c, {"callbacks"})->has_value()) << "due in the scheduled set";
+  auto moved = Await<Result<std::vector<JobRecord>>>(
+      [&](auto cb) { a->EnqueueDue(JobState::kScheduled, now_, 10, cb); });
+  ASSERT_TRUE(moved.ok() && moved->size() == 1u);
+  ASSERT_TRUE(Fetch(*c, {"callbacks"})->has_value());
+  // The complete callback ACKed through two nodes at once: one ACK ends it, success fires once.
+  int acks = 0;
+  for (Store* via : {a.get(), b.get()}) {
+    via->Ack("cb-complete-race", now_, [&](Result<std::optional<JobRecord>>) { ++acks; });
+  }
+  loop_.RunUntil([&] { return acks == 2; });
+  scheduled = Redis({"ZRANGE", Key("scheduled"), "0", "-1"});
+  ASSERT_EQ(scheduled.elements().size(), 1u);
+  EXPECT_EQ(scheduled.elements()[0].str(), "cb-success-race1");
+  auto status =
+      Await<Result<std::optional<BatchRecord>>>([&](auto cb) { c->BatchGet(batch.bid, now_, cb); });
+  ASSERT_TRUE(status.ok() && status->has_value());
+  EXPECT_EQ((*status)->pending, 0);
+  EXPECT_EQ((*status)->total, kMembers);
+  EXPECT_EQ((*status)->complete_st, "2");
+  EXPECT_EQ((*status)->success_st, "1");
+}
+
 }  // namespace
 }  // namespace bulkhead

@@ -105,6 +105,17 @@ Status SqliteChangeLog::LoadOtherTables(MemoryState& state, size_t& keys, size_t
                            state.LoadCronFiring(ColumnText(st, 0), sqlite3_column_int64(st, 1));
                          });
   }
+  Status bad_record;
+  if (s.ok()) {
+    s = SqliteForEachRow(
+        db_, path_, "SELECT space, key, value FROM records", [&](sqlite3_stmt* st) {
+          Status loaded = state.LoadRecord(ColumnText(st, 0), ColumnText(st, 1), ColumnText(st, 2));
+          if (bad_record.ok() && !loaded.ok()) bad_record = loaded;
+        });
+  }
+  if (s.ok() && !bad_record.ok()) {
+    s = Status::FailedPrecondition("sqlite store " + path_ + ": " + bad_record.message());
+  }
   return s;
 }
 

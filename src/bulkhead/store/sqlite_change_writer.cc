@@ -91,6 +91,15 @@ sqlite3_stmt* BindDeleteHostState(const SqliteStatements& stmts, const Change& c
   return st;
 }
 
+sqlite3_stmt* BindRecord(const SqliteStatements& stmts, const Change& c) {
+  bool put = c.kind == Change::Kind::kPutRecord;
+  sqlite3_stmt* st = put ? stmts.put_record : stmts.delete_record;
+  BindText(st, 1, c.name);
+  BindText(st, 2, c.key);
+  if (put) BindText(st, 3, c.value);
+  return st;
+}
+
 }  // namespace
 
 Status SqliteChangeWriter::Write(const Change& c) {
@@ -119,7 +128,7 @@ Status SqliteChangeWriter::Write(const Change& c) {
       counter_deltas_.clear();
       return SqliteExec(db_, path_,
                         "DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;"
-                        " DELETE FROM unique_locks;");
+                        " DELETE FROM unique_locks; DELETE FROM records;");
     case Change::Kind::kPutSigningKey:
       st = BindPutSigningKey(stmts_, c);
       break;
@@ -146,6 +155,10 @@ Status SqliteChangeWriter::Write(const Change& c) {
       st = stmts_.set_cron_firing;
       BindText(st, 1, c.name);
       sqlite3_bind_int64(st, 2, c.delta);
+      break;
+    case Change::Kind::kPutRecord:
+    case Change::Kind::kDeleteRecord:
+      st = BindRecord(stmts_, c);
       break;
   }
   return SqliteStepDone(db_, st, "sqlite write");

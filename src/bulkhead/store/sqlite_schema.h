@@ -16,6 +16,8 @@ namespace bulkhead {
 //   unique_locks(key, jid, until_us): unique-job locks (#13; expired rows are purged lazily);
 //     FLUSH deletes them.
 //   cron_firings(entry, due_us): each cron entry's last claimed firing (#13); FLUSH keeps them.
+//   records(space, key, value): the Enterprise features' records (batches, batch members and
+//     callbacks, job tracking; store/batch_book.h, store/track_book.h); FLUSH deletes them.
 // A new database file is created with mode 0600 (SQLite gives its -wal and -shm files the same
 // mode): it holds private keys.
 // Upgrade steps: when the schema changes, bump SqliteChangeLog::kSchemaVersion, add a step to
@@ -48,6 +50,9 @@ CREATE TABLE IF NOT EXISTS unique_locks(
   key TEXT PRIMARY KEY, jid TEXT NOT NULL, until_us INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS cron_firings(entry TEXT PRIMARY KEY, due_us INTEGER NOT NULL)
   WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS records(
+  space TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(space, key))
+  WITHOUT ROWID;
 )sql";
 
 // kSqliteUpgrades[i] migrates a database of version i + 1 to version i + 2. kSqliteSchema runs
@@ -56,7 +61,7 @@ CREATE TABLE IF NOT EXISTS cron_firings(entry TEXT PRIMARY KEY, due_us INTEGER N
 inline constexpr const char* kSqliteUpgrades[] = {
     "",  // 1 -> 2: signing_keys, created by kSqliteSchema
     "",  // 2 -> 3: host_states, created by kSqliteSchema
-    "",  // 3 -> 4: unique_locks and cron_firings, created by kSqliteSchema
+    "",  // 3 -> 4: unique_locks, cron_firings and records, created by kSqliteSchema
 };
 
 }  // namespace bulkhead

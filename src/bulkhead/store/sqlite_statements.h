@@ -33,6 +33,8 @@ struct SqliteStatements {
   sqlite3_stmt* put_unique_lock = nullptr;     // ?1 key, ?2 jid, ?3 until_us
   sqlite3_stmt* delete_unique_lock = nullptr;  // ?1 key
   sqlite3_stmt* set_cron_firing = nullptr;     // ?1 entry, ?2 due_us
+  sqlite3_stmt* put_record = nullptr;          // ?1 space, ?2 key, ?3 value
+  sqlite3_stmt* delete_record = nullptr;       // ?1 space, ?2 key
 };
 
 }  // namespace bulkhead

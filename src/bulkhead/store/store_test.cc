@@ -1200,5 +1200,361 @@ TEST(MemoryStoreTest, IsNeverDegraded) {
   EXPECT_EQ(store.degraded_reason(), "");
 }
 
+// --- Batches (#13; store/batch_record.h) ---
+
+class BatchStoreTest : public StoreTest {
+ protected:
+  // A callback job of batch `bid` (as BatchNew gets it from the engine).
+  static JobRecord Callback(const std::string& jid, const std::string& bid, const char* which) {
+    JobRecord job = MakeJob(jid, "callbacks");
+    auto doc = nlohmann::json::parse(job.payload);
+    doc["custom"] = {{"_bid", bid}, {"_cb", which}};
+    job.payload = doc.dump();
+    return job;
+  }
+  Status New(const std::string& bid, bool complete, bool success, const std::string& parent = "") {
+    BatchRecord b;
+    b.bid = bid;
+    b.parent_bid = parent;
+    b.description = "test " + bid;
+    b.created_us = ToUnixMicros(now_);
+    if (complete) b.complete = Callback("cb-complete-" + bid, bid, "complete");
+    if (success) b.success = Callback("cb-success-" + bid, bid, "success");
+    return Await<Status>([&](auto cb) { store_->BatchNew(b, now_, cb); });
+  }
+  std::optional<BatchRecord> Get(const std::string& bid) {
+    auto r = Await<Result<std::optional<BatchRecord>>>(
+        [&](auto cb) { store_->BatchGet(bid, now_, cb); });
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  Status Commit(const std::string& bid) {
+    return Await<Status>([&](auto cb) { store_->BatchCommit(bid, now_, cb); });
+  }
+  Status Join(const std::string& jid, const std::string& bid) {
+    return Await<Status>([&](auto cb) { store_->PushBatchMember(MakeJob(jid), bid, now_, cb); });
+  }
+  // FETCHes `jid` (it must be the head of "default") and FAILs it into the retry set.
+  void FetchAndFail(const std::string& jid) {
+    auto job = Fetch({"default"});
+    ASSERT_TRUE(job && job->jid == jid);
+    JobRecord retry = *job;
+    retry.state = JobState::kRetry;
+    retry.score = ToUnixMicros(now_ + 1s);
+    ASSERT_TRUE(Await<Status>([&](auto cb) {
+                  store_->FailReserved(jid, FromUnixMicros(job->score), retry, true, now_, cb);
+                }).ok());
+  }
+  // Moves due retries and scheduled jobs (fired callbacks) to their queues.
+  void EnqueueDue() {
+    for (JobState set : {JobState::kScheduled, JobState::kRetry}) {
+      using R = Result<std::vector<JobRecord>>;
+      ASSERT_TRUE(Await<R>([&](auto cb) { store_->EnqueueDue(set, now_, 100, cb); }).ok());
+    }
+  }
+  // The jids of the fired callbacks waiting in "callbacks" (fetched, so reserved now).
+  // Sorted: callbacks fired in one change are due at the same time, in no set order.
+  std::vector<std::string> FiredCallbacks() {
+    EnqueueDue();
+    std::vector<std::string> out;
+    while (auto job = Fetch({"callbacks"})) out.push_back(job->jid);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  BatchCounts Counts() {
+    return *Await<Result<BatchCounts>>([&](auto cb) { store_->GetBatchCounts(cb); });
+  }
+  static std::string Summary(const BatchRecord& b) {
+    return "total=" + std::to_string(b.total) + " pending=" + std::to_string(b.pending) +
+           " failed=" + std::to_string(b.failed) + " complete=" + b.complete_st +
+           " success=" + b.success_st;
+  }
+};
+
+TEST_P(BatchStoreTest, MembersAreCountedOnceAndEachCallbackFiresOnceInOrder) {
+  ASSERT_TRUE(New("b-lifecycle0001", true, true).ok());
+  ASSERT_TRUE(Join("member-a", "b-lifecycle0001").ok());
+  ASSERT_TRUE(Join("member-b", "b-lifecycle0001").ok());
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=2 failed=0 complete= success=");
+  FetchAndFail("member-a");
+  auto b = Fetch({"default"});
+  ASSERT_TRUE(b && b->jid == "member-b");
+  ASSERT_TRUE(Ack("member-b"));
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=1 failed=1 complete= success=")
+      << "every member ran, but the batch is not committed: nothing fires";
+  EXPECT_TRUE(FiredCallbacks().empty());
+
+  ASSERT_TRUE(Commit("b-lifecycle0001").ok());
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=1 failed=1 complete=1 success=");
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-complete-b-lifecycle0001"});
+  ASSERT_TRUE(Commit("b-lifecycle0001").ok()) << "committing again is OK";
+
+  // member-a fails again on its retry: counted once, not once per attempt.
+  now_ += 2s;
+  EnqueueDue();
+  FetchAndFail("member-a");
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=1 failed=1 complete=1 success=");
+  // The complete callback succeeds; success still waits for member-a.
+  ASSERT_TRUE(Ack("cb-complete-b-lifecycle0001"));
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=1 failed=1 complete=2 success=");
+  now_ += 2s;
+  EnqueueDue();
+  auto a = Fetch({"default"});
+  ASSERT_TRUE(a && a->jid == "member-a");
+  ASSERT_TRUE(Ack("member-a"));
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=0 failed=0 complete=2 success=1")
+      << "a failed member that succeeds on retry leaves `failed`";
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-success-b-lifecycle0001"});
+  ASSERT_TRUE(Ack("cb-success-b-lifecycle0001"));
+  EXPECT_EQ(Summary(*Get("b-lifecycle0001")), "total=2 pending=0 failed=0 complete=2 success=2");
+  EXPECT_TRUE(FiredCallbacks().empty());
+  BatchCounts counts = Counts();
+  EXPECT_EQ(counts.created, 1);
+  EXPECT_EQ(counts.committed, 1);
+  EXPECT_EQ(counts.succeeded, 1);
+  EXPECT_EQ(counts.expired, 0);
+  // Kept for a day after its success, then deleted (not counted as expired).
+  now_ += std::chrono::microseconds(kBatchRetentionUs);
+  EXPECT_FALSE(Get("b-lifecycle0001").has_value());
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 1u);
+  EXPECT_EQ(Counts().expired, 0);
+}
+
+TEST_P(BatchStoreTest, UnknownBatchesAreRefusedByName) {
+  Status s = Join("member-x", "b-unknown000001");
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.message(), "No such batch b-unknown000001");
+  EXPECT_EQ(Stats().enqueued, 0u) << "the job was not pushed either";
+  EXPECT_EQ(Commit("b-unknown000001").message(), "No such batch b-unknown000001");
+  EXPECT_EQ(New("b-child00000001", true, false, "b-unknown000001").message(),
+            "No such batch b-unknown000001");
+  EXPECT_FALSE(Get("b-unknown000001").has_value());
+  ASSERT_TRUE(New("b-twice00000001", true, false).ok());
+  EXPECT_EQ(New("b-twice00000001", true, false).code(), StatusCode::kAlreadyExists);
+}
+
+TEST_P(BatchStoreTest, AnEmptyBatchFiresAtCommitAndSuccessFollowsComplete) {
+  ASSERT_TRUE(New("b-empty00000001", true, true).ok());
+  ASSERT_TRUE(Commit("b-empty00000001").ok());
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-complete-b-empty00000001"});
+  ASSERT_TRUE(Ack("cb-complete-b-empty00000001"));
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-success-b-empty00000001"});
+}
+
+TEST_P(BatchStoreTest, AFailedCallbackStaysEnqueuedAndRetries) {
+  ASSERT_TRUE(New("b-cbfail0000001", false, true).ok());
+  ASSERT_TRUE(Commit("b-cbfail0000001").ok());
+  EnqueueDue();
+  auto cb = Fetch({"callbacks"});
+  ASSERT_TRUE(cb);
+  JobRecord retry = *cb;
+  retry.state = JobState::kRetry;
+  retry.score = ToUnixMicros(now_ + 1s);
+  ASSERT_TRUE(Await<Status>([&](auto done) {
+                store_->FailReserved(cb->jid, FromUnixMicros(cb->score), retry, true, now_, done);
+              }).ok());
+  EXPECT_EQ(Get("b-cbfail0000001")->success_st, "1");
+  now_ += 2s;
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-success-b-cbfail0000001"})
+      << "the retry of the same callback job, not a second one";
+  ASSERT_TRUE(Ack("cb-success-b-cbfail0000001"));
+  EXPECT_EQ(Get("b-cbfail0000001")->success_st, "2");
+}
+
+TEST_P(BatchStoreTest, AChildsCallbacksGateItsParents) {
+  ASSERT_TRUE(New("b-parent000001", true, true).ok());
+  ASSERT_TRUE(New("b-child0000001", true, true, "b-parent000001").ok());
+  EXPECT_EQ(Get("b-child0000001")->parent_bid, "b-parent000001");
+  ASSERT_TRUE(Join("child-job", "b-child0000001").ok());
+  ASSERT_TRUE(Commit("b-parent000001").ok());
+  EXPECT_EQ(Summary(*Get("b-parent000001")), "total=1 pending=1 failed=0 complete= success=");
+  ASSERT_TRUE(Commit("b-child0000001").ok());
+  auto job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(Ack("child-job"));
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-complete-b-child0000001"})
+      << "the parent waits for the child's callback to finish";
+  ASSERT_TRUE(Ack("cb-complete-b-child0000001"));
+  EXPECT_EQ(FiredCallbacks(),
+            (std::vector<std::string>{"cb-complete-b-parent000001", "cb-success-b-child0000001"}));
+  ASSERT_TRUE(Ack("cb-complete-b-parent000001"));
+  EXPECT_TRUE(FiredCallbacks().empty()) << "the parent's success waits for the child's success";
+  ASSERT_TRUE(Ack("cb-success-b-child0000001"));
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-success-b-parent000001"});
+}
+
+TEST_P(BatchStoreTest, UncommittedBatchesExpireAfterThirtyMinutes) {
+  ASSERT_TRUE(New("b-expire000001", true, false).ok());
+  ASSERT_TRUE(New("b-kept00000001", true, false).ok());
+  ASSERT_TRUE(Commit("b-kept00000001").ok());
+  now_ += 30min - 1us;
+  EXPECT_TRUE(Get("b-expire000001").has_value());
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 0u);
+  now_ += 1us;
+  EXPECT_FALSE(Get("b-expire000001").has_value());
+  EXPECT_EQ(Join("late-job", "b-expire000001").message(), "No such batch b-expire000001");
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 1u);
+  EXPECT_EQ(Counts().expired, 1);
+  EXPECT_TRUE(Get("b-kept00000001").has_value()) << "a committed batch does not expire";
+}
+
+TEST_P(BatchStoreTest, BatchesAndFiredCallbacksSurviveAReopen) {
+  if (!Persistent()) GTEST_SKIP() << "memory: nothing survives";
+  ASSERT_TRUE(New("b-durable00001", false, true).ok());
+  ASSERT_TRUE(Join("durable-a", "b-durable00001").ok());
+  ASSERT_TRUE(Join("durable-b", "b-durable00001").ok());
+  ASSERT_TRUE(Commit("b-durable00001").ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Ack("durable-a"));
+  Reopen();
+  EXPECT_EQ(Summary(*Get("b-durable00001")), "total=2 pending=1 failed=0 complete= success=");
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Ack("durable-b"));
+  Reopen();
+  EXPECT_EQ(Summary(*Get("b-durable00001")), "total=2 pending=0 failed=0 complete= success=1");
+  EXPECT_EQ(FiredCallbacks(), std::vector<std::string>{"cb-success-b-durable00001"});
+  Reopen();
+  ASSERT_TRUE(Ack("cb-success-b-durable00001"));
+  EXPECT_EQ(Get("b-durable00001")->success_st, "2");
+  EXPECT_TRUE(FiredCallbacks().empty());
+  EXPECT_EQ(Counts().succeeded, 1);
+}
+
+TEST_P(BatchStoreTest, FlushDeletesBatches) {
+  ASSERT_TRUE(New("b-flushed00001", true, false).ok());
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_FALSE(Get("b-flushed00001").has_value());
+  EXPECT_EQ(Counts().created, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, BatchStoreTest,
+                         ::testing::Values("memory", "sqlite", "memory+deferred",
+                                           "sqlite+deferred"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '+', '_');
+                           return name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Redis, BatchStoreTest, ::testing::Values("redis"));
+
+// --- Job tracking (#13; store/track_record.h) ---
+
+class TrackStoreTest : public StoreTest {
+ protected:
+  std::optional<TrackRecord> Get(const std::string& jid) {
+    auto r = Await<Result<std::optional<TrackRecord>>>(
+        [&](auto cb) { store_->TrackGet(jid, now_, cb); });
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::string State(const std::string& jid) {
+    auto r = Get(jid);
+    return r ? r->state : "<none>";
+  }
+  Status Set(const std::string& jid, std::optional<int> percent, std::optional<std::string> desc) {
+    TrackUpdate u{.jid = jid, .percent = percent, .desc = desc};
+    return Await<Status>([&](auto cb) { store_->TrackSet(u, now_, cb); });
+  }
+  void PushTracked(const std::string& jid) {
+    ASSERT_TRUE(Push(MakeJob(jid)).ok());
+    ASSERT_TRUE(Await<Status>([&](auto cb) { store_->TrackPushed(jid, now_, cb); }).ok());
+  }
+  Status FailInto(const JobRecord& reserved, JobState state) {
+    JobRecord next = reserved;
+    next.state = state;
+    next.score = ToUnixMicros(now_ + 1s);
+    return Await<Status>([&](auto cb) {
+      store_->FailReserved(reserved.jid, FromUnixMicros(reserved.score), next, true, now_, cb);
+    });
+  }
+};
+
+TEST_P(TrackStoreTest, AFollowedJobsStateFollowsPushFetchAckFailAndDeath) {
+  PushTracked("tracked-ok");
+  EXPECT_EQ(State("tracked-ok"), "enqueued");
+  now_ += 1s;
+  auto job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(State("tracked-ok"), "working");
+  EXPECT_EQ(Get("tracked-ok")->updated_us, ToUnixMicros(now_));
+  ASSERT_TRUE(Ack("tracked-ok"));
+  EXPECT_EQ(State("tracked-ok"), "success");
+
+  PushTracked("tracked-bad");
+  job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(FailInto(*job, JobState::kRetry).ok());
+  EXPECT_EQ(State("tracked-bad"), "failed");
+  ASSERT_TRUE(Await<Status>([&](auto cb) {
+                JobRecord back = *job;
+                back.state = JobState::kQueued;
+                store_->Move(back, now_, cb);
+              }).ok());
+  job = Fetch({"default"});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(State("tracked-bad"), "working");
+  ASSERT_TRUE(FailInto(*job, JobState::kDead).ok());
+  EXPECT_EQ(State("tracked-bad"), "dead");
+
+  ASSERT_TRUE(Push(MakeJob("untracked")).ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Ack("untracked"));
+  EXPECT_EQ(State("untracked"), "<none>") << "jobs without custom.track are not followed";
+}
+
+TEST_P(TrackStoreTest, TrackSetKeepsWhatItIsNotGivenAndLeavesStateUnknownForUntrackedJobs) {
+  ASSERT_TRUE(Set("some-job-01", 10, std::nullopt).ok());
+  auto r = Get("some-job-01");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->percent, 10);
+  EXPECT_FALSE(r->desc.has_value());
+  EXPECT_EQ(r->state, "");
+  ASSERT_TRUE(Set("some-job-01", std::nullopt, "Calculating").ok());
+  r = Get("some-job-01");
+  EXPECT_EQ(r->percent, 10);
+  EXPECT_EQ(r->desc, "Calculating");
+  // Untracked: a FETCH and ACK of it do not make it followed.
+  ASSERT_TRUE(Push(MakeJob("some-job-01")).ok());
+  ASSERT_TRUE(Fetch({"default"}));
+  ASSERT_TRUE(Ack("some-job-01"));
+  EXPECT_EQ(State("some-job-01"), "");
+}
+
+TEST_P(TrackStoreTest, RecordsLiveThirtyMinutesAfterTheirLastUpdateAndSurviveAReopen) {
+  PushTracked("tracked-ttl");
+  ASSERT_TRUE(Set("tracked-ttl", 50, "half").ok());
+  now_ += 20min;
+  ASSERT_TRUE(Set("tracked-ttl", 60, std::nullopt).ok());
+  if (Persistent()) Reopen();
+  now_ += 30min - 1us;
+  auto r = Get("tracked-ttl");
+  ASSERT_TRUE(r) << "30 minutes from the last update, not the first";
+  EXPECT_EQ(r->state, "enqueued");
+  EXPECT_EQ(r->percent, 60);
+  EXPECT_EQ(r->desc, "half");
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 0u);
+  now_ += 1us;
+  EXPECT_FALSE(Get("tracked-ttl").has_value());
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 1u);
+  ASSERT_TRUE(Fetch({"default"}));
+  EXPECT_FALSE(Get("tracked-ttl").has_value()) << "an expired record is not followed again";
+}
+
+TEST_P(TrackStoreTest, FlushDeletesRecords) {
+  ASSERT_TRUE(Set("flushed-job-1", 1, std::nullopt).ok());
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_FALSE(Get("flushed-job-1").has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest,
+                         ::testing::Values("memory", "sqlite", "memory+deferred",
+                                           "sqlite+deferred"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '+', '_');
+                           return name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
+
 }  // namespace
 }  // namespace bulkhead

@@ -49,6 +49,12 @@ json FaktoryJson(const EngineSnapshot& e) {
       {"Dead", TaskJson(t.dead, e.dead, "enqueued")},
       {"Busy", TaskJson(t.busy, e.working, "reaped")},
       {"Workers", TaskJson(t.workers, e.worker_count, "reaped")},
+      // Faktory Enterprise's batch counters (#13), its names: closed = committed.
+      {"batch",
+       {{"created", e.batches.created},
+        {"closed", e.batches.committed},
+        {"expired", e.batches.expired},
+        {"successful", e.batches.succeeded}}},
   };
   json out = {{"total_failures", e.failures},
               {"total_processed", e.processed},
@@ -191,6 +197,11 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
       ParseTask(tasks, "Dead", "enqueued"), ParseTask(tasks, "Busy", "reaped"),
       ParseTask(tasks, "Workers", "reaped")};
   e.throttles = ParseThrottlesJson(Member(doc, "throttles"));  // #13
+  const json& batch = Member(tasks, "batch");
+  e.batches = BatchCounts{.created = Int(batch, "created"),
+                          .committed = Int(batch, "closed"),
+                          .expired = Int(batch, "expired"),
+                          .succeeded = Int(batch, "successful")};
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {
     out.hosts.emplace();

@@ -29,7 +29,8 @@ TEST(InfoJsonTest, RendersFaktorysShapeFromASnapshot) {
       R"("Dead":{"cycles":3,"enqueued":2,"size":3,"wall_time_sec":0.25},)"
       R"("Retries":{"cycles":2,"enqueued":1,"size":2,"wall_time_sec":1.5},)"
       R"("Scheduled":{"cycles":1,"enqueued":0,"size":1,"wall_time_sec":0.0},)"
-      R"("Workers":{"cycles":5,"reaped":4,"size":1,"wall_time_sec":2.0}},)"
+      R"("Workers":{"cycles":5,"reaped":4,"size":1,"wall_time_sec":2.0},)"
+      R"("batch":{"closed":0,"created":0,"expired":0,"successful":0}},)"
       R"("total_enqueued":3,"total_failures":5,"total_processed":10,"total_queues":2},)"
       R"("hosts":[)" +
       std::string(kHost) +

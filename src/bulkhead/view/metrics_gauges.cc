@@ -73,6 +73,17 @@ std::vector<std::pair<std::string, double>> CronFigures(const EngineSnapshot& e,
   return out;
 }
 
+// The batch counters, one sample per event (#13).
+SampleCallback BatchEvents(const Source& src) {
+  return FromLatest(src, [](const EngineSnapshot& s) -> Samples {
+    const BatchCounts& b = s.batches;
+    return std::vector<MetricSample>{MetricSample{{"created"}, static_cast<double>(b.created)},
+                                     MetricSample{{"committed"}, static_cast<double>(b.committed)},
+                                     MetricSample{{"expired"}, static_cast<double>(b.expired)},
+                                     MetricSample{{"succeeded"}, static_cast<double>(b.succeeded)}};
+  });
+}
+
 // Every family: RegisterEngineMetrics adds them, UnregisterEngineMetrics removes them.
 struct FamilyRow {
   MetricType type;
@@ -168,6 +179,7 @@ const FamilyRow kFamilies[] = {
          return out;
        });
      }},
+    {kCounter, mn::kBatchesTotal, mn::kBatchesTotalHelp, mn::kLabelEvent, BatchEvents},
     {kGauge,
      mn::kStoreDegraded,
      mn::kStoreDegradedHelp,

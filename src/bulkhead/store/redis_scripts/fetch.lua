@@ -16,6 +16,7 @@ for i = 4, #ARGV do
         local nv = build(h)
         redis.call('HSET', JOBS, jid, nv)
         link(jid, h, score)
+        tstate(jid, 'working', false, ARGV[2])
         return {jid, nv, score}
       end
       -- A listed jid without a job (these scripts never leave one): dropped.

@@ -1,5 +1,5 @@
--- FLUSH: every job, queue, counter, pause flag and unique lock (#13). Signing keys, host states,
--- cron firings, the node registry and the layout stay. ARGV: P.
+-- FLUSH: every job, queue, counter, pause flag, unique lock, batch and tracking record (#13).
+-- Signing keys, host states, cron firings, the node registry and the layout stay. ARGV: P.
 -- Every throttle slot belongs to a reserved job.
 for _, jid in ipairs(redis.call('ZRANGE', P .. 'working', 0, -1)) do
   local v = redis.call('HGET', JOBS, jid)
@@ -9,6 +9,11 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do redis.call('DEL', P
 for _, node in ipairs(redis.call('SMEMBERS', P .. 'nodes')) do
   redis.call('DEL', P .. 'reserved:' .. node)
 end
+for _, bid in ipairs(redis.call('SMEMBERS', P .. 'batches')) do redis.call('DEL', P .. 'batch:' .. bid) end
+for _, jid in ipairs(redis.call('ZRANGE', P .. 'track_expiry', 0, -1)) do
+  redis.call('DEL', P .. 'track:' .. jid)
+end
+redis.call('DEL', P .. 'track_expiry', P .. 'batches', P .. 'batch_members', P .. 'batch_cbs', P .. 'batch_expiry')
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
 -- Unique locks: found by pattern (FLUSH is rare and already O(jobs)); the prefix's glob characters

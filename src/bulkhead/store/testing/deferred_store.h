@@ -140,6 +140,41 @@ class DeferredStore : public Store {
     inner_->ThrottleUses(throttles, now, Later(std::move(cb)));
   }
 
+  // Batches (#13).
+  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override {
+    inner_->BatchNew(std::move(batch), now, Later(std::move(durable)));
+  }
+  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override {
+    inner_->BatchGet(bid, now, Later(std::move(cb)));
+  }
+  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override {
+    inner_->BatchCommit(bid, now, Later(std::move(durable)));
+  }
+  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
+                       Done durable) override {
+    inner_->PushBatchMember(std::move(job), bid, now, Later(std::move(durable)));
+  }
+  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override {
+    inner_->ExpireBatches(now, limit, Later(std::move(cb)));
+  }
+  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override {
+    inner_->GetBatchCounts(Later(std::move(cb)));
+  }
+
+  // Tracking (#13).
+  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override {
+    inner_->TrackSet(std::move(update), now, Later(std::move(durable)));
+  }
+  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override {
+    inner_->TrackPushed(jid, now, Later(std::move(durable)));
+  }
+  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override {
+    inner_->TrackGet(jid, now, Later(std::move(cb)));
+  }
+  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override {
+    inner_->ExpireTracks(now, limit, Later(std::move(cb)));
+  }
+
   Store& inner() { return *inner_; }
 
  private:
