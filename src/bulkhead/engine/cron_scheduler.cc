@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_parser.h"
@@ -51,10 +52,18 @@ void CronScheduler::RunOnce() {
   TimePoint now = clock_.Now();
   for (size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = entries_[i];
-    std::optional<TimePoint> due = e.config.schedule.Latest(now);
-    if (!due || now - *due >= kCatchUp) continue;
-    if (e.attempted && *due <= *e.attempted) continue;
-    Fire(i, *due);
+    std::optional<TimePoint> latest = e.config.schedule.Latest(now);
+    if (!latest || now - *latest >= kCatchUp) continue;
+    if (e.attempted && *latest <= *e.attempted) continue;
+    if (!e.attempted) {  // never fired: start with the latest due time
+      Fire(i, *latest);
+      continue;
+    }
+    // Every due time after the last one of the last minute, in order (a late tick, a restart).
+    for (TimePoint due = e.config.schedule.Next(std::max(*e.attempted, now - kCatchUp)); due <= now;
+         due = e.config.schedule.Next(due)) {
+      Fire(i, due);
+    }
   }
 }
 

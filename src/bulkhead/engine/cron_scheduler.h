@@ -5,8 +5,9 @@
 // scheduler claims (entry, due time) in the store (Store::ClaimCronFiring, an atomic
 // compare-and-set of the entry's last claimed due time, durable); only the node whose claim wins
 // pushes, with a fresh jid. Catch-up: a due time is fired only while it is less than a minute old
-// (kCatchUp), so a restart within a minute of a due time still fires it, once; due times missed
-// for longer (downtime) are skipped, and of several missed due times only the latest is fired.
+// (kCatchUp): every due time of the last minute after the entry's last claimed one fires, in
+// order (a late tick, a restart within a minute), each once; due times missed for longer
+// (downtime) are skipped. An entry never fired before starts with its latest due time.
 // A claim whose PUSH then fails (NOTUNIQUE, a store error) is logged and counted lost; a crash
 // between the claim and the PUSH loses that firing too (at-most-once per due time).
 //

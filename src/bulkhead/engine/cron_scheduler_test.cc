@@ -135,6 +135,17 @@ TEST_P(CronSchedulerTest, ARestartNeitherSkipsNorRepeatsARecentDueTime) {
   EXPECT_EQ(CronOf(*engine).enqueued, 1);
 }
 
+TEST_P(CronSchedulerTest, ALateLookFiresEveryDueTimeOfTheLastMinute) {
+  config_.cron = {Entry("every20s", "@every 20s", R"({"jobtype":"Fast","args":[]})")};
+  auto engine = StartEngine();
+  EXPECT_EQ(Queued("default"), 1u);  // 22:14:20, the latest at start
+  Advance(59s);                      // 22:15:29: 22:14:40, 22:15:00 and 22:15:20, in order
+  EXPECT_EQ(Queued("default"), 4u);
+  EXPECT_EQ(FormatRfc3339(*CronOf(*engine).last_run), "2023-11-14T22:15:20Z");
+  Advance(91s);  // 22:17:00: only those less than a minute old (22:16:20, 22:16:40, 22:17:00)
+  EXPECT_EQ(Queued("default"), 7u);
+}
+
 TEST_P(CronSchedulerTest, TwoEnginesOnOneStoreFireOnce) {
   config_.cron.push_back(Entry("every20s", "@every 20s", R"({"jobtype":"Fast","args":[]})"));
   auto a = StartEngine();

@@ -138,32 +138,24 @@ void Engine::Push(JobRecord job, Done done) {
   bool queued = job.state == JobState::kQueued;
   // While this PUSH commits, a PUSH of the same jid waits for its outcome (PushDuplicate).
   bool registered = unconfirmed_pushes_.try_emplace(jid).second;
-  bool unique = lock.has_value();
-  Done answer = Guarded([this, jid, registered, unique, done = std::move(done)](Status st) mutable {
-    if (unique) CountUniquePush(st);
-    bool held_before = st.code() == StatusCode::kAlreadyExists;
-    if (registered) {
-      auto it = unconfirmed_pushes_.find(jid);
-      std::vector<Done> waiting = std::move(it->second);
-      unconfirmed_pushes_.erase(it);
-      // A jid held before this PUSH: the duplicates that waited on it are answered as
-      // it is.
-      for (auto& d : waiting) d(held_before ? Status::Ok() : st);
-    }
-    if (held_before) {
-      PushDuplicate(jid, std::move(done));
-      return;
-    }
-    done(st);
-  });
   bool tracked = Tracking::IsTracked(job.payload);
-  if (unique) {
-    store_.PushUnique(std::move(job), *lock, clock_.Now(), std::move(answer));
-  } else if (!bid.empty()) {
-    store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(answer));
-  } else {
-    store_.Push(std::move(job), std::move(answer));
-  }
+  PushToStore(std::move(job), std::move(lock), bid,
+              Guarded([this, jid, registered, done = std::move(done)](Status st) mutable {
+                bool held_before = st.code() == StatusCode::kAlreadyExists;
+                if (registered) {
+                  auto it = unconfirmed_pushes_.find(jid);
+                  std::vector<Done> waiting = std::move(it->second);
+                  unconfirmed_pushes_.erase(it);
+                  // A jid held before this PUSH: the duplicates that waited on it are answered as
+                  // it is.
+                  for (auto& d : waiting) d(held_before ? Status::Ok() : st);
+                }
+                if (held_before) {
+                  PushDuplicate(jid, std::move(done));
+                  return;
+                }
+                done(st);
+              }));
   if (tracked) {  // right after the Push: no FETCH of the job comes between (store.h)
     store_.TrackPushed(jid, clock_.Now(), Guarded([jid](Status s) {
                          if (!s.ok())

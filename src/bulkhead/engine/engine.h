@@ -133,9 +133,6 @@ class Engine {
     on_worker_reaped_ = std::move(handler);
   }
 
-  // Cron (#13): looks at the [[cron]] entries now (tests; the engine looks every second).
-  void RunCronOnce() { cron_->RunOnce(); }
-
   // Runs the periodic tasks once, now (tests; also used at start-up). A run ends when the store
   // has answered; a task whose previous run has not ended yet is skipped. The scheduler moves due
   // jobs in batches of 1000 and lets the loop run between batches.
@@ -246,8 +243,10 @@ class Engine {
   // dropped: logged, counted, deleted with its unique lock); releases the lock of a job unique
   // until start.
   bool AdmitFetched(const JobRecord& job);
-  // Counts the outcome of a PushUnique.
-  void CountUniquePush(const Status& outcome);
+  // Store::Push; Store::PushUnique with `lock` (counting its outcome); Store::PushBatchMember when
+  // the job joins batch `bid` (never both: Push refuses that).
+  void PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
+                   Done answer);
   UniqueJobCounts unique_counts_;                    // loop thread
   std::map<std::string, int64_t> expired_by_queue_;  // loop thread
   // Cron (#13): the [[cron]] entries' scheduler, started and stopped with the engine.

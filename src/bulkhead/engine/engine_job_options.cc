@@ -64,12 +64,25 @@ bool Engine::AdmitFetched(const JobRecord& job) {
   return true;
 }
 
-void Engine::CountUniquePush(const Status& outcome) {
-  if (outcome.ok()) {
-    unique_counts_.taken++;
-  } else if (IsNotUnique(outcome)) {
-    unique_counts_.denied++;
+void Engine::PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
+                         Done answer) {
+  if (!lock && !bid.empty()) {  // batches (#13)
+    store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(answer));
+    return;
   }
+  if (!lock) {
+    store_.Push(std::move(job), std::move(answer));
+    return;
+  }
+  store_.PushUnique(std::move(job), *lock, clock_.Now(),
+                    Guarded([this, answer = std::move(answer)](Status st) {
+                      if (st.ok()) {
+                        unique_counts_.taken++;
+                      } else if (IsNotUnique(st)) {
+                        unique_counts_.denied++;
+                      }
+                      answer(st);
+                    }));
 }
 
 }  // namespace bulkhead

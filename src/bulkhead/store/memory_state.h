@@ -137,7 +137,6 @@ class MemoryState {
   void ReleaseUniqueOf(const std::string& jid, std::vector<Change>& out);
   // Deletes up to `limit` locks expired at now_us. Returns how many.
   size_t PurgeExpiredUniqueLocks(int64_t now_us, size_t limit, std::vector<Change>& out);
-  size_t unique_lock_count() const { return unique_locks_.size(); }
   // Store::ClaimCronFiring.
   bool ClaimCronFiring(const std::string& entry, int64_t due_us, std::vector<Change>& out);
   const std::map<std::string, int64_t>& cron_firings() const { return cron_firings_; }
