@@ -1,0 +1,24 @@
+// The Hosts page (every delivery host: state, in-flight cap and use, parked, counters, p50/p99,
+// breaker/Retry-After times) and one host's page. Pure renderers over view/host_view.h.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bulkhead/dashboard/layout.h"
+#include "bulkhead/view/host_view.h"
+
+namespace bulkhead::dashboard {
+
+// `hosts`: nullopt when the server runs no dispatcher.
+std::string RenderHostsPage(const PageContext& ctx,
+                            const std::optional<std::vector<HostView>>& hosts);
+// `host`: nullopt when no host has that name.
+std::string RenderHostPage(const PageContext& ctx, const std::string& name,
+                           const std::optional<HostView>& host);
+
+// "healthy", "open", "half-open" or "unavailable".
+std::string HostStateText(const HostView& h);
+
+}  // namespace bulkhead::dashboard
