@@ -95,6 +95,7 @@ async function seed(server, defer) {
     const hosts = await res.json();
     return hosts.some((h) => h.breaker !== 'closed');
   }, { timeout: 20_000, message: 'the closed port\'s breaker to open' });
+  assert.equal(await worker.beat(), 'OK');
   return { client, worker };
 }
 
@@ -136,7 +137,8 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
   // Every page, at both widths, with a screenshot; then a job's and a host's page.
   const hosts = await (await fetch(`${origin}/api/hosts`)).json();
   const failing = hosts.find((h) => h.breaker !== 'closed');
-  const all = [...PAGES, `/hosts?host=${encodeURIComponent(failing.host)}`];
+  // The Overview last: its charts then hold the seconds the other pages took.
+  const all = [...PAGES.slice(1), `/hosts?host=${encodeURIComponent(failing.host)}`, '/'];
   for (const width of [1440, 390]) {
     for (const p of all) {
       const page = await watchedPage(browser, origin);
@@ -157,6 +159,21 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
       await page.screenshot({ path: path.join(SHOTS, name), fullPage: true });
       await page.close();
     }
+  }
+
+  // A failing host's page lists the jobs parked behind it, as /api/hosts counts them.
+  {
+    // Retries of its deliveries come due and join the parked ones meanwhile: read before and after.
+    const parked = async () => (await (await fetch(`${origin}/api/hosts`)).json()).find((h) => h.host === failing.host).parked;
+    const page = await watchedPage(browser, origin);
+    const p0 = await parked();
+    await page.goto(`${origin}/hosts?host=${encodeURIComponent(failing.host)}`, { waitUntil: 'networkidle0' });
+    const listed = await page.$$eval('#parked li', (els) => els.length);
+    const p1 = await parked();
+    assert.ok(p0 > 0, 'jobs parked behind the failing host');
+    assert.ok(listed >= p0 && listed <= p1, `listed ${listed} parked jobs, /api/hosts ${p0} then ${p1}`);
+    assertClean(page, 'host page');
+    await page.close();
   }
 
   // The figures of the Overview are INFO's (read before and after: the failing host's deliveries
@@ -200,6 +217,7 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
   let after = await info(client);
   assert.equal(await inRetries(origin, jid), false, 'retry now');
   assert.equal(after.queues.work, (before.queues.work || 0) + 1);
+  await page.goto(origin + '/retries?jobtype=Resize', { waitUntil: 'networkidle0' });
   [jid] = await checkedBoxes(page, 1);
   await clickAndWait(page, 'button[value=kill]');
   before = after;

@@ -354,7 +354,9 @@ void Dashboard::Hosts(PageContext ctx, const std::string& host, HttpServer::Repl
       if (h.host == host) found = h;
     }
   }
-  reply(HtmlResponse(found ? 200 : 404, RenderHostPage(ctx, host, found)));
+  std::vector<std::string> parked;
+  if (found && sources_.parked) parked = sources_.parked(host, kMaxParkedShown);
+  reply(HtmlResponse(found ? 200 : 404, RenderHostPage(ctx, host, found, parked)));
 }
 
 void Dashboard::Live(HttpServer::Reply reply) {

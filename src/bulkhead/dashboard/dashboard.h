@@ -45,6 +45,8 @@ struct DashboardSources {
   std::function<void(std::function<void(Result<InfoSnapshot>)>)> snapshot;
   // The delivery hosts now; nullopt without a dispatcher.
   std::function<std::optional<std::vector<HostView>>()> hosts;
+  // The jids parked behind `host` (at most `limit`, oldest first); empty without a dispatcher.
+  std::function<std::vector<std::string>(const std::string& host, size_t limit)> parked;
   // Why the store cannot be used now (degraded or unavailable), or "".
   std::function<std::string()> store_problem;
 };

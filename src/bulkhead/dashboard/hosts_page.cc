@@ -59,7 +59,8 @@ std::string RenderHostsPage(const PageContext& ctx,
 }
 
 std::string RenderHostPage(const PageContext& ctx, const std::string& name,
-                           const std::optional<HostView>& host) {
+                           const std::optional<HostView>& host,
+                           const std::vector<std::string>& parked) {
   if (!host) {
     return RenderLayout(ctx, "/hosts", "Host " + name,
                         "<p class=\"error\">No host " + Escape(name) + ".</p>");
@@ -80,7 +81,21 @@ std::string RenderHostPage(const PageContext& ctx, const std::string& name,
   h += row("latency p50 / p99", Ms(v.latency_p50_ms) + " / " + Ms(v.latency_p99_ms));
   h += row("failing since", OptTime(v.failing_since, ctx.now));
   h += row("Retry-After until", OptTime(v.retry_after_until, ctx.now));
-  h += "</dl>";
+  h += "</dl><h2>Parked jobs</h2>";
+  if (parked.empty()) {
+    h += "<p class=\"muted\">none</p>";
+  } else {
+    h += "<ul id=\"parked\">";
+    for (const auto& jid : parked) {
+      h += "<li><a href=\"" + Escape(ctx.base) + "/job?set=busy&amp;jid=" + UrlEncode(jid) + "\">" +
+           Escape(jid) + "</a></li>";
+    }
+    h += "</ul>";
+    if (static_cast<int64_t>(parked.size()) < v.parked) {
+      h += "<p class=\"muted\">the first " + std::to_string(parked.size()) + " of " +
+           std::to_string(v.parked) + "</p>";
+    }
+  }
   return RenderLayout(ctx, "/hosts", "Host " + name, h);
 }
 

@@ -14,9 +14,14 @@ namespace bulkhead::dashboard {
 // `hosts`: nullopt when the server runs no dispatcher.
 std::string RenderHostsPage(const PageContext& ctx,
                             const std::optional<std::vector<HostView>>& hosts);
-// `host`: nullopt when no host has that name.
+// Parked jobs listed on a host's page, at most.
+inline constexpr size_t kMaxParkedShown = 200;
+
+// `host`: nullopt when no host has that name. `parked`: the first jids parked behind it (each a
+// reserved job: its link opens it in Busy).
 std::string RenderHostPage(const PageContext& ctx, const std::string& name,
-                           const std::optional<HostView>& host);
+                           const std::optional<HostView>& host,
+                           const std::vector<std::string>& parked = {});
 
 // "healthy", "open", "half-open" or "unavailable".
 std::string HostStateText(const HostView& h);

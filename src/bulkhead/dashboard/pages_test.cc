@@ -189,6 +189,10 @@ TEST(HostsPageTest, StatesAndFigures) {
   EXPECT_THAT(html, HasSubstr("state-closed\">healthy"));
   EXPECT_THAT(RenderHostsPage(Ctx(), std::nullopt), HasSubstr("No delivery engine"));
   EXPECT_THAT(RenderHostPage(Ctx(), "bad.example", open), HasSubstr("<dd>30</dd>"));
+  std::string page = RenderHostPage(Ctx(), "bad.example", open, {kScript, "j2"});
+  ExpectInert(page);
+  EXPECT_THAT(page, HasSubstr("<li><a href=\"/bulkhead/job?set=busy&amp;jid=j2\">j2</a></li>"));
+  EXPECT_THAT(page, HasSubstr("the first 2 of 30"));
 }
 
 TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {

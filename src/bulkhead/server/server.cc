@@ -132,6 +132,19 @@ Status Server::Start() {
                                   .password = config_.password},
       dashboard::DashboardSources{.snapshot = [this](auto cb) { Snapshot(std::move(cb)); },
                                   .hosts = [this] { return HostsFromDispatcher(); },
+                                  .parked =
+                                      [this](const std::string& host, size_t limit) {
+                                        std::vector<std::string> jids;
+                                        const Compartment* c =
+                                            dispatcher_ ? dispatcher_->compartments().Find(host)
+                                                        : nullptr;
+                                        if (c == nullptr) return jids;
+                                        for (const auto& jid : c->parked()) {
+                                          if (jids.size() >= limit) break;
+                                          jids.push_back(jid);
+                                        }
+                                        return jids;
+                                      },
                                   .store_problem =
                                       [this] {
                                         return store_->degraded() ? store_->degraded_reason()
