@@ -207,6 +207,21 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
     await page.close();
   }
 
+  // Live figures: an open Overview follows a change without a reload (live.json every 5 s).
+  {
+    const page = await watchedPage(browser, origin);
+    await page.goto(origin + '/', { waitUntil: 'networkidle0' });
+    const shownDead = () => page.$eval('[data-live=dead]', (e) => Number(e.textContent));
+    const was = await shownDead();
+    await client.push({ jobtype: 'Live', queue: 'live', args: [], retry: -1 });
+    const got = await client.fetch('live');
+    await client.fail(got.jid, Object.assign(new Error('boom'), { code: 'E' }));
+    await waitFor(async () => (await shownDead()) === was + 1,
+      { timeout: 15_000, message: 'the Overview\'s dead figure to follow INFO' });
+    assertClean(page, 'live refresh');
+    await page.close();
+  }
+
   const page = await watchedPage(browser, origin);
   // Retries (of jobtype Resize: the failing host's deliveries come and go in the retry set): retry
   // now, kill.

@@ -65,12 +65,24 @@ void Dashboard::JobAction(JobState set, const std::string& body, HttpServer::Rep
   }
   // An empty jid set would mean "every job" to MUTATE: never from a form with nothing checked.
   if (filter.jids.empty()) return reply(Redirect(path, "none"));
+  // Back to the list as it was shown (its filters and position), rebuilt from known fields only.
+  std::string back;
+  for (const char* name : {"offset", "queue", "jobtype", "q"}) {
+    std::string value = form.Get(std::string("back_") + name);
+    if (!value.empty() && !(std::string_view(name) == "offset" && value == "0")) {
+      back += std::string("&") + name + "=" + UrlEncode(value);
+    }
+  }
   engine_.Mutate(op, set, std::move(filter),
-                 [this, alive = std::weak_ptr<bool>(alive_), path, action,
+                 [this, alive = std::weak_ptr<bool>(alive_), path, action, back,
                   reply = std::move(reply)](Status s) {
                    if (!alive.lock()) return;
                    if (!s.ok()) return reply(ErrorPage(503, s.message()));
-                   reply(Redirect(path, action));
+                   HttpResponseOut r = Redirect(path, action);
+                   for (auto& [k, v] : r.headers) {
+                     if (k == "Location") v += back;
+                   }
+                   reply(std::move(r));
                  });
 }
 

@@ -194,7 +194,10 @@ TEST_P(DashboardTest, SetActionsGoThroughTheEngine) {
   EXPECT_EQ(Snapshot().dead, 2u);
   EXPECT_EQ(Post("/dead", "action=kill&jid=d2").status, 400);
   EXPECT_EQ(Post("/dead", "action=bogus&jid=d2").status, 400);
-  EXPECT_EQ(Post("/dead", "action=delete&jid=d2&jid=r1").status, 303);
+  HttpResponseOut back =
+      Post("/dead", "action=delete&jid=d2&jid=r1&back_offset=25&back_jobtype=a%20b&back_x=y");
+  EXPECT_EQ(back.status, 303);
+  EXPECT_EQ(HeaderOf(back, "Location"), "/dead?msg=delete&offset=25&jobtype=a%20b");
   EXPECT_EQ(Snapshot().dead, 0u);
 }
 

@@ -81,6 +81,13 @@ std::string RenderJobListPage(const PageContext& ctx, const SetPage& page, const
                   std::to_string(total) + "</span> jobs, sorted by time.</p>";
   h += FilterForm(ctx, page, q);
   h += "<form method=\"post\" action=\"" + b + page.path + "\">" + CsrfField(ctx);
+  // Where the answer returns to: this page, with its filters.
+  auto back = [](const char* name, const std::string& value) {
+    return std::string("<input type=\"hidden\" name=\"back_") + name + "\" value=\"" +
+           Escape(value) + "\">";
+  };
+  h += back("offset", std::to_string(q.offset)) + back("queue", q.queue) +
+       back("jobtype", q.jobtype) + back("q", q.contains);
   h += "<div class=\"actions\">" + SetActionButtons(page.set) + "</div>";
   h += "<div class=\"table-wrap\"><table id=\"jobs\"><thead><tr><th><input type=\"checkbox\" "
        "data-select-all aria-label=\"select all\"></th><th>" +

@@ -104,6 +104,7 @@ TEST(JobListPageTest, FilteredPagerSaysTheScanBound) {
   std::string html = RenderJobListPage(Ctx(), SetPageOf(JobState::kRetry), q, r, 9000);
   EXPECT_THAT(html, HasSubstr("/bulkhead/retries?offset=5000&amp;jobtype=a%20b\" rel=\"next\""));
   EXPECT_THAT(html, HasSubstr("scanned 5000 jobs (at most 5000 per page)"));
+  EXPECT_THAT(html, HasSubstr("<input type=\"hidden\" name=\"back_jobtype\" value=\"a b\">"));
   EXPECT_THAT(html, HasSubstr("name=\"jobtype\" placeholder=\"jobtype\" aria-label=\"jobtype\" "
                               "value=\"a b\""));
 }

@@ -5,8 +5,6 @@
 namespace bulkhead::dashboard {
 namespace {
 
-constexpr size_t kChunk = 500;
-
 struct Scan {
   Store* store;
   ScanRequest req;
@@ -17,7 +15,9 @@ struct Scan {
 };
 
 void Continue(std::shared_ptr<Scan> scan) {
-  size_t chunk = std::min(kChunk, scan->req.max_scan - scan->result.scanned);
+  // The whole bound in one read: each List walks to its offset again (the embedded stores step
+  // through their sorted set), so chunks would cost that walk each.
+  size_t chunk = scan->req.max_scan - scan->result.scanned;
   scan->store->List(scan->req.set, scan->position, chunk,
                     [scan, chunk](Result<std::vector<JobRecord>> jobs) {
                       if (scan->alive.expired()) return;

@@ -1,6 +1,6 @@
 // Bounded reads of a sorted set for the dashboard: one page through the store's List (offset,
-// limit), never the whole set. A filter reads the set in chunks from the page's offset until the
-// page is full, the set ends or `max_scan` jobs were read, whichever comes first.
+// limit), never the whole set. A filter reads `max_scan` jobs from the page's offset in one List
+// and keeps those that match, up to a page.
 //
 // Threading: the event loop (the store's thread); `done` runs once, on it, now or later
 // (store.h). The store must outlive the scan; `alive` (when set) guards the caller's lifetime: a
