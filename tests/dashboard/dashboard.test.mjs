@@ -271,6 +271,15 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
   await clickAndWait(page, '#workers button');
   const workers = await (await fetch(`${origin}/api/workers`)).json();
   assert.equal(workers.find((w) => w.wid === 'dash-worker-1').state, 'quiet');
+  // A failing host: release its parked jobs (forget its failures): they are tried at once, and
+  // fail against the closed port.
+  const hostNow = async () => (await (await fetch(`${origin}/api/hosts`)).json()).find((h) => h.host === failing.host);
+  const failuresBefore = (await hostNow()).failures;
+  await page.goto(`${origin}/hosts?host=${encodeURIComponent(failing.host)}`, { waitUntil: 'networkidle0' });
+  await clickAndWait(page, 'button[value=forget]');
+  assert.ok((await page.content()).includes('parked jobs released'));
+  await waitFor(async () => (await hostNow()).failures > failuresBefore,
+    { timeout: 15_000, message: 'the released parked jobs to be tried' });
   page.__xss = await page.evaluate(() => window.__xss);
   assertClean(page, 'actions');
   await page.close();

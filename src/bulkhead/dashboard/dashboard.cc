@@ -27,11 +27,17 @@ constexpr const char* kPagePaths[] = {"/",          "/queues",  "/queues/confirm
 // the page.
 const char* FlashText(const std::string& code) {
   static const std::pair<const char*, const char*> kTexts[] = {
-      {"paused", "Queue paused."},      {"resumed", "Queue resumed."},
-      {"cleared", "Queue cleared."},    {"quiet", "Quiet sent."},
-      {"terminate", "Terminate sent."}, {"requeue", "Jobs enqueued."},
-      {"delete", "Jobs deleted."},      {"kill", "Jobs moved to Dead."},
-      {"none", "No job was selected."}};
+      {"paused", "Queue paused."},
+      {"resumed", "Queue resumed."},
+      {"cleared", "Queue cleared."},
+      {"quiet", "Quiet sent."},
+      {"terminate", "Terminate sent."},
+      {"requeue", "Jobs enqueued."},
+      {"delete", "Jobs deleted."},
+      {"kill", "Jobs moved to Dead."},
+      {"none", "No job was selected."},
+      {"probe", "Probe sent."},
+      {"forget", "Failure history forgotten; parked jobs released."}};
   for (const auto& [c, text] : kTexts) {
     if (code == c) return text;
   }
@@ -203,6 +209,7 @@ void Dashboard::HandlePost(const std::string& rel, const HttpRequestIn& req,
   }
   if (rel == "/queues") return QueueAction(req.body, std::move(reply));
   if (rel == "/busy") return WorkerAction(req.body, std::move(reply));
+  if (rel == "/hosts") return HostAction(req.body, std::move(reply));
   if (const SetPage* page = FindSetPage(rel)) {
     return JobAction(page->set, req.body, std::move(reply));
   }

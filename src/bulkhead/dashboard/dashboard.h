@@ -47,6 +47,9 @@ struct DashboardSources {
   std::function<std::optional<std::vector<HostView>>()> hosts;
   // The jids parked behind `host` (at most `limit`, oldest first); empty without a dispatcher.
   std::function<std::vector<std::string>(const std::string& host, size_t limit)> parked;
+  // A host action: "probe" (Dispatcher::ProbeHostNow) or "forget" (ForgetHostFailures, which
+  // releases the parked jobs). Null without a dispatcher.
+  std::function<Status(const std::string& host, const std::string& action)> host_action;
   // Why the store cannot be used now (degraded or unavailable), or "".
   std::function<std::string()> store_problem;
 };
@@ -92,6 +95,7 @@ class Dashboard {
   // POST actions: each answers 303 to the page, with a message code, or an error page.
   void QueueAction(const std::string& body, HttpServer::Reply reply);
   void WorkerAction(const std::string& body, HttpServer::Reply reply);
+  void HostAction(const std::string& body, HttpServer::Reply reply);
   void JobAction(JobState set, const std::string& body, HttpServer::Reply reply);
   HttpResponseOut Redirect(const std::string& rel, const std::string& msg_code) const;
   HttpResponseOut ErrorPage(int status, const std::string& message) const;

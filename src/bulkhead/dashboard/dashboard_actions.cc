@@ -45,6 +45,23 @@ void Dashboard::WorkerAction(const std::string& body, HttpServer::Reply reply) {
   reply(Redirect("/busy", action));
 }
 
+void Dashboard::HostAction(const std::string& body, HttpServer::Reply reply) {
+  FormFields form = FormFields::Parse(body);
+  std::string host = form.Get("host"), action = form.Get("action");
+  if (action != "probe" && action != "forget") {
+    return reply(ErrorPage(400, "action must be probe or forget, not \"" + action + "\""));
+  }
+  if (!sources_.host_action) return reply(ErrorPage(404, "no delivery engine"));
+  Status s = sources_.host_action(host, action);
+  if (s.code() == StatusCode::kNotFound) return reply(ErrorPage(404, s.message()));
+  if (!s.ok()) return reply(ErrorPage(409, s.message()));
+  HttpResponseOut r = Redirect("/hosts", action);
+  for (auto& [k, v] : r.headers) {
+    if (k == "Location") v += "&host=" + UrlEncode(host);
+  }
+  reply(std::move(r));
+}
+
 void Dashboard::JobAction(JobState set, const std::string& body, HttpServer::Reply reply) {
   FormFields form = FormFields::Parse(body);
   std::string action = form.Get("action");

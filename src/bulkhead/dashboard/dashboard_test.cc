@@ -44,6 +44,12 @@ class DashboardTest : public ::testing::TestWithParam<bool> {
                                });
                              },
                          .hosts = [] { return std::optional<std::vector<HostView>>(); },
+                         .host_action =
+                             [this](const std::string& host, const std::string& action) {
+                               host_actions_.push_back(action + " " + host);
+                               return host == "known" ? Status::Ok()
+                                                      : Status::NotFound("no host " + host);
+                             },
                          .store_problem = [] { return std::string(); }});
   }
   Store& store() { return deferred_ ? static_cast<Store&>(*deferred_) : *inner_; }
@@ -111,6 +117,7 @@ class DashboardTest : public ::testing::TestWithParam<bool> {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Dashboard> dashboard_;
   std::string password_;
+  std::vector<std::string> host_actions_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Answers, DashboardTest, ::testing::Values(false, true),
@@ -225,6 +232,19 @@ TEST_P(DashboardTest, QueueAndWorkerActions) {
   EXPECT_EQ(Post("/busy", "wid=nope&action=quiet").status, 404);
   EXPECT_EQ(Post("/busy", "action=terminate").status, 303);
   EXPECT_EQ(engine_->workers().StateOf("w1"), WorkerState::kTerminate);
+}
+
+TEST_P(DashboardTest, HostActionsReachTheDispatcher) {
+  SetUpDashboard("");
+  HttpResponseOut r = Post("/hosts", "host=known&action=forget");
+  EXPECT_EQ(r.status, 303);
+  EXPECT_EQ(HeaderOf(r, "Location"), "/hosts?msg=forget&host=known");
+  EXPECT_EQ(Post("/hosts", "host=known&action=probe").status, 303);
+  EXPECT_EQ(Post("/hosts", "host=other&action=probe").status, 404);
+  EXPECT_EQ(Post("/hosts", "host=known&action=reboot").status, 400);
+  EXPECT_EQ(Request("POST", "/hosts", "host=known&action=forget").status, 403);
+  EXPECT_EQ(host_actions_,
+            (std::vector<std::string>{"forget known", "probe known", "probe other"}));
 }
 
 TEST_P(DashboardTest, PagesGoToTheStoreByOffset) {

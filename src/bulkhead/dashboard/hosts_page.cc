@@ -81,7 +81,17 @@ std::string RenderHostPage(const PageContext& ctx, const std::string& name,
   h += row("latency p50 / p99", Ms(v.latency_p50_ms) + " / " + Ms(v.latency_p99_ms));
   h += row("failing since", OptTime(v.failing_since, ctx.now));
   h += row("Retry-After until", OptTime(v.retry_after_until, ctx.now));
-  h += "</dl><h2>Parked jobs</h2>";
+  h += "</dl>";
+  auto action = [&](const char* value, const char* label) {
+    return "<form method=\"post\" class=\"inline\" action=\"" + Escape(ctx.base) + "/hosts\">" +
+           CsrfField(ctx) + "<input type=\"hidden\" name=\"host\" value=\"" + Escape(name) +
+           "\"><button type=\"submit\" name=\"action\" value=\"" + value + "\">" + label +
+           "</button></form>";
+  };
+  h += "<div class=\"actions\">";
+  if (v.breaker != "closed") h += action("probe", "Probe now");
+  h += action("forget", "Forget failures, release parked jobs") + "</div>";
+  h += "<h2>Parked jobs</h2>";
   if (parked.empty()) {
     h += "<p class=\"muted\">none</p>";
   } else {

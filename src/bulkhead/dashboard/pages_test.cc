@@ -194,6 +194,12 @@ TEST(HostsPageTest, StatesAndFigures) {
   ExpectInert(page);
   EXPECT_THAT(page, HasSubstr("<li><a href=\"/bulkhead/job?set=busy&amp;jid=j2\">j2</a></li>"));
   EXPECT_THAT(page, HasSubstr("the first 2 of 30"));
+  EXPECT_THAT(page, HasSubstr("<form method=\"post\" class=\"inline\" action=\"/bulkhead/hosts\">"
+                              "<input type=\"hidden\" name=\"csrf\" value=\"tok\"><input "
+                              "type=\"hidden\" name=\"host\" value=\"bad.example\"><button "
+                              "type=\"submit\" name=\"action\" value=\"probe\">Probe now"));
+  EXPECT_THAT(page, HasSubstr("value=\"forget\">Forget failures, release parked jobs"));
+  EXPECT_THAT(RenderHostPage(Ctx(), "ok", HostView{.host = "ok"}), Not(HasSubstr("Probe now")));
 }
 
 TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {

@@ -145,6 +145,14 @@ Status Server::Start() {
                                         }
                                         return jids;
                                       },
+                                  .host_action =
+                                      [this](const std::string& host, const std::string& action) {
+                                        if (!dispatcher_)
+                                          return Status::NotFound("no delivery engine");
+                                        return action == "probe"
+                                                   ? dispatcher_->ProbeHostNow(host)
+                                                   : dispatcher_->ForgetHostFailures(host);
+                                      },
                                   .store_problem =
                                       [this] {
                                         return store_->degraded() ? store_->degraded_reason()
