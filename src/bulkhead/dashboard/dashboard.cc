@@ -113,6 +113,7 @@ void Dashboard::SampleOnce() {
     s.retries = static_cast<int64_t>(info->engine.retries);
     if (info->hosts) {
       for (const auto& h : *info->hosts) s.parked += h.parked;
+      host_rates_.Add(s.at, *info->hosts);
     }
     for (const auto& [name, q] : info->engine.queues) {
       s.latency_seconds = std::max(s.latency_seconds, q.latency_seconds);
@@ -354,7 +355,7 @@ void Dashboard::Search(PageContext ctx, const std::string& jid, HttpServer::Repl
 
 void Dashboard::Hosts(PageContext ctx, const std::string& host, HttpServer::Reply reply) {
   auto hosts = sources_.hosts ? sources_.hosts() : std::nullopt;
-  if (host.empty()) return reply(HtmlResponse(200, RenderHostsPage(ctx, hosts)));
+  if (host.empty()) return reply(HtmlResponse(200, RenderHostsPage(ctx, hosts, host_rates_)));
   std::optional<HostView> found;
   if (hosts) {
     for (auto& h : *hosts) {
@@ -363,7 +364,8 @@ void Dashboard::Hosts(PageContext ctx, const std::string& host, HttpServer::Repl
   }
   std::vector<std::string> parked;
   if (found && sources_.parked) parked = sources_.parked(host, kMaxParkedShown);
-  reply(HtmlResponse(found ? 200 : 404, RenderHostPage(ctx, host, found, parked)));
+  reply(HtmlResponse(found ? 200 : 404,
+                     RenderHostPage(ctx, host, found, parked, host_rates_.Of(host))));
 }
 
 void Dashboard::Live(HttpServer::Reply reply) {

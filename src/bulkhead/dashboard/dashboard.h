@@ -26,6 +26,7 @@
 
 #include "bulkhead/dashboard/csrf.h"
 #include "bulkhead/dashboard/history.h"
+#include "bulkhead/dashboard/host_rates.h"
 #include "bulkhead/dashboard/layout.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/http/http_server.h"
@@ -107,6 +108,7 @@ class Dashboard {
   const DashboardSources sources_;
   const CsrfGuard csrf_;
   History history_;
+  HostRates host_rates_;
   Timer sampler_;
   bool sampling_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -17,6 +17,13 @@ std::string OptTime(const std::optional<TimePoint>& t, TimePoint now) {
   return t ? TimeTag(*t, now) : "<span class=\"muted\">—</span>";
 }
 
+std::string PerMinuteText(const std::optional<PerMinute>& r, double PerMinute::*field) {
+  if (!r) return "<span class=\"muted\">—</span>";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.0f/min", (*r).*field);
+  return buf;
+}
+
 std::string StateClass(const HostView& h) {
   return h.unavailable ? "state-unavailable" : "state-" + h.breaker;
 }
@@ -31,7 +38,8 @@ std::string HostStateText(const HostView& h) {
 }
 
 std::string RenderHostsPage(const PageContext& ctx,
-                            const std::optional<std::vector<HostView>>& hosts) {
+                            const std::optional<std::vector<HostView>>& hosts,
+                            const HostRates& rates) {
   if (!hosts) {
     return RenderLayout(ctx, "/hosts", "Hosts", "<p class=\"muted\">No delivery engine.</p>");
   }
@@ -39,6 +47,7 @@ std::string RenderHostsPage(const PageContext& ctx,
       "<div class=\"table-wrap\"><table id=\"hosts\"><thead><tr><th>Host</th><th>State</th>"
       "<th class=\"num\">In flight / cap</th><th class=\"num\">Parked</th>"
       "<th class=\"num\">Successes</th><th class=\"num\">Failures</th>"
+      "<th class=\"num\">Successes / min</th><th class=\"num\">Failures / min</th>"
       "<th class=\"num hide-narrow\">p50</th><th class=\"num hide-narrow\">p99</th>"
       "<th class=\"hide-narrow\">Failing since</th><th class=\"hide-narrow\">Retry-After until</th>"
       "</tr></thead><tbody>";
@@ -48,19 +57,22 @@ std::string RenderHostsPage(const PageContext& ctx,
          "</td><td class=\"num\">" + std::to_string(v.in_flight) + " / " + std::to_string(v.cap) +
          "</td><td class=\"num\">" + std::to_string(v.parked) + "</td><td class=\"num\">" +
          std::to_string(v.successes) + "</td><td class=\"num\">" + std::to_string(v.failures) +
+         "</td><td class=\"num\">" + PerMinuteText(rates.Of(v.host), &PerMinute::successes) +
+         "</td><td class=\"num\">" + PerMinuteText(rates.Of(v.host), &PerMinute::failures) +
          "</td><td class=\"num hide-narrow\">" + Ms(v.latency_p50_ms) +
          "</td><td class=\"num hide-narrow\">" + Ms(v.latency_p99_ms) +
          "</td><td class=\"hide-narrow\">" + OptTime(v.failing_since, ctx.now) +
          "</td><td class=\"hide-narrow\">" + OptTime(v.retry_after_until, ctx.now) + "</td></tr>";
   }
-  if (hosts->empty()) h += "<tr><td colspan=\"10\" class=\"muted\">no hosts yet</td></tr>";
+  if (hosts->empty()) h += "<tr><td colspan=\"12\" class=\"muted\">no hosts yet</td></tr>";
   h += "</tbody></table></div><p class=\"muted\">Counters are since the server started.</p>";
   return RenderLayout(ctx, "/hosts", "Hosts", h);
 }
 
 std::string RenderHostPage(const PageContext& ctx, const std::string& name,
                            const std::optional<HostView>& host,
-                           const std::vector<std::string>& parked) {
+                           const std::vector<std::string>& parked,
+                           const std::optional<PerMinute>& rate) {
   if (!host) {
     return RenderLayout(ctx, "/hosts", "Host " + name,
                         "<p class=\"error\">No host " + Escape(name) + ".</p>");
@@ -77,6 +89,8 @@ std::string RenderHostPage(const PageContext& ctx, const std::string& name,
   h += row("parked jobs", std::to_string(v.parked));
   h += row("successes", std::to_string(v.successes));
   h += row("failures", std::to_string(v.failures));
+  h += row("last minute", PerMinuteText(rate, &PerMinute::successes) + " successes, " +
+                              PerMinuteText(rate, &PerMinute::failures) + " failures");
   h += row("overloaded (429/503)", std::to_string(v.overloaded));
   h += row("latency p50 / p99", Ms(v.latency_p50_ms) + " / " + Ms(v.latency_p99_ms));
   h += row("failing since", OptTime(v.failing_since, ctx.now));

@@ -6,14 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/dashboard/host_rates.h"
 #include "bulkhead/dashboard/layout.h"
 #include "bulkhead/view/host_view.h"
 
 namespace bulkhead::dashboard {
 
 // `hosts`: nullopt when the server runs no dispatcher.
+// `rates`: successes and failures per minute per host (blank while a host has none yet).
 std::string RenderHostsPage(const PageContext& ctx,
-                            const std::optional<std::vector<HostView>>& hosts);
+                            const std::optional<std::vector<HostView>>& hosts,
+                            const HostRates& rates = {});
 // Parked jobs listed on a host's page, at most.
 inline constexpr size_t kMaxParkedShown = 200;
 
@@ -21,7 +24,8 @@ inline constexpr size_t kMaxParkedShown = 200;
 // reserved job: its link opens it in Busy).
 std::string RenderHostPage(const PageContext& ctx, const std::string& name,
                            const std::optional<HostView>& host,
-                           const std::vector<std::string>& parked = {});
+                           const std::vector<std::string>& parked = {},
+                           const std::optional<PerMinute>& rate = std::nullopt);
 
 // "healthy", "open", "half-open" or "unavailable".
 std::string HostStateText(const HostView& h);

@@ -189,6 +189,12 @@ TEST(HostsPageTest, StatesAndFigures) {
   EXPECT_THAT(html, HasSubstr(">2 min ago</time>"));
   EXPECT_THAT(html, HasSubstr("state-closed\">healthy"));
   EXPECT_THAT(RenderHostsPage(Ctx(), std::nullopt), HasSubstr("No delivery engine"));
+  HostRates rates;
+  rates.Add(kNow - 30s, {{.host = "bad.example", .successes = 5, .failures = 9}});
+  rates.Add(kNow, {{.host = "bad.example", .successes = 5, .failures = 69}});
+  std::string with_rates = RenderHostsPage(Ctx(), std::vector<HostView>{open}, rates);
+  EXPECT_THAT(with_rates, HasSubstr("<td class=\"num\">0/min</td><td class=\"num\">120/min</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\"><span class=\"muted\">—</span></td>"));
   EXPECT_THAT(RenderHostPage(Ctx(), "bad.example", open), HasSubstr("<dd>30</dd>"));
   std::string page = RenderHostPage(Ctx(), "bad.example", open, {kScript, "j2"});
   ExpectInert(page);
