@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check unit-test unit-test-asan release-test interop-test e2e-test deploy-test bench replay clean
+.PHONY: setup build build-server build-asan run test format-check unit-test unit-test-asan release-test interop-test e2e-test dashboard-test dashboard-screenshots deploy-test bench replay clean
 
 setup:
 	@bash scripts/setup
@@ -65,6 +65,14 @@ interop-test: build-server
 e2e-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
 
+# The web dashboard in headless Chromium (tests/dashboard/): pages, figures, actions, XSS, CSRF,
+# auth. Screenshots go to a temp folder; `make dashboard-screenshots` refreshes docs/img/.
+dashboard-test: build-server
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 dashboard/
+
+dashboard-screenshots: build-server
+	cd tests && DASHBOARD_SCREENSHOTS=$(CURDIR)/docs/img BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 dashboard/
+
 deploy-test: setup
 	if [ -x deploy/test ]; then bash deploy/test; fi
 
@@ -74,7 +82,7 @@ format-check: setup
 
 # The Release unit tests are not part of it: unit-test-asan runs the same tests with more checks,
 # and building them a second time in Release cost about a quarter of the run.
-test: format-check unit-test-asan release-test interop-test e2e-test deploy-test fuzz-test
+test: format-check unit-test-asan release-test interop-test e2e-test dashboard-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run

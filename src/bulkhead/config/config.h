@@ -88,7 +88,9 @@ struct DeliverySettings {
 
 struct Config {
   std::string listen = "127.0.0.1:7419";  // Faktory protocol
-  std::string http = "127.0.0.1:7420";    // /healthz, /api, /metrics
+  std::string http = "127.0.0.1:7420";    // /healthz, /api, /metrics, the dashboard
+  // The dashboard's path prefix ("" or "/bulkhead" behind a proxy at a sub-path): dashboard/.
+  std::string http_base_path;
   std::string data_dir = "./data";
   // Store URL; empty means sqlite:<data_dir>/bulkhead.db.
   std::string store;

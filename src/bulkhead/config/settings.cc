@@ -32,6 +32,24 @@ std::string CheckRedisNamespace(const std::string& value) {
   return "";
 }
 
+// The dashboard's prefix: "" or "/seg[/seg...]", nothing a URL or an HTML attribute must escape.
+std::string CheckBasePath(const std::string& value) {
+  if (value.empty()) return "";
+  std::string problem =
+      "must be empty or /SEGMENT[/SEGMENT...] (letters, digits, '-', '_', '.'), "
+      "not \"" +
+      value + "\"";
+  if (value.size() > 100 || value.front() != '/' || value.back() == '/') return problem;
+  char prev = 0;
+  for (char c : value) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.' || c == '/';
+    if (!ok || (c == '/' && prev == '/')) return problem;
+    prev = c;
+  }
+  return "";
+}
+
 // Where and how the server listens and keeps its data.
 std::vector<Setting> ServingRows() {
   return {
@@ -49,6 +67,14 @@ std::vector<Setting> ServingRows() {
        .flag = "--http",
        .check = CheckHostPort,
        .values = "HOST:PORT"},
+      {.key = "http_base_path",
+       .field = MemberField<&Config::http_base_path>(),
+       .doc = "path prefix of the web dashboard, e.g. /bulkhead behind a reverse proxy",
+       .details = "the dashboard answers at `<http_base_path>/`; `/api`, `/metrics` and "
+                  "`/healthz` stay where they are",
+       .flag = "--http-base-path",
+       .check = CheckBasePath,
+       .values = "empty, or /SEGMENT[/SEGMENT…] of letters, digits, `-`, `_`, `.`"},
       {.key = "store",
        .field = MemberField<&Config::store>(),
        .doc = "store URL: sqlite:PATH, memory: (nothing kept), or Redis (several nodes)",

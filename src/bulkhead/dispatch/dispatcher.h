@@ -100,6 +100,16 @@ class Dispatcher final : public BuiltinJobs {
   // attempt, hosts folded by host_labels()) in `registry`, which must outlive the dispatcher.
   Status RegisterMetrics(Registry& registry);
 
+  // Operator actions on one host (the dashboard's host page; dispatch/host_actions.cc). NotFound
+  // when no compartment holds `host`. Each saves the host's new state and pumps.
+  // ProbeHostNow: an open breaker's wait (and any Retry-After) ends now, so the next attempt — a
+  // parked job first — is its half-open probe. FailedPrecondition when the breaker is closed.
+  Status ProbeHostNow(const std::string& host);
+  // ForgetHostFailures: drops the host's failure history (breaker closed, failing-since and
+  // Retry-After cleared; its openings count stays), so its parked jobs start at once under its
+  // in-flight cap: the dashboard's "release parked jobs".
+  Status ForgetHostFailures(const std::string& host);
+
   // The snapshot last published (null before the first PublishSnapshot()), for readers on any
   // thread: view/delivery_gauges.h reads the per-host gauges from it. Lives as long as the
   // dispatcher.

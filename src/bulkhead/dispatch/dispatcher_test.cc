@@ -795,5 +795,70 @@ TEST_P(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
 
 INSTANTIATE_TEST_SUITE_P(StoreTimings, DispatcherTest, kBothTimings, StoreTimingName);
 
+// The dashboard's host actions (dispatch/host_actions.cc).
+TEST_P(DispatcherTest, ProbeHostNowSendsOneParkedJobAsTheProbeBeforeTheBreakerTime) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  EXPECT_EQ(dispatcher_->ProbeHostNow("nowhere.example").code(), StatusCode::kNotFound);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
+  }
+  for (size_t i : transport.Pending("dead.example")) {
+    transport.Answer(i, ScriptedTransport::Error(TransportError::kTimeoutTotal));
+  }
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/parked" + std::to_string(i))).ok());
+  }
+  ASSERT_EQ(transport.calls.size(), 2u);
+  ASSERT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 3u);
+
+  clock_.Advance(seconds(1));  // 29 s before the breaker's own probe time
+  ASSERT_TRUE(dispatcher_->ProbeHostNow("dead.example").ok());
+  ASSERT_EQ(transport.Pending("dead.example").size(), 1u) << "one half-open probe";
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 2u);
+  transport.Answer(transport.Pending("dead.example")[0], ScriptedTransport::Status(200));
+  for (int round = 0; round < 10 && !transport.Pending("dead.example").empty(); ++round) {
+    for (size_t i : transport.Pending("dead.example")) {
+      transport.Answer(i, ScriptedTransport::Status(200));
+    }
+  }
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 0u);
+  EXPECT_TRUE(SavedHosts().empty());
+  EXPECT_EQ(dispatcher_->ProbeHostNow("dead.example").code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(DispatcherTest, ForgetHostFailuresReleasesTheParkedJobsAndDeletesTheSavedState) {
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  EXPECT_EQ(dispatcher_->ForgetHostFailures("nowhere.example").code(), StatusCode::kNotFound);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
+  }
+  for (size_t i : transport.Pending("dead.example")) {
+    transport.Answer(i, ScriptedTransport::Error(TransportError::kTimeoutTotal));
+  }
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/parked" + std::to_string(i))).ok());
+  }
+  ASSERT_EQ(SavedHosts().size(), 1u);
+  ASSERT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 3u);
+
+  ASSERT_TRUE(dispatcher_->ForgetHostFailures("dead.example").ok());
+  const Compartment* dead = dispatcher_->compartments().Find("dead.example");
+  EXPECT_EQ(dead->breaker().state(clock_.Now()), BreakerState::kClosed);
+  EXPECT_EQ(dead->failing_since(), std::nullopt);
+  EXPECT_EQ(dead->breaker().openings(), 1) << "the count of openings stays";
+  EXPECT_TRUE(SavedHosts().empty()) << "nothing failing left to keep";
+  // The parked jobs start at once, as many as the host's cap (lowered by the failures) allows.
+  ASSERT_FALSE(transport.Pending("dead.example").empty()) << "no need to wait for a probe";
+  for (int round = 0; round < 10 && !transport.Pending("dead.example").empty(); ++round) {
+    for (size_t i : transport.Pending("dead.example")) {
+      transport.Answer(i, ScriptedTransport::Status(200));
+    }
+  }
+  EXPECT_EQ(dead->parked_count(), 0u);
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+}
+
 }  // namespace
 }  // namespace bulkhead

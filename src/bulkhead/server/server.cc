@@ -126,12 +126,46 @@ Status Server::Start() {
       io_, HttpServer::Options{.max_connections = config_.http_max_connections}, clock_);
   http_->SetTls(tls_.get());
   RegisterRoutes();
+  dashboard_ = std::make_unique<dashboard::Dashboard>(
+      io_, *engine_,
+      dashboard::DashboardOptions{.base_path = config_.http_base_path,
+                                  .password = config_.password},
+      dashboard::DashboardSources{.snapshot = [this](auto cb) { Snapshot(std::move(cb)); },
+                                  .hosts = [this] { return HostsFromDispatcher(); },
+                                  .parked =
+                                      [this](const std::string& host, size_t limit) {
+                                        std::vector<std::string> jids;
+                                        const Compartment* c =
+                                            dispatcher_ ? dispatcher_->compartments().Find(host)
+                                                        : nullptr;
+                                        if (c == nullptr) return jids;
+                                        for (const auto& jid : c->parked()) {
+                                          if (jids.size() >= limit) break;
+                                          jids.push_back(jid);
+                                        }
+                                        return jids;
+                                      },
+                                  .host_action =
+                                      [this](const std::string& host, const std::string& action) {
+                                        if (!dispatcher_)
+                                          return Status::NotFound("no delivery engine");
+                                        return action == "probe"
+                                                   ? dispatcher_->ProbeHostNow(host)
+                                                   : dispatcher_->ForgetHostFailures(host);
+                                      },
+                                  .store_problem =
+                                      [this] {
+                                        return store_->degraded() ? store_->degraded_reason()
+                                                                  : store_->unavailable_reason();
+                                      }});
+  dashboard_->Register(*http_);
   auto http = ParseHostPort(config_.http);
   s = http_->Listen(http->host, http->port);
   if (!s.ok()) return s;
   s = RegisterGuardMetrics();
   if (!s.ok()) return s;
   engine_->Start();
+  dashboard_->Start();
   dispatcher_->Start();  // after the engine's first reaper pass: adopts surviving reservations
   signals_.async_wait([this](boost::system::error_code ec, int signo) {
     if (ec) return;
@@ -414,6 +448,7 @@ void Server::Shutdown() {
   hangup_.cancel(ec);
   if (statsd_) statsd_->Stop();
   if (metrics_) metrics_->Stop();
+  if (dashboard_) dashboard_->Stop();
   // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
   if (dispatcher_) dispatcher_->Stop();
   if (transport_) transport_->Shutdown();

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/dashboard/dashboard.h"
 #include "bulkhead/dispatch/dispatcher.h"
 #include "bulkhead/dispatch/store_key_ring.h"
 #include "bulkhead/encoders/vapid.h"
@@ -118,6 +119,7 @@ class Server {
   std::unique_ptr<VapidSigner> vapid_signer_;
   StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<dashboard::Dashboard> dashboard_;        // the web UI on http_ (dashboard/)
   std::unique_ptr<boost::asio::steady_timer> keys_retry_;  // set while the keys wait for the store
   Status exit_status_;
   bool shut_down_ = false;

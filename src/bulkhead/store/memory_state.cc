@@ -459,13 +459,20 @@ StoreStats MemoryState::Stats() const {
 std::vector<JobRecord> MemoryState::List(JobState set, size_t offset, size_t limit) const {
   std::vector<JobRecord> out;
   const auto* s = SetFor(set);
-  if (s == nullptr) return out;
-  size_t i = 0;
-  for (const auto& [score, id, e] : *s) {
-    if (i++ < offset) continue;
-    if (out.size() >= limit) break;
-    out.push_back(e->job);
+  if (s == nullptr || offset >= s->size() || limit == 0) return out;
+  size_t end = s->size() - offset > limit ? offset + limit : s->size();
+  // A page in the back half is reached from the end: a page of a large set costs at most half
+  // its size in steps (the dashboard pages the dead set by offset).
+  if (offset > s->size() / 2) {
+    auto it = s->rbegin();
+    std::advance(it, s->size() - end);
+    for (size_t i = offset; i < end; ++i, ++it) out.push_back(std::get<2>(*it)->job);
+    std::reverse(out.begin(), out.end());
+    return out;
   }
+  auto it = s->begin();
+  std::advance(it, offset);
+  for (size_t i = offset; i < end; ++i, ++it) out.push_back(std::get<2>(*it)->job);
   return out;
 }
 

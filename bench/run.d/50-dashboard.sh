@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The dashboard's Dead page on a sqlite: store of 1,000 and 1,000,000 dead jobs (first, middle and
+# last page, and a filtered page), with the ratio 1M / 1k and the 200 ms budget of issue #14.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build_dir="${BUILD_DIR:-build}"
+bench="$build_dir/dashboard_bench"
+if [ ! -x "$bench" ]; then
+  echo "50-dashboard: $bench missing (run make build)" >&2
+  exit 1
+fi
+out="$("$bench" --benchmark_format=json --benchmark_min_time=0.5)"
+echo "$out" | python3 -c '
+import json, sys
+runs = {b["name"]: b for b in json.load(sys.stdin)["benchmarks"]}
+for where, arg in (("first", 0), ("middle", 1), ("last", 2)):
+    small = runs["BM_DeadPage/1000/%d" % arg]["real_time"]
+    big = runs["BM_DeadPage/1000000/%d" % arg]["real_time"]
+    verdict = "under" if big < 200 else "OVER"
+    print("dead page (%s): %.2f ms at 1k dead jobs, %.2f ms at 1M; ratio 1M/1k = %.1f; %s the 200 ms budget"
+          % (where, small, big, big / small, verdict))
+small = runs["BM_DeadPageFiltered/1000"]["real_time"]
+big = runs["BM_DeadPageFiltered/1000000"]["real_time"]
+print("filtered dead page from the middle, no match (5,000 jobs scanned): %.2f ms at 1k, %.2f ms at 1M; ratio %.1f" % (small, big, big / small))
+'

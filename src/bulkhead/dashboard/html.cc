@@ -1,0 +1,173 @@
+#include "bulkhead/dashboard/html.h"
+
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+
+#include "bulkhead/util/json.h"
+#include "bulkhead/util/time_format.h"
+
+namespace bulkhead::dashboard {
+namespace {
+
+// Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
+size_t Utf8Length(std::string_view s) {
+  for (size_t n = 1; n <= 4 && n <= s.size(); ++n) {
+    if (IsValidUtf8(s.substr(0, n))) return n;
+  }
+  return 0;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string Escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  while (!text.empty()) {
+    unsigned char c = text.front();
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        if (c < 0x80) {
+          out += static_cast<char>(c);
+        } else if (size_t n = Utf8Length(text); n > 0) {
+          out.append(text.substr(0, n));
+          text.remove_prefix(n - 1);
+        } else {
+          out += "\xEF\xBF\xBD";  // U+FFFD
+        }
+    }
+    text.remove_prefix(1);
+  }
+  return out;
+}
+
+std::string UrlEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || c == '.' || c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string UrlDecode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
+               HexValue(text[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2]));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+FormFields FormFields::Parse(std::string_view text) {
+  FormFields f;
+  while (!text.empty()) {
+    size_t amp = text.find('&');
+    std::string_view pair = text.substr(0, amp);
+    text = amp == std::string_view::npos ? std::string_view() : text.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string name = UrlDecode(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : UrlDecode(pair.substr(eq + 1));
+    f.fields_.emplace(std::move(name), std::move(value));
+  }
+  return f;
+}
+
+std::string FormFields::Get(std::string_view name, std::string_view fallback) const {
+  auto it = fields_.find(name);
+  return it == fields_.end() ? std::string(fallback) : it->second;
+}
+
+std::vector<std::string> FormFields::GetAll(std::string_view name) const {
+  std::vector<std::string> out;
+  auto [b, e] = fields_.equal_range(name);
+  for (auto it = b; it != e; ++it) out.push_back(it->second);
+  return out;
+}
+
+int64_t FormFields::GetInt(std::string_view name, int64_t fallback, int64_t min,
+                           int64_t max) const {
+  std::string v = Get(name);
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size()) return fallback;
+  return n < min ? min : n > max ? max : n;
+}
+
+std::string RelativeTime(TimePoint t, TimePoint now) {
+  bool ahead = t > now;
+  int64_t s = std::chrono::duration_cast<std::chrono::seconds>(ahead ? t - now : now - t).count();
+  if (s < 2) return "just now";
+  std::string amount;
+  if (s < 60) {
+    amount = std::to_string(s) + " s";
+  } else if (s < 3600) {
+    amount = std::to_string(s / 60) + " min";
+  } else if (s < 86400) {
+    amount = std::to_string(s / 3600) + " h";
+  } else {
+    amount = std::to_string(s / 86400) + " d";
+  }
+  return ahead ? "in " + amount : amount + " ago";
+}
+
+std::string TimeTag(TimePoint t, TimePoint now) {
+  std::time_t secs = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char exact[40];
+  std::strftime(exact, sizeof(exact), "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return "<time datetime=\"" + Escape(FormatRfc3339(t)) + "\" title=\"" + exact + "\">" +
+         RelativeTime(t, now) + "</time>";
+}
+
+std::string DurationText(Duration d) {
+  int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (ms < 0) ms = 0;
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  int64_t s = ms / 1000;
+  if (s < 60) return std::to_string(s) + " s";
+  if (s < 3600) return std::to_string(s / 60) + " min " + std::to_string(s % 60) + " s";
+  return std::to_string(s / 3600) + " h " + std::to_string((s % 3600) / 60) + " min";
+}
+
+}  // namespace bulkhead::dashboard

@@ -1,0 +1,236 @@
+// Golden fragments of each page renderer, and the XSS payloads of issue #14 in every field a job
+// brings (jobtype, args, error, backtrace, queue, jid) rendered as text, never as markup or a
+// link.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bulkhead/dashboard/busy_page.h"
+#include "bulkhead/dashboard/hosts_page.h"
+#include "bulkhead/dashboard/job_list_page.h"
+#include "bulkhead/dashboard/job_page.h"
+#include "bulkhead/dashboard/overview_page.h"
+#include "bulkhead/dashboard/queues_page.h"
+
+namespace bulkhead::dashboard {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const TimePoint kNow = FromUnixMicros(1'700'000'000'000'000);
+constexpr char kScript[] = "<script>alert(1)</script>";
+constexpr char kImg[] = "\"><img src=x onerror=alert(1)>";
+constexpr char kJs[] = "javascript:alert(1)";
+
+PageContext Ctx() {
+  return {.base = "/bulkhead", .csrf_token = "tok", .has_password = false, .now = kNow};
+}
+
+JobRecord EvilJob(JobState state) {
+  JobRecord j;
+  j.jid = std::string(kImg) + "jid";
+  j.queue = kScript;
+  j.jobtype = kScript;
+  j.state = state;
+  j.score = ToUnixMicros(kNow + 1h);
+  nlohmann::json doc = {{"jid", j.jid},
+                        {"jobtype", j.jobtype},
+                        {"queue", j.queue},
+                        {"args", {kScript, kImg, kJs}},
+                        {"custom", {{"link", kJs}}},
+                        {"failure",
+                         {{"errtype", kScript},
+                          {"message", kImg},
+                          {"backtrace", {kJs, kScript}},
+                          {"retry_count", 3}}}};
+  j.payload = doc.dump();
+  return j;
+}
+
+// No markup from the payloads survives, and no attribute starts a javascript: URL.
+void ExpectInert(const std::string& html) {
+  EXPECT_THAT(html, Not(HasSubstr("<script>alert")));
+  EXPECT_THAT(html, Not(HasSubstr("<img")));
+  EXPECT_THAT(html, Not(HasSubstr("\"javascript:")));
+  EXPECT_THAT(html, Not(HasSubstr("onerror=alert(1)>")));
+  EXPECT_THAT(html, Not(HasSubstr("style=")));
+}
+
+TEST(LayoutTest, NavAssetsBannerAndBasePath) {
+  std::string html = RenderLayout(Ctx(), "/dead", "Dead", "<p>body</p>");
+  EXPECT_THAT(html, HasSubstr("<link rel=\"stylesheet\" href=\"/bulkhead/assets/dashboard.css\">"));
+  EXPECT_THAT(html, HasSubstr("<script src=\"/bulkhead/assets/dashboard.js\" defer></script>"));
+  EXPECT_THAT(html,
+              HasSubstr("<a href=\"/bulkhead/dead\" class=\"active\" aria-current=\"page\">"));
+  EXPECT_THAT(html, HasSubstr("id=\"no-password\""));
+  EXPECT_THAT(html, HasSubstr("action=\"/bulkhead/search\""));
+  PageContext with_password = Ctx();
+  with_password.has_password = true;
+  EXPECT_THAT(RenderLayout(with_password, "/", "x", ""), Not(HasSubstr("no-password")));
+  EXPECT_THAT(html, Not(HasSubstr("http://")));  // nothing external
+  EXPECT_THAT(html, Not(HasSubstr("https://")));
+}
+
+TEST(JobListPageTest, RowsPagerAndActions) {
+  JobListResult r;
+  r.jobs = {EvilJob(JobState::kDead)};
+  r.positions = {50};
+  r.next_offset = 51;
+  r.more = true;
+  JobListQuery q{.offset = 50, .limit = 25};
+  std::string html = RenderJobListPage(Ctx(), SetPageOf(JobState::kDead), q, r, 1000);
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<span data-live=\"dead\">1000</span> jobs"));
+  EXPECT_THAT(html, HasSubstr("<input type=\"hidden\" name=\"csrf\" value=\"tok\">"));
+  EXPECT_THAT(html, HasSubstr("value=\"requeue\">Re-enqueue</button>"));
+  EXPECT_THAT(html, Not(HasSubstr("value=\"kill\"")));
+  EXPECT_THAT(html, HasSubstr("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>"));
+  EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/job?set=dead&amp;jid=%22%3E%3Cimg"));
+  EXPECT_THAT(html, HasSubstr("&amp;at=50\">"));
+  EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/dead?offset=25\" rel=\"prev\">Previous</a>"));
+  EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/dead?offset=51\" rel=\"next\">Next</a>"));
+  std::string retries = RenderJobListPage(Ctx(), SetPageOf(JobState::kRetry), {}, {}, 0);
+  EXPECT_THAT(retries, HasSubstr("value=\"kill\">Kill</button>"));
+  EXPECT_THAT(retries, HasSubstr("value=\"requeue\">Retry now</button>"));
+  EXPECT_THAT(retries, HasSubstr("no jobs"));
+}
+
+TEST(JobListPageTest, FilteredPagerSaysTheScanBound) {
+  JobListQuery q{.offset = 0, .limit = 25, .jobtype = "a b"};
+  JobListResult r{.next_offset = 5000, .more = true, .scanned = 5000};
+  std::string html = RenderJobListPage(Ctx(), SetPageOf(JobState::kRetry), q, r, 9000);
+  EXPECT_THAT(html, HasSubstr("/bulkhead/retries?offset=5000&amp;jobtype=a%20b\" rel=\"next\""));
+  EXPECT_THAT(html, HasSubstr("scanned 5000 jobs (at most 5000 per page)"));
+  EXPECT_THAT(html, HasSubstr("<input type=\"hidden\" name=\"back_jobtype\" value=\"a b\">"));
+  EXPECT_THAT(html, HasSubstr("name=\"jobtype\" placeholder=\"jobtype\" aria-label=\"jobtype\" "
+                              "value=\"a b\""));
+}
+
+TEST(JobListPageTest, FiltersMatchQueueJobtypeAndSubstring) {
+  JobRecord j = EvilJob(JobState::kDead);
+  EXPECT_TRUE(MatchesFilters(j, {}));
+  EXPECT_TRUE(MatchesFilters(j, {.queue = kScript, .contains = "onerror"}));
+  EXPECT_FALSE(MatchesFilters(j, {.queue = "other"}));
+  EXPECT_FALSE(MatchesFilters(j, {.jobtype = "other"}));
+  EXPECT_FALSE(MatchesFilters(j, {.contains = "absent"}));
+}
+
+TEST(JobPageTest, EveryFieldEscaped) {
+  std::string html = RenderJobPage(Ctx(), JobState::kRetry, "j1", EvilJob(JobState::kRetry));
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<h2>Backtrace</h2><pre id=\"backtrace\">javascript:alert(1)\n"
+                              "&lt;script&gt;alert(1)&lt;/script&gt;\n</pre>"));
+  EXPECT_THAT(html, HasSubstr("<pre id=\"error\">&lt;script&gt;alert(1)&lt;/script&gt;: "
+                              "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</pre>"));
+  EXPECT_THAT(html, HasSubstr("<dt>retry count</dt><dd>3</dd>"));
+  EXPECT_THAT(html, HasSubstr("&quot;link&quot;: &quot;javascript:alert(1)&quot;"));
+  EXPECT_THAT(RenderJobPage(Ctx(), JobState::kDead, "<b>", std::nullopt),
+              HasSubstr("No job &lt;b&gt; in Dead"));
+}
+
+TEST(QueuesPageTest, ActionsGoThroughAConfirmation) {
+  EngineSnapshot e;
+  e.queues[kScript] = {.size = 3, .paused = true, .latency_seconds = 1.5};
+  e.queues["default"] = {.size = 7};
+  std::string html = RenderQueuesPage(Ctx(), e);
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\" data-live=\"queue:default\">7</td>"));
+  EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/queues/confirm?queue=default&amp;action=pause\""));
+  EXPECT_THAT(html, HasSubstr("queue=%3Cscript%3Ealert%281%29%3C%2Fscript%3E&amp;action=resume"));
+  EXPECT_THAT(html,
+              Not(HasSubstr("method=\"post\"")));  // GET links only: the change is on the next page
+  std::string confirm = RenderQueueConfirmPage(Ctx(), kScript, "clear", 3);
+  ExpectInert(confirm);
+  EXPECT_THAT(confirm, HasSubstr("<form method=\"post\" action=\"/bulkhead/queues\""));
+  EXPECT_THAT(confirm, HasSubstr("name=\"csrf\" value=\"tok\""));
+  EXPECT_THAT(confirm, HasSubstr("Delete all 3 jobs of queue &lt;script&gt;"));
+}
+
+TEST(BusyPageTest, WorkersAndReservedJobs) {
+  std::map<std::string, WorkerInfo> workers;
+  workers["w1"] = {.wid = "w1",
+                   .hostname = kScript,
+                   .pid = 42,
+                   .labels = {kImg},
+                   .state = WorkerState::kQuiet,
+                   .last_beat = kNow - 5s};
+  JobRecord working = EvilJob(JobState::kWorking);
+  working.reserve_for_s = 1800;
+  working.score = ToUnixMicros(kNow + 1780s);  // reserved 20 s ago
+  std::string html = RenderBusyPage(Ctx(), workers, {working}, 1);
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">42</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"worker-state\">quiet</td>"));
+  EXPECT_THAT(html, HasSubstr(">5 s ago</time>"));
+  EXPECT_THAT(html, HasSubstr("<td>20 s</td>"));
+  EXPECT_THAT(html, HasSubstr("name=\"action\" value=\"terminate\""));
+}
+
+TEST(HostsPageTest, StatesAndFigures) {
+  HostView open{.host = "bad.example",
+                .in_flight = 1,
+                .cap = 4,
+                .breaker = "open",
+                .latency_p50_ms = 12,
+                .latency_p99_ms = 900,
+                .successes = 5,
+                .failures = 9,
+                .parked = 30,
+                .failing_since = kNow - 120s};
+  HostView evil{.host = kScript};
+  std::string html = RenderHostsPage(Ctx(), std::vector<HostView>{open, evil});
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<a href=\"/bulkhead/hosts?host=bad.example\">bad.example</a></td>"
+                              "<td class=\"state-open\">open</td><td class=\"num\">1 / 4</td>"
+                              "<td class=\"num\">30</td>"));
+  EXPECT_THAT(html, HasSubstr(">2 min ago</time>"));
+  EXPECT_THAT(html, HasSubstr("state-closed\">healthy"));
+  EXPECT_THAT(RenderHostsPage(Ctx(), std::nullopt), HasSubstr("No delivery engine"));
+  HostRates rates;
+  rates.Add(kNow - 30s, {{.host = "bad.example", .successes = 5, .failures = 9}});
+  rates.Add(kNow, {{.host = "bad.example", .successes = 5, .failures = 69}});
+  std::string with_rates = RenderHostsPage(Ctx(), std::vector<HostView>{open}, rates);
+  EXPECT_THAT(with_rates, HasSubstr("<td class=\"num\">0/min</td><td class=\"num\">120/min</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\"><span class=\"muted\">—</span></td>"));
+  EXPECT_THAT(RenderHostPage(Ctx(), "bad.example", open), HasSubstr("<dd>30</dd>"));
+  std::string page = RenderHostPage(Ctx(), "bad.example", open, {kScript, "j2"});
+  ExpectInert(page);
+  EXPECT_THAT(page, HasSubstr("<li><a href=\"/bulkhead/job?set=busy&amp;jid=j2\">j2</a></li>"));
+  EXPECT_THAT(page, HasSubstr("the first 2 of 30"));
+  EXPECT_THAT(page, HasSubstr("<form method=\"post\" class=\"inline\" action=\"/bulkhead/hosts\">"
+                              "<input type=\"hidden\" name=\"csrf\" value=\"tok\"><input "
+                              "type=\"hidden\" name=\"host\" value=\"bad.example\"><button "
+                              "type=\"submit\" name=\"action\" value=\"probe\">Probe now"));
+  EXPECT_THAT(page, HasSubstr("value=\"forget\">Forget failures, release parked jobs"));
+  EXPECT_THAT(RenderHostPage(Ctx(), "ok", HostView{.host = "ok"}), Not(HasSubstr("Probe now")));
+}
+
+TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {
+  InfoSnapshot info;
+  info.engine.store = "sqlite";
+  info.engine.processed = 1234;
+  info.engine.failures = 56;
+  info.engine.dead = 7;
+  info.engine.retries = 8;
+  info.engine.queues["default"] = {.size = 3, .latency_seconds = 2.5};
+  info.hosts = std::vector<HostView>{{.host = "ok.example"},
+                                     {.host = kScript, .breaker = "open", .parked = 4}};
+  History history;
+  std::string html = RenderOverviewPage(Ctx(), info, history, "");
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<span class=\"figure\" data-live=\"processed\">1234</span>"));
+  EXPECT_THAT(html, HasSubstr("data-live=\"failures\">56</span>"));
+  EXPECT_THAT(html, HasSubstr("data-live=\"dead\">7</span>"));
+  EXPECT_THAT(html, HasSubstr("Store <strong>sqlite</strong>: <span class=\"good\">healthy"));
+  EXPECT_THAT(html, HasSubstr("/bulkhead/hosts?host=%3Cscript%3E"));
+  EXPECT_THAT(html, Not(HasSubstr("ok.example")));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">2.5 s</td>"));
+  EXPECT_THAT(RenderOverviewPage(Ctx(), info, history, "store unavailable: down"),
+              HasSubstr("<span class=\"bad\">store unavailable: down</span>"));
+}
+
+}  // namespace
+}  // namespace bulkhead::dashboard
