@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-asan run test format-check unit-test unit-test-asan interop-test e2e-test deploy-test bench replay clean
+.PHONY: setup build build-asan run test format-check unit-test unit-test-asan interop-test cluster-test e2e-test deploy-test bench replay clean
 
 setup:
 	@bash scripts/setup
@@ -45,6 +45,11 @@ unit-test-asan: build-asan
 interop-test: build
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 interop/
 
+# Several nodes on real redis-server / redis-sentinel processes: kill -9 a node, fail over the
+# primary (tests/cluster/).
+cluster-test: build
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 cluster/
+
 # Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
 e2e-test: build
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
@@ -56,7 +61,7 @@ deploy-test: setup
 format-check: setup
 	bash scripts/check-format
 
-test: format-check unit-test unit-test-asan interop-test e2e-test deploy-test fuzz-test
+test: format-check unit-test unit-test-asan interop-test cluster-test e2e-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run

@@ -74,6 +74,9 @@ Status Server::Start() {
   options.redis_ca_file = config_.redis_ca_file;
   options.node_id = MakeNodeId();
   options.redis_wait_timeout = std::chrono::milliseconds(config_.redis_wait_timeout_ms);
+  options.redis_heartbeat_every = std::chrono::milliseconds(config_.redis_heartbeat_ms);
+  options.redis_heartbeat_ttl = std::chrono::milliseconds(config_.redis_heartbeat_ttl_ms);
+  options.redis_reap_every = std::chrono::milliseconds(config_.redis_reap_ms);
   Store::Poster post = [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); };
   auto store = OpenStoreFromUrl(config_.StoreUrl(), post, options);
   if (!store.ok()) return store.status();
