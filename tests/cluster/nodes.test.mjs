@@ -117,4 +117,13 @@ test('a FETCH blocked on one node returns the job a PUSH on the other node made 
     assert.equal(JSON.parse(got.text).jid, jid);
     assert.deepEqual(await fetcher.call(`ACK {"jid":"${jid}"}`), { type: '+', text: 'OK' });
   }
+
+  // /metrics: each node's own figures carry its node id, the store's figures none.
+  for (const node of [a, b]) {
+    const id = await nodeIdOf(redis, node);
+    const metrics = await (await fetch(`${node.httpBase}/metrics`)).text();
+    assert.match(metrics, new RegExp(`\\nbulkhead_workers_connected\\{node="${id}"\\} \\d+\\n`));
+    assert.match(metrics, /\nbulkhead_queue_size\{queue="wake"\} 0\n/);
+    assert.match(metrics, /\nbulkhead_jobs_processed_total 5\n/);
+  }
 });
