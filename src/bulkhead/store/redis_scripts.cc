@@ -33,6 +33,7 @@ const RedisScripts& StoreRedisScripts() {
     s.flush = with_prelude(t::k_flush);
     s.stats = with_prelude(t::k_stats);
     s.heartbeat = with_prelude(t::k_heartbeat);
+    s.lease = with_prelude(t::k_lease);
     s.reap = with_prelude(t::k_reap);
     return s;
   }();

@@ -17,13 +17,13 @@ struct RedisStore::Scripts {
       enqueue_due{text.enqueue_due}, range{text.range}, purge_dead{text.purge_dead},
       mutate{text.mutate}, clear{text.clear}, set_paused{text.set_paused},
       remove_queues{text.remove_queues}, count_outcome{text.count_outcome}, flush{text.flush},
-      stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap};
+      stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap}, lease{text.lease};
 
   std::vector<const RedisScript*> All() const {
-    return {&push,          &fetch,         &ack,    &get_working, &extend,
-            &move,          &fail_reserved, &remove, &enqueue_due, &range,
-            &purge_dead,    &mutate,        &clear,  &set_paused,  &remove_queues,
-            &count_outcome, &flush,         &stats,  &heartbeat,   &reap};
+    return {&push,          &fetch,      &ack,           &get_working,   &extend,     &move,
+            &fail_reserved, &remove,     &enqueue_due,   &range,         &purge_dead, &mutate,
+            &clear,         &set_paused, &remove_queues, &count_outcome, &flush,      &stats,
+            &heartbeat,     &reap,       &lease};
   }
 };
 
