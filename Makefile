@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check unit-test unit-test-asan release-test interop-test e2e-test dashboard-test dashboard-screenshots deploy-test bench replay clean
+.PHONY: setup build build-server build-asan run test format-check unit-test unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test dashboard-screenshots deploy-test bench replay clean
 
 setup:
 	@bash scripts/setup
@@ -61,6 +61,11 @@ release-test: build-server
 interop-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 interop/
 
+# Several nodes on real redis-server / redis-sentinel processes: kill -9 a node, fail over the
+# primary (tests/cluster/).
+cluster-test: build-server
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 cluster/
+
 # Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
 e2e-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
@@ -82,7 +87,7 @@ format-check: setup
 
 # The Release unit tests are not part of it: unit-test-asan runs the same tests with more checks,
 # and building them a second time in Release cost about a quarter of the run.
-test: format-check unit-test-asan release-test interop-test e2e-test dashboard-test deploy-test fuzz-test
+test: format-check unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run

@@ -73,6 +73,7 @@ ParkReason Compartment::Check(TimePoint now, bool ignore_parked) const {
   if (retry_after_until_ && now < *retry_after_until_) return ParkReason::kRetryAfter;
   const BreakerState state = breaker_.state(now);
   if (state == BreakerState::kOpen) return ParkReason::kBreakerOpen;
+  if (state == BreakerState::kHalfOpen && ProbesHeld(now)) return ParkReason::kProbeInFlight;
   if (!ignore_parked && !parked_.empty()) return ParkReason::kParkedAhead;
   if (!breaker_.CanAcquire(now)) return ParkReason::kProbeInFlight;
   if (in_flight_ >= limit_.limit()) return ParkReason::kAtCapacity;
@@ -206,6 +207,12 @@ std::optional<TimePoint> Compartment::NextWakeup(TimePoint now) const {
     }
     case ParkReason::kBreakerOpen:
       return breaker_.open_until();
+    case ParkReason::kProbeInFlight:
+      // Another node's probe: its result comes as a host state change, or the hold lapses.
+      if (breaker_.state(now) == BreakerState::kHalfOpen && ProbesHeld(now)) {
+        return *probe_hold_until_;
+      }
+      return std::nullopt;
     default:
       return std::nullopt;
   }

@@ -190,6 +190,12 @@ class Compartment {
   // is ignored. Attempts in flight and parked jobs are untouched (call it before starting any).
   void Restore(const CompartmentState& state, TimePoint now);
 
+  // Another node holds the one half-open probe of this host (several nodes sharing a store):
+  // while the breaker is half-open, no probe starts here before `until` (Check says
+  // kProbeInFlight, NextWakeup wakes at `until`); nullopt lifts the hold. Not part of State():
+  // each node holds its own.
+  void HoldProbes(std::optional<TimePoint> until) { probe_hold_until_ = until; }
+  std::optional<TimePoint> probe_hold_until() const { return probe_hold_until_; }
   int in_flight() const { return in_flight_; }
   int limit() const { return limit_.limit(); }
   const CircuitBreaker& breaker() const { return breaker_; }
@@ -207,6 +213,7 @@ class Compartment {
 
  private:
   AcquireResult Admit(TimePoint now, bool ignore_parked);
+  bool ProbesHeld(TimePoint now) const { return probe_hold_until_ && now < *probe_hold_until_; }
   void RecordLatency(Duration latency);
   void OnParkedChanged();  // after parked_ changed size
 
@@ -219,6 +226,7 @@ class Compartment {
   int in_flight_ = 0;
   std::deque<std::string> parked_;
   std::optional<TimePoint> retry_after_until_;
+  std::optional<TimePoint> probe_hold_until_;
   std::optional<TimePoint> failing_since_;
   TimePoint last_activity_;
 

@@ -418,6 +418,31 @@ TEST_F(CompartmentTest, RestoredRetryAfterInThePastIsIgnored) {
   EXPECT_EQ(c.TryAcquire(Now()).reason, ParkReason::kRetryAfter);
 }
 
+TEST_F(CompartmentTest, HeldProbesWaitForTheHoldWhileHalfOpen) {
+  CompartmentState saved;
+  saved.breaker_open_until = Now() + seconds(30);
+  saved.breaker_series_openings = 1;
+  saved.breaker_openings = 1;
+  c_.Restore(saved, Now());
+  ASSERT_TRUE(c_.Park("held-1").ok());
+  c_.HoldProbes(Now() + seconds(60));
+  // Open: the hold changes nothing, the breaker's end is the wake-up.
+  EXPECT_EQ(c_.Check(Now()), ParkReason::kBreakerOpen);
+  EXPECT_EQ(c_.NextWakeup(Now()), Now() + seconds(30));
+  // Half-open: another node's probe runs; no probe here before the hold ends.
+  clock_.Advance(seconds(31));
+  EXPECT_EQ(c_.Check(Now(), /*ignore_parked=*/true), ParkReason::kProbeInFlight);
+  EXPECT_FALSE(c_.NextReady(Now()).has_value());
+  EXPECT_EQ(c_.NextWakeup(Now()), *c_.probe_hold_until());
+  EXPECT_EQ(c_.State(Now()).breaker_open_until, saved.breaker_open_until) << "not persisted";
+  // Lifted (or lapsed): this node probes.
+  c_.HoldProbes(std::nullopt);
+  auto probe = c_.NextReady(Now());
+  ASSERT_TRUE(probe.has_value());
+  EXPECT_TRUE(probe->permit.breaker.probe);
+  c_.OnResult(probe->permit, kOk, milliseconds(10), Now());
+}
+
 TEST_F(CompartmentTest, UnavailablePeriodIsConfigurable) {
   config_.unavailable_after = hours(1);
   Compartment c("x.example", config_, rng_, Now());

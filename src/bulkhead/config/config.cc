@@ -115,6 +115,10 @@ Status Config::Validate() const {
     return bad("redis_ca_file is for rediss:// stores, not " +
                StoreUrl().substr(0, StoreUrl().find(':') + 1) + " ones");
   }
+  if (redis_heartbeat_ttl_ms <= redis_heartbeat_ms) {
+    return bad("redis_heartbeat_ttl_ms (" + std::to_string(redis_heartbeat_ttl_ms) +
+               ") must exceed redis_heartbeat_ms (" + std::to_string(redis_heartbeat_ms) + ")");
+  }
   for (const auto& [name, jt] : jobtypes) {
     if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
   }

@@ -102,6 +102,11 @@ struct Config {
   std::string redis_ca_file;
   // durability = "replicated": how long a write waits for a replica (WAIT) before it is refused.
   int redis_wait_timeout_ms = 1000;
+  // Redis node liveness: how often a node refreshes its alive key, how long the key outlives a
+  // silent node, how often each node gives back the reservations of nodes whose key is gone.
+  int redis_heartbeat_ms = 5000;
+  int redis_heartbeat_ttl_ms = 15000;
+  int redis_reap_ms = 5000;
   // Flag only (`--salvage-damaged-jobs`, a one-off recovery step):
   // StoreOptions::salvage_damaged_jobs.
   bool salvage_damaged_jobs = false;

@@ -95,6 +95,15 @@ TEST(ConfigTest, RedisSettingsAndTheirRelations) {
       << c.Validate().message();
   c.redis_namespace = "";
   EXPECT_FALSE(c.Validate().ok());
+  c = Config{};
+  c.redis_heartbeat_ms = 200;
+  c.redis_heartbeat_ttl_ms = 600;
+  c.redis_reap_ms = 100;
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate().message();
+  c.redis_heartbeat_ttl_ms = 200;
+  EXPECT_NE(c.Validate().message().find("redis_heartbeat_ttl_ms (200) must exceed"),
+            std::string::npos)
+      << c.Validate().message();
   EXPECT_TRUE(IsRedisStoreUrl("redis-sentinel://a:26379,b:26379/mymaster"));
   EXPECT_FALSE(IsRedisStoreUrl("sqlite:redis://x"));
 }

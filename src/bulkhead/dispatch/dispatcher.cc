@@ -35,7 +35,22 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
       runner_(AttemptRunner::Parts{engine, transport, signer, keys, clock, compartments_,
                                    host_states_, outcomes_, config_, stats_}),
       timer_(io),
-      host_labels_(clock, config_.host_labels) {}
+      host_labels_(clock, config_.host_labels) {
+  if (engine.store().shared()) {
+    // The lease outlives any attempt, so a probe never outlives the lease it runs under.
+    Duration lease = std::max({config_.webpush_deadlines.total, config_.activitypub_deadlines.total,
+                               config_.webhook_deadlines.total}) +
+                     std::chrono::seconds(5);
+    shared_hosts_ = std::make_unique<SharedHostStates>(engine.store(), compartments_, host_states_,
+                                                       clock, lease, [this, alive = alive_] {
+                                                         boost::asio::post(io_, [this, alive] {
+                                                           if (*alive) Pump();
+                                                         });
+                                                       });
+    host_states_.SetAfterResultObserver(
+        [this](const std::string& host, TimePoint now) { shared_hosts_->AfterResult(host, now); });
+  }
+}
 
 Dispatcher::~Dispatcher() {
   *alive_ = false;
@@ -47,6 +62,7 @@ void Dispatcher::Start() {
   started_ = true;
   adopting_ = true;
   taking_ = true;
+  if (shared_hosts_) shared_hosts_->Start();
   // `done` may run inside Restore: adoption continues on a later turn of the loop.
   host_states_.Restore([this, alive = alive_] {
     boost::asio::post(io_, [this, alive] {
@@ -136,6 +152,7 @@ void Dispatcher::Pump() {
     now = clock_.Now();
     ExpireDue(now);
     RenewDue(now);
+    if (shared_hosts_) shared_hosts_->GateProbes(now);
     StartGranted(now);
   } while (pump_again_ && !stopped_);
   pumping_ = false;

@@ -24,7 +24,9 @@
 //   open breaker for days is never failed by the engine's reservation reaper (which would spend a
 //   retry); only the job's own deadline ends its wait.
 //   Host state: the HostStateKeeper (host_state_keeper.h) keeps failing hosts' compartment state
-//   in the store and restores it at Start, before reservations are adopted.
+//   in the store and restores it at Start, before reservations are adopted. On a shared store,
+//   SharedHostStates (shared_host_states.h) adopts the other nodes' changes and lets one node
+//   at a time probe a half-open host.
 //   Views: Snapshot() copies the state into a DeliverySnapshot (delivery_snapshot.h), plain data
 //   the dispatcher never renders: view/ does (view/host_view.h, view/api_json.h for /api/hosts
 //   and INFO "hosts", view/delivery_gauges.h for the bulkhead_host_* gauges, which the server
@@ -53,6 +55,7 @@
 #include "bulkhead/dispatch/host_state_keeper.h"
 #include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/dispatch/outcome_jobs.h"
+#include "bulkhead/dispatch/shared_host_states.h"
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/metrics/registry.h"
@@ -122,6 +125,7 @@ class Dispatcher final : public BuiltinJobs {
   std::optional<TimePoint> next_wakeup() const { return next_wakeup_; }
   const DispatcherStats& stats() const { return stats_; }
   const HostCompartments& compartments() const { return compartments_; }
+  const SharedHostStates* shared_hosts() const { return shared_hosts_.get(); }
   size_t held() const { return held_.size(); }
 
  private:
@@ -161,6 +165,8 @@ class Dispatcher final : public BuiltinJobs {
   OutcomeJobs outcomes_;
   HostStateKeeper host_states_;
   AttemptRunner runner_;
+  // On a shared store only: the hosts' breakers shared with the other nodes.
+  std::unique_ptr<SharedHostStates> shared_hosts_;
 
   boost::asio::steady_timer timer_;
   std::optional<TimePoint> next_wakeup_;

@@ -73,6 +73,24 @@ void HostStateKeeper::Restore(std::function<void()> done) {
 void HostStateKeeper::AfterResult(const std::string& host, TimePoint now) {
   CheckAvailability(host, now);
   Save(host, now);
+  if (after_result_) after_result_(host, now);
+}
+
+void HostStateKeeper::Adopt(const std::string& host, const std::optional<HostStateRecord>& record,
+                            TimePoint now) {
+  const CompartmentState state = record ? ToCompartmentState(*record) : CompartmentState{};
+  if (record || compartments_.Find(host) != nullptr) compartments_.Restore(host, state, now);
+  if (record) {
+    if (record->unavailable) {
+      unavailable_hosts_.insert(host);
+    } else {
+      unavailable_hosts_.erase(host);
+    }
+    saved_hosts_.insert_or_assign(host, *record);
+  } else {
+    unavailable_hosts_.erase(host);
+    saved_hosts_.erase(host);
+  }
 }
 
 void HostStateKeeper::CheckAvailability(const std::string& host, TimePoint now) {
@@ -97,11 +115,13 @@ void HostStateKeeper::Save(const std::string& host, TimePoint now) {
   if (state.healthy() && !unavailable) {
     if (saved == saved_hosts_.end()) return;
     saved_hosts_.erase(saved);
+    write_seq_[host] = next_write_seq_++;
     store_.RemoveHostState(host, LogDone("host state removal", host));
     return;
   }
   HostStateRecord record = ToHostStateRecord(host, state, unavailable);
   if (saved != saved_hosts_.end() && saved->second == record) return;
+  write_seq_[host] = next_write_seq_++;
   store_.PutHostState(record, LogDone("host state write", host));
   saved_hosts_.insert_or_assign(host, std::move(record));
 }

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -56,6 +57,23 @@ class HostStateKeeper {
   // evicted.
   void SaveEvicted(TimePoint now);
 
+  // Another node changed `host`'s stored state (a shared store): `record` is what the store holds
+  // now (nullopt: removed, the host is healthy there). Restores it into the compartment, as if
+  // this node had written it (nothing is written back, nothing announced: the other node did).
+  void Adopt(const std::string& host, const std::optional<HostStateRecord>& record, TimePoint now);
+  // Runs after every AfterResult (SharedHostStates ends its probe lease there).
+  void SetAfterResultObserver(std::function<void(const std::string& host, TimePoint now)> fn) {
+    after_result_ = std::move(fn);
+  }
+  // Increases with every write or removal of `host`'s state this keeper sends (0: none yet). A
+  // read sent before a later write of this node is older than what the store holds.
+  uint64_t write_seq(const std::string& host) const {
+    auto it = write_seq_.find(host);
+    return it == write_seq_.end() ? 0 : it->second;
+  }
+  // The hosts whose state the store holds: the failing ones.
+  const std::map<std::string, HostStateRecord>& saved_hosts() const { return saved_hosts_; }
+
   // Whether `host` was announced unavailable (and not available since).
   bool announced_unavailable(const std::string& host) const {
     return unavailable_hosts_.contains(host);
@@ -75,6 +93,10 @@ class HostStateKeeper {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::set<std::string> unavailable_hosts_;             // announced with bulkhead.host_unavailable
   std::map<std::string, HostStateRecord> saved_hosts_;  // what the store holds, by host
+  std::function<void(const std::string&, TimePoint)> after_result_;
+  // By host: the sequence number of this keeper's last write (one entry per host ever written).
+  std::map<std::string, uint64_t> write_seq_;
+  uint64_t next_write_seq_ = 1;
 };
 
 }  // namespace bulkhead

@@ -18,6 +18,8 @@ inline constexpr std::string_view kLabelOutcome = "outcome";
 inline constexpr std::string_view kLabelJobType = "jobtype";
 inline constexpr std::string_view kLabelVersion = "version";
 inline constexpr std::string_view kLabelMetric = "metric";
+// On a store several nodes share: the node a per-node figure is from (node_metrics.h).
+inline constexpr std::string_view kLabelNode = "node";
 
 // Values of `outcome` on bulkhead_deliveries_total.
 inline constexpr std::string_view kOutcomeSuccess = "success";             // 2xx

@@ -315,13 +315,47 @@ Status Registry::RemoveCallback(std::string_view name) {
   return Status::Ok();
 }
 
+namespace {
+
+// Appends label `name` = `value` to every series of `snap` (the samples' order is kept: every
+// list gets the same last value).
+void AppendLabel(FamilySnapshot& snap, const std::string& name, const std::string& value) {
+  snap.label_names.push_back(name);
+  for (MetricSample& s : snap.samples) s.label_values.push_back(value);
+  for (HistogramSample& h : snap.histograms) h.label_values.push_back(value);
+}
+
+}  // namespace
+
+Status Registry::SetExtraLabel(std::string name, std::string value, FamilyPredicate applies) {
+  if (!IsValidLabelName(name)) return Status::InvalidArgument("invalid label name: " + name);
+  auto label = std::make_shared<const ExtraLabel>(
+      ExtraLabel{std::move(name), std::move(value), std::move(applies)});
+  std::lock_guard<std::mutex> lock(mu_);
+  extra_label_ = std::move(label);
+  return Status::Ok();
+}
+
 std::vector<FamilySnapshot> Registry::Collect() const {
   std::vector<std::shared_ptr<MetricFamily>> families;
+  std::shared_ptr<const ExtraLabel> extra;
   {
     std::lock_guard<std::mutex> lock(mu_);
     families.reserve(families_.size());
     for (const auto& [name, family] : families_) families.push_back(family);
+    extra = extra_label_;
   }
+  std::vector<FamilySnapshot> out = CollectFamilies(families);
+  if (extra != nullptr) {
+    for (FamilySnapshot& snap : out) {
+      if (extra->applies(snap.name)) AppendLabel(snap, extra->name, extra->value);
+    }
+  }
+  return out;
+}
+
+std::vector<FamilySnapshot> Registry::CollectFamilies(
+    const std::vector<std::shared_ptr<MetricFamily>>& families) const {
   std::vector<FamilySnapshot> out;
   out.reserve(families.size());
   // The error counter is collected last so that failures of this collection already show in it.

@@ -232,12 +232,27 @@ class Registry {
   // NotFound if no callback of that name is registered.
   Status RemoveCallback(std::string_view name);
 
+  // From the next Collect on, every series of each family `applies` accepts carries one more
+  // label, `name` = `value`, after its own (a node's own figures on a store several nodes share:
+  // node="<node id>"). Setting it again replaces it. `applies` must be quick and thread-safe (it
+  // runs at every collection). InvalidArgument for a bad label name.
+  using FamilyPredicate = std::function<bool(std::string_view family)>;
+  Status SetExtraLabel(std::string name, std::string value, FamilyPredicate applies);
+
   // Snapshot of every family, sorted by name; families without any series are left out. Runs the
   // callbacks on the calling thread.
   std::vector<FamilySnapshot> Collect() const;
 
  private:
   class CallbackFamily;
+  struct ExtraLabel {
+    std::string name, value;
+    FamilyPredicate applies;
+  };
+
+  // Collect's work on the families it copied: the snapshots, sorted by name.
+  std::vector<FamilySnapshot> CollectFamilies(
+      const std::vector<std::shared_ptr<MetricFamily>>& families) const;
 
   template <typename F>
   Result<F*> AddOwned(std::string_view name, std::string_view help,
@@ -248,7 +263,8 @@ class Registry {
   // Guarded by mu_. shared_ptr so a collection in progress keeps a family alive past removal.
   std::map<std::string, std::shared_ptr<MetricFamily>, std::less<>> families_;
   std::map<std::string, std::vector<double>, std::less<>> histogram_bounds_;  // guarded by mu_
-  CounterFamily* collect_errors_ = nullptr;  // constant after construction
+  std::shared_ptr<const ExtraLabel> extra_label_;  // guarded by mu_; null: none
+  CounterFamily* collect_errors_ = nullptr;        // constant after construction
   // One warning per family per minute while its collection keeps failing (every scrape of a
   // server whose store is down would otherwise log each store-backed family); the counter above
   // still counts every failure.

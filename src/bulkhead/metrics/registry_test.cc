@@ -66,6 +66,47 @@ TEST(RegistryTest, ChildrenAreSortedByLabelValuesAndReferencesAreStable) {
   EXPECT_EQ(f->samples[1].value, 7.5);
 }
 
+TEST(RegistryTest, AnExtraLabelGoesOnTheFamiliesItAppliesToOnly) {
+  Registry registry;
+  GaugeFamily* mine = *registry.AddGauge("connections", "C.", {"listener"});
+  mine->WithLabels({"http"}).Set(2);
+  mine->WithLabels({"faktory"}).Set(5);
+  (*registry.AddCounter("queue_total", "Q."))->Get().Increment();
+  const std::vector<double> bounds = {0.1, 1};
+  HistogramFamily* runtime = *registry.AddHistogram("runtime_seconds", "R.", {}, bounds);
+  runtime->Get().Observe(0.5);
+  ASSERT_TRUE(registry
+                  .AddCallbackGauge("workers", "W.", {},
+                                    []() -> Result<std::vector<MetricSample>> {
+                                      return std::vector<MetricSample>{{{}, 3}};
+                                    })
+                  .ok());
+  EXPECT_FALSE(registry.SetExtraLabel("no-dash", "a", [](std::string_view) { return true; }).ok());
+  ASSERT_TRUE(registry
+                  .SetExtraLabel("node", "host-1-abc",
+                                 [](std::string_view family) { return family != "queue_total"; })
+                  .ok());
+
+  auto snaps = registry.Collect();
+  const FamilySnapshot* c = Find(snaps, "connections");
+  ASSERT_NE(c, nullptr);
+  EXPECT_THAT(c->label_names, ElementsAre("listener", "node"));
+  ASSERT_THAT(c->samples, SizeIs(2));
+  EXPECT_THAT(c->samples[0].label_values, ElementsAre("faktory", "host-1-abc"));
+  EXPECT_THAT(c->samples[1].label_values, ElementsAre("http", "host-1-abc"));
+  const FamilySnapshot* q = Find(snaps, "queue_total");
+  ASSERT_NE(q, nullptr);
+  EXPECT_TRUE(q->label_names.empty());
+  EXPECT_TRUE(q->samples[0].label_values.empty());
+  const FamilySnapshot* r = Find(snaps, "runtime_seconds");
+  ASSERT_NE(r, nullptr);
+  EXPECT_THAT(r->label_names, ElementsAre("node"));
+  EXPECT_THAT(r->histograms[0].label_values, ElementsAre("host-1-abc"));
+  const FamilySnapshot* w = Find(snaps, "workers");
+  ASSERT_NE(w, nullptr);
+  EXPECT_THAT(w->samples[0].label_values, ElementsAre("host-1-abc"));
+}
+
 TEST(RegistryTest, ReRegisteringTheSameDefinitionReturnsTheSameFamily) {
   Registry registry;
   auto a = registry.AddCounter("x_total", "X.", {"host"});

@@ -13,6 +13,7 @@
 #include "bulkhead/dispatch/vapid_key_file.h"
 #include "bulkhead/http/bearer_auth.h"
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/metrics/node_metrics.h"
 #include "bulkhead/metrics/prometheus_text.h"
 #include "bulkhead/server/keys_api.h"
 #include "bulkhead/transport/curl_transport.h"
@@ -74,11 +75,19 @@ Status Server::Start() {
   options.redis_ca_file = config_.redis_ca_file;
   options.node_id = MakeNodeId();
   options.redis_wait_timeout = std::chrono::milliseconds(config_.redis_wait_timeout_ms);
+  options.redis_heartbeat_every = std::chrono::milliseconds(config_.redis_heartbeat_ms);
+  options.redis_heartbeat_ttl = std::chrono::milliseconds(config_.redis_heartbeat_ttl_ms);
+  options.redis_reap_every = std::chrono::milliseconds(config_.redis_reap_ms);
   Store::Poster post = [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); };
   auto store = OpenStoreFromUrl(config_.StoreUrl(), post, options);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   if (hooks_.wrap_store) store_ = hooks_.wrap_store(std::move(store_), post);
+  if (store_->shared()) {  // several nodes: their own figures apart, the store's without a node
+    s = registry_.SetExtraLabel(std::string(metric_names::kLabelNode), options.node_id,
+                                IsPerNodeMetric);
+    if (!s.ok()) return s;
+  }
   store_->SetFatalHandler([this](const Status& error) {
     spdlog::critical("the store cannot be used: {}; stopping", error.message());
     exit_status_ = error;

@@ -4,6 +4,7 @@
 #include "bulkhead/server/server.h"
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
@@ -204,6 +205,68 @@ TEST_P(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   EXPECT_NE(HttpGet(server_->http_port(), "/nope").find("404"), std::string::npos);
 }
 
+// /metrics shows bulkhead_store_up with `value` and the node label (a Redis store is shared).
+::testing::Matcher<std::string> StoreUp(const std::string& value) {
+  return ::testing::ContainsRegex("\nbulkhead_store_up\\{node=\"[^\"]+\"\\} " + value + "\n");
+}
+
+// A store that says several nodes share it (as the Redis store does), over the memory store.
+class SharedStore final : public DeferredStore {
+ public:
+  using DeferredStore::DeferredStore;
+  bool shared() const override { return true; }
+};
+
+TEST(ServerSharedStoreTest, PerNodeFiguresCarryTheNodeAndTheStoresDoNot) {
+  ServerTestHooks hooks;
+  hooks.wrap_store = [](std::unique_ptr<Store> inner, Store::Poster post) {
+    return std::make_unique<SharedStore>(std::move(inner), std::move(post));
+  };
+  Config config;
+  config.listen = "127.0.0.1:0";
+  config.http = "127.0.0.1:0";
+  config.store = "memory:";
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_server_shared_test_" + std::to_string(::getpid()));
+  config.data_dir = dir.string();
+  Server server(config, SystemClock::Instance(), hooks);
+  ASSERT_TRUE(server.Start().ok());
+  std::thread loop([&] { server.Run(); });
+  std::string replies = Fwp(server.fwp_port(),
+                            "PUSH {\"jid\":\"nodelabel1\",\"jobtype\":\"t\",\"args\":[],"
+                            "\"queue\":\"shared\"}\r\n");
+  std::string metrics = HttpGet(server.http_port(), "/metrics");
+  server.Stop();
+  loop.join();
+  std::filesystem::remove_all(dir);
+  ASSERT_NE(replies.find("+OK"), std::string::npos) << replies;
+  // Cluster-wide (read from the shared store): no node label.
+  EXPECT_NE(metrics.find("\nbulkhead_queue_size{queue=\"shared\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("\nbulkhead_jobs_processed_total 0\n"), std::string::npos) << metrics;
+  // This node's own: labelled with its node id (host-PID-suffix, as in the store's {NS}:nodes).
+  std::string node = "node=\"";
+  size_t at = metrics.find("\nbulkhead_workers_connected{" + node);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  size_t value = at + std::string("\nbulkhead_workers_connected{").size() + node.size();
+  std::string id = metrics.substr(value, metrics.find('"', value) - value);
+  EXPECT_NE(id.find("-" + std::to_string(::getpid()) + "-"), std::string::npos) << id;
+  EXPECT_NE(metrics.find("\nbulkhead_parked_jobs{node=\"" + id + "\"} 0\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("bulkhead_connections_shed_total{listener=\"faktory\",reason=\"fd_limit\","
+                         "node=\"" +
+                         id + "\"} 0"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_P(ServerTest, MetricsHaveNoNodeLabelOnAStoreOfOneNode) {
+  Start(Config{});
+  std::string metrics = HttpGet(server_->http_port(), "/metrics");
+  EXPECT_NE(metrics.find("\nbulkhead_workers_connected 0\n"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("node=\""), std::string::npos) << metrics;
+}
+
 TEST_P(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
   Config config;
   auto dir = std::filesystem::temp_directory_path() /
@@ -265,7 +328,7 @@ TEST_P(ServerTest, RedisUnreachableAtStartOrLostMidRunAnswersUnavailableAndResum
   std::string health = HttpGet(http, "/healthz");
   EXPECT_EQ(HttpStatus(health), 503) << health;
   EXPECT_NE(health.find("store unavailable: redis " + where), std::string::npos) << health;
-  EXPECT_NE(HttpGet(http, "/metrics").find("\nbulkhead_store_up 0\n"), std::string::npos);
+  EXPECT_THAT(HttpGet(http, "/metrics"), StoreUp("0"));
   FwpConnection conn(server_->fwp_port());
   ASSERT_TRUE(conn.Read().starts_with("+HI "));
   ASSERT_EQ(conn.Call("HELLO {\"v\":2}"), "+OK");
@@ -276,7 +339,7 @@ TEST_P(ServerTest, RedisUnreachableAtStartOrLostMidRunAnswersUnavailableAndResum
   ASSERT_TRUE(redis.ok()) << redis.status().ToString();
   Status up = WaitFor(healthy, std::chrono::seconds(15), "/healthz 200 once redis is up");
   ASSERT_TRUE(up.ok()) << up.ToString() << "\n" << HttpGet(http, "/healthz");
-  EXPECT_NE(HttpGet(http, "/metrics").find("\nbulkhead_store_up 1\n"), std::string::npos);
+  EXPECT_THAT(HttpGet(http, "/metrics"), StoreUp("1"));
   EXPECT_EQ(conn.Call("PUSH {\"jid\":\"redisup0001\",\"jobtype\":\"t\",\"args\":[]}"), "+OK");
   EXPECT_TRUE(conn.Call("FETCH default").starts_with("$"));
   EXPECT_NE(conn.Read().find("redisup0001"), std::string::npos);

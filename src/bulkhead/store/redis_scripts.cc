@@ -42,6 +42,7 @@ const RedisScripts& StoreRedisScripts() {
     s.flush = with_prelude(t::k_flush);
     s.stats = with_prelude(t::k_stats);
     s.heartbeat = with_prelude(t::k_heartbeat);
+    s.lease = with_prelude(t::k_lease);
     s.reap = with_prelude(t::k_reap);
     s.fetch_throttled = with_prelude(t::k_fetch_throttled);
     s.throttle_uses = with_prelude(t::k_throttle_uses);

@@ -10,7 +10,7 @@ namespace bulkhead {
 struct RedisScripts {
   std::string push, fetch, ack, get_working, extend, move, fail_reserved, remove, enqueue_due,
       range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats,
-      heartbeat, reap,
+      heartbeat, reap, lease,
       // Queue throttling (#13).
       fetch_throttled, throttle_uses;
   // Unique jobs and cron (#13).

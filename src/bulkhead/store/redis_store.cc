@@ -259,8 +259,15 @@ void RedisStore::ConnectTo(bool subscriber, const RedisEndpoint& endpoint,
     }
     if (subscriber) {
       sub_->Subscribe(
-          {prefix_ + "wake"},
-          [this](const std::string&, const std::string& message) { OnWakeMessage(message); }, done);
+          {prefix_ + "wake", prefix_ + "hosts"},
+          [this](const std::string& channel, const std::string& message) {
+            if (channel == prefix_ + "hosts") {
+              OnHostsMessage(message);
+            } else {
+              OnWakeMessage(message);
+            }
+          },
+          done);
     }
   });
   // Queued behind the handshake, so ahead of every command sent from now on: no EVALSHA meets a
@@ -324,6 +331,13 @@ void RedisStore::OnWakeMessage(const std::string& message) {
   if (std::string_view(message).substr(0, a) == options_.node_id) return;
   size_t count = std::strtoull(message.c_str() + a + 1, nullptr, 10);
   if (wake_handler_ && count > 0) wake_handler_(message.substr(b + 1), count);
+}
+
+void RedisStore::OnHostsMessage(const std::string& message) {
+  // "NODE HOST".
+  size_t a = message.find(' ');
+  if (a == std::string::npos || std::string_view(message).substr(0, a) == options_.node_id) return;
+  if (host_state_handler_) host_state_handler_(message.substr(a + 1));
 }
 
 void RedisStore::OnReadOnly() {

@@ -93,6 +93,15 @@ class RedisStore final : public Store {
   std::string_view Name() const override { return "redis"; }
   bool shared() const override { return true; }
   void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
+  // PutHostState and RemoveHostState publish "NODE HOST" on {NS}:hosts; the handler runs for the
+  // other nodes' messages.
+  void SetHostStateHandler(HostStateHandler handler) override {
+    host_state_handler_ = std::move(handler);
+  }
+  // {NS}:lease:NAME holds the node id (redis_scripts/lease.lua).
+  void TryLease(const std::string& name, Duration ttl,
+                std::function<void(Result<bool>)> cb) override;
+  void ReleaseLease(const std::string& name) override;
   std::string unavailable_reason() const override;
   void SetFatalHandler(FatalHandler handler) override { fatal_handler_ = std::move(handler); }
   // Connects (asking Sentinel first), checks or writes the layout version (FailedPrecondition
@@ -246,6 +255,7 @@ class RedisStore final : public Store {
   void Connect(bool subscriber, std::function<void(Status)> done);
   void ConnectTo(bool subscriber, const RedisEndpoint& endpoint, std::function<void(Status)> done);
   void OnWakeMessage(const std::string& message);
+  void OnHostsMessage(const std::string& message);
   // A command answered READONLY: the server is a replica now; reconnect (Sentinel: to the new
   // primary).
   void OnReadOnly();
@@ -277,6 +287,7 @@ class RedisStore final : public Store {
   std::chrono::milliseconds backoff_[2];
   bool reconnecting_[2] = {false, false};
   WakeHandler wake_handler_;
+  HostStateHandler host_state_handler_;
   FatalHandler fatal_handler_;
   // available_: calls go to the server (loop thread only); unavailable_reason_ mirrors it for
   // other threads (empty while available).

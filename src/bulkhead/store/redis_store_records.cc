@@ -85,11 +85,16 @@ void RedisStore::ListSigningKeys(SigningKeysCallback cb) {
           });
 }
 
+// Host state changes are announced on {NS}:hosts ("NODE HOST") right after the write, on the same
+// connection, so a node that hears of one reads the new state.
 void RedisStore::PutHostState(const HostStateRecord& record, Done durable) {
   Command("put_host_state", {"HSET", prefix_ + "hosts", record.host, HostStateJson(record)},
           [durable = std::move(durable)](Result<RedisReply> r) {
             durable(r.ok() ? Status::Ok() : r.status());
           });
+  Command("publish_host_state",
+          {"PUBLISH", prefix_ + "hosts", options_.node_id + " " + record.host},
+          [](Result<RedisReply>) {});
 }
 
 void RedisStore::RemoveHostState(const std::string& host, Done durable) {
@@ -97,6 +102,24 @@ void RedisStore::RemoveHostState(const std::string& host, Done durable) {
           [durable = std::move(durable)](Result<RedisReply> r) {
             durable(r.ok() ? Status::Ok() : r.status());
           });
+  Command("publish_host_state", {"PUBLISH", prefix_ + "hosts", options_.node_id + " " + host},
+          [](Result<RedisReply>) {});
+}
+
+void RedisStore::TryLease(const std::string& name, Duration ttl,
+                          std::function<void(Result<bool>)> cb) {
+  int64_t ms =
+      std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count());
+  Eval(scripts_->lease, "lease", {name, options_.node_id, std::to_string(ms), "take"},
+       [cb = std::move(cb)](Result<RedisReply> r) {
+         if (!r.ok()) return cb(r.status());
+         cb(r->integer() == 1);
+       });
+}
+
+void RedisStore::ReleaseLease(const std::string& name) {
+  Eval(scripts_->lease, "lease", {name, options_.node_id, "1", "release"},
+       [](Result<RedisReply>) {});
 }
 
 void RedisStore::ListHostStates(HostStatesCallback cb) {

@@ -17,7 +17,7 @@ struct RedisStore::Scripts {
       enqueue_due{text.enqueue_due}, range{text.range}, purge_dead{text.purge_dead},
       mutate{text.mutate}, clear{text.clear}, set_paused{text.set_paused},
       remove_queues{text.remove_queues}, count_outcome{text.count_outcome}, flush{text.flush},
-      stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap},
+      stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap}, lease{text.lease},
       // Queue throttling (#13).
       fetch_throttled{text.fetch_throttled}, throttle_uses{text.throttle_uses};
   // Unique jobs and cron (#13).
@@ -41,7 +41,8 @@ struct RedisStore::Scripts {
             &throttle_uses, &push_unique,  &release_unique,
             &claim_cron,    &batch_new,    &batch_commit,
             &push_member,   &batch_expire, &track_set,
-            &track_pushed,  &track_get,    &track_expire};
+            &track_pushed,  &track_get,    &track_expire,
+            &lease};
   }
 };
 

@@ -103,6 +103,21 @@ class Store {
   // loop, for changes made through other nodes (this node's own are its caller's to know).
   virtual void SetWakeHandler(WakeHandler handler) {}
 
+  // The delivery host state of `host` was written or removed through another node sharing this
+  // store (PutHostState, RemoveHostState). Set, cleared, called as the wake handler is.
+  using HostStateHandler = std::function<void(const std::string& host)>;
+  virtual void SetHostStateHandler(HostStateHandler handler) {}
+  // A lease only one node holds at a time, across the nodes sharing this store: `cb` gets true when
+  // this node holds `name` now (taken, or renewed: it held it already) for `ttl`, false when
+  // another node does. ReleaseLease ends this node's lease early (nothing if it holds none). A
+  // store one process owns grants every lease (there is no other node); only a shared store
+  // excludes.
+  virtual void TryLease(const std::string& name, Duration ttl,
+                        std::function<void(Result<bool>)> cb) {
+    cb(true);
+  }
+  virtual void ReleaseLease(const std::string& name) {}
+
   // Loads persisted state. Must be called once before anything else; fatal errors are returned
   // (a networked store whose server is unreachable may return OK and be unavailable until it
   // connects; see unavailable_reason()).

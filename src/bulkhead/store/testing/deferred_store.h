@@ -40,6 +40,14 @@ class DeferredStore : public Store {
     inner_->SetFatalHandler(std::move(handler));
   }
   void SetWakeHandler(WakeHandler handler) override { inner_->SetWakeHandler(std::move(handler)); }
+  void SetHostStateHandler(HostStateHandler handler) override {
+    inner_->SetHostStateHandler(std::move(handler));
+  }
+  void TryLease(const std::string& name, Duration ttl,
+                std::function<void(Result<bool>)> cb) override {
+    inner_->TryLease(name, ttl, Later(std::move(cb)));
+  }
+  void ReleaseLease(const std::string& name) override { inner_->ReleaseLease(name); }
   Status Open() override { return inner_->Open(); }
   void Close() override { inner_->Close(); }
 
