@@ -3,6 +3,7 @@
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/time_format.h"
 #include "bulkhead/view/api_json.h"
+#include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
@@ -27,16 +28,8 @@ void AddJobOptionsJson(const EngineSnapshot& e, json& faktory) {
     faktory["unique"] = {{"locks", e.unique.taken}, {"denied", e.unique.denied}};
   }
   if (!e.jobs_expired.empty()) faktory["expired"] = e.jobs_expired;
-  // Cron entries (#13): "cron":{name:{"schedule","next_run","last_run" (null: none yet),
-  // "enqueued","lost"}}.
-  for (const CronEntrySnapshot& c : e.cron) {
-    faktory["cron"][c.name] = {
-        {"schedule", c.schedule},
-        {"next_run", FormatRfc3339(c.next_run)},
-        {"last_run", c.last_run ? json(FormatRfc3339(*c.last_run)) : json(nullptr)},
-        {"enqueued", c.enqueued},
-        {"lost", c.lost}};
-  }
+  // Cron entries (#13): view/cron_view.h.
+  if (!e.cron.empty()) faktory["cron"] = CronJson(e.cron);
 }
 
 json FaktoryJson(const EngineSnapshot& e) {
@@ -202,6 +195,7 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
                           .committed = Int(batch, "closed"),
                           .expired = Int(batch, "expired"),
                           .succeeded = Int(batch, "successful")};
+  e.cron = ParseCronJson(Member(fk, "cron"));  // #13
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {
     out.hosts.emplace();

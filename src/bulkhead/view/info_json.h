@@ -23,9 +23,10 @@ std::string RenderInfoJson(const InfoSnapshot& info);
 
 // The INFO document parsed back into a snapshot, for clients of INFO (`bulkhead stats`). Fills
 // what the document holds: queue sizes (latency 0, paused false), sets, totals, task figures,
-// worker_count (no worker records), the server figures and the hosts as HostViews (elements that
-// are not objects skipped; a time that is not RFC 3339 is unset); a missing field is zero, a
-// missing string "?". InvalidArgument "INFO reply is not a JSON object" for anything else.
+// worker_count (no worker records), throttles, batch counters, cron entries, the server figures
+// and the hosts as HostViews (elements that are not objects skipped; a time that is not RFC 3339
+// is unset); a missing field is zero, a missing string "?". InvalidArgument "INFO reply is not a
+// JSON object" for anything else.
 Result<InfoSnapshot> ParseInfoJson(std::string_view text);
 
 }  // namespace bulkhead

@@ -3,6 +3,7 @@
 #include <fmt/printf.h>
 
 #include "bulkhead/util/json.h"
+#include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/info_json.h"
 #include "bulkhead/view/throttle_view.h"
 
@@ -27,6 +28,16 @@ void AppendHosts(std::string& out, const std::vector<HostView>& hosts) {
   }
 }
 
+// The BATCH table (#13), only once a batch counter is non-zero.
+void AppendBatches(std::string& out, const BatchCounts& b) {
+  if (b.created == 0 && b.committed == 0 && b.expired == 0 && b.succeeded == 0) return;
+  Appendf(out, "\n%-32s %10s\n", "BATCH", "COUNT");
+  Appendf(out, "%-32s %10lld\n", "created", Ll(b.created));
+  Appendf(out, "%-32s %10lld\n", "committed", Ll(b.committed));
+  Appendf(out, "%-32s %10lld\n", "expired", Ll(b.expired));
+  Appendf(out, "%-32s %10lld\n", "succeeded", Ll(b.succeeded));
+}
+
 }  // namespace
 
 std::string RenderStatsText(const InfoSnapshot& info) {
@@ -48,6 +59,8 @@ std::string RenderStatsText(const InfoSnapshot& info) {
   Appendf(out, "%-32s %10lld\n", "dead", Ll(e.dead));
   Appendf(out, "%-32s %10lld\n", "working", Ll(e.working));
   AppendThrottlesText(out, e.throttles);  // #13
+  AppendBatches(out, e.batches);          // #13
+  AppendCronText(out, e.cron);            // #13
   if (info.hosts) AppendHosts(out, *info.hosts);
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bulkhead/util/time_format.h"
 #include "bulkhead/view/info_json.h"
 #include "bulkhead/view/testdata/example_snapshot.h"
 
@@ -76,6 +77,55 @@ TEST(StatsTextTest, FromInfoWithoutQueuesAsksNothing) {
   });
   ASSERT_TRUE(text.ok());
   EXPECT_FALSE(asked);
+}
+
+// Batch counters and cron entries (#13), as `bulkhead stats` reads them back from INFO.
+InfoSnapshot WithBatchesAndCron() {
+  InfoSnapshot info = ExampleSnapshot();
+  info.engine.batches = BatchCounts{.created = 4, .committed = 3, .expired = 1, .succeeded = 2};
+  info.engine.cron = {CronEntrySnapshot{.name = "FiveJob",
+                                        .schedule = "*/5 * * * *",
+                                        .next_run = *ParseRfc3339("2026-01-01T00:05:00Z"),
+                                        .last_run = *ParseRfc3339("2026-01-01T00:00:00Z"),
+                                        .enqueued = 7,
+                                        .lost = 1},
+                      CronEntrySnapshot{.name = "pinger",
+                                        .schedule = "@every 30s",
+                                        .next_run = *ParseRfc3339("2026-01-01T00:02:00Z")}};
+  return info;
+}
+
+constexpr char kBatchAndCronText[] =
+    "\n"
+    "BATCH                                 COUNT\n"
+    "created                                   4\n"
+    "committed                                 3\n"
+    "expired                                   1\n"
+    "succeeded                                 2\n"
+    "\n"
+    "CRON                     SCHEDULE             NEXT_RUN                    LAST_RUN\n"
+    "FiveJob                  */5 * * * *          2026-01-01T00:05:00Z        "
+    "2026-01-01T00:00:00Z\n"
+    "pinger                   @every 30s           2026-01-01T00:02:00Z        -\n"
+    "\n"
+    "HOST ";
+
+TEST(StatsTextTest, ShowsBatchCountersAndCronEntries) {
+  std::string text = RenderStatsText(WithBatchesAndCron());
+  EXPECT_NE(text.find(kBatchAndCronText), std::string::npos) << text;
+  auto via_info = StatsTextFromInfo(RenderInfoJson(WithBatchesAndCron()),
+                                    [](const auto&) { return Result<std::string>("{}"); });
+  ASSERT_TRUE(via_info.ok());
+  EXPECT_NE(via_info->find(kBatchAndCronText), std::string::npos) << *via_info;
+}
+
+TEST(StatsTextTest, NoBatchOrCronTableWhileThereIsNothingToShow) {
+  std::string text = RenderStatsText(ExampleSnapshot());
+  EXPECT_EQ(text.find("BATCH"), std::string::npos);
+  EXPECT_EQ(text.find("CRON"), std::string::npos);
+  InfoSnapshot info = ExampleSnapshot();
+  info.engine.batches.expired = 1;
+  EXPECT_NE(RenderStatsText(info).find("\nBATCH "), std::string::npos);
 }
 
 TEST(StatsTextTest, FromInfoRefusesWhatIsNotAnInfoDocument) {
