@@ -13,6 +13,7 @@
 #include "bulkhead/dashboard/overview_page.h"
 #include "bulkhead/dashboard/queues_page.h"
 #include "bulkhead/dashboard/set_scan.h"
+#include "bulkhead/dashboard/throttles_page.h"
 #include "bulkhead/util/json.h"
 
 namespace bulkhead::dashboard {
@@ -21,7 +22,7 @@ namespace {
 // The page paths under the base path (the routes registered when the base path is empty).
 constexpr const char* kPagePaths[] = {"/",          "/queues",  "/queues/confirm", "/busy",
                                       "/scheduled", "/retries", "/dead",           "/job",
-                                      "/hosts",     "/search",  "/live.json"};
+                                      "/hosts",     "/search",  "/live.json",      "/throttles"};
 
 // The messages a redirect after an action may show: fixed texts, so a link cannot put words on
 // the page.
@@ -195,6 +196,7 @@ void Dashboard::HandleGet(const std::string& rel, const HttpRequestIn& req,
   if (rel == "/job") return Job(std::move(ctx), req.query, std::move(reply));
   if (rel == "/search") return Search(std::move(ctx), q.Get("jid"), std::move(reply));
   if (rel == "/hosts") return Hosts(std::move(ctx), q.Get("host"), std::move(reply));
+  if (rel == "/throttles") return Throttles(std::move(ctx), std::move(reply));
   reply(ErrorPage(404, "no such page"));
 }
 
@@ -233,6 +235,15 @@ void Dashboard::Queues(PageContext ctx, HttpServer::Reply reply) {
     if (!alive.lock()) return;
     if (!e.ok()) return reply(ErrorPage(503, e.status().message()));
     reply(HtmlResponse(200, RenderQueuesPage(ctx, *e)));
+  });
+}
+
+void Dashboard::Throttles(PageContext ctx, HttpServer::Reply reply) {
+  engine_.Snapshot([this, alive = std::weak_ptr<bool>(alive_), ctx = std::move(ctx),
+                    reply = std::move(reply)](Result<EngineSnapshot> e) {
+    if (!alive.lock()) return;
+    if (!e.ok()) return reply(ErrorPage(503, e.status().message()));
+    reply(HtmlResponse(200, RenderThrottlesPage(ctx, *e)));
   });
 }
 

@@ -92,6 +92,7 @@ class Dashboard {
   void Job(PageContext ctx, const std::string& query, HttpServer::Reply reply);
   void Search(PageContext ctx, const std::string& jid, HttpServer::Reply reply);
   void Hosts(PageContext ctx, const std::string& host, HttpServer::Reply reply);
+  void Throttles(PageContext ctx, HttpServer::Reply reply);
   void Live(HttpServer::Reply reply);
   // POST actions: each answers 303 to the page, with a message code, or an error page.
   void QueueAction(const std::string& body, HttpServer::Reply reply);

@@ -125,9 +125,9 @@ INSTANTIATE_TEST_SUITE_P(Answers, DashboardTest, ::testing::Values(false, true),
 
 TEST_P(DashboardTest, WithAPasswordNothingIsReachableWithoutIt) {
   SetUpDashboard("s3cret");
-  for (std::string path :
-       {"/", "/queues", "/busy", "/dead", "/retries", "/scheduled", "/hosts", "/job?set=dead&jid=x",
-        "/search?jid=x", "/live.json", "/assets/dashboard.js", "/assets/dashboard.css"}) {
+  for (std::string path : {"/", "/queues", "/busy", "/dead", "/retries", "/scheduled", "/hosts",
+                           "/throttles", "/job?set=dead&jid=x", "/search?jid=x", "/live.json",
+                           "/assets/dashboard.js", "/assets/dashboard.css"}) {
     for (std::string auth :
          std::vector<std::string>{"", "Basic " + Base64Encode("admin:wrong"), "Bearer s3cret"}) {
       HttpResponseOut r = Request("GET", path, "", {{"authorization", auth}});

@@ -9,9 +9,10 @@ struct NavEntry {
   const char* path;
   const char* label;
 };
-constexpr NavEntry kNav[] = {
-    {"/", "Overview"},       {"/queues", "Queues"}, {"/busy", "Busy"},  {"/scheduled", "Scheduled"},
-    {"/retries", "Retries"}, {"/dead", "Dead"},     {"/hosts", "Hosts"}};
+constexpr NavEntry kNav[] = {{"/", "Overview"},       {"/queues", "Queues"},
+                             {"/busy", "Busy"},       {"/scheduled", "Scheduled"},
+                             {"/retries", "Retries"}, {"/dead", "Dead"},
+                             {"/hosts", "Hosts"},     {"/throttles", "Throttles & cron"}};
 
 }  // namespace
 
@@ -32,7 +33,7 @@ std::string RenderLayout(const PageContext& ctx, std::string_view active, std::s
   for (const auto& e : kNav) {
     h += "<a href=\"" + Escape(b) + (std::string_view(e.path) == "/" ? "/" : e.path) + "\"";
     if (active == e.path) h += " class=\"active\" aria-current=\"page\"";
-    h += std::string(">") + e.label + "</a>";
+    h += ">" + Escape(e.label) + "</a>";
   }
   h += "<form method=\"get\" action=\"" + Escape(b) +
        "/search\" role=\"search\">"

@@ -12,6 +12,7 @@
 #include "bulkhead/dashboard/job_page.h"
 #include "bulkhead/dashboard/overview_page.h"
 #include "bulkhead/dashboard/queues_page.h"
+#include "bulkhead/dashboard/throttles_page.h"
 
 namespace bulkhead::dashboard {
 namespace {
@@ -230,6 +231,53 @@ TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {
   EXPECT_THAT(html, HasSubstr("<td class=\"num\">2.5 s</td>"));
   EXPECT_THAT(RenderOverviewPage(Ctx(), info, history, "store unavailable: down"),
               HasSubstr("<span class=\"bad\">store unavailable: down</span>"));
+}
+
+TEST(ThrottlesPageTest, ThrottlesCronAndBatches) {
+  EngineSnapshot e;
+  e.throttles = {
+      ThrottleSnapshot{.queue = "bulk",
+                       .per_worker = true,
+                       .limit = 2,
+                       .timeout_seconds = 60,
+                       .in_use = 5,
+                       .max_per_worker = 2},
+      ThrottleSnapshot{.queue = kScript, .limit = 3, .timeout_seconds = 30, .in_use = 1}};
+  e.cron = {CronEntrySnapshot{.name = "FiveJob",
+                              .schedule = "*/5 * * * *",
+                              .next_run = kNow + 180s,
+                              .last_run = kNow - 120s,
+                              .enqueued = 7,
+                              .lost = 1},
+            CronEntrySnapshot{.name = kImg, .schedule = kScript, .next_run = kNow + 30s}};
+  e.batches = BatchCounts{.created = 4, .committed = 3, .expired = 1, .succeeded = 2};
+  std::string html = RenderThrottlesPage(Ctx(), e);
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<title>Throttles &amp; cron · bulkhead</title>"));
+  EXPECT_THAT(html, HasSubstr("<a href=\"/bulkhead/throttles\" class=\"active\" "
+                              "aria-current=\"page\">Throttles &amp; cron</a>"));
+  EXPECT_THAT(html, HasSubstr("<tr data-queue=\"bulk\"><td>bulk</td><td>per worker</td>"
+                              "<td class=\"num\">2</td><td class=\"num\">5</td>"
+                              "<td class=\"num\">2</td><td class=\"num\">1 min 0 s</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><td>concurrency</td>"
+                              "<td class=\"num\">3</td><td class=\"num\">1</td><td "
+                              "class=\"num\"><span class=\"muted\">—</span></td><td "
+                              "class=\"num\">30 s</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>FiveJob</td><td><code>*/5 * * * *</code></td><td><time "
+                              "datetime=\"2023-11-14T22:16:20Z\" title=\"2023-11-14 22:16:20 "
+                              "UTC\">in 3 min</time></td><td><time "
+                              "datetime=\"2023-11-14T22:11:20Z\" title=\"2023-11-14 22:11:20 "
+                              "UTC\">2 min ago</time></td><td class=\"num\">7</td><td "
+                              "class=\"num\"><span class=\"bad\">1</span></td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<span class=\"muted\">never</span></td><td class=\"num\">0</td>"
+                              "<td class=\"num\">0</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<table id=\"batches\">"));
+  EXPECT_THAT(html, HasSubstr("<tbody><tr><td class=\"num\">4</td><td class=\"num\">3</td>"
+                              "<td class=\"num\">1</td><td class=\"num\">2</td></tr>"));
+  std::string none = RenderThrottlesPage(Ctx(), EngineSnapshot{});
+  EXPECT_THAT(none, HasSubstr("id=\"no-throttles\""));
+  EXPECT_THAT(none, HasSubstr("id=\"no-cron\""));
+  EXPECT_THAT(none, HasSubstr("<td class=\"num\">0</td><td class=\"num\">0</td>"));
 }
 
 }  // namespace
