@@ -99,7 +99,12 @@ async function seed(server, defer) {
   return { client, worker };
 }
 
-const PAGES = ['/', '/queues', '/busy', '/scheduled', '/retries', '/dead', '/hosts'];
+const PAGES = ['/', '/queues', '/busy', '/scheduled', '/retries', '/dead', '/hosts', '/throttles'];
+
+// A throttle on a queue nothing else uses and a cron entry due once a year, so that /throttles
+// has rows without changing the queues the other checks count.
+const ENTERPRISE_CONFIG = '[throttles]\nthrottled = { concurrency = 2, timeout = 60 }\n' +
+  '[[cron]]\n  schedule = "0 0 1 1 *"\n  name = "new-year"\n  [cron.job]\n    type = "NewYear"\n    queue = "yearly"\n';
 
 async function info(client) {
   return (await client.info()).faktory;
@@ -128,7 +133,7 @@ async function clickAndWait(page, selector) {
 
 test('every page renders, matches INFO, keeps payloads inert; each action changes the server', { timeout: 240_000 }, async (t) => {
   const defer = cleanupStack(t);
-  const server = await startServer(defer, { config: 'allow_private_targets = true\n' });
+  const server = await startServer(defer, { config: 'allow_private_targets = true\n' + ENTERPRISE_CONFIG });
   const { client, worker } = await seed(server, defer);
   const browser = await launch(defer);
   const origin = server.httpBase;
@@ -159,6 +164,16 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
       await page.screenshot({ path: path.join(SHOTS, name), fullPage: true });
       await page.close();
     }
+  }
+
+  // The Enterprise page lists the configured throttle and cron entry.
+  {
+    const page = await watchedPage(browser, origin);
+    await page.goto(origin + '/throttles', { waitUntil: 'networkidle0' });
+    assert.equal(await page.$$eval('#throttles tr[data-queue="throttled"]', (els) => els.length), 1);
+    assert.match(await page.$eval('#cron tbody', (e) => e.textContent), /new-year/);
+    assertClean(page, 'throttles page');
+    await page.close();
   }
 
   // A failing host's page lists the jobs parked behind it, as /api/hosts counts them.
