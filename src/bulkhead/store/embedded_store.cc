@@ -65,19 +65,20 @@ void EmbeddedStore::Push(JobRecord job, Done durable) {
 }
 
 void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) {
-  if (Refused(Writable(), cb)) return;
-  std::vector<Change> changes;
-  auto job = state_.Fetch(queues, ToUnixMicros(now), changes);
-  if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
-  Commit(std::move(changes), nullptr);
-  cb(std::move(job));
+  FetchUnder(queues, nullptr, now, std::move(cb));
 }
 
 void EmbeddedStore::FetchThrottled(const std::vector<std::string>& queues,
                                    const ThrottledFetch& throttled, TimePoint now, JobCallback cb) {
+  FetchUnder(queues, &throttled, now, std::move(cb));
+}
+
+void EmbeddedStore::FetchUnder(const std::vector<std::string>& queues,
+                               const ThrottledFetch* throttled, TimePoint now, JobCallback cb) {
   if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
-  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, &throttled);
+  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled);
+  if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   Commit(std::move(changes), nullptr);
   cb(std::move(job));
 }

@@ -44,7 +44,8 @@ const RedisScripts& StoreRedisScripts() {
     s.heartbeat = with_prelude(t::k_heartbeat);
     s.lease = with_prelude(t::k_lease);
     s.reap = with_prelude(t::k_reap);
-    s.fetch_throttled = with_prelude(t::k_fetch_throttled);
+    s.fetch_throttled =
+        with_prelude(std::string(t::k_track_lib) + '\n' + std::string(t::k_fetch_throttled));
     s.throttle_uses = with_prelude(t::k_throttle_uses);
     s.push_unique = with_prelude(t::k_push_unique);
     s.release_unique = with_prelude(t::k_release_unique);

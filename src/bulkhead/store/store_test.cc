@@ -1502,6 +1502,18 @@ TEST_P(TrackStoreTest, AFollowedJobsStateFollowsPushFetchAckFailAndDeath) {
   EXPECT_EQ(State("untracked"), "<none>") << "jobs without custom.track are not followed";
 }
 
+TEST_P(TrackStoreTest, AFollowedJobFetchedFromAThrottledQueueIsWorking) {
+  PushTracked("tracked-thr");
+  now_ += 1s;
+  ThrottledFetch throttled{{QueueThrottle{.queue = "default", .limit = 1}}, "w1"};
+  auto job = Await<Result<std::optional<JobRecord>>>(
+      [&](auto cb) { store_->FetchThrottled({"default"}, throttled, now_, cb); });
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ASSERT_TRUE(job->has_value());
+  EXPECT_EQ(State("tracked-thr"), "working");
+  EXPECT_EQ(Get("tracked-thr")->updated_us, ToUnixMicros(now_));
+}
+
 TEST_P(TrackStoreTest, TrackSetKeepsWhatItIsNotGivenAndLeavesStateUnknownForUntrackedJobs) {
   ASSERT_TRUE(Set("some-job-01", 10, std::nullopt).ok());
   auto r = Get("some-job-01");

@@ -37,28 +37,18 @@ for j = i, #ARGV do
   local t = throttles[q]
   if redis.call('SISMEMBER', P .. 'paused', q) == 0 and redis.call('LLEN', P .. 'q:' .. q) > 0 and
      not (t and full(q, t)) then
-    while true do
-      local jid = redis.call('RPOP', P .. 'q:' .. q)
-      if not jid then break end
-      local v = redis.call('HGET', JOBS, jid)
-      if v then
-        local h = parse(v)
-        h.state = 4
-        h.node = ARGV[3]
-        local score = fmt_int(now + h.reserve * 1000000)
-        local nv = build(h)
-        redis.call('HSET', JOBS, jid, nv)
-        link(jid, h, score)
-        if t then
-          redis.call('ZADD', P .. 'thr:' .. q, fmt_int(now), jid)
-          if t.per_worker then
-            redis.call('HSET', P .. 'thrwid:' .. q, jid, wid)
-            redis.call('ZADD', P .. 'thrw:' .. q .. '|' .. wid, fmt_int(now), jid)
-          end
+    local reserved = reserve_head(q, now, ARGV[3])
+    if reserved then
+      local jid = reserved[1]
+      if t then
+        redis.call('ZADD', P .. 'thr:' .. q, fmt_int(now), jid)
+        if t.per_worker then
+          redis.call('HSET', P .. 'thrwid:' .. q, jid, wid)
+          redis.call('ZADD', P .. 'thrw:' .. q .. '|' .. wid, fmt_int(now), jid)
         end
-        return {jid, nv, score}
       end
-      -- A listed jid without a job (these scripts never leave one): dropped.
+      tstate(jid, 'working', false, ARGV[2])
+      return reserved
     end
   end
 end
