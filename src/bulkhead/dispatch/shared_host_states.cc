@@ -67,7 +67,7 @@ void SharedHostStates::GateProbes(TimePoint now) {
     c->HoldProbes(now + probe_lease_);
     if (!pending_.insert(host).second) continue;
     store_.TryLease(LeaseName(host), probe_lease_,
-                    [this, alive = alive_, host](Result<bool> taken) {
+                    [this, alive = alive_, host = std::string(host)](Result<bool> taken) {
                       if (*alive) OnLease(host, std::move(taken));
                     });
   }
