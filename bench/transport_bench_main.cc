@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     boost::asio::io_context io;
     TransportOptions options;
     options.ssrf.allow_private_targets = true;  // both hosts are on 127.0.0.1
-    options.ca_file_for_tests = ca.path();
+    options.ca_file = ca.path();
     options.max_connections_per_host = 0;  // let the stuck host take every connection it is sent
     options.resolver.threads = 1;          // started only if a name is resolved; URLs are literal
     Result<std::unique_ptr<CurlTransport>> made = CurlTransport::Create(io, options);

@@ -1,12 +1,15 @@
 // Delivery jobs across two `bulkhead serve` nodes on one redis-server namespace: webhook jobs
-// pushed through both nodes are delivered to a local HTTP receiver by both nodes' delivery
+// pushed through both nodes are delivered to a local HTTPS receiver (its certificate from a
+// private CA, trusted through delivery_ca_file; verification stays on) by both nodes' delivery
 // engines; one node is killed with SIGKILL mid-run, and the survivor delivers what it had in
 // flight (given back by the reaper: no retry spent, nothing failed).
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import fs from 'node:fs';
+import https from 'node:https';
 import { test } from 'node:test';
 
 import { RawConn } from '../interop/lib/fwp.mjs';
+import { makePki } from '../interop/lib/pki.mjs';
 import { cleanupStack, waitFor } from '../interop/lib/server.mjs';
 import { eachLimited, info, key, newClient, nodeIdOf, startNodes } from './lib/cluster.mjs';
 import { startRedis } from './lib/redis.mjs';
@@ -17,17 +20,19 @@ const ANSWER_AFTER_MS = 100;   // the receiver holds each request this long: som
 const REAPED_WITHIN_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 60_000;
 
-const CONFIG = `allow_private_targets = true
+const config = (pki) => `allow_private_targets = true
+delivery_ca_file = "${pki.file('ca.crt')}"
 [delivery]
 host_cap_initial = 16
 host_cap_max = 16
 `;
 
-// An HTTP receiver on loopback that answers 200 to every request after ANSWER_AFTER_MS and counts
-// the requests per path.
-async function startReceiver(defer) {
+// An HTTPS receiver on loopback (pki's server certificate, for 127.0.0.1) that answers 200 to
+// every request after ANSWER_AFTER_MS and counts the requests per path.
+async function startReceiver(defer, pki) {
   const received = new Map();  // path -> requests
-  const server = http.createServer((req, res) => {
+  const tlsFiles = { key: fs.readFileSync(pki.file('server.key')), cert: fs.readFileSync(pki.file('server.crt')) };
+  const server = https.createServer(tlsFiles, (req, res) => {
     received.set(req.url, (received.get(req.url) ?? 0) + 1);
     req.resume();
     req.on('end', () => setTimeout(() => res.end('ok'), ANSWER_AFTER_MS));
@@ -40,14 +45,16 @@ async function startReceiver(defer) {
     server.closeAllConnections();
     return new Promise((resolve) => server.close(() => resolve()));
   });
-  return { received, url: (p) => `http://127.0.0.1:${server.address().port}${p}` };
+  return { received, url: (p) => `https://127.0.0.1:${server.address().port}${p}` };
 }
 
 test('webhook deliveries through two nodes, one killed mid-run: every one arrives, no retry spent', async (t) => {
   const defer = cleanupStack(t);
+  const pki = makePki();
+  defer(() => fs.rmSync(pki.dir, { recursive: true, force: true }));
   const redis = await startRedis(defer);
-  const receiver = await startReceiver(defer);
-  const [a, b] = await startNodes(defer, 2, { store: `redis://${redis.endpoint}`, config: CONFIG });
+  const receiver = await startReceiver(defer, pki);
+  const [a, b] = await startNodes(defer, 2, { store: `redis://${redis.endpoint}`, config: config(pki) });
   const bId = await nodeIdOf(redis, b);
 
   const conns = [];

@@ -141,6 +141,8 @@ struct Config {
   int default_retry = 25;
   int worker_timeout_seconds = 60;  // a worker silent this long is dropped
   bool allow_private_targets = false;
+  // Deliveries: the CA bundle (PEM) that verifies targets' certificates; empty: the system's.
+  std::string delivery_ca_file;
   // Outbound delivery (built-in webpush/activitypub/webhook jobs).
   std::string vapid_private_key_file;  // empty: <data_dir>/vapid.pem (created once)
   std::string vapid_subject = "mailto:postmaster@localhost";  // VAPID `sub`: mailto: or https:

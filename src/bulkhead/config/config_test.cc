@@ -268,6 +268,21 @@ webhook_deadline_hours = 6
   std::filesystem::remove(path);
 }
 
+TEST(ConfigTest, DeliveryCaFile) {
+  EXPECT_EQ(Config{}.delivery_ca_file, "") << "default: the system's CA bundle";
+  auto path = WriteTemp("delivery_ca_file = \"/etc/bulkhead/webhooks-ca.pem\"\n");
+  auto c = LoadConfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->delivery_ca_file, "/etc/bulkhead/webhooks-ca.pem");
+  EXPECT_TRUE(c->Validate().ok());
+  path = WriteTemp("delivery_ca_file = 1\n");
+  c = LoadConfigFile(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("delivery_ca_file must be a string"), std::string::npos)
+      << c.status().ToString();
+  std::filesystem::remove(path);
+}
+
 TEST(ConfigTest, DeliveryDefaultsAreMastodons) {
   Config c;
   const DeliverySettings& d = c.delivery;

@@ -232,6 +232,11 @@ std::vector<Setting> JobRows() {
        .field = MemberField<&Config::allow_private_targets>(),
        .doc = "allow deliveries to private/loopback addresses and plain http",
        .flag = "--allow-private-targets"},
+      {.key = "delivery_ca_file",
+       .field = MemberField<&Config::delivery_ca_file>(),
+       .doc = "PEM CA bundle that verifies delivery targets' certificates; empty: the system's",
+       .details = "for webhook receivers behind a private CA; certificates and host names are "
+                  "always verified"},
       {.key = "log_level",
        .field = MemberField<&Config::log_level>(),
        .doc = "log level",

@@ -249,6 +249,12 @@ Status CheckDescriptorBudget(const Config& config) {
 Status Server::StartDelivery() {
   TransportOptions transport_options;
   transport_options.ssrf.allow_private_targets = config_.allow_private_targets;
+  if (!config_.delivery_ca_file.empty() && !std::ifstream(config_.delivery_ca_file)) {
+    // Fail at start, not on every delivery to an https:// target.
+    return Status::InvalidArgument("delivery_ca_file " + config_.delivery_ca_file +
+                                   " cannot be read");
+  }
+  transport_options.ca_file = config_.delivery_ca_file;
   auto transport = CurlTransport::Create(io_, std::move(transport_options));
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);

@@ -107,8 +107,8 @@ void CurlTransport::Impl::SetBaseOptions(CURL* e, Exchange* x, const UrlParts& u
   }
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options_.ca_file_for_tests.empty()) {
-    curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file_for_tests.c_str());
+  if (!options_.ca_file.empty()) {
+    curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
   }
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 }

@@ -42,8 +42,9 @@ struct TransportOptions {
   // An origin (scheme://host:port) with nothing in flight for this long closes its idle
   // connections and its libcurl multi handle.
   std::chrono::milliseconds idle_origin_timeout{60'000};
-  // Test-only: a PEM CA file trusted instead of the system bundle (the local TLS test server).
-  std::string ca_file_for_tests;
+  // A PEM CA bundle trusted instead of the system's (config `delivery_ca_file`, the local TLS test
+  // server); empty: the system's. Peers and host names are verified either way.
+  std::string ca_file;
   HostResolverOptions resolver;
 };
 

@@ -44,7 +44,7 @@ class CurlTransportTest : public ::testing::Test {
   }
   static TransportOptions OpenOptionsWithCa(const std::string& ca_file) {
     TransportOptions o = OpenOptions();
-    o.ca_file_for_tests = ca_file;
+    o.ca_file = ca_file;
     return o;
   }
 
@@ -511,7 +511,7 @@ TEST_F(TlsTest, RedirectToARefusedAddressIsRefused) {
   testing::TempFile ca(certs_->ca_pem);
   TransportOptions strict;
   strict.ssrf.allowed_ranges = {*CidrRange::Parse("127.0.0.1/32")};
-  strict.ca_file_for_tests = ca.path();
+  strict.ca_file = ca.path();
   MakeTransport(strict);
   HttpRequest r = Get(server.Url("/redirect"));
   Outcome o = Fetch(r);
