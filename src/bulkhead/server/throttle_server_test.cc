@@ -82,6 +82,9 @@ class ThrottleServerTest : public ::testing::TestWithParam<bool> {
     config.http = "127.0.0.1:0";
     config.store = "memory:";
     config.fetch_block_ms = 200;
+    // The workers send no BEAT: under the sanitizers the run outlasts the default 60 s after
+    // which a silent worker is dropped (and its connection closed).
+    config.worker_timeout_seconds = 3600;
     config.data_dir = (std::filesystem::temp_directory_path() /
                        ("bulkhead_throttle_server_test_" + std::to_string(::getpid())))
                           .string();
