@@ -19,7 +19,9 @@
 #include <thread>
 
 #include "bulkhead/redis/testing/redis_server_process.h"
+#include "bulkhead/server/testing/fwp_test_connection.h"
 #include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/store_timing.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
@@ -101,46 +103,7 @@ std::string Fwp(uint16_t port, const std::string& lines) {
   return out;
 }
 
-// A Faktory connection for one command at a time: Call sends a line and returns its reply's first
-// line (waiting up to 10 s for it). Read the greeting (+HI) first.
-class FwpConnection {
- public:
-  explicit FwpConnection(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  }
-  ~FwpConnection() { ::close(fd_); }
-  std::string Call(const std::string& line) {
-    std::string out = line + "\r\n";
-    ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
-    return Read();
-  }
-  // The next reply's first line (the server's greeting first of all).
-  std::string Read() {
-    for (;;) {
-      if (size_t nl = buffer_.find("\r\n"); nl != std::string::npos) {
-        std::string reply = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 2);
-        return reply;
-      }
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 10000) <= 0) return "(no reply within 10 s)";
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) return "(connection closed)";
-      buffer_.append(buf, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  std::string buffer_;
-};
-
-enum class StoreTiming { kInline, kDeferred };
+using FwpConnection = testing::FwpTestConnection;
 
 // The hooks that wrap the server's store as the test's parameter says.
 ServerTestHooks HooksFor(StoreTiming timing) {
@@ -182,11 +145,7 @@ class ServerTest : public ::testing::TestWithParam<StoreTiming> {
   std::atomic<bool> run_returned_{false};  // Run returned (a Stop, or the server stopped itself)
 };
 
-INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerTest,
-                         ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred),
-                         [](const ::testing::TestParamInfo<StoreTiming>& info) {
-                           return info.param == StoreTiming::kInline ? "Inline" : "Deferred";
-                         });
+INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerTest, kBothTimings, StoreTimingName);
 
 TEST_P(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
   Start(Config{});

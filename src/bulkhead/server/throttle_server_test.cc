@@ -2,11 +2,7 @@
 // never hold more of its jobs than the limit, and a worker listing a full throttled queue first
 // gets the next queue's jobs. A Server on loopback port 0 with the memory store (inline and
 // deferred), driven over real sockets.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,64 +11,14 @@
 #include <thread>
 
 #include "bulkhead/server/server.h"
+#include "bulkhead/server/testing/fwp_test_connection.h"
 #include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
 namespace {
 
-// One Faktory connection, one command at a time (a worker's).
-class Worker {
- public:
-  explicit Worker(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~Worker() { ::close(fd_); }
-  // Reads the greeting and says HELLO with `wid`; the reply ("+OK").
-  std::string Hello(const std::string& wid) {
-    if (!connected_) return "(not connected)";
-    Read();
-    return Call(R"(HELLO {"v":2,"hostname":"test","pid":1,"wid":")" + wid + R"("})");
-  }
-  std::string Call(const std::string& line) {
-    std::string out = line + "\r\n";
-    ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
-    return Read();
-  }
-  // FETCH: the job's jid, "" for none ($-1), or the error line.
-  std::string Fetch(const std::string& queues) {
-    std::string head = Call("FETCH " + queues);
-    if (head == "$-1") return "";
-    if (head.empty() || head[0] != '$') return "(error) " + head;
-    auto job = nlohmann::json::parse(Read(), nullptr, false);
-    return job.is_object() ? job.value("jid", "(no jid)") : "(not json)";
-  }
-  // The next reply line.
-  std::string Read() {
-    for (;;) {
-      if (size_t nl = buffer_.find("\r\n"); nl != std::string::npos) {
-        std::string reply = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 2);
-        return reply;
-      }
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 10000) <= 0) return "(no reply within 10 s)";
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) return "(connection closed)";
-      buffer_.append(buf, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-  std::string buffer_;
-};
+using Worker = testing::FwpTestConnection;
 
 class ThrottleServerTest : public ::testing::TestWithParam<bool> {
  protected:
