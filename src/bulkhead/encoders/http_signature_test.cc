@@ -12,6 +12,7 @@
 
 #include "bulkhead/encoders/node_tool_test_util.h"
 #include "bulkhead/encoders/openssl_util.h"
+#include "bulkhead/encoders/testing/string_form.h"
 #include "bulkhead/util/base64.h"
 
 namespace bulkhead {
@@ -281,15 +282,7 @@ TEST_F(HttpSignatureTest, NpmHttpSignatureVerifies) {
 }
 
 // The private key has no string form: no ToString, no operator<<.
-template <typename T>
-concept Streamable = requires(std::ostream& os, const T& v) {
-  os << v;
-};
-template <typename T>
-concept HasToString = requires(const T& v) {
-  v.ToString();
-};
-static_assert(!Streamable<SigningKey> && !HasToString<SigningKey>);
+static_assert(!testing::HasStringForm<SigningKey>);
 
 }  // namespace
 }  // namespace bulkhead

@@ -15,6 +15,7 @@
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/p256.h"
+#include "bulkhead/encoders/testing/string_form.h"
 #include "bulkhead/util/base64.h"
 
 namespace bulkhead {
@@ -262,16 +263,8 @@ TEST_F(VapidTest, ConcurrentCallersShareTheCache) {
 }
 
 // The private key has no string form: no ToString, no operator<<.
-template <typename T>
-concept Streamable = requires(std::ostream& os, const T& v) {
-  os << v;
-};
-template <typename T>
-concept HasToString = requires(const T& v) {
-  v.ToString();
-};
-static_assert(!Streamable<VapidKey> && !HasToString<VapidKey>);
-static_assert(!Streamable<VapidSigner> && !HasToString<VapidSigner>);
+static_assert(!testing::HasStringForm<VapidKey>);
+static_assert(!testing::HasStringForm<VapidSigner>);
 
 }  // namespace
 }  // namespace bulkhead

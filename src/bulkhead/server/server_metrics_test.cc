@@ -13,17 +13,13 @@
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/metrics/testing/exposition_lines.h"
 #include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/store_timing.h"
 #include "bulkhead/util/simulated_clock.h"
 
 namespace bulkhead {
 namespace {
-
-bool Has(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
-
-enum class StoreTiming { kInline, kDeferred };
 
 class ServerMetricsTest : public ::testing::TestWithParam<StoreTiming> {
  protected:
@@ -86,11 +82,7 @@ class ServerMetricsTest : public ::testing::TestWithParam<StoreTiming> {
   std::unique_ptr<ServerMetrics> metrics_;
 };
 
-INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerMetricsTest,
-                         ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred),
-                         [](const ::testing::TestParamInfo<StoreTiming>& info) {
-                           return info.param == StoreTiming::kInline ? "Inline" : "Deferred";
-                         });
+INSTANTIATE_TEST_SUITE_P(StoreTimings, ServerMetricsTest, kBothTimings, StoreTimingName);
 
 TEST_P(ServerMetricsTest, RegisterPublishesAndPublishRefreshes) {
   Push("metricsjob1");
@@ -98,10 +90,10 @@ TEST_P(ServerMetricsTest, RegisterPublishesAndPublishRefreshes) {
   RunReady();  // Register's publication is in (a collection before it counts an error)
   Push("metricsjob2");
   RunReady();  // the store has the job
-  EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
+  EXPECT_TRUE(HasLine(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
       << "a collection reads the published copy, not the engine";
   PublishAndWait();
-  EXPECT_TRUE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 2)"));
+  EXPECT_TRUE(HasLine(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 2)"));
 }
 
 // PublishEvery (for the StatsD emitter, which collects off the loop) publishes once per interval
@@ -111,11 +103,11 @@ TEST_P(ServerMetricsTest, PublishEveryKeepsTheFiguresFresh) {
   RunReady();
   metrics_->PublishEvery();
   Push("metricsjob1");
-  EXPECT_FALSE(Has(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
+  EXPECT_FALSE(HasLine(RenderPrometheusText(registry_), R"(bulkhead_queue_size{queue="q"} 1)"))
       << "not published yet";
   for (int i = 0; i < 5; ++i) AdvanceAndPoll(ServerMetrics::kPublishInterval);
   std::string text = RenderPrometheusText(registry_);
-  EXPECT_TRUE(Has(text, R"(bulkhead_queue_size{queue="q"} 1)")) << text;
+  EXPECT_TRUE(HasLine(text, R"(bulkhead_queue_size{queue="q"} 1)")) << text;
   EXPECT_EQ(text.find("bulkhead_metrics_collect_errors_total{"), std::string::npos)
       << "never older than kMaxSnapshotAge: " << text;
 
@@ -147,8 +139,8 @@ TEST_P(ServerMetricsTest, ACollectionNeverWaitsForTheLoop) {
   work.reset();
   boost::asio::post(io_, [this] { metrics_->Stop(); });
   loop.join();
-  EXPECT_TRUE(Has(text, R"(bulkhead_queue_size{queue="q"} 1)")) << text;
-  EXPECT_TRUE(Has(text, "bulkhead_jobs_processed_total 0")) << text;
+  EXPECT_TRUE(HasLine(text, R"(bulkhead_queue_size{queue="q"} 1)")) << text;
+  EXPECT_TRUE(HasLine(text, "bulkhead_jobs_processed_total 0")) << text;
   EXPECT_EQ(text.find("bulkhead_metrics_collect_errors_total{"), std::string::npos) << text;
 }
 

@@ -12,9 +12,6 @@
 namespace bulkhead {
 namespace {
 
-std::string Us(int64_t v) { return std::to_string(v); }
-std::string Us(TimePoint t) { return std::to_string(ToUnixMicros(t)); }
-
 Status NoSuchBatch(const std::string& bid) { return Status::NotFound("No such batch " + bid); }
 
 int64_t Int(const std::map<std::string, std::string>& h, const char* field) {

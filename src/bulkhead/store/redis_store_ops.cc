@@ -17,9 +17,6 @@ namespace {
 // Jobs per page when Mutate reads a set, and per mutate.lua / clear.lua call.
 constexpr size_t kMutatePage = 500;
 
-std::string Us(int64_t v) { return std::to_string(v); }
-std::string Us(TimePoint t) { return std::to_string(ToUnixMicros(t)); }
-
 // A sorted-set score (a bulk string such as "1700000060000000", or an integer) as µs.
 int64_t Score(const RedisReply& r) {
   if (r.is_integer()) return r.integer();

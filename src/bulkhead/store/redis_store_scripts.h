@@ -2,13 +2,20 @@
 // computed once per store).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "bulkhead/redis/redis_script.h"
 #include "bulkhead/store/redis_scripts.h"
 #include "bulkhead/store/redis_store.h"
+#include "bulkhead/util/clock.h"
 
 namespace bulkhead {
+
+// Numbers cross into the scripts as decimal strings (redis_scripts/README.md): a count, or a time
+// as µs since the epoch.
+inline std::string Us(int64_t v) { return std::to_string(v); }
+inline std::string Us(TimePoint t) { return std::to_string(ToUnixMicros(t)); }
 
 struct RedisStore::Scripts {
   const RedisScripts& text = StoreRedisScripts();

@@ -7,11 +7,6 @@
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
-namespace {
-
-std::string Us(TimePoint t) { return std::to_string(ToUnixMicros(t)); }
-
-}  // namespace
 
 void RedisStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
   Eval(scripts_->track_set, "track_set",

@@ -27,7 +27,7 @@ std::string Jid(int i) {
   return jid;
 }
 
-JobRecord MakeJob(int i) {
+JobRecord NumberedJob(int i) {
   JobRecord j;
   j.jid = Jid(i);
   j.queue = "default";
@@ -83,7 +83,7 @@ class SqliteDamageTest : public ::testing::Test {
   void Push(int from, int to) {
     for (int i = from; i < to; ++i) {
       std::optional<Status> done;
-      store_->Push(MakeJob(i), [&](Status s) { done = s; });
+      store_->Push(NumberedJob(i), [&](Status s) { done = s; });
       loop_.RunUntil([&] { return done.has_value(); });
       ASSERT_TRUE(done->ok()) << done->ToString();
     }
@@ -333,7 +333,7 @@ TEST_F(SqliteDamageTest, SalvageMovesDamagedRowsAsideAndServesTheOthers) {
     });
     ASSERT_TRUE(job.has_value());
     int i = std::stoi(job->jid.substr(job->jid.size() - 5));
-    EXPECT_EQ(job->payload, MakeJob(i).payload);
+    EXPECT_EQ(job->payload, NumberedJob(i).payload);
   }
   store_.reset();
   sqlite3* db = nullptr;

@@ -3,28 +3,14 @@
 #include <fmt/printf.h>
 
 #include "bulkhead/util/time_format.h"
+#include "bulkhead/view/json_read.h"
 
 namespace bulkhead {
 namespace {
 
 using nlohmann::json;
 
-int64_t Int(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<int64_t>() : 0;
-}
-
-std::string String(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "?";
-}
-
-std::optional<TimePoint> Time(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return std::nullopt;
-  auto t = ParseRfc3339(it->get<std::string>());
-  return t.ok() ? std::optional<TimePoint>(*t) : std::nullopt;
-}
+using namespace json_read;
 
 }  // namespace
 
@@ -47,8 +33,8 @@ std::vector<CronEntrySnapshot> ParseCronJson(const json& cron) {
     if (!c.is_object()) continue;
     out.push_back(CronEntrySnapshot{.name = name,
                                     .schedule = String(c, "schedule"),
-                                    .next_run = Time(c, "next_run").value_or(TimePoint{}),
-                                    .last_run = Time(c, "last_run"),
+                                    .next_run = ReadTime(c, "next_run").value_or(TimePoint{}),
+                                    .last_run = ReadTime(c, "last_run"),
                                     .enqueued = Int(c, "enqueued"),
                                     .lost = Int(c, "lost")});
   }

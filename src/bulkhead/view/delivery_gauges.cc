@@ -25,11 +25,11 @@ double Pick(const CompartmentSnapshot& h, HostGauge gauge) {
 }
 
 // Every family: RegisterDeliveryGauges adds them, RemoveDeliveryGauges removes them.
-struct FamilyRow {
+struct DeliveryFamily {
   std::string_view name, help;
   std::optional<HostGauge> host;  // per host (labelled by host); nullopt: bulkhead_parked_jobs
 };
-const FamilyRow kFamilies[] = {
+const DeliveryFamily kDeliveryFamilies[] = {
     {mn::kHostInflight, mn::kHostInflightHelp, HostGauge::kInFlight},
     {mn::kHostCap, mn::kHostCapHelp, HostGauge::kCap},
     {mn::kHostBreakerOpen, mn::kHostBreakerOpenHelp, HostGauge::kBreakerOpen},
@@ -50,7 +50,7 @@ Status RegisterDeliveryGauges(Registry& registry, const Published<DeliverySnapsh
                               TopNLabels& labels, const Clock& clock, Duration max_age) {
   const FreshSource<DeliverySnapshot> src{published, &DeliverySnapshot::at, clock, max_age,
                                           "delivery snapshot"};
-  for (const FamilyRow& g : kFamilies) {
+  for (const DeliveryFamily& g : kDeliveryFamilies) {
     std::vector<std::string> label_names;
     if (g.host) label_names.emplace_back(mn::kLabelHost);
     Status s = registry.AddCallbackGauge(
@@ -67,7 +67,7 @@ Status RegisterDeliveryGauges(Registry& registry, const Published<DeliverySnapsh
 }
 
 void RemoveDeliveryGauges(Registry& registry) {
-  for (const FamilyRow& g : kFamilies) {
+  for (const DeliveryFamily& g : kDeliveryFamilies) {
     (void)registry.RemoveCallback(g.name);  // NotFound for one never added: nothing to do
   }
 }

@@ -6,19 +6,15 @@
 
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/metrics/testing/exposition_lines.h"
 #include "bulkhead/view/testdata/example_snapshot.h"
 
 namespace bulkhead {
 namespace {
 
 using namespace std::chrono_literals;
+using view_testing::kPublishedMaxAge;
 using view_testing::TwoHosts;
-
-constexpr Duration kMaxAge = 3s;
-
-bool Has(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
 
 // TwoHosts as published at `at`.
 DeliverySnapshot TwoHostsAt(TimePoint at) {
@@ -48,7 +44,7 @@ TEST(DeliveryGaugesTest, GaugesReadTheLatestPublishedSnapshot) {
   TopNLabels labels(clock, TopNLabelsOptions{});
   Published<DeliverySnapshot> published;
   Registry registry;
-  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kPublishedMaxAge).ok());
   auto collect = [&] {
     std::map<std::string, FamilySnapshot> families;
     for (auto& f : registry.Collect()) families[f.name] = f;
@@ -58,7 +54,7 @@ TEST(DeliveryGaugesTest, GaugesReadTheLatestPublishedSnapshot) {
   std::string before = RenderPrometheusText(registry);
   EXPECT_EQ(before.find("\nbulkhead_parked_jobs "), std::string::npos) << before;
   EXPECT_TRUE(
-      Has(before, R"(bulkhead_metrics_collect_errors_total{metric="bulkhead_parked_jobs"} 1)"))
+      HasLine(before, R"(bulkhead_metrics_collect_errors_total{metric="bulkhead_parked_jobs"} 1)"))
       << before;
 
   // Hosts get their own label once attempts were counted for them; the rest fold into "other".
@@ -83,7 +79,7 @@ TEST(DeliveryGaugesTest, ScrapeLines) {
   TopNLabels labels(clock, TopNLabelsOptions{});
   Published<DeliverySnapshot> published;
   Registry registry;
-  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kPublishedMaxAge).ok());
   labels.RecordAndLabel("a.example");
   labels.RecordAndLabel("b.example:8443");
   published.Publish(TwoHostsAt(clock.Now()));
@@ -107,13 +103,13 @@ TEST(DeliveryGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
   TopNLabels labels(clock, TopNLabelsOptions{});
   Published<DeliverySnapshot> published;
   Registry registry;
-  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kPublishedMaxAge).ok());
   labels.RecordAndLabel("a.example");
   published.Publish(TwoHostsAt(clock.Now()));
-  clock.Advance(kMaxAge);
+  clock.Advance(kPublishedMaxAge);
   std::string fresh = RenderPrometheusText(registry);
-  EXPECT_TRUE(Has(fresh, "bulkhead_parked_jobs 5")) << "still fresh: " << fresh;
-  EXPECT_TRUE(Has(fresh, R"(bulkhead_host_cap{host="a.example"} 4)")) << fresh;
+  EXPECT_TRUE(HasLine(fresh, "bulkhead_parked_jobs 5")) << "still fresh: " << fresh;
+  EXPECT_TRUE(HasLine(fresh, R"(bulkhead_host_cap{host="a.example"} 4)")) << fresh;
 
   clock.Advance(1us);
   std::string text = RenderPrometheusText(registry);
@@ -123,14 +119,14 @@ TEST(DeliveryGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
   EXPECT_EQ(text.find("\nbulkhead_host_breaker_open{"), std::string::npos) << text;
   for (const char* metric : {"bulkhead_parked_jobs", "bulkhead_host_cap", "bulkhead_host_inflight",
                              "bulkhead_host_breaker_open"}) {
-    EXPECT_TRUE(Has(
+    EXPECT_TRUE(HasLine(
         text, std::string(R"(bulkhead_metrics_collect_errors_total{metric=")") + metric + "\"} 1"))
         << metric << "\n"
         << text;
   }
 
   published.Publish(TwoHostsAt(clock.Now()));
-  EXPECT_TRUE(Has(RenderPrometheusText(registry), "bulkhead_parked_jobs 5")) << "back";
+  EXPECT_TRUE(HasLine(RenderPrometheusText(registry), "bulkhead_parked_jobs 5")) << "back";
   RemoveDeliveryGauges(registry);
 }
 

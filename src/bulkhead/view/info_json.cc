@@ -4,6 +4,7 @@
 #include "bulkhead/util/time_format.h"
 #include "bulkhead/view/api_json.h"
 #include "bulkhead/view/cron_view.h"
+#include "bulkhead/view/json_read.h"
 #include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
@@ -64,39 +65,7 @@ json FaktoryJson(const EngineSnapshot& e) {
   return out;
 }
 
-// Readers that never throw: a missing or mistyped field is 0 / "?".
-int64_t Int(const json& obj, const char* key) {
-  if (!obj.is_object()) return 0;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<int64_t>() : 0;
-}
-double Double(const json& obj, const char* key) {
-  if (!obj.is_object()) return 0;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<double>() : 0;
-}
-std::string String(const json& obj, const char* key) {
-  if (!obj.is_object()) return "?";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "?";
-}
-const json& Member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it != obj.end() ? *it : kNull;
-}
-
-bool Bool(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_boolean() && it->get<bool>();
-}
-std::optional<TimePoint> TimeOrNull(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return std::nullopt;
-  auto t = ParseRfc3339(it->get<std::string>());
-  return t.ok() ? std::optional<TimePoint>(*t) : std::nullopt;
-}
+using namespace json_read;
 
 // One element of "hosts" (an object), as api_json.h HostsJsonValue writes it.
 HostView ParseHost(const json& h) {
@@ -113,8 +82,8 @@ HostView ParseHost(const json& h) {
   v.overloaded = Int(h, "overloaded");
   v.parked = Int(h, "parked");
   v.unavailable = Bool(h, "unavailable");
-  v.failing_since = TimeOrNull(h, "failing_since");
-  v.retry_after_until = TimeOrNull(h, "retry_after_until");
+  v.failing_since = ReadTime(h, "failing_since");
+  v.retry_after_until = ReadTime(h, "retry_after_until");
   return v;
 }
 

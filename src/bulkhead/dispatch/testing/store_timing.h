@@ -24,16 +24,9 @@
 
 #include "bulkhead/store/store.h"
 #include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/store_timing.h"
 
 namespace bulkhead {
-
-enum class StoreTiming { kInline, kDeferred };
-
-inline const auto kBothTimings = ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred);
-
-inline std::string StoreTimingName(const ::testing::TestParamInfo<StoreTiming>& info) {
-  return info.param == StoreTiming::kInline ? "Inline" : "Deferred";
-}
 
 // Handlers one helper call may run before it gives up (a loop that never goes idle).
 inline constexpr int kMaxHandlers = 1'000'000;

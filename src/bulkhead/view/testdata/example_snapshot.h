@@ -17,6 +17,9 @@ namespace bulkhead::view_testing {
 
 using namespace std::chrono_literals;
 
+// How old a published snapshot may be before the gauges leave it out, in the gauge tests.
+inline constexpr Duration kPublishedMaxAge = 3s;
+
 // Now 2026-01-01T00:01:32.623456Z, up 92 s; two queues, every set, counter and task set, with the
 // Scheduled task's wall time 0 (INFO still writes it as a float); one worker (ExampleWorkers); one
 // host.
