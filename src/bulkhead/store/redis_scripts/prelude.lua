@@ -15,6 +15,15 @@ local function parse(v)
           queue = queue, jobtype = rest, tail = string.sub(v, nl)}
 end
 
+-- The header fields of a job value and the header itself (h.header), without the payload.
+local function parse_header(v)
+  local header = string.sub(v, 1, string.find(v, '\n', 1, true) - 1)
+  local state, reserve, enq, node, queue, rest =
+    string.match(header, '^(%d)|(%d+)|(%+?%d+)|([^|]*)|([^|]*)|(.*)$')
+  return {state = tonumber(state), reserve = tonumber(reserve), enq = enq, node = node,
+          queue = queue, jobtype = rest, header = header}
+end
+
 local function build(h)
   return h.state .. '|' .. h.reserve .. '|' .. h.enq .. '|' .. h.node .. '|' .. h.queue .. '|' ..
          h.jobtype .. h.tail
