@@ -2,6 +2,10 @@
 -- ACK: jid, now (µs). For each: ends the reservation, releases the job's unique lock (#13) and
 -- counts one processed job in the same step.
 -- Returns one element per ACK: {header, score} of the job that was reserved, or false.
+-- Batches and tracking are looked at only when their keys exist (an ACK creates neither), throttle
+-- slots once per queue.
+local batches = redis.call('EXISTS', P .. 'batch_members', P .. 'batch_cbs') > 0
+local tracked = redis.call('EXISTS', P .. 'track_expiry') == 1
 local out, acked = {}, 0
 for i = 3, #ARGV, 2 do
   local jid, now = ARGV[i], ARGV[i + 1]
@@ -11,12 +15,15 @@ for i = 3, #ARGV, 2 do
     out[#out + 1] = false
   else
     local score = redis.call('ZSCORE', P .. 'working', jid)
+    if SLOTLESS[h.queue] == nil then
+      SLOTLESS[h.queue] = redis.call('EXISTS', P .. 'thr:' .. h.queue) == 0
+    end
     unlink(jid, h)
     redis.call('HDEL', JOBS, jid)
     release_unique(jid)
     acked = acked + 1
-    bjob_ended(jid, true, now)
-    tstate(jid, 'success', false, now)
+    if batches then bjob_ended(jid, true, now) end
+    if tracked then tstate(jid, 'success', false, now) end
     out[#out + 1] = {h.header, score}
   end
 end

@@ -3,6 +3,8 @@
 -- job of its first non-empty, unpaused queue until its now + the job's reserve_for, through
 -- `node`. Returns one element per fetch: {jid, value, score}, or false.
 local node = ARGV[2]
+-- Tracking is looked at only when a record exists (a FETCH creates none).
+local tracked = redis.call('EXISTS', P .. 'track_expiry') == 1
 local out, paused, empty = {}, {}, {}
 local i = 3
 while i <= #ARGV do
@@ -14,7 +16,7 @@ while i <= #ARGV do
     if not paused[q] and not empty[q] then
       local reserved = reserve_head(q, tonumber(now), node)
       if reserved then
-        tstate(reserved[1], 'working', false, now)
+        if tracked then tstate(reserved[1], 'working', false, now) end
         got = reserved
         break
       end
