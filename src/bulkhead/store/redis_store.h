@@ -85,7 +85,7 @@ struct RedisStoreOptions {
 class RedisStore final : public Store {
  public:
   // The layout version this build writes and reads ({NS}:meta `layout`).
-  static constexpr int kLayoutVersion = 1;
+  static constexpr int kLayoutVersion = 2;
 
   RedisStore(boost::asio::io_context& io, RedisStoreOptions options);
   ~RedisStore() override;
