@@ -12,7 +12,11 @@
 #    queued job and their ratio to the job's JSON size.
 # Env: BUILD_DIR (default build), BENCH_REDIS_JOBS (default 100000), BENCH_NOOP_CONNECTIONS (4),
 #      BENCH_REDIS_MEMORY_JOBS (default 100000), BENCH_REDIS_ARG_BYTES (default "230 330 430":
-#      job JSON of about 300, 400 and 500 bytes, the size of Mastodon's Sidekiq jobs).
+#      job JSON of about 300, 400 and 500 bytes, the size of Mastodon's Sidekiq jobs),
+#      BENCH_REDIS_ROUNDS (default 1: the redis one-node runs, repeated; the summary takes the
+#      median), BASE_BUILD_DIR (optional: a build of an earlier commit, whose redis runs and memory
+#      figures are interleaved with this build's, for before/after ratios in the same run).
+#      Other processes share the cores: the load average is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
@@ -21,6 +25,8 @@ jobs="${BENCH_REDIS_JOBS:-100000}"
 conns="${BENCH_NOOP_CONNECTIONS:-4}"
 mem_jobs="${BENCH_REDIS_MEMORY_JOBS:-100000}"
 arg_bytes="${BENCH_REDIS_ARG_BYTES:-230 330 430}"
+rounds="${BENCH_REDIS_ROUNDS:-1}"
+base_dir="${BASE_BUILD_DIR:-}"
 if [ ! -x "$bench" ] || [ ! -x "$build_dir/bulkhead" ]; then
   echo "16-redis: $bench or $build_dir/bulkhead missing (run make build)" >&2
   exit 1
@@ -61,9 +67,10 @@ cpu_seconds() {  # cpu_seconds PID: user + system CPU seconds so far
   awk -v t="$clk_tck" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat"
 }
 
-declare -A rate
-run() {  # [RUN_CONNS=C] run <label> <store> <bench_noop args...>
-  local label="$1" store="$2" c="${RUN_CONNS:-$conns}"
+declare -A rate rates
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+run() {  # [RUN_CONNS=C] [RUN_BENCH=path] run <label> <store> <bench_noop args...>
+  local label="$1" store="$2" c="${RUN_CONNS:-$conns}" bench="${RUN_BENCH:-$bench}"
   shift 2
   echo "--- $label"
   local out redis_before redis_after
@@ -78,6 +85,7 @@ run() {  # [RUN_CONNS=C] run <label> <store> <bench_noop args...>
   redis_after="$(cpu_seconds "$redis_pid")"
   echo "$out"
   rate[$label]="$(awk '$1 == "jobs_per_second" { print $2 }' <<<"$out")"
+  rates[$label]+="${rate[$label]} "
   # Share of one core over the run's wall time (push + fetch/ack).
   # The line is "cpu: bench client C s, server[s (all nodes)] S s, wall W s".
   # Then the CPU each job cost in all three processes, and the rate the machine's cores allow at
@@ -115,12 +123,23 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a 
 
 status=0
 run memory-p32 memory: --pipeline 32 || status=1
-run sqlite-p32 "sqlite:$tmp/p32.db" --pipeline 32 || status=1
-run redis-p32 "$redis_url" --pipeline 32 || status=1
+for _ in $(seq 1 "$rounds"); do
+  if [ -n "$base_dir" ]; then
+    RUN_BENCH="$base_dir/bench_noop" run base-redis-p32 "$redis_url" --pipeline 32 || status=1
+    RUN_CONNS=$((4 * conns)) RUN_BENCH="$base_dir/bench_noop" run base-redis-p32-c4x "$redis_url" \
+      --pipeline 32 || status=1
+  fi
+  run redis-p32 "$redis_url" --pipeline 32 || status=1
+  RUN_CONNS=$((4 * conns)) run redis-p32-c4x "$redis_url" --pipeline 32 || status=1
+  run sqlite-p32 "sqlite:$tmp/p32.db" --pipeline 32 || status=1
+  rm -f "$tmp"/p32.db*
+done
+for l in redis-p32 redis-p32-c4x sqlite-p32 base-redis-p32 base-redis-p32-c4x; do
+  if [ -n "${rates[$l]:-}" ]; then rate[$l]="$(median "${rates[$l]}")"; fi
+done
 run redis-p32-2nodes "$redis_url" --pipeline 32 --nodes 2 || status=1
 # A node answers each connection's FETCHes one at a time (a FETCH is the session's barrier), so
 # the FETCHes in flight to Redis are at most the connections: the same with 4x the connections.
-RUN_CONNS=$((4 * conns)) run redis-p32-c4x "$redis_url" --pipeline 32 || status=1
 RUN_CONNS=$((4 * conns)) run redis-p32-c4x-2nodes "$redis_url" --pipeline 32 --nodes 2 || status=1
 run memory-p1 memory: --pipeline 1 || status=1
 run sqlite-p1 "sqlite:$tmp/p1.db" --pipeline 1 || status=1
@@ -137,11 +156,18 @@ for x in "" -c4x; do
   echo "pipeline 32, redis, $([ -z "$x" ] && echo "$conns" || echo $((4 * conns))) connections:" \
     "one node ${r1:-?}, two nodes ${r2:-?}; two/one $(ratio "$r2" "$r1")"
 done
+if [ -n "$base_dir" ]; then
+  for x in "" -c4x; do
+    echo "pipeline 32, one node, $([ -z "$x" ] && echo "$conns" || echo $((4 * conns))) connections," \
+      "medians of $rounds: this build ${rate[redis-p32$x]:-?}, base ${rate[base-redis-p32$x]:-?};" \
+      "this/base $(ratio "${rate[redis-p32$x]:-}" "${rate[base-redis-p32$x]:-}")"
+  done
+fi
 echo "targets: redis one node >= 50000 (pipeline 32), two nodes >= 1.6x one where the cores allow"
 
 # memory <arg bytes>: pushes $mem_jobs jobs with one string argument of that size, then measures.
-memory() {
-  local arg="$1" out
+memory() {  # [RUN_BENCH=path] memory <arg bytes>
+  local arg="$1" out bench="${RUN_BENCH:-$bench}"
   echo "--- memory: $mem_jobs queued jobs in redis, --arg-bytes $arg (one node, --push-only)"
   rcli flushall >/dev/null
   if ! out="$("$bench" --jobs "$mem_jobs" --connections "$conns" --store "$redis_url" --push-only \
@@ -167,14 +193,21 @@ memory() {
   echo "keys: $jobs_key hash of $hlen jobs, MEMORY USAGE $jobs_usage bytes;" \
     "$queue_key list of $llen jids, MEMORY USAGE $queue_usage bytes"
   echo "one job: JSON pushed $json_bytes bytes; value stored $stored bytes = header line" \
-    "$header + the JSON as the server keeps it $((stored - header)) (enqueued_at, created_at added)"
+    "$header + the payload as stored $((stored - header)) (the server adds enqueued_at and" \
+    "created_at; layout 2 leaves out what the header and the hash field hold)"
   awk -v n="$hlen" -v with="$used_with" -v without="$used_without" -v ju="$jobs_usage" \
     -v qu="$queue_usage" -v json="$json_bytes" -v kept="$((stored - header))" 'BEGIN {
       per = (with - without) / n
       printf "used_memory with the jobs %d, after deleting both keys %d: %.1f bytes per queued job (MEMORY USAGE of both keys: %.1f)\n", with, without, per, (ju + qu) / n
-      printf "ratio per job: %.2f x the JSON pushed (%d bytes), %.2f x the JSON as kept (%d bytes); target <= 1.5\n", per / json, json, per / kept, kept
+      printf "ratio per job: %.2f x the JSON pushed (%d bytes), %.2f x the payload as stored (%d bytes); target <= 1.5\n", per / json, json, per / kept, kept
     }'
 }
-for arg in $arg_bytes; do memory "$arg" || status=1; done
+for arg in $arg_bytes; do
+  if [ -n "$base_dir" ]; then
+    echo "(base build)"
+    RUN_BENCH="$base_dir/bench_noop" memory "$arg" || status=1
+  fi
+  memory "$arg" || status=1
+done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

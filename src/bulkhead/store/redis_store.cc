@@ -43,6 +43,7 @@ RedisStore::~RedisStore() {
 
 void RedisStore::Close() {
   if (closed_) return;
+  FlushBatch();
   stopping_ = true;
   heartbeat_timer_->cancel();
   reap_timer_->cancel();
@@ -54,6 +55,7 @@ void RedisStore::AbandonForTests() { CloseConnections(); }
 
 void RedisStore::CloseConnections() {
   if (closed_) return;
+  FlushBatch();
   closed_ = true;
   heartbeat_timer_->cancel();
   reap_timer_->cancel();
@@ -364,6 +366,7 @@ Status RedisStore::ReplyError(const Result<RedisReply>& r, const char* step) {
 }
 
 void RedisStore::Command(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  FlushBatch();
   if (exclusive_) {
     held_.push_back([this, step, argv = std::move(argv), cb = std::move(cb)]() mutable {
       Command(step, std::move(argv), std::move(cb));
@@ -375,6 +378,7 @@ void RedisStore::Command(const char* step, std::vector<std::string> argv, ReplyC
 
 void RedisStore::Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
                       ReplyCallback cb) {
+  FlushBatch();
   if (exclusive_) {
     held_.push_back([this, &script, step, args = std::move(args), cb = std::move(cb)]() mutable {
       Eval(script, step, std::move(args), std::move(cb));
@@ -400,11 +404,13 @@ void RedisStore::AnswerUnavailable(ReplyCallback cb) {
 }
 
 void RedisStore::SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  FlushBatch();
   if (!available_) return AnswerUnavailable(std::move(cb));
   RawCommand(step, std::move(argv), std::move(cb));
 }
 
 void RedisStore::RawCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb) {
+  FlushBatch();
   if (!conn_) return AnswerUnavailable(std::move(cb));
   conn_->Send(std::move(argv), Answering(step, std::move(cb)));
 }
@@ -423,12 +429,14 @@ RedisStore::ReplyCallback RedisStore::Answering(const char* step, ReplyCallback 
 
 void RedisStore::SendEval(const RedisScript& script, const char* step,
                           std::vector<std::string> args, ReplyCallback cb) {
+  FlushBatch();
   if (!available_) return AnswerUnavailable(std::move(cb));
   RawEval(script, step, std::move(args), std::move(cb));
 }
 
 void RedisStore::RawEval(const RedisScript& script, const char* step, std::vector<std::string> args,
                          ReplyCallback cb) {
+  FlushBatch();
   if (!conn_) return AnswerUnavailable(std::move(cb));
   args.insert(args.begin(), prefix_);
   script.Run(*conn_, {jobs_key_}, std::move(args), Answering(step, std::move(cb)));

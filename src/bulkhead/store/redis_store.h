@@ -85,7 +85,7 @@ struct RedisStoreOptions {
 class RedisStore final : public Store {
  public:
   // The layout version this build writes and reads ({NS}:meta `layout`).
-  static constexpr int kLayoutVersion = 1;
+  static constexpr int kLayoutVersion = 2;
 
   RedisStore(boost::asio::io_context& io, RedisStoreOptions options);
   ~RedisStore() override;
@@ -212,6 +212,15 @@ class RedisStore final : public Store {
   void AnswerUnavailable(ReplyCallback cb);
   // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.
   void ReleaseHeld();
+  // Coalescing (redis_store_coalesce.cc): Push, Fetch and Ack calls made one after another, with
+  // no other call between them, before the loop runs its next handler go out as one call of
+  // push.lua, fetch.lua or ack.lua (each takes many), and each still gets its own answer, in
+  // order. `item` is the call's part of ARGV; `key` (Ack: the day) must match the batch's. Any
+  // other command first sends the batch (FlushBatch), so every call takes effect in call order.
+  enum class BatchKind { kNone, kPush, kFetch, kAck };
+  void Coalesce(BatchKind kind, std::string_view key, std::vector<std::string> item,
+                ReplyCallback cb);
+  void FlushBatch();
   // Eval, then (durability = "replicated") WAIT for one replica before answering.
   void EvalReplicated(const RedisScript& script, const char* step, std::vector<std::string> args,
                       ReplyCallback cb);
@@ -312,6 +321,12 @@ class RedisStore final : public Store {
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
   bool exclusive_ = false;
   std::deque<std::function<void()>> held_;
+  // The calls being coalesced (all of batch_kind_): their ARGV parts in order, one callback each.
+  BatchKind batch_kind_ = BatchKind::kNone;
+  std::string batch_key_;
+  std::vector<std::string> batch_args_;
+  std::vector<ReplyCallback> batch_cbs_;
+  bool batch_flush_posted_ = false;
   int64_t day_number_ = -1;
   std::string day_;
   // Cleared by the destructor: timers and posted work check it before touching the store.

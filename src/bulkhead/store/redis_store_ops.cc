@@ -72,8 +72,8 @@ std::function<void(Result<RedisReply>)> OkOr(Store::Done done) {
 
 void RedisStore::Push(JobRecord job, Done durable) {
   std::string jid = job.jid;
-  EvalReplicated(
-      scripts_->push, "push", {jid, EncodeRedisJob(job), Us(job.score), options_.node_id},
+  Coalesce(
+      BatchKind::kPush, {}, {jid, EncodeRedisJob(job), Us(job.score)},
       [jid, durable = std::move(durable)](Result<RedisReply> r) {
         if (!r.ok()) return durable(r.status());
         if (r->integer() == 0) {
@@ -84,9 +84,9 @@ void RedisStore::Push(JobRecord job, Done durable) {
 }
 
 void RedisStore::Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) {
-  std::vector<std::string> args{Us(now), options_.node_id};
-  args.insert(args.end(), queues.begin(), queues.end());
-  Eval(scripts_->fetch, "fetch", std::move(args), [cb = std::move(cb)](Result<RedisReply> r) {
+  std::vector<std::string> item{Us(now), std::to_string(queues.size())};
+  item.insert(item.end(), queues.begin(), queues.end());
+  Coalesce(BatchKind::kFetch, {}, std::move(item), [cb = std::move(cb)](Result<RedisReply> r) {
     if (!r.ok()) return cb(r.status());
     if (!r->is_array() || r->elements().size() != 3) return cb(std::optional<JobRecord>());
     const auto& e = r->elements();
@@ -97,17 +97,17 @@ void RedisStore::Fetch(const std::vector<std::string>& queues, TimePoint now, Jo
 }
 
 void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
-  EvalReplicated(scripts_->ack, "ack", {jid, Day(now), Us(now)},
-                 [jid, durable = std::move(durable)](Result<RedisReply> r) {
-                   if (!r.ok()) return durable(r.status());
-                   if (!r->is_array() || r->elements().size() != 2) {
-                     return durable(std::optional<JobRecord>());
-                   }
-                   const auto& e = r->elements();
-                   auto job = DecodeRedisJobHeader(jid, e[0].str(), Score(e[1]));
-                   if (!job.ok()) return durable(job.status());
-                   durable(std::optional<JobRecord>(std::move(*job)));
-                 });
+  Coalesce(BatchKind::kAck, Day(now), {jid, Us(now)},
+           [jid, durable = std::move(durable)](Result<RedisReply> r) {
+             if (!r.ok()) return durable(r.status());
+             if (!r->is_array() || r->elements().size() != 2) {
+               return durable(std::optional<JobRecord>());
+             }
+             const auto& e = r->elements();
+             auto job = DecodeRedisJobHeader(jid, e[0].str(), Score(e[1]));
+             if (!job.ok()) return durable(job.status());
+             durable(std::optional<JobRecord>(std::move(*job)));
+           });
 }
 
 void RedisStore::GetWorking(const std::string& jid, JobCallback cb) {
@@ -210,6 +210,7 @@ void RedisStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, T
         });
     return;
   }
+  FlushBatch();  // the calls made before it go first
   exclusive_ = true;
   CountCallback durable = [this, alive = std::weak_ptr<bool>(alive_),
                            done = std::move(durable_once_done)](Result<size_t> r) {

@@ -1,16 +1,31 @@
--- ACK. ARGV: P, jid, day, now (µs). Ends the reservation, releases the job's unique lock (#13) and
+-- ACK, one or more (the ACKs of one turn of the caller's loop, in order). ARGV: P, day, then per
+-- ACK: jid, now (µs). For each: ends the reservation, releases the job's unique lock (#13) and
 -- counts one processed job in the same step.
--- Returns {header, score} of the job that was reserved, or false.
-local jid = ARGV[2]
-local v = redis.call('HGET', JOBS, jid)
-if not v then return false end
-local h = parse(v)
-if h.state ~= 4 then return false end
-local score = redis.call('ZSCORE', P .. 'working', jid)
-unlink(jid, h)
-redis.call('HDEL', JOBS, jid)
-release_unique(jid)
-count('processed', 1, ARGV[3])
-bjob_ended(jid, true, ARGV[4])
-tstate(jid, 'success', false, ARGV[4])
-return {string.sub(v, 1, #v - #h.tail), score}
+-- Returns one element per ACK: {header, score} of the job that was reserved, or false.
+-- Batches and tracking are looked at only when their keys exist (an ACK creates neither), throttle
+-- slots once per queue.
+local batches = redis.call('EXISTS', P .. 'batch_members', P .. 'batch_cbs') > 0
+local tracked = redis.call('EXISTS', P .. 'track_expiry') == 1
+local out, acked = {}, 0
+for i = 3, #ARGV, 2 do
+  local jid, now = ARGV[i], ARGV[i + 1]
+  local v = redis.call('HGET', JOBS, jid)
+  local h = v and parse_header(v)
+  if not h or h.state ~= 4 then
+    out[#out + 1] = false
+  else
+    local score = redis.call('ZSCORE', P .. 'working', jid)
+    if SLOTLESS[h.queue] == nil then
+      SLOTLESS[h.queue] = redis.call('EXISTS', P .. 'thr:' .. h.queue) == 0
+    end
+    unlink(jid, h)
+    redis.call('HDEL', JOBS, jid)
+    release_unique(jid)
+    acked = acked + 1
+    if batches then bjob_ended(jid, true, now) end
+    if tracked then tstate(jid, 'success', false, now) end
+    out[#out + 1] = {h.header, score}
+  end
+end
+count('processed', acked, ARGV[2])
+return out

@@ -15,6 +15,15 @@ local function parse(v)
           queue = queue, jobtype = rest, tail = string.sub(v, nl)}
 end
 
+-- The header fields of a job value and the header itself (h.header), without the payload.
+local function parse_header(v)
+  local header = string.sub(v, 1, string.find(v, '\n', 1, true) - 1)
+  local state, reserve, enq, node, queue, rest =
+    string.match(header, '^(%d)|(%d+)|(%+?%d+)|([^|]*)|([^|]*)|(.*)$')
+  return {state = tonumber(state), reserve = tonumber(reserve), enq = enq, node = node,
+          queue = queue, jobtype = rest, header = header}
+end
+
 local function build(h)
   return h.state .. '|' .. h.reserve .. '|' .. h.enq .. '|' .. h.node .. '|' .. h.queue .. '|' ..
          h.jobtype .. h.tail
@@ -32,7 +41,11 @@ end
 -- "Queue throttles"). Called whenever a job leaves the working set. With `node` (the node that
 -- reserved it), a released slot wakes the other nodes' FETCHes waiting on `queue` (a slot may be
 -- all they wait for).
+-- A script that knows `queue` holds no throttle slot may set SLOTLESS[queue] (ack.lua does, once
+-- per queue per call): release_slot then skips it.
+local SLOTLESS = {}
 local function release_slot(jid, queue, node)
+  if SLOTLESS[queue] then return end
   if redis.call('ZREM', P .. 'thr:' .. queue, jid) == 1 then
     local wid = redis.call('HGET', P .. 'thrwid:' .. queue, jid)
     if wid then
@@ -55,16 +68,24 @@ local function unlink(jid, h)
 end
 
 -- Puts jid (header h, already written) where h says: its queue (newest end) or a sorted set.
+-- Registers a queue, and a node, once per script call (KNOWN).
+local KNOWN = {}
 local function link(jid, h, score)
   if h.state == 0 then
-    redis.call('SADD', P .. 'queues', h.queue)
+    if not KNOWN['q' .. h.queue] then
+      redis.call('SADD', P .. 'queues', h.queue)
+      KNOWN['q' .. h.queue] = true
+    end
     redis.call('LPUSH', P .. 'q:' .. h.queue, jid)
   else
     redis.call('ZADD', P .. SETS[h.state], score, jid)
     if h.state == 4 and h.node ~= '' then
       redis.call('SADD', P .. 'reserved:' .. h.node, jid)
       -- A node reaped while it was only slow registers again with its first new reservation.
-      redis.call('SADD', P .. 'nodes', h.node)
+      if not KNOWN['n' .. h.node] then
+        redis.call('SADD', P .. 'nodes', h.node)
+        KNOWN['n' .. h.node] = true
+      end
     end
   end
 end
