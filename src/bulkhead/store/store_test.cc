@@ -1692,6 +1692,38 @@ TEST_P(LookupStoreTest, HolderLastsAsLongAsTheReservation) {
   }
 }
 
+// Several nodes on one Redis: a holder recorded through one node is seen through the other (a
+// dashboard on node A shows the jobs of workers connected to node B).
+TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
+  if (!Redis()) GTEST_SKIP() << "one process owns an embedded store";
+  StoreOptions options;
+  options.io_context = &loop_.io();
+  options.redis_namespace = namespace_;
+  options.node_id = "lookup-node-b";
+  auto opened = OpenStoreFromUrl(Url(), loop_.poster(), options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Store> node_b = std::move(*opened);
+  ASSERT_TRUE(Push(MakeJob("shared-held-01")).ok());
+  std::optional<JobRecord> got;
+  bool fetched = false;
+  node_b->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) {
+    fetched = true;
+    ASSERT_TRUE(r.ok());
+    got = *r;
+  });
+  loop_.RunUntil([&] { return fetched; });
+  ASSERT_TRUE(got);
+  std::optional<Status> set;
+  node_b->SetHolder(got->jid, "wid-on-b", [&](Status s) { set = s; });
+  loop_.RunUntil([&] { return set.has_value(); });
+  ASSERT_TRUE(set->ok());
+  EXPECT_EQ(Held(), (std::vector<std::string>{"shared-held-01=wid-on-b"}));
+  auto found = Find("shared-held-01");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->state, JobState::kWorking);
+  node_b->Close();
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest,
                          ::testing::Values("memory", "sqlite", "memory+deferred",
                                            "sqlite+deferred"),
