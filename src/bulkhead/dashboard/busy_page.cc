@@ -18,7 +18,7 @@ std::string WorkerForm(const PageContext& ctx, const std::string& wid, const cha
 }
 
 std::string JobCell(const PageContext& ctx, const JobRecord& job) {
-  return "<td class=\"data\"><a href=\"" + Escape(ctx.base) + "/job?jid=" + UrlEncode(job.jid) +
+  return "<td class=\"data jid\"><a href=\"" + Escape(ctx.base) + "/job?jid=" + UrlEncode(job.jid) +
          "\">" + Escape(job.jid) + "</a></td>";
 }
 
@@ -27,11 +27,12 @@ std::string JobCells(const PageContext& ctx, const JobRecord& job) {
   TimePoint since = ReservedSince(job);
   return JobCell(ctx, job) + "<td>" + Escape(job.jobtype) + "</td><td>" + Escape(job.queue) +
          "</td><td class=\"running\">" + TimeTagText(since, DurationText(ctx.now - since)) +
-         "</td><td>" + TimeTag(ScoreTime(job), ctx.now) + "</td>";
+         "</td><td class=\"hide-narrow\">" + TimeTag(ScoreTime(job), ctx.now) + "</td>";
 }
 
 constexpr char kJobHead[] =
-    "<th>jid</th><th>Jobtype</th><th>Queue</th><th>Running for</th><th>Reserved until</th>";
+    "<th>jid</th><th>Jobtype</th><th>Queue</th><th>Running for</th>"
+    "<th class=\"hide-narrow\">Reserved until</th>";
 
 std::string WorkersTable(const PageContext& ctx, const BusyData& d,
                          const std::map<std::string, size_t>& held_by) {
@@ -39,16 +40,17 @@ std::string WorkersTable(const PageContext& ctx, const BusyData& d,
                   "</span>)</h2>";
   h += "<div class=\"actions\">" + WorkerForm(ctx, "", "quiet", "Quiet all") + "</div>";
   h += "<div class=\"table-wrap\"><table id=\"workers\"><thead><tr><th>wid</th><th>Host</th>"
-       "<th class=\"num\">pid</th><th>Labels</th><th>Last beat</th><th>State</th>"
+       "<th class=\"num hide-narrow\">pid</th><th class=\"hide-narrow\">Labels</th><th>Last "
+       "beat</th><th>State</th>"
        "<th class=\"num\">Jobs</th><th>Actions</th></tr></thead><tbody>";
   for (const auto& [wid, w] : d.workers) {
     std::string labels;
     for (const auto& l : w.labels) labels += (labels.empty() ? "" : ", ") + Escape(l);
     auto n = held_by.find(wid);
     h += "<tr><td class=\"data\">" + Escape(wid) + "</td><td>" + Escape(w.hostname) +
-         "</td><td class=\"num\">" + std::to_string(w.pid) + "</td><td>" + labels + "</td><td>" +
-         TimeTag(w.last_beat, ctx.now) + "</td><td class=\"worker-state\">" +
-         WorkerStateName(w.state) + "</td><td class=\"num\">" +
+         "</td><td class=\"num hide-narrow\">" + std::to_string(w.pid) +
+         "</td><td class=\"hide-narrow\">" + labels + "</td><td>" + TimeTag(w.last_beat, ctx.now) +
+         "</td><td class=\"worker-state\">" + WorkerStateName(w.state) + "</td><td class=\"num\">" +
          std::to_string(n == held_by.end() ? 0 : n->second) + "</td><td>" +
          WorkerForm(ctx, wid, "quiet", "Quiet") + " " +
          WorkerForm(ctx, wid, "terminate", "Terminate") + "</td></tr>";

@@ -188,7 +188,7 @@ TEST(BusyPageTest, WorkersTheJobsTheyHoldAndTheRest) {
   d.working_total = 3;
   std::string html = RenderBusyPage(Ctx(), d);
   ExpectInert(html);
-  EXPECT_THAT(html, HasSubstr("<td class=\"num\">42</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num hide-narrow\">42</td>"));
   EXPECT_THAT(html, HasSubstr("<td class=\"worker-state\">quiet</td><td class=\"num\">1</td>"));
   EXPECT_THAT(html, HasSubstr(">5 s ago</time>"));
   EXPECT_THAT(html, HasSubstr("<td class=\"running\"><time datetime="));
