@@ -27,8 +27,9 @@ class HolderBook {
   void Drop(const std::string& jid, std::vector<Change>& out);
   // FLUSH (kDeleteAll deletes the records): memory only.
   void Clear() { wid_of_.clear(); }
-  // Drops the entries `keep` refuses, in memory only (at load: a record left by a build that
-  // did not maintain the invariant; its row is rewritten or deleted with the jid's next FETCH).
+  // Drops the entries `keep` refuses, in memory only. At load, defensively: every drop is in the
+  // same change batch as the end of its reservation, so a stored record names a reserved job; one
+  // that does not is ignored (its row stays until a later SetHolder of that jid replaces it).
   template <typename Keep>
   void Retain(Keep keep) {
     std::erase_if(wid_of_, [&](const auto& kv) { return !keep(kv.first); });
