@@ -2,7 +2,9 @@
 // jobs pages in under 200 ms per page"): GET /dead?offset=N answered by the real Dashboard (engine
 // snapshot, the store's List of one page, HTML rendering) on a sqlite: store holding 1,000 or
 // 1,000,000 dead jobs, at the first, middle and last page; and a filtered page, whose scan is
-// bounded (kMaxScanPerRequest jobs). bench/run.d/50-dashboard.sh prints the ratio 1M / 1k.
+// bounded (kMaxScanPerRequest jobs); and the jid search (one Store::FindJob), for a dead job in
+// the middle of the set. bench/run.d/50-dashboard.sh prints the ratio 1M / 1k (the in-run
+// baseline) and, per size, the middle and last page against the first.
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>
 
@@ -68,8 +70,8 @@ struct Fixture {
     }
   }
   // One GET; the page's size in bytes.
-  size_t Get(const std::string& query) {
-    HttpRequestIn req{.method = "GET", .path = "/dead", .query = query};
+  size_t Get(const std::string& query, const std::string& path = "/dead") {
+    HttpRequestIn req{.method = "GET", .path = path, .query = query};
     size_t bytes = 0;
     dashboard->Handle(req, [&bytes](HttpResponseOut r) {
       if (r.status != 200) std::abort();
@@ -117,6 +119,17 @@ void BM_DeadPageFiltered(benchmark::State& state) {
   for (auto _ : state) f.Get(query);
 }
 BENCHMARK(BM_DeadPageFiltered)->Arg(1'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// The jid search (#14): one store lookup by jid, whatever the set's size.
+void BM_Search(benchmark::State& state) {
+  int64_t size = state.range(0);
+  Fixture& f = FixtureOf(size);
+  std::string query = "jid=dead-" + std::to_string(size / 2);
+  size_t bytes = 0;
+  for (auto _ : state) bytes = f.Get(query, "/search");
+  if (bytes == 0) std::abort();
+}
+BENCHMARK(BM_Search)->Arg(1'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace bulkhead

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The dashboard's Dead page on a sqlite: store of 1,000 and 1,000,000 dead jobs (first, middle and
-# last page, and a filtered page), with the ratio 1M / 1k and the 200 ms budget of issue #14.
+# last page, and a filtered page; the jid search), with the ratio 1M / 1k and the 200 ms budget of
+# issue #14.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
@@ -19,6 +20,14 @@ for where, arg in (("first", 0), ("middle", 1), ("last", 2)):
     verdict = "under" if big < 200 else "OVER"
     print("dead page (%s): %.2f ms at 1k dead jobs, %.2f ms at 1M; ratio 1M/1k = %.1f; %s the 200 ms budget"
           % (where, small, big, big / small, verdict))
+for size in (1000, 1000000):
+    first = runs["BM_DeadPage/%d/0" % size]["real_time"]
+    print("dead set of %d: middle page / first = %.2f, last page / first = %.2f"
+          % (size, runs["BM_DeadPage/%d/1" % size]["real_time"] / first,
+             runs["BM_DeadPage/%d/2" % size]["real_time"] / first))
+small = runs["BM_Search/1000"]["real_time"]
+big = runs["BM_Search/1000000"]["real_time"]
+print("jid search (a dead job in the middle): %.3f ms at 1k, %.3f ms at 1M; ratio %.1f" % (small, big, big / small))
 small = runs["BM_DeadPageFiltered/1000"]["real_time"]
 big = runs["BM_DeadPageFiltered/1000000"]["real_time"]
 print("filtered dead page from the middle, no match (5,000 jobs scanned): %.2f ms at 1k, %.2f ms at 1M; ratio %.1f" % (small, big, big / small))

@@ -6,7 +6,7 @@
 // /api/workers, or a FETCH) then shows; the payloads never execute (no dialog, no request they
 // would make); a POST without the CSRF token is refused; with a password nothing is reachable
 // without it. Screenshots of every page at 1440 and 390 px go to $DASHBOARD_SCREENSHOTS (default:
-// a temp folder; `make dashboard-screenshots` writes docs/img/).
+// a temp folder; `make dashboard-screenshots` writes docs/img/). $DASHBOARD_STORE picks the store.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -96,8 +96,19 @@ async function seed(server, defer) {
     return hosts.some((h) => h.breaker !== 'closed');
   }, { timeout: 20_000, message: 'the closed port\'s breaker to open' });
   assert.equal(await worker.beat(), 'OK');
+  // #14: a job waiting in a queue and one the worker holds (the Busy page shows it under its wid).
+  await client.push({ jid: QUEUED_JID, jobtype: 'Waiting', queue: 'waiting', args: [] });
+  await client.push({ jid: HELD_JID, jobtype: 'Held', queue: 'held', args: [] });
+  const held = await worker.fetch('held');
+  assert.equal(held.jid, HELD_JID);
   return { client, worker };
 }
+
+// The store of the first test: sqlite (default), memory, or a redis:// URL of an empty namespace
+// ($DASHBOARD_STORE).
+const STORE = process.env.DASHBOARD_STORE || 'sqlite';
+const QUEUED_JID = 'queued-search-0001';
+const HELD_JID = 'held-by-worker-0001';
 
 const PAGES = ['/', '/queues', '/busy', '/scheduled', '/retries', '/dead', '/hosts', '/throttles'];
 
@@ -133,7 +144,7 @@ async function clickAndWait(page, selector) {
 
 test('every page renders, matches INFO, keeps payloads inert; each action changes the server', { timeout: 240_000 }, async (t) => {
   const defer = cleanupStack(t);
-  const server = await startServer(defer, { config: 'allow_private_targets = true\n' + ENTERPRISE_CONFIG });
+  const server = await startServer(defer, { config: 'allow_private_targets = true\n' + ENTERPRISE_CONFIG, store: STORE });
   const { client, worker } = await seed(server, defer);
   const browser = await launch(defer);
   const origin = server.httpBase;
@@ -158,6 +169,9 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
       assertClean(page, `${p} at ${width}px`);
       const jsLinks = await page.$$eval('[href^="javascript:" i], [src^="javascript:" i], [action^="javascript:" i]', (els) => els.length);
       assert.equal(jsLinks, 0, `${p}: a javascript: URL`);
+      // Times are relative, with the exact time on hover.
+      const untitled = await page.$$eval('time', (els) => els.filter((e) => !/UTC$/.test(e.title)).length);
+      assert.equal(untitled, 0, `${p}: a time without its exact time on hover`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `${p} at ${width}px scrolls sideways by ${overflow}px`);
       const name = (p === '/' ? 'overview' : p.slice(1).replace(/\?.*/, '-detail')) + `-${width}.png`;
@@ -219,6 +233,37 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
     assert.ok((await page.$eval('#found', (e) => e.textContent)).includes('Dead'));
     page.__xss = await page.evaluate(() => window.__xss);
     assertClean(page, 'job page and search');
+    await page.close();
+  }
+
+  // #14: the search finds a queued job and a reserved one, each linked to its page; Busy shows
+  // which worker holds which job, with its running time; a queued job's page deletes it.
+  {
+    const page = await watchedPage(browser, origin);
+    for (const [jid, where] of [[QUEUED_JID, 'queue waiting'], [HELD_JID, 'Busy (reserved)']]) {
+      await page.goto(origin + '/', { waitUntil: 'networkidle0' });
+      await page.type('input[name=jid]', jid);
+      await clickAndWait(page, 'nav button[type=submit]');
+      assert.ok((await page.$eval('#found', (e) => e.textContent)).includes(`in ${where}`), jid);
+      await clickAndWait(page, '#found a');
+      assert.equal(await page.$eval('#where', (e) => e.textContent), where);
+    }
+    assert.equal(await page.$eval('#holder', (e) => e.textContent), 'dash-worker-1');
+    await page.goto(origin + '/busy', { waitUntil: 'networkidle0' });
+    const rows = await page.$$eval('section.held[data-wid="dash-worker-1"] tbody tr',
+      (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const row = rows.find((r) => r[0] === HELD_JID);
+    assert.ok(row, `Busy lists ${HELD_JID} under dash-worker-1: ${JSON.stringify(rows)}`);
+    assert.deepEqual(row.slice(1, 3), ['Held', 'held']);
+    assert.match(row[3], /^\d+ (ms|s|min)/, 'running for');
+    const i0 = await info(client);
+    assert.equal(i0.queues.waiting, 1);
+    await page.goto(`${origin}/job?jid=${QUEUED_JID}`, { waitUntil: 'networkidle0' });
+    await clickAndWait(page, 'button[value=delete]');
+    assert.ok((await page.content()).includes('Job deleted from its queue.'));
+    assert.equal((await info(client)).queues.waiting || 0, 0, 'delete a queued job');
+    page.__xss = await page.evaluate(() => window.__xss);
+    assertClean(page, 'search, Busy and a queued job');
     await page.close();
   }
 
@@ -312,7 +357,7 @@ test('with a password nothing is reachable without it', { timeout: 120_000 }, as
   const defer = cleanupStack(t);
   const server = await startServer(defer, { password: 'dash-secret', store: 'memory' });
   const origin = server.httpBase;
-  for (const p of [...PAGES, '/live.json', '/assets/dashboard.js', '/job?set=dead&jid=x']) {
+  for (const p of [...PAGES, '/live.json', '/assets/dashboard.js', '/job?jid=x']) {
     for (const auth of [null, 'Basic ' + Buffer.from('admin:wrong').toString('base64')]) {
       const res = await fetch(origin + p, { headers: auth ? { authorization: auth } : {} });
       assert.equal(res.status, 401, `${p} with ${auth}`);

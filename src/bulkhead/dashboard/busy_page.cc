@@ -1,5 +1,8 @@
 #include "bulkhead/dashboard/busy_page.h"
 
+#include <algorithm>
+#include <set>
+
 #include "bulkhead/dashboard/html.h"
 #include "bulkhead/dashboard/job_fields.h"
 
@@ -14,45 +17,121 @@ std::string WorkerForm(const PageContext& ctx, const std::string& wid, const cha
          "\"><button type=\"submit\">" + label + "</button></form>";
 }
 
-}  // namespace
+std::string JobCell(const PageContext& ctx, const JobRecord& job) {
+  return "<td class=\"data jid\"><a href=\"" + Escape(ctx.base) + "/job?jid=" + UrlEncode(job.jid) +
+         "\">" + Escape(job.jid) + "</a></td>";
+}
 
-std::string RenderBusyPage(const PageContext& ctx, const std::map<std::string, WorkerInfo>& workers,
-                           const std::vector<JobRecord>& working, size_t working_total) {
-  std::string h = "<h2>Workers (<span data-live=\"workers\">" + std::to_string(workers.size()) +
+// jid, jobtype, queue, running for (started on hover), reserved until.
+std::string JobCells(const PageContext& ctx, const JobRecord& job) {
+  TimePoint since = ReservedSince(job);
+  return JobCell(ctx, job) + "<td>" + Escape(job.jobtype) + "</td><td>" + Escape(job.queue) +
+         "</td><td class=\"running\">" + TimeTagText(since, DurationText(ctx.now - since)) +
+         "</td><td class=\"hide-narrow\">" + TimeTag(ScoreTime(job), ctx.now) + "</td>";
+}
+
+constexpr char kJobHead[] =
+    "<th>jid</th><th>Jobtype</th><th>Queue</th><th>Running for</th>"
+    "<th class=\"hide-narrow\">Reserved until</th>";
+
+std::string WorkersTable(const PageContext& ctx, const BusyData& d,
+                         const std::map<std::string, size_t>& held_by) {
+  std::string h = "<h2>Workers (<span data-live=\"workers\">" + std::to_string(d.workers.size()) +
                   "</span>)</h2>";
   h += "<div class=\"actions\">" + WorkerForm(ctx, "", "quiet", "Quiet all") + "</div>";
   h += "<div class=\"table-wrap\"><table id=\"workers\"><thead><tr><th>wid</th><th>Host</th>"
-       "<th class=\"num\">pid</th><th>Labels</th><th>Last beat</th><th>State</th><th>Actions</th>"
-       "</tr></thead><tbody>";
-  for (const auto& [wid, w] : workers) {
+       "<th class=\"num hide-narrow\">pid</th><th class=\"hide-narrow\">Labels</th><th>Last "
+       "beat</th><th>State</th>"
+       "<th class=\"num\">Jobs</th><th>Actions</th></tr></thead><tbody>";
+  for (const auto& [wid, w] : d.workers) {
     std::string labels;
     for (const auto& l : w.labels) labels += (labels.empty() ? "" : ", ") + Escape(l);
+    auto n = held_by.find(wid);
     h += "<tr><td class=\"data\">" + Escape(wid) + "</td><td>" + Escape(w.hostname) +
-         "</td><td class=\"num\">" + std::to_string(w.pid) + "</td><td>" + labels + "</td><td>" +
-         TimeTag(w.last_beat, ctx.now) + "</td><td class=\"worker-state\">" +
-         WorkerStateName(w.state) + "</td><td>" + WorkerForm(ctx, wid, "quiet", "Quiet") + " " +
+         "</td><td class=\"num hide-narrow\">" + std::to_string(w.pid) +
+         "</td><td class=\"hide-narrow\">" + labels + "</td><td>" + TimeTag(w.last_beat, ctx.now) +
+         "</td><td class=\"worker-state\">" + WorkerStateName(w.state) + "</td><td class=\"num\">" +
+         std::to_string(n == held_by.end() ? 0 : n->second) + "</td><td>" +
+         WorkerForm(ctx, wid, "quiet", "Quiet") + " " +
          WorkerForm(ctx, wid, "terminate", "Terminate") + "</td></tr>";
   }
-  if (workers.empty()) h += "<tr><td colspan=\"7\" class=\"muted\">no workers</td></tr>";
-  h += "</tbody></table></div>";
-  h += "<h2>Reserved jobs (<span data-live=\"working\">" + std::to_string(working_total) +
-       "</span>)</h2>";
-  h += "<div class=\"table-wrap\"><table id=\"working\"><thead><tr><th>jid</th><th>Queue</th>"
-       "<th>Jobtype</th><th>Running for</th><th>Reserved until</th></tr></thead><tbody>";
-  for (const auto& job : working) {
-    TimePoint until = ScoreTime(job);
-    TimePoint since = until - std::chrono::seconds(job.reserve_for_s);
-    h += "<tr><td class=\"data\"><a href=\"" + Escape(ctx.base) +
-         "/job?set=busy&amp;jid=" + UrlEncode(job.jid) + "\">" + Escape(job.jid) + "</a></td><td>" +
-         Escape(job.queue) + "</td><td>" + Escape(job.jobtype) + "</td><td>" +
-         DurationText(ctx.now - since) + "</td><td>" + TimeTag(until, ctx.now) + "</td></tr>";
+  if (d.workers.empty()) h += "<tr><td colspan=\"8\" class=\"muted\">no workers</td></tr>";
+  return h + "</tbody></table></div>";
+}
+
+// One section per wid holding jobs: this node's workers first (by wid), then the others.
+std::string HeldTables(const PageContext& ctx, const BusyData& d) {
+  std::vector<const Store::HeldJob*> held;
+  for (const auto& hj : d.held) held.push_back(&hj);
+  std::sort(held.begin(), held.end(), [&](const Store::HeldJob* a, const Store::HeldJob* b) {
+    bool a_here = d.workers.contains(a->wid), b_here = d.workers.contains(b->wid);
+    if (a_here != b_here) return a_here;
+    if (a->wid != b->wid) return a->wid < b->wid;
+    return ReservedSince(a->job) < ReservedSince(b->job);
+  });
+  std::string h = "<h2>Jobs held by workers (" + std::to_string(d.held.size()) + ")</h2>";
+  if (held.empty()) return h + "<p class=\"muted\" id=\"no-held\">no worker holds a job</p>";
+  for (size_t i = 0; i < held.size();) {
+    const std::string& wid = held[i]->wid;
+    auto w = d.workers.find(wid);
+    h += "<section class=\"held\" data-wid=\"" + Escape(wid) + "\"><h3><span class=\"data\">" +
+         Escape(wid) + "</span> ";
+    h += w != d.workers.end()
+             ? "<span class=\"muted\">" + Escape(w->second.hostname) + " · " +
+                   WorkerStateName(w->second.state) + "</span>"
+             : "<span class=\"muted\">not connected to this node (another node's worker, or "
+               "gone)</span>";
+    h += "</h3><div class=\"table-wrap\"><table class=\"held-jobs\"><thead><tr>" +
+         std::string(kJobHead) + "</tr></thead><tbody>";
+    for (; i < held.size() && held[i]->wid == wid; ++i) {
+      h += "<tr>" + JobCells(ctx, held[i]->job) + "</tr>";
+    }
+    h += "</tbody></table></div></section>";
   }
-  if (working.empty()) h += "<tr><td colspan=\"5\" class=\"muted\">no reserved jobs</td></tr>";
-  if (working.size() < working_total) {
-    h += "<tr><td colspan=\"5\" class=\"muted\">showing the first " +
-         std::to_string(working.size()) + "</td></tr>";
+  if (d.held_truncated) {
+    h += "<p class=\"muted\">showing the first " + std::to_string(held.size()) + "</p>";
   }
-  h += "</tbody></table></div>";
+  return h;
+}
+
+// The reserved jobs among the first listed that no worker holds.
+std::string UnheldTable(const PageContext& ctx, const BusyData& d) {
+  std::set<std::string> held;
+  for (const auto& hj : d.held) held.insert(hj.job.jid);
+  size_t others = d.working_total > d.held.size() ? d.working_total - d.held.size() : 0;
+  std::string h = "<h2>Reserved jobs no worker holds (" + std::to_string(others) +
+                  ")</h2><p class=\"muted\">The delivery engine's, or reserved by a worker "
+                  "whose FETCH recorded no holder.</p>";
+  h += "<div class=\"table-wrap\"><table id=\"working\"><thead><tr>" + std::string(kJobHead) +
+       "</tr></thead><tbody>";
+  size_t shown = 0;
+  for (const auto& job : d.working) {
+    if (held.contains(job.jid)) continue;
+    h += "<tr>" + JobCells(ctx, job) + "</tr>";
+    ++shown;
+  }
+  if (shown == 0) h += "<tr><td colspan=\"5\" class=\"muted\">none</td></tr>";
+  if (shown < others) {
+    h += "<tr><td colspan=\"5\" class=\"muted\">showing " + std::to_string(shown) + " of " +
+         std::to_string(others) + " (those whose reservation ends first)</td></tr>";
+  }
+  return h + "</tbody></table></div>";
+}
+
+}  // namespace
+
+TimePoint ReservedSince(const JobRecord& job) {
+  return ScoreTime(job) - std::chrono::seconds(job.reserve_for_s);
+}
+
+std::string RenderBusyPage(const PageContext& ctx, const BusyData& data) {
+  std::map<std::string, size_t> held_by;
+  for (const auto& hj : data.held) ++held_by[hj.wid];
+  std::string h = WorkersTable(ctx, data, held_by);
+  h += HeldTables(ctx, data);
+  h += "<p class=\"muted\">Reserved jobs in all: <span data-live=\"working\">" +
+       std::to_string(data.working_total) + "</span>.</p>";
+  h += UnheldTable(ctx, data);
   return RenderLayout(ctx, "/busy", "Busy", h);
 }
 

@@ -37,6 +37,7 @@ const char* FlashText(const std::string& code) {
       {"delete", "Jobs deleted."},
       {"kill", "Jobs moved to Dead."},
       {"none", "No job was selected."},
+      {"deleted-queued", "Job deleted from its queue."},
       {"probe", "Probe sent."},
       {"forget", "Failure history forgotten; parked jobs released."}};
   for (const auto& [c, text] : kTexts) {
@@ -212,6 +213,7 @@ void Dashboard::HandlePost(const std::string& rel, const HttpRequestIn& req,
   }
   if (rel == "/queues") return QueueAction(req.body, std::move(reply));
   if (rel == "/busy") return WorkerAction(req.body, std::move(reply));
+  if (rel == "/job") return QueuedJobAction(req.body, std::move(reply));
   if (rel == "/hosts") return HostAction(req.body, std::move(reply));
   if (const SetPage* page = FindSetPage(rel)) {
     return JobAction(page->set, req.body, std::move(reply));
@@ -262,18 +264,36 @@ void Dashboard::QueueConfirm(PageContext ctx, const std::string& queue, const st
   });
 }
 
+// Reserved jobs listed on the Busy page: those workers hold, and the first others.
+constexpr size_t kBusyHeldShown = 1000;
+constexpr size_t kBusyWorkingShown = 100;
+
 void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
   engine_.Snapshot([this, alive = std::weak_ptr<bool>(alive_), ctx = std::move(ctx),
                     reply = std::move(reply)](Result<EngineSnapshot> e) mutable {
     if (!alive.lock()) return;
     if (!e.ok()) return reply(ErrorPage(503, e.status().message()));
-    size_t total = e->working;
-    ScanSet(engine_.store(), {.set = JobState::kWorking, .offset = 0, .want = 100}, alive_,
-            [this, ctx = std::move(ctx), total, reply = std::move(reply)](Result<JobListResult> r) {
-              if (!r.ok()) return reply(ErrorPage(503, r.status().message()));
-              reply(HtmlResponse(200,
-                                 RenderBusyPage(ctx, engine_.workers().workers(), r->jobs, total)));
-            });
+    auto data = std::make_shared<BusyData>();
+    data->working_total = e->working;
+    engine_.store().ListHeld(
+        kBusyHeldShown + 1, [this, alive, data, ctx = std::move(ctx), reply = std::move(reply)](
+                                Result<std::vector<Store::HeldJob>> held) mutable {
+          if (!alive.lock()) return;
+          if (!held.ok()) return reply(ErrorPage(503, held.status().message()));
+          data->held = std::move(*held);
+          data->held_truncated = data->held.size() > kBusyHeldShown;
+          if (data->held_truncated) data->held.resize(kBusyHeldShown);
+          // The first reserved jobs, enough to show some no worker holds.
+          size_t want = kBusyWorkingShown + data->held.size();
+          ScanSet(engine_.store(), {.set = JobState::kWorking, .offset = 0, .want = want}, alive_,
+                  [this, data, ctx = std::move(ctx),
+                   reply = std::move(reply)](Result<JobListResult> r) {
+                    if (!r.ok()) return reply(ErrorPage(503, r.status().message()));
+                    data->working = std::move(r->jobs);
+                    data->workers = engine_.workers().workers();
+                    reply(HtmlResponse(200, RenderBusyPage(ctx, *data)));
+                  });
+        });
   });
 }
 
@@ -308,60 +328,41 @@ void Dashboard::JobList(PageContext ctx, JobState set, const std::string& query,
 }
 
 void Dashboard::Job(PageContext ctx, const std::string& query, HttpServer::Reply reply) {
-  FormFields f = FormFields::Parse(query);
-  const SetPage* page = FindSetPage("/" + f.Get("set"));
-  JobState set = page ? page->set : JobState::kWorking;
-  if (!page && f.Get("set") != "busy") return reply(ErrorPage(400, "unknown set"));
-  std::string jid = f.Get("jid");
-  size_t near = static_cast<size_t>(f.GetInt("at", 0, 0, int64_t{1} << 40));
-  FindInSet(engine_.store(), set, jid, near, alive_,
-            [this, ctx = std::move(ctx), set, jid,
-             reply = std::move(reply)](Result<std::optional<JobRecord>> job) {
-              if (!job.ok()) return reply(ErrorPage(503, job.status().message()));
-              reply(HtmlResponse(job->has_value() ? 200 : 404, RenderJobPage(ctx, set, jid, *job)));
+  std::string jid = FormFields::Parse(query).Get("jid");
+  engine_.store().FindJob(
+      jid, [this, alive = std::weak_ptr<bool>(alive_), ctx = std::move(ctx), jid,
+            reply = std::move(reply)](Result<std::optional<JobRecord>> job) mutable {
+        if (!alive.lock()) return;
+        if (!job.ok()) return reply(ErrorPage(503, job.status().message()));
+        if (!job->has_value() || (*job)->state != JobState::kWorking) {
+          return reply(HtmlResponse(job->has_value() ? 200 : 404, RenderJobPage(ctx, jid, *job)));
+        }
+        // A reserved job: its holder too.
+        engine_.store().ListHeld(
+            kBusyHeldShown, [alive, ctx = std::move(ctx), jid, job = std::move(**job),
+                             reply = std::move(reply)](Result<std::vector<Store::HeldJob>> held) {
+              if (!alive.lock()) return;
+              std::string holder;
+              if (held.ok()) {
+                for (const auto& h : *held) {
+                  if (h.job.jid == jid) holder = h.wid;
+                }
+              }
+              reply(HtmlResponse(200, RenderJobPage(ctx, jid, job, holder)));
             });
+      });
 }
 
-namespace {
-
-// The search's progress through the sets; dropped with the last scan's callback.
-struct SearchState {
-  Store* store;
-  std::weak_ptr<void> alive;
-  std::string jid;
-  PageContext ctx;
-  HttpServer::Reply reply;
-  std::vector<JobRecord> found;
-  size_t next = 0;
-};
-
-constexpr JobState kSearchSets[] = {JobState::kWorking, JobState::kScheduled, JobState::kRetry,
-                                    JobState::kDead};
-
-void SearchNext(std::shared_ptr<SearchState> s) {
-  if (s->next == std::size(kSearchSets) || s->jid.empty()) {
-    std::string where = "the first " + std::to_string(kMaxScanPerRequest) +
-                        " jobs of Busy, Scheduled, Retries and Dead (queued jobs are not searched)";
-    s->reply(HtmlResponse(200, RenderSearchPage(s->ctx, s->jid, s->found, where)));
-    return;
-  }
-  JobState set = kSearchSets[s->next++];
-  std::string jid = s->jid;
-  ScanSet(*s->store,
-          {.set = set, .want = 1, .match = [jid](const JobRecord& j) { return j.jid == jid; }},
-          s->alive, [s](Result<JobListResult> r) {
-            if (r.ok()) {
-              for (auto& j : r->jobs) s->found.push_back(std::move(j));
-            }
-            SearchNext(s);
-          });
-}
-
-}  // namespace
-
+// One store lookup by jid (Store::FindJob), wherever the job is.
 void Dashboard::Search(PageContext ctx, const std::string& jid, HttpServer::Reply reply) {
-  SearchNext(std::make_shared<SearchState>(
-      SearchState{&engine_.store(), alive_, jid, std::move(ctx), std::move(reply), {}, 0}));
+  if (jid.empty()) return reply(HtmlResponse(200, RenderSearchPage(ctx, jid, std::nullopt)));
+  engine_.store().FindJob(jid,
+                          [this, alive = std::weak_ptr<bool>(alive_), ctx = std::move(ctx), jid,
+                           reply = std::move(reply)](Result<std::optional<JobRecord>> job) {
+                            if (!alive.lock()) return;
+                            if (!job.ok()) return reply(ErrorPage(503, job.status().message()));
+                            reply(HtmlResponse(200, RenderSearchPage(ctx, jid, *job)));
+                          });
 }
 
 void Dashboard::Hosts(PageContext ctx, const std::string& host, HttpServer::Reply reply) {

@@ -99,6 +99,8 @@ class Dashboard {
   void WorkerAction(const std::string& body, HttpServer::Reply reply);
   void HostAction(const std::string& body, HttpServer::Reply reply);
   void JobAction(JobState set, const std::string& body, HttpServer::Reply reply);
+  // Delete a queued job (its page's action): only while it is still queued.
+  void QueuedJobAction(const std::string& body, HttpServer::Reply reply);
   HttpResponseOut Redirect(const std::string& rel, const std::string& msg_code) const;
   HttpResponseOut ErrorPage(int status, const std::string& message) const;
   void ScheduleSample();

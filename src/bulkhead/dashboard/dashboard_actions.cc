@@ -103,4 +103,31 @@ void Dashboard::JobAction(JobState set, const std::string& body, HttpServer::Rep
                  });
 }
 
+// The Store has no MUTATE for queues (neither has Faktory's): the job is looked up and, while it
+// is queued, removed (Store::Remove). A worker's FETCH between the two makes the delete end that
+// reservation instead; its ACK or FAIL then finds no job, as after a MUTATE discard of a retry.
+void Dashboard::QueuedJobAction(const std::string& body, HttpServer::Reply reply) {
+  FormFields form = FormFields::Parse(body);
+  std::string jid = form.Get("jid"), action = form.Get("action");
+  if (action != "delete") {
+    return reply(ErrorPage(400, "action must be delete, not \"" + action + "\""));
+  }
+  if (jid.empty()) return reply(ErrorPage(400, "no jid given"));
+  Store* store = &engine_.store();
+  store->FindJob(jid, [this, store, alive = std::weak_ptr<bool>(alive_), jid,
+                       reply = std::move(reply)](Result<std::optional<JobRecord>> job) mutable {
+    if (!alive.lock()) return;
+    if (!job.ok()) return reply(ErrorPage(503, job.status().message()));
+    if (!job->has_value()) return reply(ErrorPage(404, "no job " + jid));
+    if ((*job)->state != JobState::kQueued) {
+      return reply(ErrorPage(409, "job " + jid + " is no longer queued: see its page"));
+    }
+    store->Remove(jid, [this, alive, reply = std::move(reply)](Status s) {
+      if (!alive.lock()) return;
+      if (!s.ok()) return reply(ErrorPage(503, s.message()));
+      reply(Redirect("/queues", "deleted-queued"));
+    });
+  });
+}
+
 }  // namespace bulkhead::dashboard

@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Answers, DashboardTest, ::testing::Values(false, true),
 TEST_P(DashboardTest, WithAPasswordNothingIsReachableWithoutIt) {
   SetUpDashboard("s3cret");
   for (std::string path : {"/", "/queues", "/busy", "/dead", "/retries", "/scheduled", "/hosts",
-                           "/throttles", "/job?set=dead&jid=x", "/search?jid=x", "/live.json",
+                           "/throttles", "/job?jid=x", "/search?jid=x", "/live.json",
                            "/assets/dashboard.js", "/assets/dashboard.css"}) {
     for (std::string auth :
          std::vector<std::string>{"", "Basic " + Base64Encode("admin:wrong"), "Bearer s3cret"}) {
@@ -266,10 +266,9 @@ TEST_P(DashboardTest, PagesGoToTheStoreByOffset) {
   EXPECT_THAT(odd, HasSubstr("value=\"d119\""));
   EXPECT_THAT(odd, Not(HasSubstr("value=\"d100\"")));
   EXPECT_THAT(odd, HasSubstr("href=\"/dead?offset=20&amp;queue=odd\" rel=\"next\""));
-  EXPECT_THAT(Get("/job?set=dead&jid=d150&at=50").body, HasSubstr("<dt>jid</dt><dd>d150</dd>"));
-  EXPECT_THAT(Get("/job?set=dead&jid=d101&at=55").body, HasSubstr("<dd>d101</dd>"));
-  EXPECT_THAT(Get("/search?jid=d133").body,
-              HasSubstr("/job?set=dead&amp;jid=d133\">d133</a> in Dead"));
+  EXPECT_THAT(Get("/job?jid=d150").body, HasSubstr("<dt>jid</dt><dd>d150</dd>"));
+  EXPECT_THAT(Get("/job?jid=d101").body, HasSubstr("<dd>d101</dd>"));
+  EXPECT_THAT(Get("/search?jid=d133").body, HasSubstr("/job?jid=d133\">d133</a> in Dead"));
   EXPECT_THAT(Get("/search?jid=zzz").body, HasSubstr("id=\"not-found\""));
 }
 
@@ -301,6 +300,48 @@ TEST_P(DashboardTest, BasePathPrefixesEveryLink) {
   EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/assets/dashboard.css\""));
   EXPECT_EQ(HeaderOf(Post("/bulkhead/dead", "action=delete"), "Location"),
             "/bulkhead/dead?msg=none");
+}
+
+// #14: the search finds a job wherever it is (one store lookup), the Busy page shows which
+// worker holds which job, and a queued job's page deletes it.
+TEST_P(DashboardTest, SearchBusyAndQueuedJobs) {
+  SetUpDashboard("");
+  for (const char* jid : {"queued-1", "queued-2", "fetched-1"}) {
+    store().Push(MakeJob(jid, jid[0] == 'f' ? "work" : "default"),
+                 [](Status s) { ASSERT_TRUE(s.ok()) << s.message(); });
+  }
+  RunReady();
+  engine_->workers().Connect(WorkerInfo{.wid = "wid-one", .hostname = "box-1", .pid = 7},
+                             clock_.Now());
+  std::optional<std::string> fetched;
+  engine_->Fetch({"work"}, "wid-one", [&](Result<std::optional<std::string>> r) {
+    ASSERT_TRUE(r.ok());
+    fetched = r->value_or("");
+  });
+  RunReady();
+  ASSERT_TRUE(fetched && fetched->find("fetched-1") != std::string::npos);
+
+  EXPECT_THAT(Get("/search?jid=queued-1").body,
+              HasSubstr("/job?jid=queued-1\">queued-1</a> in queue default"));
+  EXPECT_THAT(Get("/search?jid=fetched-1").body,
+              HasSubstr("/job?jid=fetched-1\">fetched-1</a> in Busy (reserved)"));
+  std::string busy = Get("/busy").body;
+  EXPECT_THAT(busy, HasSubstr("data-wid=\"wid-one\""));
+  EXPECT_THAT(busy, HasSubstr("box-1"));
+  EXPECT_THAT(busy, HasSubstr("/job?jid=fetched-1\">fetched-1</a></td><td>noop</td><td>work</td>"));
+  EXPECT_THAT(busy, HasSubstr("Reserved jobs no worker holds (0)"));
+  std::string working = Get("/job?jid=fetched-1").body;
+  EXPECT_THAT(working, HasSubstr("<span class=\"data\" id=\"holder\">wid-one</span>"));
+
+  std::string queued = Get("/job?jid=queued-2").body;
+  EXPECT_THAT(queued, HasSubstr("action=\"/job\""));
+  HttpResponseOut del = Post("/job", "jid=queued-2&action=delete");
+  EXPECT_EQ(del.status, 303);
+  EXPECT_EQ(HeaderOf(del, "Location"), "/queues?msg=deleted-queued");
+  EXPECT_EQ(Get("/job?jid=queued-2").status, 404);
+  EXPECT_EQ(Post("/job", "jid=fetched-1&action=delete").status, 409);  // reserved: not deleted
+  EXPECT_EQ(Get("/job?jid=fetched-1").status, 200);
+  EXPECT_EQ(Post("/job", "jid=queued-1").status, 400);
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ std::string RenderHostPage(const PageContext& ctx, const std::string& name,
   } else {
     h += "<ul id=\"parked\">";
     for (const auto& jid : parked) {
-      h += "<li><a href=\"" + Escape(ctx.base) + "/job?set=busy&amp;jid=" + UrlEncode(jid) + "\">" +
+      h += "<li><a href=\"" + Escape(ctx.base) + "/job?jid=" + UrlEncode(jid) + "\">" +
            Escape(jid) + "</a></li>";
     }
     h += "</ul>";

@@ -150,14 +150,16 @@ std::string RelativeTime(TimePoint t, TimePoint now) {
   return ahead ? "in " + amount : amount + " ago";
 }
 
-std::string TimeTag(TimePoint t, TimePoint now) {
+std::string TimeTag(TimePoint t, TimePoint now) { return TimeTagText(t, RelativeTime(t, now)); }
+
+std::string TimeTagText(TimePoint t, std::string_view text) {
   std::time_t secs = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char exact[40];
   std::strftime(exact, sizeof(exact), "%Y-%m-%d %H:%M:%S UTC", &tm);
   return "<time datetime=\"" + Escape(FormatRfc3339(t)) + "\" title=\"" + exact + "\">" +
-         RelativeTime(t, now) + "</time>";
+         std::string(text) + "</time>";
 }
 
 std::string DurationText(Duration d) {

@@ -44,6 +44,8 @@ class FormFields {
 std::string RelativeTime(TimePoint t, TimePoint now);
 // <time datetime="RFC3339" title="YYYY-MM-DD HH:MM:SS UTC">3 min ago</time>
 std::string TimeTag(TimePoint t, TimePoint now);
+// The same <time> showing `text` (HTML, escaped by the caller), e.g. a duration since `t`.
+std::string TimeTagText(TimePoint t, std::string_view text);
 // A duration as "850 ms", "12 s", "3 min 4 s", "2 h 5 min".
 std::string DurationText(Duration d);
 

@@ -97,9 +97,7 @@ std::string RenderJobListPage(const PageContext& ctx, const SetPage& page, const
   for (size_t i = 0; i < result.jobs.size(); ++i) {
     const JobRecord& job = result.jobs[i];
     JobFields f = ReadJobFields(job);
-    std::string href = b + "/job?set=" + std::string(page.path + 1) +
-                       "&amp;jid=" + UrlEncode(job.jid) +
-                       "&amp;at=" + std::to_string(result.positions[i]);
+    std::string href = b + "/job?jid=" + UrlEncode(job.jid);
     h += "<tr><td><input type=\"checkbox\" name=\"jid\" value=\"" + Escape(job.jid) +
          "\" aria-label=\"select " + Escape(job.jid) + "\"></td><td><a href=\"" + href + "\">" +
          TimeTag(ScoreTime(job), ctx.now) + "</a></td><td>" + Escape(job.queue) + "</td><td>" +

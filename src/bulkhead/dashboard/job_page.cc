@@ -3,6 +3,7 @@
 #include "bulkhead/dashboard/html.h"
 #include "bulkhead/dashboard/job_fields.h"
 #include "bulkhead/dashboard/job_list_page.h"
+#include "bulkhead/util/time_format.h"
 
 namespace bulkhead::dashboard {
 namespace {
@@ -11,36 +12,74 @@ std::string Field(const char* name, const std::string& escaped_value) {
   return std::string("<dt>") + name + "</dt><dd>" + escaped_value + "</dd>";
 }
 
-std::string JobLink(const PageContext& ctx, const JobRecord& job) {
-  const SetPage& page = SetPageOf(job.state);
-  return "<a href=\"" + Escape(ctx.base) + "/job?set=" + std::string(page.path + 1) +
-         "&amp;jid=" + UrlEncode(job.jid) + "\">" + Escape(job.jid) + "</a> in " + page.title;
+// A stored RFC 3339 time shown relative with the exact time on hover; as stored when unreadable.
+std::string StoredTime(const std::string& rfc3339, TimePoint now) {
+  auto t = ParseRfc3339(rfc3339);
+  return t.ok() ? TimeTag(*t, now) : Escape(rfc3339);
+}
+
+// The nav entry a job's page belongs to.
+const char* NavOf(const JobRecord& job) {
+  return job.state == JobState::kQueued ? "/queues" : SetPageOf(job.state).path;
+}
+
+std::string Actions(const PageContext& ctx, const JobRecord& job) {
+  std::string jid_field =
+      CsrfField(ctx) + "<input type=\"hidden\" name=\"jid\" value=\"" + Escape(job.jid) + "\">";
+  switch (job.state) {
+    case JobState::kWorking:
+      return "";
+    case JobState::kQueued:
+      return "<form method=\"post\" action=\"" + Escape(ctx.base) + "/job\" class=\"actions\">" +
+             jid_field +
+             "<button type=\"submit\" name=\"action\" value=\"delete\" class=\"danger\">Delete"
+             "</button></form>";
+    default:
+      return "<form method=\"post\" action=\"" + Escape(ctx.base) + SetPageOf(job.state).path +
+             "\" class=\"actions\">" + jid_field + SetActionButtons(job.state) + "</form>";
+  }
 }
 
 }  // namespace
 
-std::string RenderJobPage(const PageContext& ctx, JobState set, const std::string& jid,
-                          const std::optional<JobRecord>& job) {
-  const SetPage& page = SetPageOf(set);
+std::string WhereText(const JobRecord& job) {
+  if (job.state == JobState::kQueued) return "queue " + job.queue;
+  if (job.state == JobState::kWorking) return "Busy (reserved)";
+  return SetPageOf(job.state).title;
+}
+
+std::string RenderJobPage(const PageContext& ctx, const std::string& jid,
+                          const std::optional<JobRecord>& job, const std::string& holder) {
   if (!job) {
-    return RenderLayout(ctx, page.path, "Job " + jid,
-                        "<p class=\"error\">No job " + Escape(jid) + " in " + page.title +
-                            " (it may have moved; the search looks at the first jobs of each "
-                            "set only).</p>");
+    return RenderLayout(ctx, "", "Job " + jid,
+                        "<p class=\"error\" id=\"not-found\">No job " + Escape(jid) +
+                            ": the server does not hold it (it may have been acknowledged, "
+                            "deleted or purged).</p>");
   }
   JobFields f = ReadJobFields(*job);
   std::string h = "<dl class=\"fields\">";
   h += Field("jid", Escape(job->jid));
-  h += Field("set", Escape(page.title));
+  h += Field("where", "<span id=\"where\">" + Escape(WhereText(*job)) + "</span>");
   h += Field("queue", Escape(job->queue));
   h += Field("jobtype", Escape(job->jobtype));
-  h += Field(set == JobState::kDead      ? "purged"
-             : set == JobState::kWorking ? "reserved until"
-                                         : "runs",
-             TimeTag(ScoreTime(*job), ctx.now));
-  if (!f.created_at.empty()) h += Field("created", Escape(f.created_at));
-  if (!f.enqueued_at.empty()) h += Field("enqueued", Escape(f.enqueued_at));
-  if (!f.failed_at.empty()) h += Field("failed", Escape(f.failed_at));
+  switch (job->state) {
+    case JobState::kQueued:
+      break;
+    case JobState::kWorking:
+      h += Field("held by", holder.empty() ? "<span class=\"muted\">no worker recorded</span>"
+                                           : "<span class=\"data\" id=\"holder\">" +
+                                                 Escape(holder) + "</span>");
+      h += Field("reserved until", TimeTag(ScoreTime(*job), ctx.now));
+      break;
+    case JobState::kDead:
+      h += Field("purged", TimeTag(ScoreTime(*job), ctx.now));
+      break;
+    default:
+      h += Field("runs", TimeTag(ScoreTime(*job), ctx.now));
+  }
+  if (!f.created_at.empty()) h += Field("created", StoredTime(f.created_at, ctx.now));
+  if (!f.enqueued_at.empty()) h += Field("enqueued", StoredTime(f.enqueued_at, ctx.now));
+  if (!f.failed_at.empty()) h += Field("failed", StoredTime(f.failed_at, ctx.now));
   h += Field("retry count", std::to_string(f.retry_count) +
                                 (f.retry >= 0 ? " of " + std::to_string(f.retry) : ""));
   h += "</dl><h2>Args</h2><pre id=\"args\">" + Escape(f.args) + "</pre>";
@@ -49,25 +88,20 @@ std::string RenderJobPage(const PageContext& ctx, JobState set, const std::strin
   if (!f.backtrace.empty()) {
     h += "<h2>Backtrace</h2><pre id=\"backtrace\">" + Escape(f.backtrace) + "</pre>";
   }
-  if (set != JobState::kWorking) {
-    h += "<form method=\"post\" action=\"" + Escape(ctx.base) + page.path +
-         "\" class=\"actions\">" + CsrfField(ctx) + "<input type=\"hidden\" name=\"jid\" value=\"" +
-         Escape(job->jid) + "\">" + SetActionButtons(set) + "</form>";
-  }
-  return RenderLayout(ctx, page.path, "Job " + jid, h);
+  h += Actions(ctx, *job);
+  return RenderLayout(ctx, NavOf(*job), "Job " + jid, h);
 }
 
 std::string RenderSearchPage(const PageContext& ctx, const std::string& jid,
-                             const std::vector<JobRecord>& found, const std::string& searched) {
+                             const std::optional<JobRecord>& found) {
   std::string h;
-  if (found.empty()) {
-    h = "<p id=\"not-found\">No job " + Escape(jid) + " found.</p>";
+  if (!found) {
+    h = "<p id=\"not-found\">No job " + Escape(jid) +
+        " found in any queue or set, nor reserved.</p>";
   } else {
-    h = "<ul id=\"found\">";
-    for (const auto& job : found) h += "<li>" + JobLink(ctx, job) + "</li>";
-    h += "</ul>";
+    h = "<ul id=\"found\"><li><a href=\"" + Escape(ctx.base) + "/job?jid=" + UrlEncode(found->jid) +
+        "\">" + Escape(found->jid) + "</a> in " + Escape(WhereText(*found)) + "</li></ul>";
   }
-  h += "<p class=\"muted\">Searched " + Escape(searched) + ".</p>";
   return RenderLayout(ctx, "", "Search: " + jid, h);
 }
 

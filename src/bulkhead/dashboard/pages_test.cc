@@ -89,8 +89,7 @@ TEST(JobListPageTest, RowsPagerAndActions) {
   EXPECT_THAT(html, HasSubstr("value=\"requeue\">Re-enqueue</button>"));
   EXPECT_THAT(html, Not(HasSubstr("value=\"kill\"")));
   EXPECT_THAT(html, HasSubstr("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>"));
-  EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/job?set=dead&amp;jid=%22%3E%3Cimg"));
-  EXPECT_THAT(html, HasSubstr("&amp;at=50\">"));
+  EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/job?jid=%22%3E%3Cimg"));
   EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/dead?offset=25\" rel=\"prev\">Previous</a>"));
   EXPECT_THAT(html, HasSubstr("href=\"/bulkhead/dead?offset=51\" rel=\"next\">Next</a>"));
   std::string retries = RenderJobListPage(Ctx(), SetPageOf(JobState::kRetry), {}, {}, 0);
@@ -120,7 +119,7 @@ TEST(JobListPageTest, FiltersMatchQueueJobtypeAndSubstring) {
 }
 
 TEST(JobPageTest, EveryFieldEscaped) {
-  std::string html = RenderJobPage(Ctx(), JobState::kRetry, "j1", EvilJob(JobState::kRetry));
+  std::string html = RenderJobPage(Ctx(), "j1", EvilJob(JobState::kRetry));
   ExpectInert(html);
   EXPECT_THAT(html, HasSubstr("<h2>Backtrace</h2><pre id=\"backtrace\">javascript:alert(1)\n"
                               "&lt;script&gt;alert(1)&lt;/script&gt;\n</pre>"));
@@ -128,8 +127,26 @@ TEST(JobPageTest, EveryFieldEscaped) {
                               "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</pre>"));
   EXPECT_THAT(html, HasSubstr("<dt>retry count</dt><dd>3</dd>"));
   EXPECT_THAT(html, HasSubstr("&quot;link&quot;: &quot;javascript:alert(1)&quot;"));
-  EXPECT_THAT(RenderJobPage(Ctx(), JobState::kDead, "<b>", std::nullopt),
-              HasSubstr("No job &lt;b&gt; in Dead"));
+  EXPECT_THAT(RenderJobPage(Ctx(), "<b>", std::nullopt), HasSubstr("No job &lt;b&gt;:"));
+}
+
+TEST(JobPageTest, QueuedAndReservedJobsHaveTheirOwnFieldsAndActions) {
+  JobRecord queued = EvilJob(JobState::kQueued);
+  std::string q = RenderJobPage(Ctx(), "j1", queued);
+  ExpectInert(q);
+  EXPECT_THAT(q, HasSubstr("<span id=\"where\">queue &lt;script&gt;"));
+  EXPECT_THAT(q, HasSubstr("<form method=\"post\" action=\"/bulkhead/job\" class=\"actions\">"));
+  EXPECT_THAT(q, HasSubstr("value=\"delete\""));
+  EXPECT_THAT(q, Not(HasSubstr("value=\"kill\"")));
+  JobRecord working = EvilJob(JobState::kWorking);
+  std::string w = RenderJobPage(Ctx(), "j1", working, kImg);
+  ExpectInert(w);
+  EXPECT_THAT(w, HasSubstr("<dt>held by</dt>"));
+  EXPECT_THAT(w, HasSubstr("<dt>reserved until</dt>"));
+  EXPECT_THAT(w, Not(HasSubstr("method=\"post\" action")));
+  std::string search = RenderSearchPage(Ctx(), "j1", queued);
+  EXPECT_THAT(search, HasSubstr("/bulkhead/job?jid="));
+  EXPECT_THAT(RenderSearchPage(Ctx(), "zz", std::nullopt), HasSubstr("id=\"not-found\""));
 }
 
 TEST(QueuesPageTest, ActionsGoThroughAConfirmation) {
@@ -150,24 +167,45 @@ TEST(QueuesPageTest, ActionsGoThroughAConfirmation) {
   EXPECT_THAT(confirm, HasSubstr("Delete all 3 jobs of queue &lt;script&gt;"));
 }
 
-TEST(BusyPageTest, WorkersAndReservedJobs) {
-  std::map<std::string, WorkerInfo> workers;
-  workers["w1"] = {.wid = "w1",
-                   .hostname = kScript,
-                   .pid = 42,
-                   .labels = {kImg},
-                   .state = WorkerState::kQuiet,
-                   .last_beat = kNow - 5s};
+TEST(BusyPageTest, WorkersTheJobsTheyHoldAndTheRest) {
+  BusyData d;
+  d.workers["w1"] = {.wid = "w1",
+                     .hostname = kScript,
+                     .pid = 42,
+                     .labels = {kImg},
+                     .state = WorkerState::kQuiet,
+                     .last_beat = kNow - 5s};
   JobRecord working = EvilJob(JobState::kWorking);
   working.reserve_for_s = 1800;
   working.score = ToUnixMicros(kNow + 1780s);  // reserved 20 s ago
-  std::string html = RenderBusyPage(Ctx(), workers, {working}, 1);
+  JobRecord other = working;
+  other.jid = "elsewhere-1";
+  JobRecord engine = working;
+  engine.jid = "delivery-1";
+  engine.score = ToUnixMicros(kNow + 1790s);
+  d.held = {{working, "w1"}, {other, kImg}};
+  d.working = {working, other, engine};
+  d.working_total = 3;
+  std::string html = RenderBusyPage(Ctx(), d);
   ExpectInert(html);
-  EXPECT_THAT(html, HasSubstr("<td class=\"num\">42</td>"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"worker-state\">quiet</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num hide-narrow\">42</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"worker-state\">quiet</td><td class=\"num\">1</td>"));
   EXPECT_THAT(html, HasSubstr(">5 s ago</time>"));
-  EXPECT_THAT(html, HasSubstr("<td>20 s</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"running\"><time datetime="));
+  EXPECT_THAT(html, HasSubstr(">20 s</time></td>"));
   EXPECT_THAT(html, HasSubstr("name=\"action\" value=\"terminate\""));
+  // w1's section first, then the wid not connected here; the delivery job apart.
+  size_t w1 = html.find("data-wid=\"w1\"");
+  size_t gone = html.find("not connected to this node");
+  size_t rest = html.find("Reserved jobs no worker holds (1)");
+  ASSERT_NE(w1, std::string::npos);
+  ASSERT_NE(gone, std::string::npos);
+  ASSERT_NE(rest, std::string::npos);
+  EXPECT_LT(w1, gone);
+  EXPECT_LT(gone, rest);
+  EXPECT_EQ(html.find("delivery-1</a>"), html.rfind("delivery-1</a>"));  // once, in the last table
+  EXPECT_GT(html.find("delivery-1</a>"), rest);
+  EXPECT_LT(html.rfind("elsewhere-1"), rest);
 }
 
 TEST(HostsPageTest, StatesAndFigures) {
@@ -199,7 +237,7 @@ TEST(HostsPageTest, StatesAndFigures) {
   EXPECT_THAT(RenderHostPage(Ctx(), "bad.example", open), HasSubstr("<dd>30</dd>"));
   std::string page = RenderHostPage(Ctx(), "bad.example", open, {kScript, "j2"});
   ExpectInert(page);
-  EXPECT_THAT(page, HasSubstr("<li><a href=\"/bulkhead/job?set=busy&amp;jid=j2\">j2</a></li>"));
+  EXPECT_THAT(page, HasSubstr("<li><a href=\"/bulkhead/job?jid=j2\">j2</a></li>"));
   EXPECT_THAT(page, HasSubstr("the first 2 of 30"));
   EXPECT_THAT(page, HasSubstr("<form method=\"post\" class=\"inline\" action=\"/bulkhead/hosts\">"
                               "<input type=\"hidden\" name=\"csrf\" value=\"tok\"><input "

@@ -15,8 +15,7 @@ struct Scan {
 };
 
 void Continue(std::shared_ptr<Scan> scan) {
-  // The whole bound in one read: each List walks to its offset again (the embedded stores step
-  // through their sorted set), so chunks would cost that walk each.
+  // The whole bound in one read (one store round trip; on Redis one script call).
   size_t chunk = scan->req.max_scan - scan->result.scanned;
   scan->store->List(scan->req.set, scan->position, chunk,
                     [scan, chunk](Result<std::vector<JobRecord>> jobs) {
@@ -71,24 +70,6 @@ void ScanSet(Store& store, ScanRequest request, std::weak_ptr<void> alive,
   scan->position = scan->req.offset;
   if (scan->req.max_scan == 0) return scan->done(JobListResult{});
   Continue(std::move(scan));
-}
-
-void FindInSet(Store& store, JobState set, const std::string& jid, size_t near,
-               std::weak_ptr<void> alive,
-               std::function<void(Result<std::optional<JobRecord>>)> done) {
-  auto match = [jid](const JobRecord& j) { return j.jid == jid; };
-  Store* s = &store;
-  auto from_start = [done](Result<JobListResult> r) {
-    if (!r.ok()) return done(r.status());
-    if (!r->jobs.empty()) return done(std::optional<JobRecord>(std::move(r->jobs.front())));
-    done(std::optional<JobRecord>());
-  };
-  size_t start = near > 50 ? near - 50 : 0;
-  ScanSet(store, {.set = set, .offset = start, .want = 1, .match = match}, alive,
-          [s, set, start, match, alive, from_start](Result<JobListResult> r) {
-            if (!r.ok() || !r->jobs.empty() || start == 0) return from_start(std::move(r));
-            ScanSet(*s, {.set = set, .offset = 0, .want = 1, .match = match}, alive, from_start);
-          });
 }
 
 }  // namespace bulkhead::dashboard

@@ -27,10 +27,4 @@ struct ScanRequest {
 void ScanSet(Store& store, ScanRequest request, std::weak_ptr<void> alive,
              std::function<void(Result<JobListResult>)> done);
 
-// The first job with this jid in `set`, looking first around position `near` (a list page's
-// link) and then from the start, each look bounded by kMaxScanPerRequest.
-void FindInSet(Store& store, JobState set, const std::string& jid, size_t near,
-               std::weak_ptr<void> alive,
-               std::function<void(Result<std::optional<JobRecord>>)> done);
-
 }  // namespace bulkhead::dashboard

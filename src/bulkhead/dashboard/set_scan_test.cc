@@ -58,17 +58,6 @@ TEST_F(SetScanTest, FilteredScanStopsAtThePageOrTheBound) {
   EXPECT_FALSE(tail.more);
 }
 
-TEST_F(SetScanTest, FindLooksNearThenFromTheStart) {
-  std::optional<Result<std::optional<JobRecord>>> out;
-  FindInSet(*store_, JobState::kDead, "j5", 1100, alive_, [&](auto r) { out = std::move(r); });
-  ASSERT_TRUE(out && out->ok() && out->value().has_value());
-  EXPECT_EQ((*out)->value().jid, "j5");
-  out.reset();
-  FindInSet(*store_, JobState::kDead, "nope", 0, alive_, [&](auto r) { out = std::move(r); });
-  ASSERT_TRUE(out && out->ok());
-  EXPECT_FALSE(out->value().has_value());
-}
-
 TEST_F(SetScanTest, AGoneOwnerNeverHearsBack) {
   bool called = false;
   std::weak_ptr<bool> gone;

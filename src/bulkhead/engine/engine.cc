@@ -236,12 +236,23 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
                         }));
       return;
     }
+    if (!it->wid.empty()) NoteHolder((*r)->jid, it->wid);  // #14 jid lookup / wid
     CompleteWaiter(it, std::optional<std::string>(std::move((*r)->payload)));
   } else if (it->expired) {
     CompleteWaiter(it, std::optional<std::string>());
   } else if (it->recheck) {
     Probe(ticket);
   }
+}
+
+// #14 jid lookup / wid: the worker holding a reservation, for the dashboard's Busy page. Sent
+// before the job is handed out (calls take effect in order: the worker's ACK comes after it);
+// the FETCH does not wait for it, and a failure only leaves the job without a shown holder.
+void Engine::NoteHolder(const std::string& jid, const std::string& wid) {
+  store_.SetHolder(jid, wid, Guarded([jid](Status s) {
+                     if (!s.ok())
+                       spdlog::debug("holder of job {} not recorded: {}", jid, s.message());
+                   }));
 }
 
 void Engine::ReturnToQueue(JobRecord job) {

@@ -160,6 +160,8 @@ class Engine {
   void OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r);
   // Puts a job reserved for a FETCH that is gone back in its queue.
   void ReturnToQueue(JobRecord job);
+  // #14 jid lookup / wid: records `wid` as the holder of the reservation of `jid` (store.h).
+  void NoteHolder(const std::string& jid, const std::string& wid);
   // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.
   void WakeWaiters(const std::string& queue, size_t count);
   void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);

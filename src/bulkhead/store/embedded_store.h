@@ -93,6 +93,11 @@ class EmbeddedStore final : public Store {
   void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
   void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
   void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
+  // #14 jid lookup / wid (embedded_store_lookup.cc): MemoryState's holder records, made durable
+  // by the log as records of space "holder".
+  void FindJob(const std::string& jid, JobCallback cb) override;
+  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
+  void ListHeld(size_t limit, HeldJobsCallback cb) override;
 
  private:
   // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.

@@ -20,11 +20,11 @@ Change JobChange(Change::Kind kind, int64_t id, const JobRecord& job) {
 
 }  // namespace
 
-std::set<MemoryState::SetKey>* MemoryState::SetFor(JobState s) {
-  return const_cast<std::set<SetKey>*>(std::as_const(*this).SetFor(s));
+MemoryState::SortedSet* MemoryState::SetFor(JobState s) {
+  return const_cast<SortedSet*>(std::as_const(*this).SetFor(s));
 }
 
-const std::set<MemoryState::SetKey>* MemoryState::SetFor(JobState s) const {
+const MemoryState::SortedSet* MemoryState::SetFor(JobState s) const {
   switch (s) {
     case JobState::kScheduled:
       return &scheduled_;
@@ -117,6 +117,7 @@ void MemoryState::FinishLoad() {
     slots_.Take(e->job.queue, e->job.jid, ThrottleSlots::kRestoredWid,
                 score - int64_t{e->job.reserve_for_s} * 1'000'000);
   }
+  holders_.Retain([this](const std::string& jid) { return GetWorking(jid).has_value(); });  // #14
 }
 
 void MemoryState::ReleaseSlot(const Entry* e) {
@@ -179,6 +180,7 @@ std::optional<JobRecord> MemoryState::Ack(const std::string& jid, std::vector<Ch
   if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return std::nullopt;
   Entry* e = it->second.get();
   ReleaseSlot(e);
+  holders_.Drop(jid, out);  // #14
   Unlink(e);
   Change c{Change::Kind::kDeleteJob};
   c.id = e->id;
@@ -217,6 +219,7 @@ Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Chang
   if (it == by_jid_.end()) return Status::NotFound("Job not found " + job.jid);
   Entry* e = it->second.get();
   ReleaseSlot(e);
+  holders_.Drop(job.jid, out);  // #14
   Unlink(e);
   e->job.state = job.state;
   e->job.queue = job.queue;
@@ -250,6 +253,7 @@ bool MemoryState::Remove(const std::string& jid, std::vector<Change>& out) {
   auto it = by_jid_.find(jid);
   if (it == by_jid_.end()) return false;
   ReleaseSlot(it->second.get());
+  holders_.Drop(jid, out);  // #14
   Unlink(it->second.get());
   Change c{Change::Kind::kDeleteJob};
   c.id = it->second->id;
@@ -393,6 +397,7 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   dead_.clear();
   working_.clear();
   slots_.Clear();
+  holders_.Clear();  // #14
   counters_.clear();
   unique_locks_.clear();  // the sqlite: log's kDeleteAll deletes their rows too
   unique_key_of_.clear();
@@ -461,17 +466,9 @@ std::vector<JobRecord> MemoryState::List(JobState set, size_t offset, size_t lim
   const auto* s = SetFor(set);
   if (s == nullptr || offset >= s->size() || limit == 0) return out;
   size_t end = s->size() - offset > limit ? offset + limit : s->size();
-  // A page in the back half is reached from the end: a page of a large set costs at most half
-  // its size in steps (the dashboard pages the dead set by offset).
-  if (offset > s->size() / 2) {
-    auto it = s->rbegin();
-    std::advance(it, s->size() - end);
-    for (size_t i = offset; i < end; ++i, ++it) out.push_back(std::get<2>(*it)->job);
-    std::reverse(out.begin(), out.end());
-    return out;
-  }
-  auto it = s->begin();
-  std::advance(it, offset);
+  out.reserve(end - offset);
+  // O(log n) to the first (the tree knows each subtree's size), then one step per job.
+  auto it = s->find_by_order(offset);
   for (size_t i = offset; i < end; ++i, ++it) out.push_back(std::get<2>(*it)->job);
   return out;
 }
@@ -486,6 +483,10 @@ bool MemoryState::IsPaused(const std::string& queue) const {
 Status MemoryState::LoadRecord(const std::string& space, const std::string& key,
                                const std::string& value) {
   if (space == kTrackSpace) return tracks_.Load(key, value);
+  if (space == kHolderSpace) {  // #14
+    holders_.Load(key, value);
+    return Status::Ok();
+  }
   return batches_.Load(space, key, value);
 }
 

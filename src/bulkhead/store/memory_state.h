@@ -21,9 +21,11 @@
 
 #include "bulkhead/store/batch_book.h"
 #include "bulkhead/store/change.h"
+#include "bulkhead/store/holder_book.h"
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
+#include "bulkhead/store/order_statistic_set.h"
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/store/throttle_slots.h"
@@ -166,6 +168,14 @@ class MemoryState {
     return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
   }
 
+  // --- #14 jid lookup / wid (memory_state_lookup.cc; contracts in store.h) ---
+  // The job `jid` wherever it is, or null. Valid until the next change.
+  const JobRecord* FindJob(const std::string& jid) const;
+  // Records `wid` as the holder of the reservation of `jid`; nothing when it is not reserved.
+  void SetHolder(const std::string& jid, const std::string& wid, std::vector<Change>& out);
+  // Up to `limit` reserved jobs with a holder.
+  std::vector<std::pair<JobRecord, std::string>> ListHeld(size_t limit) const;
+
  private:
   void ApplyBatchEffects(BatchEffects fx, std::vector<Change>& out);
   BatchBook batches_;
@@ -180,9 +190,12 @@ class MemoryState {
     bool paused = false;
   };
   using SetKey = std::tuple<int64_t, int64_t, Entry*>;  // score, id, entry
+  // Ordered by (score, id), with the rank of each element (#14: List reaches any offset in
+  // O(log n), so every page of a large set costs the same).
+  using SortedSet = OrderStatisticSet<SetKey>;
 
-  std::set<SetKey>* SetFor(JobState s);
-  const std::set<SetKey>* SetFor(JobState s) const;
+  SortedSet* SetFor(JobState s);
+  const SortedSet* SetFor(JobState s) const;
   void Unlink(Entry* e);  // out of its queue/set (queued: only the back is O(1); front via Fetch)
   void Link(Entry* e);    // into its queue/set per e->job.state
   void AssignQueueSeq(Entry* e);
@@ -194,11 +207,12 @@ class MemoryState {
   // The known queues: every queue that had a job or was paused since start (or, after a restart, is
   // named by a stored job or pause flag), empty ones too, until QUEUE REMOVE or FLUSH.
   std::map<std::string, Queue> queues_;
-  std::set<SetKey> scheduled_, retries_, dead_, working_;
+  SortedSet scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
   std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key
   std::map<std::string, HostStateRecord> host_states_;  // by host
   ThrottleSlots slots_;                                 // queue throttling (#13)
+  HolderBook holders_;                                  // reservation holders (#14)
   struct UniqueHold {
     std::string jid;
     int64_t until_us;

@@ -21,6 +21,8 @@ struct RedisScripts {
   // Tracking (#13): track_lib.lua is prepended (after the prelude) to these and to fetch, ack
   // and fail_reserved.
   std::string track_set, track_pushed, track_get, track_expire;
+  // #14 jid lookup / wid.
+  std::string find_job, set_holder, list_held;
 };
 
 // Built once; never changes. Any thread.

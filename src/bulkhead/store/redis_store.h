@@ -167,6 +167,11 @@ class RedisStore final : public Store {
   void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
   void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
   void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
+  // #14 jid lookup / wid (redis_store_lookup.cc): HGET of {NS}:jobs; holders in the hash
+  // {NS}:wid (jid -> wid; redis_scripts/README.md).
+  void FindJob(const std::string& jid, JobCallback cb) override;
+  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
+  void ListHeld(size_t limit, HeldJobsCallback cb) override;
 
   const std::string& node_id() const { return options_.node_id; }
 

@@ -36,6 +36,8 @@ struct RedisStore::Scripts {
   // Tracking (#13).
   RedisScript track_set{text.track_set}, track_pushed{text.track_pushed}, track_get{text.track_get},
       track_expire{text.track_expire};
+  // #14 jid lookup / wid.
+  RedisScript find_job{text.find_job}, set_holder{text.set_holder}, list_held{text.list_held};
 
   std::vector<const RedisScript*> All() const {
     return {&push,          &fetch,        &ack,
@@ -49,7 +51,8 @@ struct RedisStore::Scripts {
             &claim_cron,    &batch_new,    &batch_commit,
             &push_member,   &batch_expire, &track_set,
             &track_pushed,  &track_get,    &track_expire,
-            &lease};
+            &lease,         &find_job,     &set_holder,
+            &list_held};
   }
 };
 

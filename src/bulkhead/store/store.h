@@ -266,6 +266,25 @@ class Store {
   virtual void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) = 0;
   // Deletes up to `limit` records past their 30 minutes; `cb` gets how many.
   virtual void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) = 0;
+
+  // --- #14 jid lookup / wid (the dashboard's search and Busy page) ---
+  // The job `jid` wherever it is (job.state says where: a queue, a sorted set, or reserved; the
+  // score as List gives it, 0 for a queued job on Redis), or nullopt when unknown. One lookup,
+  // whatever the backlog. A read.
+  virtual void FindJob(const std::string& jid, JobCallback cb) = 0;
+  // Records that worker `wid` (its HELLO wid) holds the reservation of `jid`: the engine calls it
+  // right after a worker's FETCH is answered with that job. No change (and OK) when `jid` is not
+  // reserved. The record ends with the reservation (ACK, FAIL, give-back, Move, Remove, FLUSH);
+  // a later FETCH of the same job records its own holder or none. Every node sharing the store
+  // sees it; it survives a restart as the reservation does (sqlite:, Redis).
+  virtual void SetHolder(const std::string& jid, const std::string& wid, Done durable) = 0;
+  struct HeldJob {
+    JobRecord job;  // reserved (kWorking), score = reservation expiry
+    std::string wid;
+  };
+  using HeldJobsCallback = std::function<void(Result<std::vector<HeldJob>>)>;
+  // Up to `limit` reserved jobs that have a holder, with it, in no particular order. A read.
+  virtual void ListHeld(size_t limit, HeldJobsCallback cb) = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

@@ -1568,5 +1568,171 @@ INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest,
                          });
 INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
 
+// --- #14 jid lookup / wid (Store::FindJob, SetHolder, ListHeld) ---
+
+class LookupStoreTest : public StoreTest {
+ protected:
+  std::optional<JobRecord> Find(const std::string& jid) {
+    std::optional<JobRecord> job;
+    bool done = false;
+    store_->FindJob(jid, [&](Result<std::optional<JobRecord>> r) {
+      done = true;
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      job = *r;
+    });
+    loop_.RunUntil([&] { return done; });
+    return job;
+  }
+  Status SetHolder(const std::string& jid, const std::string& wid) {
+    std::optional<Status> result;
+    store_->SetHolder(jid, wid, [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+  // "jid=wid" per held job, sorted.
+  std::vector<std::string> Held() {
+    std::vector<std::string> out;
+    bool done = false;
+    store_->ListHeld(100, [&](Result<std::vector<Store::HeldJob>> r) {
+      done = true;
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      for (const auto& h : *r) {
+        EXPECT_EQ(h.job.state, JobState::kWorking);
+        out.push_back(h.job.jid + "=" + h.wid);
+      }
+    });
+    loop_.RunUntil([&] { return done; });
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  Status MoveTo(JobRecord job, JobState state, int64_t score) {
+    job.state = state;
+    job.score = score;
+    std::optional<Status> result;
+    store_->Move(job, now_, [&](Status s) { result = s; });
+    loop_.RunUntil([&] { return result.has_value(); });
+    return *result;
+  }
+};
+
+TEST_P(LookupStoreTest, FindJobAnswersAJobWhereverItIs) {
+  int64_t at = ToUnixMicros(now_ + 3600s);
+  ASSERT_TRUE(Push(MakeJob("find-queued-1", "q1")).ok());
+  ASSERT_TRUE(Push(MakeJob("find-sched-01", "q1", JobState::kScheduled, at)).ok());
+  ASSERT_TRUE(Push(MakeJob("find-working1", "q2")).ok());
+  ASSERT_TRUE(Push(MakeJob("find-dead-001", "q3")).ok());
+  auto working = Fetch({"q2"});
+  ASSERT_TRUE(working);
+  auto dead = Find("find-dead-001");
+  ASSERT_TRUE(dead);
+  ASSERT_TRUE(MoveTo(*dead, JobState::kDead, at + 1).ok());
+
+  auto queued = Find("find-queued-1");
+  ASSERT_TRUE(queued);
+  EXPECT_EQ(queued->state, JobState::kQueued);
+  EXPECT_EQ(queued->queue, "q1");
+  EXPECT_NE(queued->payload.find("find-queued-1"), std::string::npos);
+  auto sched = Find("find-sched-01");
+  ASSERT_TRUE(sched);
+  EXPECT_EQ(sched->state, JobState::kScheduled);
+  EXPECT_EQ(sched->score, at);
+  auto held = Find("find-working1");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->state, JobState::kWorking);
+  EXPECT_EQ(held->score, working->score);
+  dead = Find("find-dead-001");
+  ASSERT_TRUE(dead);
+  EXPECT_EQ(dead->state, JobState::kDead);
+  EXPECT_EQ(dead->score, at + 1);
+  EXPECT_FALSE(Find("find-unknown1"));
+}
+
+TEST_P(LookupStoreTest, HolderLastsAsLongAsTheReservation) {
+  for (const char* jid : {"held-job-0001", "held-job-0002", "held-job-0003", "held-job-0004"}) {
+    ASSERT_TRUE(Push(MakeJob(jid)).ok());
+  }
+  std::vector<JobRecord> fetched;
+  for (int i = 0; i < 3; ++i) {
+    auto job = Fetch({"default"});
+    ASSERT_TRUE(job);
+    fetched.push_back(*job);
+  }
+  ASSERT_TRUE(SetHolder("held-job-0001", "wid-a").ok());
+  ASSERT_TRUE(SetHolder("held-job-0002", "wid-b").ok());
+  ASSERT_TRUE(SetHolder("held-job-0003", "wid-a").ok());
+  // Not reserved: nothing recorded.
+  ASSERT_TRUE(SetHolder("held-job-0004", "wid-c").ok());
+  ASSERT_TRUE(SetHolder("held-unknown1", "wid-c").ok());
+  EXPECT_EQ(Held(), (std::vector<std::string>{"held-job-0001=wid-a", "held-job-0002=wid-b",
+                                              "held-job-0003=wid-a"}));
+  if (Persistent()) {
+    Reopen();
+    EXPECT_EQ(Held(), (std::vector<std::string>{"held-job-0001=wid-a", "held-job-0002=wid-b",
+                                                "held-job-0003=wid-a"}));
+  }
+  ASSERT_TRUE(Ack("held-job-0001"));
+  ASSERT_TRUE(MoveTo(fetched[1], JobState::kRetry, ToUnixMicros(now_ + 60s)).ok());
+  EXPECT_EQ(Held(), (std::vector<std::string>{"held-job-0003=wid-a"}));
+  // The job fetched again without a holder (the delivery engine's FETCH) shows none.
+  ASSERT_TRUE(MoveTo(fetched[1], JobState::kQueued, 0).ok());
+  auto again = Fetch({"default"});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(Held(), (std::vector<std::string>{"held-job-0003=wid-a"}));
+  std::optional<Status> removed;
+  store_->Remove("held-job-0003", [&](Status s) { removed = s; });
+  loop_.RunUntil([&] { return removed.has_value(); });
+  EXPECT_TRUE(Held().empty());
+  ASSERT_TRUE(SetHolder(again->jid, "wid-d").ok());
+  EXPECT_EQ(Held(), (std::vector<std::string>{again->jid + "=wid-d"}));
+  ASSERT_TRUE(Flush().ok());
+  EXPECT_TRUE(Held().empty());
+  if (Persistent()) {
+    Reopen();
+    EXPECT_TRUE(Held().empty());
+  }
+}
+
+// Several nodes on one Redis: a holder recorded through one node is seen through the other (a
+// dashboard on node A shows the jobs of workers connected to node B).
+TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
+  if (!Redis()) GTEST_SKIP() << "one process owns an embedded store";
+  StoreOptions options;
+  options.io_context = &loop_.io();
+  options.redis_namespace = namespace_;
+  options.node_id = "lookup-node-b";
+  auto opened = OpenStoreFromUrl(Url(), loop_.poster(), options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Store> node_b = std::move(*opened);
+  ASSERT_TRUE(Push(MakeJob("shared-held-01")).ok());
+  std::optional<JobRecord> got;
+  bool fetched = false;
+  node_b->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) {
+    fetched = true;
+    ASSERT_TRUE(r.ok());
+    got = *r;
+  });
+  loop_.RunUntil([&] { return fetched; });
+  ASSERT_TRUE(got);
+  std::optional<Status> set;
+  node_b->SetHolder(got->jid, "wid-on-b", [&](Status s) { set = s; });
+  loop_.RunUntil([&] { return set.has_value(); });
+  ASSERT_TRUE(set->ok());
+  EXPECT_EQ(Held(), (std::vector<std::string>{"shared-held-01=wid-on-b"}));
+  auto found = Find("shared-held-01");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->state, JobState::kWorking);
+  node_b->Close();
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest,
+                         ::testing::Values("memory", "sqlite", "memory+deferred",
+                                           "sqlite+deferred"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '+', '_');
+                           return name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Redis, LookupStoreTest, ::testing::Values("redis"));
+
 }  // namespace
 }  // namespace bulkhead

@@ -14,6 +14,7 @@ for _, jid in ipairs(redis.call('ZRANGE', P .. 'track_expiry', 0, -1)) do
   redis.call('DEL', P .. 'track:' .. jid)
 end
 redis.call('DEL', P .. 'track_expiry', P .. 'batches', P .. 'batch_members', P .. 'batch_cbs', P .. 'batch_expiry')
+redis.call('DEL', P .. 'wid')  -- #14: reservation holders
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
 -- Unique locks: found by pattern (FLUSH is rare and already O(jobs)); the prefix's glob characters

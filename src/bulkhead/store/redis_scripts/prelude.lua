@@ -63,6 +63,7 @@ local function unlink(jid, h)
   else
     redis.call('ZREM', P .. SETS[h.state], jid)
     if h.state == 4 then release_slot(jid, h.queue, h.node) end
+    if h.state == 4 then redis.call('HDEL', P .. 'wid', jid) end  -- #14: its holder (README)
     if h.state == 4 and h.node ~= '' then redis.call('SREM', P .. 'reserved:' .. h.node, jid) end
   end
 end

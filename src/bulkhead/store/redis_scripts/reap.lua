@@ -41,6 +41,7 @@ local function reap(node, only)
     local h = r.h
     redis.call('ZREM', P .. 'working', r.jid)
     release_slot(r.jid, h.queue, node)
+    redis.call('HDEL', P .. 'wid', r.jid)  -- #14: its holder
     h.state = 0
     h.node = ''
     h.enq = '+' .. now

@@ -182,6 +182,16 @@ class DeferredStore : public Store {
   void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override {
     inner_->ExpireTracks(now, limit, Later(std::move(cb)));
   }
+  // #14 jid lookup / wid.
+  void FindJob(const std::string& jid, JobCallback cb) override {
+    inner_->FindJob(jid, Later(std::move(cb)));
+  }
+  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override {
+    inner_->SetHolder(jid, wid, Later(std::move(durable)));
+  }
+  void ListHeld(size_t limit, HeldJobsCallback cb) override {
+    inner_->ListHeld(limit, Later(std::move(cb)));
+  }
 
   Store& inner() { return *inner_; }
 

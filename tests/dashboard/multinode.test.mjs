@@ -1,0 +1,47 @@
+// The dashboard with two `bulkhead serve` nodes on one redis-server namespace (issue #14): node A's
+// dashboard finds a job reserved through node B by its jid, and its Busy page lists that job
+// under the wid of the worker connected to node B (the holder is kept in the store, not in the
+// node that made the reservation). Plain HTTP: the browser checks are dashboard.test.mjs's.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import faktory from 'faktory-worker';
+
+import { startNodes } from '../cluster/lib/cluster.mjs';
+import { startRedis } from '../cluster/lib/redis.mjs';
+import { cleanupStack } from '../interop/lib/server.mjs';
+
+test('a dashboard on node A shows the job a worker of node B holds', { timeout: 120_000 }, async (t) => {
+  const defer = cleanupStack(t);
+  const redis = await startRedis(defer);
+  const [a, b] = await startNodes(defer, 2, { store: `redis://${redis.endpoint}` });
+  const client = new faktory.Client({ url: a.url });
+  defer(() => client.close());
+  const worker = new faktory.Client({ url: b.url, wid: 'worker-on-b' });
+  defer(() => worker.close());
+  await worker.connect();
+
+  const jid = 'multinode-held-0001';
+  await client.push({ jid, jobtype: 'Held', queue: 'shared', args: [] });
+  await client.push({ jid: 'multinode-queued-01', jobtype: 'Waiting', queue: 'waiting', args: [] });
+  const got = await worker.fetch('shared');
+  assert.equal(got.jid, jid);
+
+  const page = async (p) => {
+    const res = await fetch(a.httpBase + p);
+    assert.equal(res.status, 200, p);
+    return res.text();
+  };
+  assert.match(await page(`/search?jid=${jid}`), /in Busy \(reserved\)/);
+  assert.match(await page('/search?jid=multinode-queued-01'), /in queue waiting/);
+  const busy = await page('/busy');
+  const section = busy.slice(busy.indexOf('data-wid="worker-on-b"'));
+  assert.ok(busy.includes('data-wid="worker-on-b"'), 'node A lists the wid connected to node B');
+  assert.match(section, /not connected to this node/);
+  assert.match(section.slice(0, section.indexOf('</section>')), new RegExp(`job\\?jid=${jid}"`));
+  assert.match(await page(`/job?jid=${jid}`), /<span class="data" id="holder">worker-on-b<\/span>/);
+
+  // The reservation ends through node B: node A's Busy page no longer lists it.
+  await worker.ack(jid);
+  assert.ok(!(await page('/busy')).includes('data-wid="worker-on-b"'));
+});
