@@ -142,7 +142,10 @@ void RedisStore::SendLayoutCheck(std::function<void(Status)> done) {
     // registers the node: no reaper finds it registered but not alive.
     RawEval(scripts_->heartbeat, "open",
             {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
-            [done](Result<RedisReply> r) { done(r.ok() ? Status::Ok() : r.status()); });
+            [this, alive, done](Result<RedisReply> r) {
+              if (r.ok() && !alive.expired()) NoteHeartbeat(*r);  // #12: the live node count
+              done(r.ok() ? Status::Ok() : r.status());
+            });
   });
 }
 

@@ -177,6 +177,13 @@ class RedisStore final : public Store {
   int64_t reaper_passes() const { return reaper_passes_; }
   int64_t reservations_given_back() const { return reservations_given_back_; }
 
+  // Cluster membership (#12; redis_store_liveness.cc): the count the last heartbeat (or Open's)
+  // answered; the handler runs when a heartbeat finds it changed.
+  size_t live_nodes() const override { return live_nodes_; }
+  void SetNodeCountHandler(NodeCountHandler handler) override {
+    node_count_handler_ = std::move(handler);
+  }
+
   // Tests only. Abandon: what kill -9 leaves behind: the timers stop and the connections close
   // without sending anything (the alive key expires by itself); the store then answers nothing
   // more and destroying it does nothing else. PauseHeartbeats: the heartbeat timer keeps running
@@ -268,6 +275,9 @@ class RedisStore final : public Store {
   void ScheduleReap();
   // Close's hand-over: waits for the commands already sent, then runs reap.lua 'stop'.
   void HandOverAtStop();
+  // A heartbeat's reply ({had, live}; heartbeat.lua): records the live node count (calling the
+  // node count handler when it changed) and returns `had`.
+  int64_t NoteHeartbeat(const RedisReply& reply);
   // Stops the timers, closes both connections; nothing is sent. Close and AbandonForTests end here.
   void CloseConnections();
 
@@ -309,6 +319,8 @@ class RedisStore final : public Store {
   bool heartbeats_paused_ = false;
   int64_t reaper_passes_ = 0;
   int64_t reservations_given_back_ = 0;
+  size_t live_nodes_ = 1;
+  NodeCountHandler node_count_handler_;
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
   bool exclusive_ = false;
   std::deque<std::function<void()>> held_;
