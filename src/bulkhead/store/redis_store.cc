@@ -70,6 +70,13 @@ RedisConnectOptions RedisStore::ConnectOptions(bool subscriber,
   // A server gone silent (half-open TCP) ends the command connection instead of leaving every
   // call unanswered; WAIT legitimately takes up to its timeout.
   if (!subscriber) o.reply_timeout = std::max(kReplyTimeout, options_.wait_timeout + kReplyTimeout);
+  // The subscriber only waits: a PING every heartbeat interval lets the reply timeout catch a
+  // half-open socket there too (lost within heartbeat_every + kReplyTimeout; the reconnect
+  // re-subscribes). #12
+  if (subscriber) {
+    o.reply_timeout = kReplyTimeout;
+    o.keepalive_every = options_.heartbeat_every;
+  }
   return o;
 }
 

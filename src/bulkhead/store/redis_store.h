@@ -13,6 +13,8 @@
 //   refusing a write for memory (maxmemory, OOM) answers ResourceExhausted with Redis's reason;
 //   any other error reply Internal naming the step. Never degraded (Redis keeps no sticky state
 //   to lose): when the connection comes back, calls succeed again.
+// - The subscriber connection sends PING every heartbeat_every (it sends nothing else), so a
+//   half-open socket there is taken for lost within heartbeat_every + 10 s, like the commands'.
 // - Losing the connection (or a command unanswered for 10 s, plus the WAIT timeout) starts
 //   reconnecting in the background with backoff (100 ms doubling to 5 s; Sentinel URLs ask the
 //   Sentinels again for the primary), re-loading the scripts before any other command and
