@@ -312,7 +312,10 @@ void RedisStore::ScheduleReconnect(bool subscriber) {
           FinishLateOpen();
           return;
         }
-        if (!subscriber) SetAvailable();
+        if (!subscriber) {
+          SetAvailable();
+          ReclaimLostReservations();  // #12: the first command on the new connection
+        }
         spdlog::info("redis store: the {} connection to {} is back",
                      subscriber ? "wake subscription" : "command", options_.url.Redacted());
         // The alive key may be close to expiring after the outage: refresh it at once.
@@ -427,6 +430,7 @@ RedisStore::ReplyCallback RedisStore::Answering(const char* step, ReplyCallback 
       cb(s);
       return;
     }
+    NoteHandedOut(step, *r);  // #12: a FETCH reply reaching its caller
     cb(std::move(r));
   };
 }

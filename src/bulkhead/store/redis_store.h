@@ -53,6 +53,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "bulkhead/redis/redis_connection.h"
@@ -186,6 +187,10 @@ class RedisStore final : public Store {
     node_count_handler_ = std::move(handler);
   }
 
+  // Reservations given back after a reconnect because their FETCH reply was lost
+  // (redis_store_reclaim.cc).
+  int64_t reservations_reclaimed() const { return reservations_reclaimed_; }
+
   // Tests only. Abandon: what kill -9 leaves behind: the timers stop and the connections close
   // without sending anything (the alive key expires by itself); the store then answers nothing
   // more and destroying it does nothing else. PauseHeartbeats: the heartbeat timer keeps running
@@ -280,6 +285,15 @@ class RedisStore final : public Store {
   // A heartbeat's reply ({had, live}; heartbeat.lua): records the live node count (calling the
   // node count handler when it changed) and returns `had`.
   int64_t NoteHeartbeat(const RedisReply& reply);
+  // Reclaim of reservations whose FETCH reply was lost (#12; redis_store_reclaim.cc).
+  // NoteHandedOut: a reply to `step`, if a FETCH's handing out a job, is remembered.
+  // ReclaimLostReservations: after a reconnect, gives back the reservations of this node that are
+  // not remembered. ReadReservedSet: SMEMBERS of this node's reservations (null on failure).
+  // KeepStillReserved: prunes handed_out_ to `members`.
+  void NoteHandedOut(const char* step, const RedisReply& reply);
+  void ReclaimLostReservations();
+  void ReadReservedSet(std::function<void(const std::vector<std::string>*)> done);
+  void KeepStillReserved(const std::vector<std::string>& members);
   // Stops the timers, closes both connections; nothing is sent. Close and AbandonForTests end here.
   void CloseConnections();
 
@@ -321,6 +335,12 @@ class RedisStore final : public Store {
   bool heartbeats_paused_ = false;
   int64_t reaper_passes_ = 0;
   int64_t reservations_given_back_ = 0;
+  // Reclaim: the jids whose FETCH replies reached a caller (pruned to those still reserved), the
+  // size that starts the next pruning, whether one is under way, the count given back.
+  std::unordered_set<std::string> handed_out_;
+  size_t prune_at_ = 1024;
+  bool pruning_ = false;
+  int64_t reservations_reclaimed_ = 0;
   size_t live_nodes_ = 1;
   NodeCountHandler node_count_handler_;
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
