@@ -3,6 +3,8 @@
 // retry spent, and keeps those it handed out.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/testing/make_job.h"
@@ -78,9 +80,13 @@ TEST_F(RedisReclaimTest, AReservationWhoseFetchReplyWasLostGoesBackAtTheReconnec
   }
   ASSERT_EQ(Redis({"SCARD", Key("reserved:node-a")}).integer(), 2);
 
+  std::map<std::string, size_t> woken;
+  a->SetWakeHandler([&woken](const std::string& queue, size_t n) { woken[queue] += n; });
+
   // A's command connection drops (as with a fail-over); A reconnects by itself.
   Redis({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
   loop_.RunUntil([&] { return a->reservations_reclaimed() == 1; });
+  loop_.RunUntil([&] { return woken["default"] == 1; });  // A's own FETCHes hear it too
   auto reserved = Redis({"SMEMBERS", Key("reserved:node-a")});
   ASSERT_EQ(reserved.elements().size(), 1u);
   EXPECT_EQ(reserved.elements()[0].str(), "job-known-01") << "the one A's caller holds stays";
@@ -96,6 +102,7 @@ TEST_F(RedisReclaimTest, AReservationWhoseFetchReplyWasLostGoesBackAtTheReconnec
   EXPECT_EQ((*again)->jid, "job-lost-001");
   EXPECT_EQ((*again)->payload.find("retry_count"), std::string::npos) << (*again)->payload;
   EXPECT_EQ(a->reservations_reclaimed(), 1) << "nothing else given back";
+  a->SetWakeHandler(nullptr);
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 -- same step, so no reaper touches what it handed over. Returns {node, given back, handed over}.
 -- mode 'lost' (#12): `node`'s connection came back after a loss; the listed jids are reservations
 -- of `node` that none of its callers knows of (their FETCH reply was lost with the connection):
--- each still reserved by `node` is given back. Returns how many were.
+-- each still reserved by `node` is given back, its queue woken with the sender 'reclaim:NODE' (so
+-- that `node` itself hears it too: its own FETCHes may wait on that queue). Returns how many were.
 -- Giving back a job: to the oldest end of its queue (RPUSH; the earliest reserved goes out first),
 -- state queued, NODE cleared, its payload (retry count) untouched, ENQUEUED_US '+' now; each
 -- queue that got jobs is woken with NODE as the sender (so every live node, this one included,
@@ -37,8 +38,8 @@ local function held_by(node, jids, only)
   return held, kept
 end
 
--- Gives back `held` (from held_by) and wakes their queues.
-local function give_back(node, held)
+-- Gives back `held` (from held_by) and wakes their queues as `sender`.
+local function give_back(node, held, sender)
   -- Latest reservation first: RPUSH leaves the earliest at the very end, fetched first.
   table.sort(held, function(a, b)
     if a.score ~= b.score then return a.score > b.score end
@@ -58,7 +59,7 @@ local function give_back(node, held)
     redis.call('RPUSH', P .. 'q:' .. h.queue, r.jid)
     woken[h.queue] = (woken[h.queue] or 0) + 1
   end
-  for q, n in pairs(woken) do wake(node, q, n) end
+  for q, n in pairs(woken) do wake(sender, q, n) end
 end
 
 -- Gives back NODE's reservations (of the queues in `only`, or all when nil), deletes its set and
@@ -66,7 +67,7 @@ end
 local function reap(node, only)
   local set = P .. 'reserved:' .. node
   local held, kept = held_by(node, redis.call('SMEMBERS', set), only)
-  give_back(node, held)
+  give_back(node, held, node)
   redis.call('DEL', set)
   redis.call('SREM', P .. 'nodes', node)
   return #held, kept
@@ -87,7 +88,7 @@ if mode == 'lost' then
     end
   end
   local held = held_by(self, jids, nil)
-  give_back(self, held)
+  give_back(self, held, 'reclaim:' .. self)
   return #held
 end
 local out = {}
