@@ -19,10 +19,22 @@ AdaptiveLimitConfig Sanitize(AdaptiveLimitConfig c) {
 }  // namespace
 
 AdaptiveLimit::AdaptiveLimit(const AdaptiveLimitConfig& config)
-    : config_(Sanitize(config)), limit_(config_.initial_limit) {}
+    : config_(Sanitize(config)),
+      min_(config_.min_limit),
+      max_(config_.max_limit),
+      limit_(config_.initial_limit) {}
 
 int AdaptiveLimit::limit() const {
-  return std::clamp(static_cast<int>(std::floor(limit_)), config_.min_limit, config_.max_limit);
+  return std::clamp(static_cast<int>(std::floor(limit_)), min_, max_);
+}
+
+void AdaptiveLimit::SetNodes(int nodes) {
+  nodes = std::max(1, nodes);
+  if (nodes == nodes_) return;
+  min_ = std::max(1, config_.min_limit / nodes);
+  max_ = std::max(min_, config_.max_limit / nodes);
+  limit_ = std::clamp(limit_ * nodes_ / nodes, double(min_), double(max_));
+  nodes_ = nodes;
 }
 
 Duration AdaptiveLimit::baseline() const {
@@ -60,14 +72,14 @@ void AdaptiveLimit::OnResult(LimitSignal signal, Duration latency, TimePoint now
   // +1 per limit's worth of successes, only while the cap is actually in use: in flight before this
   // attempt finished (in_flight + 1) is at least half the limit.
   if (2.0 * (in_flight + 1) >= limit_) {
-    limit_ = std::min<double>(config_.max_limit, limit_ + config_.additive_increase / limit_);
+    limit_ = std::min<double>(max_, limit_ + config_.additive_increase / limit_);
   }
 }
 
 void AdaptiveLimit::Decrease(TimePoint started, TimePoint now) {
   // Already reacted to congestion seen by attempts of this window.
   if (decreased_ && started < last_decrease_) return;
-  limit_ = std::max<double>(config_.min_limit, limit_ * config_.decrease_factor);
+  limit_ = std::max<double>(min_, limit_ * config_.decrease_factor);
   last_decrease_ = now;
   decreased_ = true;
   ++decreases_;

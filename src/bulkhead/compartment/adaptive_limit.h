@@ -70,6 +70,18 @@ class AdaptiveLimit {
   // still in flight at the host after this one finished.
   void OnResult(LimitSignal signal, Duration latency, TimePoint now, int in_flight);
 
+  // Cluster share (#12): `nodes` nodes (≥ 1; values < 1 act as 1) send to the host, each under its
+  // own AdaptiveLimit, so each one's bounds are the configured ones divided by `nodes` (floor,
+  // never below 1): the sum over the nodes stays within max_limit while max_limit ≥ nodes. The
+  // current (unrounded) cap scales by old/new nodes into the new bounds, so a node that joins
+  // shrinks the others' caps at once and one that dies grows them. Attempts already in flight are
+  // untouched (in flight may exceed the cap until they finish).
+  void SetNodes(int nodes);
+  int nodes() const { return nodes_; }
+  // The bounds in force (the configured ones, divided as above).
+  int min_limit() const { return min_; }
+  int max_limit() const { return max_; }
+
   // The current baseline (minimum recent success latency); zero before any success.
   Duration baseline() const;
   int64_t decreases() const { return decreases_; }
@@ -79,6 +91,8 @@ class AdaptiveLimit {
   bool IsSlow(Duration latency) const;
 
   const AdaptiveLimitConfig config_;
+  int nodes_ = 1;
+  int min_, max_;  // config_'s bounds divided by nodes_
   double limit_;
   TimePoint last_decrease_{};
   bool decreased_ = false;

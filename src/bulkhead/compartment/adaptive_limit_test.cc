@@ -191,5 +191,24 @@ TEST(AdaptiveLimitConfigTest, NonsenseIsSanitised) {
   EXPECT_DOUBLE_EQ(l2.raw_limit(), 8 * 0.95);
 }
 
+// Cluster share (#12): each of N nodes gets the bounds divided by N (floor, at least 1), and the
+// current cap scales by old/new N into them.
+TEST_F(AdaptiveLimitTest, NodesDivideTheBoundsAndScaleTheCap) {
+  limit_.SetNodes(3);
+  EXPECT_EQ(limit_.max_limit(), 3) << "10 / 3, floor";
+  EXPECT_EQ(limit_.min_limit(), 1) << "1 / 3 is never below 1";
+  EXPECT_EQ(limit_.limit(), 1) << "4 / 3 = 1.33";
+  for (int i = 0; i < 50; ++i) Success();
+  EXPECT_EQ(limit_.limit(), 3) << "growth stops at the node's share of max_limit";
+  limit_.SetNodes(1);
+  EXPECT_EQ(limit_.max_limit(), 10);
+  EXPECT_EQ(limit_.limit(), 9) << "3 x 3: the same cluster-wide cap";
+  limit_.SetNodes(0);
+  EXPECT_EQ(limit_.nodes(), 1) << "values < 1 act as 1";
+  limit_.SetNodes(20);
+  EXPECT_EQ(limit_.max_limit(), 1) << "more nodes than max_limit: 1 each";
+  EXPECT_EQ(limit_.limit(), 1);
+}
+
 }  // namespace
 }  // namespace bulkhead

@@ -26,8 +26,27 @@ Compartment& HostCompartments::Get(std::string_view host, TimePoint now) {
                                              std::string(host), config_.compartment, rng_, now))
              .first;
     it->second->AttachIndex(&index_);
+    it->second->SetNodes(nodes_);
   }
   return *it->second;
+}
+
+void HostCompartments::SetNodes(int nodes) {
+  nodes_ = std::max(1, nodes);
+  global_max_ = std::max(1, std::max(1, config_.global_max_in_flight) / nodes_);
+  for (auto& entry : compartments_) entry.second->SetNodes(nodes_);
+}
+
+int HostCompartments::host_cap_max() const {
+  AdaptiveLimit probe(config_.compartment.limit);
+  probe.SetNodes(nodes_);
+  return probe.max_limit();
+}
+
+int HostCompartments::host_cap_min() const {
+  AdaptiveLimit probe(config_.compartment.limit);
+  probe.SetNodes(nodes_);
+  return probe.min_limit();
 }
 
 Compartment* HostCompartments::Find(std::string_view host) {

@@ -106,8 +106,21 @@ class HostCompartments {
   // without any attempt finishing. nullopt when only results can unblock parked work.
   std::optional<TimePoint> NextWakeup(TimePoint now) const;
 
+  // Cluster share (#12): `nodes` nodes (values < 1 act as 1) share the destination hosts, each
+  // with its own HostCompartments, so this node's global cap becomes global_max_in_flight / nodes
+  // and every compartment's adaptive cap bounds divide the same way (AdaptiveLimit::SetNodes),
+  // floor, never below 1: the caps hold for the cluster as long as each is ≥ nodes. Compartments
+  // created later get the same share. Attempts in flight are never cancelled: a node whose share
+  // shrank starts nothing new until it is under its new caps.
+  void SetNodes(int nodes);
+  int nodes() const { return nodes_; }
+
   int global_in_flight() const { return global_in_flight_; }
+  // This node's global cap: global_max_in_flight divided by nodes().
   int global_max_in_flight() const { return global_max_; }
+  // This node's bounds of every host's adaptive cap (max_limit and min_limit divided by nodes()).
+  int host_cap_max() const;
+  int host_cap_min() const;
   size_t size() const { return compartments_.size(); }
 
   // One entry per compartment, ordered by host.
@@ -115,7 +128,8 @@ class HostCompartments {
 
  private:
   const HostCompartmentsConfig config_;
-  const int global_max_;
+  int nodes_ = 1;
+  int global_max_;  // config_.global_max_in_flight / nodes_, at least 1
   Rng& rng_;
   CompartmentIndex index_;  // declared before compartments_: they detach from it when destroyed
   std::map<std::string, std::unique_ptr<Compartment>, std::less<>> compartments_;

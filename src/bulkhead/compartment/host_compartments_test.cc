@@ -308,5 +308,39 @@ TEST_F(RegistryTest, NonsenseGlobalCapActsAsOne) {
   EXPECT_EQ(reg.global_max_in_flight(), 1);
 }
 
+// Cluster share (#12): with N nodes, this node's global cap and every host's cap bounds are
+// divided by N (floor, at least 1), for compartments made before and after; a smaller share
+// cancels nothing in flight, it only holds new grants back until under it.
+TEST_F(RegistryTest, NodesDivideTheGlobalAndHostCaps) {
+  Make(10, 6);
+  reg_->Get("a", Now());
+  reg_->SetNodes(3);
+  EXPECT_EQ(reg_->global_max_in_flight(), 3);
+  EXPECT_EQ(reg_->host_cap_max(), 2);
+  EXPECT_EQ(reg_->Find("a")->limit(), 2) << "a compartment made before";
+  EXPECT_EQ(reg_->Get("b", Now()).limit(), 2) << "and one made after";
+  std::vector<Grant> first = Schedule({{"a", 5}, {"b", 5}});
+  EXPECT_EQ(first.size(), 3u) << "the node's share of the global cap";
+
+  reg_->SetNodes(1);
+  std::vector<Grant> more = Schedule({{"a", 5}, {"b", 5}});
+  EXPECT_EQ(CountByHost(more), (std::map<std::string, int>{{"a", 3}, {"b", 4}}))
+      << "the whole cap once alone: 10 in all, 5 per host (under 6), round robin";
+  EXPECT_EQ(reg_->global_in_flight(), 10);
+
+  reg_->SetNodes(5);
+  EXPECT_EQ(reg_->global_max_in_flight(), 2);
+  EXPECT_EQ(reg_->global_in_flight(), 10) << "nothing in flight is cancelled";
+  for (const Grant& g : more) Finish(g);
+  EXPECT_TRUE(Schedule({{"a", 5}, {"b", 5}}).empty()) << "3 still in flight, above the share of 2";
+  Finish(first[0]);
+  Finish(first[1]);
+  EXPECT_EQ(Schedule({{"a", 5}, {"b", 5}}).size(), 1u) << "under the share again: one at a time";
+
+  reg_->SetNodes(20);
+  EXPECT_EQ(reg_->global_max_in_flight(), 1) << "never below 1";
+  EXPECT_EQ(reg_->host_cap_max(), 1);
+}
+
 }  // namespace
 }  // namespace bulkhead

@@ -53,6 +53,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
 }
 
 Dispatcher::~Dispatcher() {
+  if (started_) engine_.store().SetNodeCountHandler(nullptr);
   *alive_ = false;
   timer_.cancel();
 }
@@ -63,6 +64,12 @@ void Dispatcher::Start() {
   adopting_ = true;
   taking_ = true;
   if (shared_hosts_) shared_hosts_->Start();
+  ApplyNodeCount(engine_.store().live_nodes());
+  engine_.store().SetNodeCountHandler([this, alive = alive_](size_t nodes) {
+    if (!*alive) return;
+    ApplyNodeCount(nodes);
+    Pump();  // a grown share starts what waited
+  });
   // `done` may run inside Restore: adoption continues on a later turn of the loop.
   host_states_.Restore([this, alive = alive_] {
     boost::asio::post(io_, [this, alive] {
@@ -71,6 +78,17 @@ void Dispatcher::Start() {
       Adopt(0);
     });
   });
+}
+
+void Dispatcher::ApplyNodeCount(size_t nodes) {
+  const int n = static_cast<int>(std::clamp<size_t>(nodes, 1, 1'000'000));
+  if (n == compartments_.nodes()) return;
+  compartments_.SetNodes(n);
+  spdlog::info(
+      "delivery: {} nodes share the store: this node's caps are {} in flight in all, {}..{} per "
+      "host",
+      n, compartments_.global_max_in_flight(), compartments_.host_cap_min(),
+      compartments_.host_cap_max());
 }
 
 void Dispatcher::Stop() {
@@ -324,6 +342,9 @@ DeliverySnapshot Dispatcher::Collect(TimePoint now) const {
   s.held = held_.size();
   s.in_flight = compartments_.global_in_flight();
   s.max_in_flight = compartments_.global_max_in_flight();
+  s.cluster_nodes = compartments_.nodes();
+  s.host_cap_max = compartments_.host_cap_max();
+  s.host_cap_min = compartments_.host_cap_min();
   s.stats = stats();
   return s;
 }

@@ -27,6 +27,13 @@
 //   in the store and restores it at Start, before reservations are adopted. On a shared store,
 //   SharedHostStates (shared_host_states.h) adopts the other nodes' changes and lets one node
 //   at a time probe a half-open host.
+//   Cluster-wide caps (#12): on a store shared by N live nodes (Store::live_nodes(), learned by
+//   the store at each heartbeat), this node's global cap is global_max_in_flight / N and each
+//   host's adaptive cap bounds divide the same way (floor, never below 1;
+//   HostCompartments::SetNodes), so the cluster stays within the configured caps without a
+//   round trip per attempt. When N changes (the store's node count handler) the shares follow at
+//   once and the dispatcher pumps: survivors of a dead node grow, nodes shrink when one joins
+//   (attempts in flight are not cancelled; new ones wait until under the new caps).
 //   Views: Snapshot() copies the state into a DeliverySnapshot (delivery_snapshot.h), plain data
 //   the dispatcher never renders: view/ does (view/host_view.h, view/api_json.h for /api/hosts
 //   and INFO "hosts", view/delivery_gauges.h for the bulkhead_host_* gauges, which the server
@@ -147,6 +154,8 @@ class Dispatcher final : public BuiltinJobs {
   void Launch(HeldJob& held, Grant grant, TimePoint now);
   void OnResponse(const std::string& jid, HttpResponse response);
   void ArmTimer(TimePoint now);
+  // Applies the share of `nodes` live nodes to the caps (logged when it changes).
+  void ApplyNodeCount(size_t nodes);
   // The snapshot at `now`, built for Snapshot() and PublishSnapshot().
   DeliverySnapshot Collect(TimePoint now) const;
 

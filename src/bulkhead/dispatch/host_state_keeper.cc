@@ -99,7 +99,8 @@ void HostStateKeeper::CheckAvailability(const std::string& host, TimePoint now) 
   if (unavailable && !was) {
     unavailable_hosts_.insert(host);
     spdlog::warn("delivery: host {} is unavailable (failing continuously)", host);
-    outcomes_.HostUnavailable(host);
+    const Compartment* c = compartments_.Find(host);
+    outcomes_.HostUnavailable(host, c ? c->failing_since() : std::nullopt);
   } else if (!unavailable && was) {
     unavailable_hosts_.erase(host);
     spdlog::info("delivery: host {} is available again", host);

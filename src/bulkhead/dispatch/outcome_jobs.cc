@@ -2,30 +2,53 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/util/rng.h"
 
 namespace bulkhead {
+namespace {
+
+// FNV-1a, 64 bits, in hex: the same on every node and build (std::hash is not promised to be).
+std::string StableHash(const std::string& text) {
+  uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
 
 void OutcomeJobs::WebPushGone(const DeliveryJob& job) {
-  Push(kWebPushGoneJobType, nlohmann::json::array({job.url, job.jid}));
+  Push(kWebPushGoneJobType, nlohmann::json::array({job.url, job.jid}), "bh-gone-" + job.jid);
 }
 
 void OutcomeJobs::DeliveryDead(const DeliveryJob& job, const std::string& reason) {
-  Push(kDeliveryDeadJobType, nlohmann::json::array({job.jid, job.jobtype, reason, job.url}));
+  Push(kDeliveryDeadJobType, nlohmann::json::array({job.jid, job.jobtype, reason, job.url}),
+       "bh-dead-" + job.jid);
 }
 
-void OutcomeJobs::HostUnavailable(const std::string& host) {
-  Push(kHostUnavailableJobType, nlohmann::json::array({host}));
+void OutcomeJobs::HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since) {
+  std::string jid;
+  if (failing_since) {
+    jid = "bh-unavailable-" + StableHash(host) + "-" + std::to_string(ToUnixMicros(*failing_since));
+  }
+  Push(kHostUnavailableJobType, nlohmann::json::array({host}), std::move(jid));
 }
 
 void OutcomeJobs::HostAvailable(const std::string& host) {
-  Push(kHostAvailableJobType, nlohmann::json::array({host}));
+  Push(kHostAvailableJobType, nlohmann::json::array({host}), "");
 }
 
-void OutcomeJobs::Push(const std::string& jobtype, nlohmann::json args) {
+void OutcomeJobs::Push(const std::string& jobtype, nlohmann::json args, std::string jid) {
+  if (jid.empty()) jid = RandomHex(12);
   nlohmann::json doc = {
-      {"jid", RandomHex(12)}, {"jobtype", jobtype}, {"queue", queue_}, {"args", std::move(args)}};
+      {"jid", std::move(jid)}, {"jobtype", jobtype}, {"queue", queue_}, {"args", std::move(args)}};
   auto record = ParseJobDocument(std::move(doc), clock_.Now());
   if (!record.ok()) {
     spdlog::error("delivery: cannot build {} job: {}", jobtype, record.status().message());

@@ -5,10 +5,24 @@
 //   bulkhead.host_unavailable args [host]   (compartment/compartment.h's rule: failing
 //   bulkhead.host_available   args [host]    continuously for unavailable_after; cleared by a
 //                                            healthy answer)
+//
+// Once per event across nodes (#12): an outcome job's jid is derived from its event, and a PUSH
+// of a jid the store holds changes nothing (Engine::Push), so the same event pushed again — by
+// another node sharing the store, or by a node that re-ran a delivery given back after its first
+// node died between the outcome and the delivery's end — is a duplicate the store drops while the
+// first outcome job is still there (queued, scheduled, retrying or being worked on). Once the
+// application's worker has ACKed it, the jid is free again and a later repeat would run twice: the
+// guarantee is at-least-once with repeats absorbed while the first is pending. The events:
+//   webpush_gone, delivery_dead: the delivery's jid ("bh-gone-JID", "bh-dead-JID");
+//   host_unavailable: the host and the start of its failing period, which the nodes share
+//                     (host state records) ("bh-unavailable-HASH-SINCE_US");
+//   host_available: a fresh jid (its failing period has ended; the nodes adopt the verdict from
+//                   the shared host state instead of pushing it, see host_state_keeper.h).
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "bulkhead/dispatch/delivery_job.h"
@@ -34,14 +48,17 @@ class OutcomeJobs {
 
   void WebPushGone(const DeliveryJob& job);
   void DeliveryDead(const DeliveryJob& job, const std::string& reason);
-  void HostUnavailable(const std::string& host);
+  // `failing_since`: the start of the failing period that made the host unavailable (nullopt:
+  // unknown, the job gets a fresh jid).
+  void HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since);
   void HostAvailable(const std::string& host);
 
   // Outcome jobs handed to the engine (a failed push is logged, not retried).
   int64_t pushed() const { return stats_.outcome_jobs; }
 
  private:
-  void Push(const std::string& jobtype, nlohmann::json args);
+  // Pushes an outcome job with `jid` (empty: a fresh one).
+  void Push(const std::string& jobtype, nlohmann::json args, std::string jid);
 
   Engine& engine_;
   const Clock& clock_;

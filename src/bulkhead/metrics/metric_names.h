@@ -47,6 +47,16 @@ inline constexpr std::string_view kDeadSetSizeHelp = "Jobs in the dead set (retr
 inline constexpr std::string_view kParkedJobs = "bulkhead_parked_jobs";
 inline constexpr std::string_view kParkedJobsHelp =
     "Delivery jobs parked because their host's breaker is open or its cap is full.";
+// Cluster-wide delivery caps (#12): this node's view of the cluster and its share of the caps.
+inline constexpr std::string_view kClusterNodes = "bulkhead_cluster_nodes";
+inline constexpr std::string_view kClusterNodesHelp =
+    "Live nodes sharing the store, as this node last learned (1 on an embedded store).";
+inline constexpr std::string_view kDeliveryMaxInflight = "bulkhead_delivery_max_inflight";
+inline constexpr std::string_view kDeliveryMaxInflightHelp =
+    "This node's global cap on deliveries in flight: global_max_in_flight / cluster nodes.";
+inline constexpr std::string_view kDeliveryHostCapMax = "bulkhead_delivery_host_cap_max";
+inline constexpr std::string_view kDeliveryHostCapMaxHelp =
+    "This node's ceiling of every host's adaptive cap: host_cap_max / cluster nodes.";
 
 // ---- Queue throttles ([throttles], issue #13)
 // -----------------------------------------------------

@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <array>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -56,7 +57,7 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
 
  public:
   Impl(asio::io_context& io, RedisConnectOptions options)
-      : io_(io), options_(std::move(options)), timer_(io), reply_timer_(io) {
+      : io_(io), options_(std::move(options)), timer_(io), reply_timer_(io), keepalive_timer_(io) {
     name_ = "redis " + options_.endpoint.ToString();
   }
   ~Impl() { FreeReader(); }
@@ -92,6 +93,7 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
   void FailAll(DoneCallback done, std::deque<Pending> failed, const Status& cause);
   void Push(ReplyCallback callback);
   void ArmReplyTimer();
+  void ArmKeepalive();
   void Lose(Status cause, bool report);
   void PostFailure(ReplyCallback cb, Status status);
   void FreeReader();
@@ -103,6 +105,7 @@ class RedisConnection::Impl : public std::enable_shared_from_this<Impl> {
   asio::steady_timer timer_;
   asio::steady_timer reply_timer_;
   bool reply_timer_armed_ = false;
+  asio::steady_timer keepalive_timer_;
   uint64_t gen_ = 0;  // transport generation: handlers of an older transport do nothing
   bool destroyed_ = false;
   bool transport_up_ = false;
@@ -277,6 +280,7 @@ void RedisConnection::Impl::QueueSetupCommands() {
 void RedisConnection::Impl::BecomeReady() {
   state_ = State::kReady;
   timer_.cancel();
+  ArmKeepalive();
   DoneCallback done = std::move(connect_done_);
   connect_done_ = nullptr;
   if (done) done(Status::Ok());
@@ -398,6 +402,23 @@ void RedisConnection::Impl::ArmReplyTimer() {
   });
 }
 
+// Every keepalive_every while ready: a PING when nothing is unanswered (otherwise the reply timer
+// already watches the oldest command).
+void RedisConnection::Impl::ArmKeepalive() {
+  if (options_.keepalive_every.count() <= 0) return;
+  keepalive_timer_.expires_after(options_.keepalive_every);
+  keepalive_timer_.async_wait(
+      [self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
+        if (ec || self->destroyed_ || gen != self->gen_ || self->state_ != State::kReady) return;
+        if (self->pending_.empty()) {
+          self->Encode({"PING"});
+          self->Push([](Result<RedisReply>) {});  // a loss reaches the lost handler
+          self->MaybeWrite();
+        }
+        self->ArmKeepalive();
+      });
+}
+
 void RedisConnection::Impl::Send(const std::vector<std::string>& argv, ReplyCallback callback) {
   if (argv.empty()) {
     PostFailure(std::move(callback), Status::InvalidArgument(name_ + ": empty command"));
@@ -407,7 +428,7 @@ void RedisConnection::Impl::Send(const std::vector<std::string>& argv, ReplyCall
     PostFailure(std::move(callback), Unavailable("not connected"));
     return;
   }
-  if (subscribed_) {
+  if (subscribed_ && !boost::algorithm::iequals(argv[0], "PING")) {
     PostFailure(std::move(callback),
                 Status::FailedPrecondition(name_ + ": Send on a subscriber connection"));
     return;
@@ -465,6 +486,7 @@ void RedisConnection::Impl::ResetTransport() {
   timer_.cancel();
   reply_timer_.cancel();
   reply_timer_armed_ = false;
+  keepalive_timer_.cancel();
   resolver_.cancel();
   if (t_) t_->Close();
 }

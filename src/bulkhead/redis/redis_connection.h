@@ -51,6 +51,11 @@ struct RedisConnectOptions {
   // (Unavailable "no reply within N ms", the lost handler runs): it catches a peer that went
   // silent (half-open TCP, a frozen server). Not for blocking commands (BLPOP) longer than it.
   std::chrono::milliseconds reply_timeout{0};
+  // 0: none. Otherwise a ready connection sends PING every keepalive_every while no command is
+  // unanswered (allowed in subscriber mode too, where nothing else is ever sent), so that
+  // reply_timeout (which must then be set) catches a half-open socket on a connection that would
+  // otherwise only wait: it is taken for lost within keepalive_every + reply_timeout.
+  std::chrono::milliseconds keepalive_every{0};
 
   // The options for `url` at `endpoint` (the URL's own server, or the primary that Sentinel
   // named): TLS for rediss://, the URL's user, password and db.
@@ -82,7 +87,7 @@ class RedisConnection {
   void Connect(DoneCallback done);
 
   // Sends one command (argv[0] is the command name), encoded at once: argv is not kept. Replies
-  // arrive in Send order.
+  // arrive in Send order. In subscriber mode only PING is sent (its reply is ["pong", ""]).
   void Send(const std::vector<std::string>& argv, ReplyCallback callback);
 
   // Turns the connection into a subscriber: SUBSCRIBE `channels`; `done` gets OK once Redis

@@ -329,5 +329,62 @@ TEST_F(RedisConnectionTest, SubscriberReceivesPublishedMessages) {
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
 }
 
+// A subscriber sends nothing but PING (#12): with keepalive_every, a healthy server answers each
+// and the subscription carries on; a server that stops answering (CLIENT PAUSE: the socket stays
+// open, as when it is half-open) ends the connection after the reply timeout.
+TEST_F(RedisConnectionTest, ASubscriberPingsAndASilentServerEndsIt) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  RedisConnectOptions options = server->connect_options();
+  options.keepalive_every = milliseconds(50);
+  options.reply_timeout = milliseconds(300);
+  RedisConnection subscriber(io_, options);
+  RedisConnection publisher(io_, server->connect_options());
+  std::optional<Status> lost;
+  subscriber.SetLostHandler([&](const Status& cause) { lost = cause; });
+  ASSERT_TRUE(Connect(subscriber).ok());
+  ASSERT_TRUE(Connect(publisher).ok());
+  std::vector<std::string> messages;
+  std::optional<Status> subscribed;
+  subscriber.Subscribe(
+      {"wake"}, [&](const std::string&, const std::string& m) { messages.push_back(m); },
+      [&](Status s) { subscribed = s; });
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return subscribed.has_value(); }, "SUBSCRIBE"));
+  ASSERT_TRUE(subscribed->ok()) << subscribed->ToString();
+
+  // Each PING is sent by a timer handler and answered by a read handler: the condition sees it
+  // pending, then answered.
+  int answered = 0;
+  bool was_pending = false;
+  ASSERT_TRUE(RunUntil(
+      io_,
+      [&] {
+        const bool pending = subscriber.pending() > 0;
+        if (was_pending && !pending) ++answered;
+        was_pending = pending;
+        return answered >= 5 || lost.has_value();
+      },
+      "five PINGs answered"));
+  EXPECT_FALSE(lost.has_value()) << "answered PINGs keep it up: " << lost->ToString();
+  EXPECT_TRUE(Call(publisher, {"PUBLISH", "wake", "after pings"}).ok());
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return messages.size() == 1; }, "a message after the PINGs"));
+  EXPECT_EQ(messages[0], "after pings");
+  Result<RedisReply> pong = Call(subscriber, {"ping"});
+  ASSERT_TRUE(pong.ok()) << pong.status().ToString();
+  EXPECT_EQ(
+      pong->ToString(),
+      RedisReply::OfArray({RedisReply::OfString("pong"), RedisReply::OfString("")}).ToString());
+
+  // The server stops answering without closing the socket.
+  ASSERT_TRUE(Call(publisher, {"CLIENT", "PAUSE", "1000", "ALL"}).ok());
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return lost.has_value(); }, "the silent server noticed", milliseconds(2000)));
+  EXPECT_NE(lost->message().find("no reply within 300 ms"), std::string::npos) << lost->message();
+  EXPECT_TRUE(subscriber.idle());
+  Call(publisher, {"CLIENT", "UNPAUSE"});
+}
+
 }  // namespace
 }  // namespace bulkhead

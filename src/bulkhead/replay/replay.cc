@@ -80,6 +80,19 @@ Status ValidateReplayOptions(const ReplayOptions& o) {
   if (o.concurrency < 1 || o.concurrency > 256) {
     return Status::InvalidArgument("--concurrency must be between 1 and 256");
   }
+  if (o.nodes < 1 || o.nodes > 8) return Status::InvalidArgument("--nodes must be between 1 and 8");
+  const bool redis = o.store.starts_with("redis://") || o.store.starts_with("rediss://") ||
+                     o.store.starts_with("redis-sentinel://");
+  if (o.nodes > 1 && !redis) {
+    return Status::InvalidArgument(
+        "--nodes > 1 needs a store the nodes share: --store redis://HOST:PORT (or rediss://, "
+        "redis-sentinel://)");
+  }
+  if (o.concurrency < o.nodes) {
+    return Status::InvalidArgument(
+        "--concurrency must be at least --nodes (each node's worker "
+        "gets a share of the threads)");
+  }
   if (o.fault == Fault::kNone) {
     return Status::InvalidArgument("--fault none has nothing to replay; use --baseline to compare");
   }
@@ -99,6 +112,13 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
     return 2;
   }
   out << "bulkhead replay: " << options.duration_s << " s of " << LoadLine(options) << "\n";
+  if (options.nodes > 1 || !options.store.empty()) {
+    // The scheme only: a Redis URL may carry a password.
+    out << "store: "
+        << (options.store.empty() ? "embedded" : options.store.substr(0, options.store.find(':')))
+        << ", " << options.nodes << (options.nodes == 1 ? " node" : " nodes")
+        << " (the load and the worker threads spread over them)\n";
+  }
   if (options.pipeline == Pipeline::kSharedPool) {
     out << "pipeline: shared pool (the worker threads make the push requests and wait, as "
            "Mastodon on Sidekiq does)\n";

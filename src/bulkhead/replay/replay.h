@@ -1,9 +1,9 @@
 // The incident as a benchmark (`bulkhead replay`): on loopback, a bulkhead server on its embedded
-// store (a child process), a healthy push endpoint and a faulty one, a load generator, and a
-// separate worker process running "timeline" jobs over the Faktory protocol. The story's load by
-// default: 50 timeline jobs/s (1-2 ms of CPU each, queue `default`), 20 Web Push jobs/s pushed to
-// the same queue, 30% of them to a host that accepts and never answers, for 60 s, worker
-// concurrency 15.
+// store (a child process; or `nodes` servers sharing a Redis store, `--store`, `--nodes`), a
+// healthy push endpoint and a faulty one, a load generator, and a separate worker process running
+// "timeline" jobs over the Faktory protocol. The story's load by default: 50 timeline jobs/s (1-2
+// ms of CPU each, queue `default`), 20 Web Push jobs/s pushed to the same queue, 30% of them to a
+// host that accepts and never answers, for 60 s, worker concurrency 15.
 //
 // Output: a live progress line on stderr; then, on `out`, a table (timeline latency, healthy
 // deliveries, what happened to the faulty host's jobs, retry-set size), verdict lines, and the
@@ -56,6 +56,13 @@ struct ReplayOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string ca_file;
+  // The store the server(s) run on (`serve --store`); empty: the embedded store in a scratch
+  // directory. With a Redis URL every scenario uses a fresh namespace ("replay-XXXXXX").
+  std::string store;
+  // Server processes on that store (> 1 needs a Redis URL), each with its own timeline worker
+  // process (the `concurrency` threads split between them); the load generator pushes job i
+  // through node i % nodes, and the figures are the cluster's (#12).
+  int nodes = 1;
   bool progress = true;  // the live line on stderr
   ReplayThresholds thresholds;
 };

@@ -44,6 +44,12 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
                      "timeline worker threads (default 15)");
   replay->add_option("--out", flags->options.out_dir,
                      "directory for replay.svg, replay.csv, summary.json (default replay-out)");
+  replay->add_option("--store", flags->options.store,
+                     "the servers' store URL (default: the embedded store in a scratch "
+                     "directory); redis://... runs the servers on a fresh namespace there");
+  replay->add_option("--nodes", flags->options.nodes,
+                     "bulkhead server processes sharing --store (default 1; > 1 needs redis), "
+                     "each with a timeline worker; the load spreads over them");
   replay->add_flag("--no-progress", flags->no_progress, "no live progress line");
   replay->add_option("--tls-cert-file", flags->options.tls_cert_file,
                      "serve the replay's Faktory port over TLS with this certificate (PEM); the "

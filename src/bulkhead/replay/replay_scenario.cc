@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "bulkhead/client/faktory_client.h"
 #include "bulkhead/encoders/vapid.h"
@@ -73,20 +74,29 @@ Result<std::pair<std::string, std::string>> SubscriptionKeys() {
   return std::make_pair(key->public_key_b64url(), Base64UrlEncode(RandomBytes(16)));
 }
 
-// Everything one scenario starts; destroyed in reverse order (worker, server, endpoints).
-struct Rig {
-  std::filesystem::path dir;
-  std::unique_ptr<PushEndpoint> healthy;
-  std::unique_ptr<PushEndpoint> faulty;
+// One bulkhead server process and its timeline worker.
+struct ReplayNode {
   std::unique_ptr<ChildProcess> server;
   std::unique_ptr<ChildProcess> worker;
   uint16_t fwp_port = 0;
   std::thread reader;
+};
+
+// Everything one scenario starts; destroyed in reverse order (workers, servers, endpoints).
+struct Rig {
+  std::filesystem::path dir;
+  std::unique_ptr<PushEndpoint> healthy;
+  std::unique_ptr<PushEndpoint> faulty;
+  std::vector<ReplayNode> nodes;  // sized once, before any reader starts
 
   ~Rig() {
-    if (worker) worker->Stop();
-    if (reader.joinable()) reader.join();  // ends at the worker's EOF
-    if (server) server->Stop();
+    for (auto& n : nodes) {
+      if (n.worker) n.worker->Stop();
+      if (n.reader.joinable()) n.reader.join();  // ends at the worker's EOF
+    }
+    for (auto& n : nodes) {
+      if (n.server) n.server->Stop();
+    }
     std::error_code ec;
     if (!dir.empty()) std::filesystem::remove_all(dir, ec);
   }
@@ -110,6 +120,9 @@ class Scenario {
     if (!s.ok()) return s;
     Drain();
     Collect();
+    if (!redis_namespace_.empty() && options_.store.starts_with("redis")) {
+      (void)info_clients_[0]->Flush();  // the scenario's jobs leave the user's Redis
+    }
     return std::move(result_);
   }
 
@@ -121,8 +134,14 @@ class Scenario {
     if (Status s = StartEndpoints(); !s.ok()) return s;
     auto self = SelfExecutable();
     if (!self.ok()) return self.status();
-    if (Status s = StartServer(*self); !s.ok()) return s;
-    if (Status s = StartWorker(*self); !s.ok()) return s;
+    rig_.nodes.resize(static_cast<size_t>(options_.nodes));
+    redis_namespace_ = "replay-" + RandomHex(6);
+    for (size_t i = 0; i < rig_.nodes.size(); ++i) {
+      if (Status s = StartServer(*self, i); !s.ok()) return s;
+    }
+    for (size_t i = 0; i < rig_.nodes.size(); ++i) {
+      if (Status s = StartWorker(*self, i); !s.ok()) return s;
+    }
     auto keys = SubscriptionKeys();
     if (!keys.ok()) return keys.status();
     keys_ = *keys;
@@ -143,13 +162,34 @@ class Scenario {
     return Status::Ok();
   }
 
-  // `bulkhead serve` (this executable) on free ports, waited for until a client connects.
-  Status StartServer(const std::string& self) {
+  // The serve config file's text (empty: none): the throttle of kThrottled; on a Redis store the
+  // scenario's namespace and a 1 s heartbeat (the nodes learn of each other within a second).
+  std::string ServeConfig() const {
+    std::string text;
+    if (!options_.store.empty() && options_.store.starts_with("redis")) {
+      text += "redis_namespace = \"" + redis_namespace_ +
+              "\"\nredis_heartbeat_ms = 1000\nredis_heartbeat_ttl_ms = 5000\n";
+    }
+    if (options_.pipeline == Pipeline::kThrottled) {
+      text += "[throttles]\npush = { concurrency = " + std::to_string(kThrottledPushConcurrency) +
+              ", timeout = " + std::to_string(kThrottledPushTimeoutSeconds) + " }\n";
+    }
+    return text;
+  }
+
+  // `bulkhead serve` (this executable) for node `i` on free ports, waited for until a client
+  // connects.
+  Status StartServer(const std::string& self, size_t i) {
+    ReplayNode& node = rig_.nodes[i];
     auto fwp = FreePort();
     auto http = FreePort();
     if (!fwp.ok()) return fwp.status();
     if (!http.ok()) return http.status();
-    rig_.fwp_port = *fwp;
+    node.fwp_port = *fwp;
+    const std::filesystem::path data = rig_.dir / ("node-" + std::to_string(i));
+    std::error_code ec;
+    std::filesystem::create_directories(data, ec);
+    if (ec) return Status::Internal("cannot create " + data.string() + ": " + ec.message());
     std::vector<std::string> serve = {self,
                                       "serve",
                                       "--listen",
@@ -157,7 +197,7 @@ class Scenario {
                                       "--http",
                                       "127.0.0.1:" + std::to_string(*http),
                                       "--data-dir",
-                                      rig_.dir.string(),
+                                      data.string(),
                                       "--allow-private-targets",
                                       "--log-level",
                                       "warn"};
@@ -165,41 +205,45 @@ class Scenario {
       serve.insert(serve.end(), {"--tls-cert-file", options_.tls_cert_file, "--tls-key-file",
                                  options_.tls_key_file});
     }
-    if (options_.pipeline == Pipeline::kThrottled) {
+    if (!options_.store.empty()) serve.insert(serve.end(), {"--store", options_.store});
+    if (std::string text = ServeConfig(); !text.empty()) {
       auto config = rig_.dir / "bulkhead.toml";
-      std::string text =
-          "[throttles]\npush = { concurrency = " + std::to_string(kThrottledPushConcurrency) +
-          ", timeout = " + std::to_string(kThrottledPushTimeoutSeconds) + " }\n";
       if (Status s = WriteTextFile(config, text); !s.ok()) return s;
       serve.insert(serve.end(), {"--config", config.string()});
     }
-    auto server = ChildProcess::Spawn(serve, (rig_.dir / "server.log").string(), false);
+    auto server = ChildProcess::Spawn(serve, (data / "server.log").string(), false);
     if (!server.ok()) return server.status();
-    rig_.server = std::move(*server);
+    node.server = std::move(*server);
     auto deadline = Clock::now() + kServerReadyTimeout;
     for (;;) {
-      auto c = FaktoryClient::Connect(ClientOptions());
+      auto c = FaktoryClient::Connect(ClientOptions(i));
       if (c.ok()) {
-        info_client_ = std::move(*c);
+        info_clients_.push_back(std::move(*c));
         break;
       }
-      if (rig_.server->Poll() || Clock::now() > deadline) {
-        return Status::Unavailable("the bulkhead server did not start: " + c.status().message() +
-                                   "\nserver log:\n" + rig_.server->StderrTail());
+      if (node.server->Poll() || Clock::now() > deadline) {
+        return Status::Unavailable("the bulkhead server (node " + std::to_string(i) +
+                                   ") did not start: " + c.status().message() + "\nserver log:\n" +
+                                   node.server->StderrTail());
       }
       std::this_thread::sleep_for(milliseconds(50));
     }
     return Status::Ok();
   }
 
-  // The timeline worker (this executable), waited for until the server counts it.
-  Status StartWorker(const std::string& self) {
+  // Node `i`'s timeline worker (this executable), with its share of the worker threads, waited
+  // for until its server counts it.
+  Status StartWorker(const std::string& self, size_t i) {
+    ReplayNode& node = rig_.nodes[i];
+    const size_t n = rig_.nodes.size();
+    const size_t threads = static_cast<size_t>(options_.concurrency) / n +
+                           (i < static_cast<size_t>(options_.concurrency) % n ? 1 : 0);
     std::vector<std::string> worker_args = {self,
                                             "replay-worker",
                                             "--port",
-                                            std::to_string(rig_.fwp_port),
+                                            std::to_string(node.fwp_port),
                                             "--concurrency",
-                                            std::to_string(options_.concurrency)};
+                                            std::to_string(threads)};
     if (options_.pipeline == Pipeline::kThrottled) {
       worker_args.insert(worker_args.end(), {"--queue", "default,push"});
     }
@@ -208,17 +252,18 @@ class Scenario {
       if (!options_.ca_file.empty())
         worker_args.insert(worker_args.end(), {"--ca", options_.ca_file});
     }
-    auto worker = ChildProcess::Spawn(worker_args, (rig_.dir / "worker.log").string(), true);
+    auto worker = ChildProcess::Spawn(
+        worker_args, (rig_.dir / ("worker-" + std::to_string(i) + ".log")).string(), true);
     if (!worker.ok()) return worker.status();
-    rig_.worker = std::move(*worker);
-    rig_.reader = std::thread([this, fd = rig_.worker->stdout_fd()] { ReadWorker(fd); });
+    node.worker = std::move(*worker);
+    node.reader = std::thread([this, fd = node.worker->stdout_fd()] { ReadWorker(fd); });
     auto deadline = Clock::now() + kWorkerReadyTimeout;
     for (;;) {
-      auto info = Info();
+      auto info = Info(i);
       if (info.ok() && (*info)["server"].value("workers", 0) >= 1) break;
-      if (rig_.worker->Poll() || Clock::now() > deadline) {
-        return Status::Unavailable("the timeline worker did not connect\nworker log:\n" +
-                                   rig_.worker->StderrTail());
+      if (node.worker->Poll() || Clock::now() > deadline) {
+        return Status::Unavailable("the timeline worker of node " + std::to_string(i) +
+                                   " did not connect\nworker log:\n" + node.worker->StderrTail());
       }
       std::this_thread::sleep_for(milliseconds(50));
     }
@@ -253,32 +298,38 @@ class Scenario {
     }
   }
 
-  // How the load generator and the INFO reader connect to the replay's server.
-  FaktoryConnectOptions ClientOptions() const {
+  // How the load generator and the INFO reader connect to node `i`'s server.
+  FaktoryConnectOptions ClientOptions(size_t i) const {
     FaktoryConnectOptions co;
     co.host = "127.0.0.1";
-    co.port = rig_.fwp_port;
+    co.port = rig_.nodes[i].fwp_port;
     co.password = Password();
     co.tls = !options_.tls_cert_file.empty();
     co.ca_file = options_.ca_file;
     return co;
   }
 
-  Result<nlohmann::json> Info() {
-    auto text = info_client_->Info();
+  // INFO of node `i` (main thread).
+  Result<nlohmann::json> Info(size_t i = 0) {
+    auto text = info_clients_[i]->Info();
     if (!text.ok()) return text.status();
     auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
     return doc;
   }
 
-  // Paces pushes at `rate` per second from t0 for the duration; `make_job(i, now_us)` returns the
-  // job's JSON. Stops at the first PUSH error (kept in load_error_).
+  // Paces pushes at `rate` per second from t0 for the duration, job i through node i % nodes;
+  // `make_job(i, now_us)` returns the job's JSON. Stops at the first PUSH error (kept in
+  // load_error_).
   void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
-    auto client = FaktoryClient::Connect(ClientOptions());
-    if (!client.ok()) {
-      SetLoadError(client.status());
-      return;
+    std::vector<std::unique_ptr<FaktoryClient>> clients;
+    for (size_t n = 0; n < rig_.nodes.size(); ++n) {
+      auto client = FaktoryClient::Connect(ClientOptions(n));
+      if (!client.ok()) {
+        SetLoadError(client.status());
+        return;
+      }
+      clients.push_back(std::move(*client));
     }
     const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
     for (int64_t i = 0; i < total && !stop_load_; ++i) {
@@ -286,13 +337,13 @@ class Scenario {
       int64_t now = SteadyMicros();
       if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
       std::string job = make_job(i, SteadyMicros());
-      Status s = (*client)->Push(job);
+      Status s = clients[static_cast<size_t>(i) % clients.size()]->Push(job);
       if (!s.ok()) {
         SetLoadError(s);
         return;
       }
     }
-    (*client)->End();
+    for (auto& client : clients) client->End();
   }
 
   void SetLoadError(const Status& s) {
@@ -373,7 +424,7 @@ class Scenario {
     std::lock_guard lock(mu_);
     if (!load_error_.ok()) {
       return Status::Unavailable("the load stopped: " + load_error_.message() + "\nserver log:\n" +
-                                 rig_.server->StderrTail());
+                                 rig_.nodes[0].server->StderrTail());
     }
     return Status::Ok();
   }
@@ -386,7 +437,7 @@ class Scenario {
     const auto& sets = (*info)["faktory"]["sets"];
     s.retry_set = sets.value("retries", int64_t{0});
     s.dead_set = sets.value("dead", int64_t{0});
-    auto latency = info_client_->QueueLatency({"default"});
+    auto latency = info_clients_[0]->QueueLatency({"default"});
     if (!latency.ok()) return latency.status();
     auto lat = nlohmann::json::parse(*latency, nullptr, false);
     if (lat.is_object()) s.queue_latency_ms = lat.value("default", 0.0) * 1000.0;
@@ -394,17 +445,29 @@ class Scenario {
       // Only push requests fail here (timeline jobs never do), and only the faulty host's.
       s.faulty_failures = (*info)["faktory"].value("total_failures", int64_t{0});
     }
-    if (info->contains("hosts") && (*info)["hosts"].is_array()) {
-      for (const auto& h : (*info)["hosts"]) {
-        if (h.value("host", "") != faulty_host_) continue;
-        s.faulty_parked = h.value("parked", int64_t{0});
-        s.faulty_failures = h.value("failures", int64_t{0});
-        s.faulty_breaker = h.value("breaker", "");
+    if (options_.pipeline == Pipeline::kBulkhead) {
+      // Each node has its own compartments: parked jobs and failures add up; the breaker is
+      // shared (the first node's is shown).
+      for (size_t n = 0; n < rig_.nodes.size(); ++n) {
+        auto node_info = n == 0 ? info : Info(n);
+        if (!node_info.ok()) return node_info.status();
+        AddFaultyHost(*node_info, s);
       }
     }
     std::lock_guard lock(mu_);
     result_.samples.push_back(s);
     return Status::Ok();
+  }
+
+  // Adds the faulty host's figures of one node's INFO "hosts" to `s`.
+  void AddFaultyHost(const nlohmann::json& info, ServerSample& s) const {
+    if (!info.contains("hosts") || !info["hosts"].is_array()) return;
+    for (const auto& h : info["hosts"]) {
+      if (h.value("host", "") != faulty_host_) continue;
+      s.faulty_parked += h.value("parked", int64_t{0});
+      s.faulty_failures += h.value("failures", int64_t{0});
+      if (s.faulty_breaker.empty()) s.faulty_breaker = h.value("breaker", "");
+    }
   }
 
   void Progress(bool final) {
@@ -486,7 +549,8 @@ class Scenario {
   const Fault fault_;
   std::ostream& err_;
   Rig rig_;
-  std::unique_ptr<FaktoryClient> info_client_;  // main thread only
+  std::vector<std::unique_ptr<FaktoryClient>> info_clients_;  // one per node, main thread only
+  std::string redis_namespace_;                               // on a Redis store
   std::string faulty_host_;
   std::pair<std::string, std::string> keys_;
   std::atomic<bool> stop_load_{false};

@@ -72,6 +72,13 @@ RedisConnectOptions RedisStore::ConnectOptions(bool subscriber,
   // A server gone silent (half-open TCP) ends the command connection instead of leaving every
   // call unanswered; WAIT legitimately takes up to its timeout.
   if (!subscriber) o.reply_timeout = std::max(kReplyTimeout, options_.wait_timeout + kReplyTimeout);
+  // The subscriber only waits: a PING every heartbeat interval lets the reply timeout catch a
+  // half-open socket there too (lost within heartbeat_every + kReplyTimeout; the reconnect
+  // re-subscribes). #12
+  if (subscriber) {
+    o.reply_timeout = kReplyTimeout;
+    o.keepalive_every = options_.heartbeat_every;
+  }
   return o;
 }
 
@@ -144,7 +151,10 @@ void RedisStore::SendLayoutCheck(std::function<void(Status)> done) {
     // registers the node: no reaper finds it registered but not alive.
     RawEval(scripts_->heartbeat, "open",
             {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
-            [done](Result<RedisReply> r) { done(r.ok() ? Status::Ok() : r.status()); });
+            [this, alive, done](Result<RedisReply> r) {
+              if (r.ok() && !alive.expired()) NoteHeartbeat(*r);  // #12: the live node count
+              done(r.ok() ? Status::Ok() : r.status());
+            });
   });
 }
 
@@ -304,7 +314,10 @@ void RedisStore::ScheduleReconnect(bool subscriber) {
           FinishLateOpen();
           return;
         }
-        if (!subscriber) SetAvailable();
+        if (!subscriber) {
+          SetAvailable();
+          ReclaimLostReservations();  // #12: the first command on the new connection
+        }
         spdlog::info("redis store: the {} connection to {} is back",
                      subscriber ? "wake subscription" : "command", options_.url.Redacted());
         // The alive key may be close to expiring after the outage: refresh it at once.
@@ -423,6 +436,7 @@ RedisStore::ReplyCallback RedisStore::Answering(const char* step, ReplyCallback 
       cb(s);
       return;
     }
+    NoteHandedOut(step, *r);  // #12: a FETCH reply reaching its caller
     cb(std::move(r));
   };
 }

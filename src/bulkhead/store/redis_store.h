@@ -13,6 +13,8 @@
 //   refusing a write for memory (maxmemory, OOM) answers ResourceExhausted with Redis's reason;
 //   any other error reply Internal naming the step. Never degraded (Redis keeps no sticky state
 //   to lose): when the connection comes back, calls succeed again.
+// - The subscriber connection sends PING every heartbeat_every (it sends nothing else), so a
+//   half-open socket there is taken for lost within heartbeat_every + 10 s, like the commands'.
 // - Losing the connection (or a command unanswered for 10 s, plus the WAIT timeout) starts
 //   reconnecting in the background with backoff (100 ms doubling to 5 s; Sentinel URLs ask the
 //   Sentinels again for the primary), re-loading the scripts before any other command and
@@ -51,6 +53,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "bulkhead/redis/redis_connection.h"
@@ -182,6 +185,17 @@ class RedisStore final : public Store {
   int64_t reaper_passes() const { return reaper_passes_; }
   int64_t reservations_given_back() const { return reservations_given_back_; }
 
+  // Cluster membership (#12; redis_store_liveness.cc): the count the last heartbeat (or Open's)
+  // answered; the handler runs when a heartbeat finds it changed.
+  size_t live_nodes() const override { return live_nodes_; }
+  void SetNodeCountHandler(NodeCountHandler handler) override {
+    node_count_handler_ = std::move(handler);
+  }
+
+  // Reservations given back after a reconnect because their FETCH reply was lost
+  // (redis_store_reclaim.cc).
+  int64_t reservations_reclaimed() const { return reservations_reclaimed_; }
+
   // Tests only. Abandon: what kill -9 leaves behind: the timers stop and the connections close
   // without sending anything (the alive key expires by itself); the store then answers nothing
   // more and destroying it does nothing else. PauseHeartbeats: the heartbeat timer keeps running
@@ -283,6 +297,18 @@ class RedisStore final : public Store {
   void ScheduleReap();
   // Close's hand-over: waits for the commands already sent, then runs reap.lua 'stop'.
   void HandOverAtStop();
+  // A heartbeat's reply ({had, live}; heartbeat.lua): records the live node count (calling the
+  // node count handler when it changed) and returns `had`.
+  int64_t NoteHeartbeat(const RedisReply& reply);
+  // Reclaim of reservations whose FETCH reply was lost (#12; redis_store_reclaim.cc).
+  // NoteHandedOut: a reply to `step`, if a FETCH's handing out a job, is remembered.
+  // ReclaimLostReservations: after a reconnect, gives back the reservations of this node that are
+  // not remembered. ReadReservedSet: SMEMBERS of this node's reservations (null on failure).
+  // KeepStillReserved: prunes handed_out_ to `members`.
+  void NoteHandedOut(const char* step, const RedisReply& reply);
+  void ReclaimLostReservations();
+  void ReadReservedSet(std::function<void(const std::vector<std::string>*)> done);
+  void KeepStillReserved(const std::vector<std::string>& members);
   // Stops the timers, closes both connections; nothing is sent. Close and AbandonForTests end here.
   void CloseConnections();
 
@@ -324,6 +350,14 @@ class RedisStore final : public Store {
   bool heartbeats_paused_ = false;
   int64_t reaper_passes_ = 0;
   int64_t reservations_given_back_ = 0;
+  // Reclaim: the jids whose FETCH replies reached a caller (pruned to those still reserved), the
+  // size that starts the next pruning, whether one is under way, the count given back.
+  std::unordered_set<std::string> handed_out_;
+  size_t prune_at_ = 1024;
+  bool pruning_ = false;
+  int64_t reservations_reclaimed_ = 0;
+  size_t live_nodes_ = 1;
+  NodeCountHandler node_count_handler_;
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
   bool exclusive_ = false;
   std::deque<std::function<void()>> held_;

@@ -3,6 +3,8 @@
 // (redis_scripts/README.md, "Node liveness").
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/redis_store_scripts.h"
 #include "bulkhead/util/clock.h"
@@ -40,16 +42,29 @@ void RedisStore::Heartbeat() {
              if (alive.expired()) return;
              heartbeat_in_flight_ = false;
              if (r.ok()) {
-               if (r->integer() == 0 && !heartbeat_lapsed_) {
+               const int64_t had = NoteHeartbeat(*r);
+               if (had == 0 && !heartbeat_lapsed_) {
                  spdlog::warn(
                      "redis store: node {} was silent longer than its heartbeat TTL ({} ms); "
                      "other nodes may have given back its reservations (their ACK/FAIL here "
                      "now answer as unknown); carrying on",
                      options_.node_id, options_.heartbeat_ttl.count());
                }
-               heartbeat_lapsed_ = r->integer() == 0;
+               heartbeat_lapsed_ = had == 0;
              }
            });
+}
+
+int64_t RedisStore::NoteHeartbeat(const RedisReply& reply) {
+  const auto& e = reply.elements();
+  if (e.size() != 2) return reply.integer();
+  const size_t live = static_cast<size_t>(std::max<int64_t>(1, e[1].integer()));
+  if (live != live_nodes_) {
+    spdlog::info("redis store: {} live nodes share the namespace (was {})", live, live_nodes_);
+    live_nodes_ = live;
+    if (node_count_handler_) node_count_handler_(live);
+  }
+  return e[0].integer();
 }
 
 void RedisStore::ScheduleReap() {

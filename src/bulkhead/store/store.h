@@ -285,6 +285,16 @@ class Store {
   using HeldJobsCallback = std::function<void(Result<std::vector<HeldJob>>)>;
   // Up to `limit` reserved jobs that have a holder, with it, in no particular order. A read.
   virtual void ListHeld(size_t limit, HeldJobsCallback cb) = 0;
+
+  // --- Cluster membership (#12: the delivery caps hold for the whole cluster) ---
+  // How many live nodes share this store, this one included, as last learned (Redis: at Open and
+  // at each heartbeat, the registered nodes whose alive key exists). At least 1; always 1 for a
+  // store one process owns. Loop thread.
+  virtual size_t live_nodes() const { return 1; }
+  // Called on the loop with the new count each time live_nodes() changes. Set and cleared (null)
+  // as the wake handler is; a store one process owns never calls it.
+  using NodeCountHandler = std::function<void(size_t nodes)>;
+  virtual void SetNodeCountHandler(NodeCountHandler handler) {}
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

@@ -24,16 +24,26 @@ double Pick(const CompartmentSnapshot& h, HostGauge gauge) {
   return h.breaker == BreakerState::kClosed ? 0.0 : 1.0;
 }
 
+double Parked(const DeliverySnapshot& s) { return double(s.parked); }
+double ClusterNodes(const DeliverySnapshot& s) { return double(s.cluster_nodes); }
+double MaxInFlight(const DeliverySnapshot& s) { return double(s.max_in_flight); }
+double HostCapMax(const DeliverySnapshot& s) { return double(s.host_cap_max); }
+
 // Every family: RegisterDeliveryGauges adds them, RemoveDeliveryGauges removes them.
 struct DeliveryFamily {
   std::string_view name, help;
-  std::optional<HostGauge> host;  // per host (labelled by host); nullopt: bulkhead_parked_jobs
+  std::optional<HostGauge> host;  // per host (labelled by host); nullopt: one total
+  double (*total)(const DeliverySnapshot&) = nullptr;  // the total's value (host: nullopt)
 };
 const DeliveryFamily kDeliveryFamilies[] = {
     {mn::kHostInflight, mn::kHostInflightHelp, HostGauge::kInFlight},
     {mn::kHostCap, mn::kHostCapHelp, HostGauge::kCap},
     {mn::kHostBreakerOpen, mn::kHostBreakerOpenHelp, HostGauge::kBreakerOpen},
-    {mn::kParkedJobs, mn::kParkedJobsHelp, std::nullopt},
+    {mn::kParkedJobs, mn::kParkedJobsHelp, std::nullopt, Parked},
+    // Cluster-wide caps (#12).
+    {mn::kClusterNodes, mn::kClusterNodesHelp, std::nullopt, ClusterNodes},
+    {mn::kDeliveryMaxInflight, mn::kDeliveryMaxInflightHelp, std::nullopt, MaxInFlight},
+    {mn::kDeliveryHostCapMax, mn::kDeliveryHostCapMaxHelp, std::nullopt, HostCapMax},
 };
 
 }  // namespace
@@ -54,12 +64,12 @@ Status RegisterDeliveryGauges(Registry& registry, const Published<DeliverySnapsh
     std::vector<std::string> label_names;
     if (g.host) label_names.emplace_back(mn::kLabelHost);
     Status s = registry.AddCallbackGauge(
-        g.name, g.help, std::move(label_names), [src, &labels, host = g.host]() -> Samples {
+        g.name, g.help, std::move(label_names),
+        [src, &labels, host = g.host, total = g.total]() -> Samples {
           auto latest = LatestFresh(src);
           if (!latest.ok()) return latest.status();
           if (host) return labels.Fold(HostGaugeValues(**latest, *host));
-          return std::vector<MetricSample>{
-              MetricSample{{}, static_cast<double>((*latest)->parked)}};
+          return std::vector<MetricSample>{MetricSample{{}, total(**latest)}};
         });
     if (!s.ok()) return s;
   }

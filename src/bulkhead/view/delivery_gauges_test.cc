@@ -130,5 +130,26 @@ TEST(DeliveryGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
   RemoveDeliveryGauges(registry);
 }
 
+// Cluster-wide caps (#12): the node count and this node's share of the caps, as published.
+TEST(DeliveryGaugesTest, ClusterShareLines) {
+  ManualClock clock;
+  TopNLabels labels(clock, TopNLabelsOptions{});
+  Published<DeliverySnapshot> published;
+  Registry registry;
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
+  DeliverySnapshot s = TwoHostsAt(clock.Now());
+  s.cluster_nodes = 2;
+  s.max_in_flight = 128;
+  s.host_cap_max = 16;
+  published.Publish(s);
+  std::string text = RenderPrometheusText(registry);
+  for (const char* line : {"bulkhead_cluster_nodes 2", "bulkhead_delivery_max_inflight 128",
+                           "bulkhead_delivery_host_cap_max 16"}) {
+    EXPECT_TRUE(Has(text, line)) << line << "\n" << text;
+  }
+  RemoveDeliveryGauges(registry);
+  EXPECT_EQ(RenderPrometheusText(registry).find("bulkhead_cluster_nodes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace bulkhead

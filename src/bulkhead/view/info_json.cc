@@ -115,6 +115,7 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
         {"used_memory_mb", info.server.used_memory_mb}}},
   };
   if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
+  if (info.delivery) doc["delivery"] = ClusterJsonValue(*info.delivery);    // #12
   if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);  // #13
   return DumpJson(doc);
 }
@@ -165,6 +166,9 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
                           .expired = Int(batch, "expired"),
                           .succeeded = Int(batch, "successful")};
   e.cron = ParseCronJson(Member(fk, "cron"));  // #13
+  if (const json& delivery = Member(doc, "delivery"); delivery.is_object()) {
+    out.delivery = ParseClusterJson(delivery);  // #12
+  }
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {
     out.hosts.emplace();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/view/cluster_view.h"
 #include "bulkhead/view/host_view.h"
 
 namespace bulkhead {
@@ -29,6 +30,9 @@ struct InfoSnapshot {
   EngineSnapshot engine;
   ServerFigures server;
   std::optional<std::vector<HostView>> hosts;  // nullopt: no dispatcher (INFO has no "hosts" key)
+  // This node's share of the cluster-wide delivery caps (#12); nullopt: no dispatcher (no
+  // "delivery" key).
+  std::optional<ClusterView> delivery;
 };
 
 }  // namespace bulkhead

@@ -1,4 +1,4 @@
--- The liveness reaper. ARGV: P, node, now_us, mode, queue...
+-- The liveness reaper. ARGV: P, node, now_us, mode, queue... (or jid... for 'lost')
 -- mode 'others': every registered node other than `node` whose alive key is missing is reaped:
 -- all its reservations are given back. Returns {node, given back, ...}, one pair per reaped node.
 -- mode 'stop': `node` stops gracefully: its reservations of the listed queues (those only this
@@ -6,18 +6,22 @@
 -- expiry, as across a Faktory restart (they stay in working until an ACK or FAIL through any node,
 -- or their expiry). Its alive key and reservation set are deleted and it leaves {NS}:nodes in the
 -- same step, so no reaper touches what it handed over. Returns {node, given back, handed over}.
+-- mode 'lost' (#12): `node`'s connection came back after a loss; the listed jids are reservations
+-- of `node` that none of its callers knows of (their FETCH reply was lost with the connection):
+-- each still reserved by `node` is given back, its queue woken with the sender 'reclaim:NODE' (so
+-- that `node` itself hears it too: its own FETCHes may wait on that queue). Returns how many were.
 -- Giving back a job: to the oldest end of its queue (RPUSH; the earliest reserved goes out first),
 -- state queued, NODE cleared, its payload (retry count) untouched, ENQUEUED_US '+' now; each
 -- queue that got jobs is woken with NODE as the sender (so every live node, this one included,
 -- hears it).
 local self, now, mode = ARGV[2], ARGV[3], ARGV[4]
 
--- Gives back NODE's reservations (of the queues in `only`, or all when nil), deletes its set and
--- unregisters it. Returns how many were given back and how many were left reserved.
-local function reap(node, only)
-  local set = P .. 'reserved:' .. node
+-- The reservations of `node` among `jids` that are still its own (state working, NODE node),
+-- as {jid, h, score}; `only` (a set of queues, or nil for all) limits them, the rest are counted
+-- as kept.
+local function held_by(node, jids, only)
   local held, kept = {}, 0
-  for _, jid in ipairs(redis.call('SMEMBERS', set)) do
+  for _, jid in ipairs(jids) do
     local v = redis.call('HGET', JOBS, jid)
     if v then
       local h = parse(v)
@@ -31,6 +35,11 @@ local function reap(node, only)
       end
     end
   end
+  return held, kept
+end
+
+-- Gives back `held` (from held_by) and wakes their queues as `sender`.
+local function give_back(node, held, sender)
   -- Latest reservation first: RPUSH leaves the earliest at the very end, fetched first.
   table.sort(held, function(a, b)
     if a.score ~= b.score then return a.score > b.score end
@@ -40,6 +49,7 @@ local function reap(node, only)
   for _, r in ipairs(held) do
     local h = r.h
     redis.call('ZREM', P .. 'working', r.jid)
+    redis.call('SREM', P .. 'reserved:' .. node, r.jid)
     release_slot(r.jid, h.queue, node)
     redis.call('HDEL', P .. 'wid', r.jid)  -- #14: its holder
     h.state = 0
@@ -50,9 +60,17 @@ local function reap(node, only)
     redis.call('RPUSH', P .. 'q:' .. h.queue, r.jid)
     woken[h.queue] = (woken[h.queue] or 0) + 1
   end
+  for q, n in pairs(woken) do wake(sender, q, n) end
+end
+
+-- Gives back NODE's reservations (of the queues in `only`, or all when nil), deletes its set and
+-- unregisters it. Returns how many were given back and how many were left reserved.
+local function reap(node, only)
+  local set = P .. 'reserved:' .. node
+  local held, kept = held_by(node, redis.call('SMEMBERS', set), only)
+  give_back(node, held, node)
   redis.call('DEL', set)
   redis.call('SREM', P .. 'nodes', node)
-  for q, n in pairs(woken) do wake(node, q, n) end
   return #held, kept
 end
 
@@ -62,6 +80,17 @@ if mode == 'stop' then
   redis.call('DEL', P .. 'alive:' .. self)
   local given, kept = reap(self, only)
   return {self, given, kept}
+end
+if mode == 'lost' then
+  local jids = {}
+  for i = 5, #ARGV do
+    if redis.call('SISMEMBER', P .. 'reserved:' .. self, ARGV[i]) == 1 then
+      jids[#jids + 1] = ARGV[i]
+    end
+  end
+  local held = held_by(self, jids, nil)
+  give_back(self, held, 'reclaim:' .. self)
+  return #held
 end
 local out = {}
 for _, node in ipairs(redis.call('SMEMBERS', P .. 'nodes')) do

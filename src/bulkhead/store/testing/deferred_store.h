@@ -43,6 +43,10 @@ class DeferredStore : public Store {
   void SetHostStateHandler(HostStateHandler handler) override {
     inner_->SetHostStateHandler(std::move(handler));
   }
+  size_t live_nodes() const override { return inner_->live_nodes(); }
+  void SetNodeCountHandler(NodeCountHandler handler) override {
+    inner_->SetNodeCountHandler(std::move(handler));
+  }
   void TryLease(const std::string& name, Duration ttl,
                 std::function<void(Result<bool>)> cb) override {
     inner_->TryLease(name, ttl, Later(std::move(cb)));

@@ -1,0 +1,73 @@
+// The live node count of the Redis store (#12: the delivery caps are shared by it): each store is
+// one node; the count is learned at Open and at each heartbeat from the registered nodes whose
+// alive key exists, and the node count handler hears every change.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "bulkhead/redis/testing/redis_server_process.h"
+#include "bulkhead/store/redis_store.h"
+#include "bulkhead/store/testing/shared_redis.h"
+#include "bulkhead/store/testing/test_loop.h"
+
+namespace bulkhead {
+namespace {
+
+using namespace std::chrono_literals;
+
+class RedisNodeCountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    server_ = SharedRedis(&error);
+    ASSERT_NE(server_, nullptr) << error;
+    namespace_ = UniqueRedisNamespace("nodes");
+  }
+  std::unique_ptr<RedisStore> OpenNode(const std::string& node_id) {
+    RedisStoreOptions o;
+    o.url = *ParseRedisUrl(server_->url());
+    o.redis_namespace = namespace_;
+    o.node_id = node_id;
+    o.heartbeat_every = 100ms;
+    o.heartbeat_ttl = 300ms;
+    o.reap_every = 1h;  // the count does not depend on the reaper
+    auto store = std::make_unique<RedisStore>(loop_.io(), std::move(o));
+    Status s = store->Open();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return s.ok() ? std::move(store) : nullptr;
+  }
+
+  TestLoop loop_;
+  RedisServerProcess* server_ = nullptr;
+  std::string namespace_;
+};
+
+TEST_F(RedisNodeCountTest, TwoStoresCountTwoUntilOneStopsHeartbeating) {
+  auto a = OpenNode("node-a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->live_nodes(), 1u) << "alone at Open";
+  std::vector<size_t> heard;
+  a->SetNodeCountHandler([&heard](size_t n) { heard.push_back(n); });
+
+  auto b = OpenNode("node-b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->live_nodes(), 2u) << "B's Open counts A";
+  loop_.RunUntil([&] { return a->live_nodes() == 2; });
+  EXPECT_EQ(heard, std::vector<size_t>{2}) << "A's next heartbeat hears B";
+
+  b->PauseHeartbeatsForTests(true);  // B goes silent past its TTL: not alive any more
+  loop_.RunUntil([&] { return a->live_nodes() == 1; });
+  EXPECT_EQ(heard, (std::vector<size_t>{2, 1}));
+
+  b->PauseHeartbeatsForTests(false);  // B comes back
+  loop_.RunUntil([&] { return a->live_nodes() == 2; });
+
+  b->Close();  // a graceful stop deletes B's alive key at once
+  b.reset();
+  loop_.RunUntil([&] { return a->live_nodes() == 1; });
+  EXPECT_EQ(heard, (std::vector<size_t>{2, 1, 2, 1}));
+  a->SetNodeCountHandler(nullptr);
+}
+
+}  // namespace
+}  // namespace bulkhead
