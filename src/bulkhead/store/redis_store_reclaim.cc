@@ -22,10 +22,19 @@ constexpr size_t kFirstPruneAt = 1024;
 
 void RedisStore::NoteHandedOut(const char* step, const RedisReply& reply) {
   const std::string_view s(step);
-  if (s != "fetch" && s != "fetch_throttled") return;
-  // {jid, value, score}: a job handed out (anything else: none was).
-  if (!reply.is_array() || reply.elements().size() != 3) return;
-  handed_out_.insert(reply.elements()[0].str());
+  // A job handed out is {jid, value, score} (anything else: none was). fetch.lua answers the
+  // coalesced fetches of a loop turn, one such element (or false) each; fetch_throttled.lua one.
+  auto note = [this](const RedisReply& one) {
+    if (one.is_array() && one.elements().size() == 3) handed_out_.insert(one.elements()[0].str());
+  };
+  if (s == "fetch") {
+    if (!reply.is_array()) return;
+    for (const RedisReply& one : reply.elements()) note(one);
+  } else if (s == "fetch_throttled") {
+    note(reply);
+  } else {
+    return;
+  }
   if (handed_out_.size() >= prune_at_ && !pruning_) {
     pruning_ = true;
     ReadReservedSet([this](const std::vector<std::string>* members) {
