@@ -8,7 +8,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-AdaptiveLimitConfig Config() {
+AdaptiveLimitConfig LimitTestConfig() {
   AdaptiveLimitConfig c;
   c.initial_limit = 4;
   c.min_limit = 1;
@@ -33,7 +33,7 @@ class AdaptiveLimitTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  AdaptiveLimitConfig config_ = Config();
+  AdaptiveLimitConfig config_ = LimitTestConfig();
   AdaptiveLimit limit_{config_};
 };
 
@@ -132,7 +132,7 @@ TEST_F(AdaptiveLimitTest, RecoversAdditivelyAfterDecrease) {
 }
 
 TEST(AdaptiveLimitBaselineTest, SuccessSlowerThanToleranceTimesBaselineIsCongestion) {
-  AdaptiveLimitConfig c = Config();
+  AdaptiveLimitConfig c = LimitTestConfig();
   c.latency_threshold = seconds(10);
   c.baseline_tolerance = 3.0;
   c.baseline_window = 4;
@@ -154,7 +154,7 @@ TEST(AdaptiveLimitBaselineTest, SuccessSlowerThanToleranceTimesBaselineIsCongest
 }
 
 TEST(AdaptiveLimitBaselineTest, TinyLatenciesNeverCountAsSlow) {
-  AdaptiveLimitConfig c = Config();
+  AdaptiveLimitConfig c = LimitTestConfig();
   c.baseline_tolerance = 2.0;
   AdaptiveLimit limit(c);
   ManualClock clock;

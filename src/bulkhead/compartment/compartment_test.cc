@@ -2,26 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "bulkhead/compartment/testing/outcomes.h"
+
 namespace bulkhead {
 namespace {
-
-// Built by append: GCC 12 warns falsely (-Wrestrict) on "j" + std::to_string(i).
-std::string JobId(int i) {
-  std::string id = "j";
-  id += std::to_string(i);
-  return id;
-}
 
 using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
-
-const Outcome kOk{OutcomeClass::kOk, HostSignal::kHealthy, "http 201"};
-const Outcome kGone{OutcomeClass::kGone, HostSignal::kHealthy, "http 410"};
-const Outcome kTimeout{OutcomeClass::kRetryable, HostSignal::kFailure, "timeout"};
-const Outcome k429{OutcomeClass::kRetryable, HostSignal::kOverloaded, "http 429"};
-const Outcome kBlocked{OutcomeClass::kPermanent, HostSignal::kNone, "blocked_address"};
 
 CompartmentConfig Config() {
   CompartmentConfig c;

@@ -5,24 +5,16 @@
 
 #include <map>
 
+#include "bulkhead/compartment/testing/outcomes.h"
+
 namespace bulkhead {
 namespace {
-
-// Built by append: GCC 12 warns falsely (-Wrestrict) on "j" + std::to_string(i).
-std::string JobId(int i) {
-  std::string id = "j";
-  id += std::to_string(i);
-  return id;
-}
 
 using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
 using ::testing::ElementsAre;
-
-const Outcome kOk{OutcomeClass::kOk, HostSignal::kHealthy, "http 202"};
-const Outcome kTimeout{OutcomeClass::kRetryable, HostSignal::kFailure, "timeout"};
 
 // Fixed per-host cap of `per_host`, so fairness is tested apart from adaptation.
 HostCompartmentsConfig Config(int global, int per_host) {

@@ -47,7 +47,7 @@ class HostStateKeeperTest : public ::testing::TestWithParam<StoreTiming> {
   void Restore() {
     auto done = std::make_shared<bool>(false);
     keeper_->Restore([done] { *done = true; });
-    RunUntil(
+    RunHandlersUntil(
         io_, [&] { return *done; }, "Restore");
   }
   std::vector<HostStateRecord> Saved() {
@@ -140,7 +140,7 @@ TEST_P(HostStateKeeperTest, RestoreReadsTheRowsBackIntoTheCompartments) {
   Put(ToHostStateRecord("dead.example", open, true));
   auto done = std::make_shared<bool>(false);
   keeper_->Restore([done] { *done = true; });
-  ASSERT_TRUE(RunUntil(
+  ASSERT_TRUE(RunHandlersUntil(
       io_, [&] { return *done; }, "Restore"))
       << "Restore runs `done`";
   const Compartment* c = compartments_->Find("dead.example");

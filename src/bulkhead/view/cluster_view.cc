@@ -3,7 +3,7 @@
 namespace bulkhead {
 namespace {
 
-int64_t Member(const nlohmann::json& doc, const char* key, int64_t otherwise) {
+int64_t IntOr(const nlohmann::json& doc, const char* key, int64_t otherwise) {
   if (!doc.is_object()) return otherwise;
   auto it = doc.find(key);
   return it != doc.end() && it->is_number_integer() ? it->get<int64_t>() : otherwise;
@@ -25,9 +25,9 @@ nlohmann::json ClusterJsonValue(const ClusterView& view) {
 }
 
 ClusterView ParseClusterJson(const nlohmann::json& doc) {
-  return ClusterView{Member(doc, "cluster_nodes", 1), Member(doc, "max_in_flight", 0),
-                     Member(doc, "in_flight", 0), Member(doc, "host_cap_min", 0),
-                     Member(doc, "host_cap_max", 0)};
+  return ClusterView{IntOr(doc, "cluster_nodes", 1), IntOr(doc, "max_in_flight", 0),
+                     IntOr(doc, "in_flight", 0), IntOr(doc, "host_cap_min", 0),
+                     IntOr(doc, "host_cap_max", 0)};
 }
 
 }  // namespace bulkhead

@@ -136,7 +136,7 @@ TEST(DeliveryGaugesTest, ClusterShareLines) {
   TopNLabels labels(clock, TopNLabelsOptions{});
   Published<DeliverySnapshot> published;
   Registry registry;
-  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kMaxAge).ok());
+  ASSERT_TRUE(RegisterDeliveryGauges(registry, published, labels, clock, kPublishedMaxAge).ok());
   DeliverySnapshot s = TwoHostsAt(clock.Now());
   s.cluster_nodes = 2;
   s.max_in_flight = 128;
@@ -145,7 +145,7 @@ TEST(DeliveryGaugesTest, ClusterShareLines) {
   std::string text = RenderPrometheusText(registry);
   for (const char* line : {"bulkhead_cluster_nodes 2", "bulkhead_delivery_max_inflight 128",
                            "bulkhead_delivery_host_cap_max 16"}) {
-    EXPECT_TRUE(Has(text, line)) << line << "\n" << text;
+    EXPECT_TRUE(HasLine(text, line)) << line << "\n" << text;
   }
   RemoveDeliveryGauges(registry);
   EXPECT_EQ(RenderPrometheusText(registry).find("bulkhead_cluster_nodes"), std::string::npos);

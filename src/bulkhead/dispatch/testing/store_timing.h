@@ -43,8 +43,8 @@ inline std::unique_ptr<Store> OpenTimedStore(StoreTiming timing, boost::asio::io
 
 // Runs `io`'s handlers until `done()` holds. False (and a test failure naming `what`) when the
 // loop goes idle first or after kMaxHandlers handlers.
-inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
-                     const std::string& what) {
+inline bool RunHandlersUntil(boost::asio::io_context& io, const std::function<bool()>& done,
+                             const std::string& what) {
   for (int n = 0; !done(); ++n) {
     if (n == kMaxHandlers) {
       ADD_FAILURE() << what << ": still not done after " << kMaxHandlers << " handlers";
@@ -78,7 +78,7 @@ T Await(boost::asio::io_context& io, const std::string& what,
         const std::function<void(std::function<void(T)>)>& call) {
   auto answer = std::make_shared<std::optional<T>>();
   call([answer](T value) { answer->emplace(std::move(value)); });
-  if (!RunUntil(
+  if (!RunHandlersUntil(
           io, [&answer] { return answer->has_value(); }, "waiting for the answer to " + what)) {
     return T(Status::Internal("no answer to " + what));
   }
