@@ -9,7 +9,13 @@ ARGS ?=
 setup:
 	@bash scripts/setup
 
-RELEASE_CMAKE = cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Ninja: one build graph across targets (a test binary's files compile while the libraries it links
+# are still being built). A build folder configured earlier with another generator is reconfigured.
+GENERATOR = -G Ninja
+forget-generator = if [ -f $(1)/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$$' $(1)/CMakeCache.txt; then \
+  rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles; fi
+
+RELEASE_CMAKE = $(call forget-generator,$(BUILD_DIR)); cmake -S . -B $(BUILD_DIR) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 # Everything in Release: the server, its unit tests, the benchmarks.
 build: setup
@@ -25,7 +31,7 @@ build-server: setup
 # (BULKHEAD_FUZZ), so that one build serves both the unit tests and the fuzz targets. Libraries at
 # -O1 (under ASan, -O0 runs the dispatcher simulation about 3.5x slower), test code at -O0
 # (CMakeLists.txt), line tables only: reports still name file and line.
-ASAN_CMAKE = cmake -S . -B $(ASAN_DIR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
+ASAN_CMAKE = $(call forget-generator,$(ASAN_DIR)); cmake -S . -B $(ASAN_DIR) $(GENERATOR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
   -DBULKHEAD_FUZZ=ON -DBULKHEAD_BENCH=OFF >/dev/null
 
