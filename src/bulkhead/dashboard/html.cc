@@ -10,14 +10,6 @@
 namespace bulkhead::dashboard {
 namespace {
 
-// Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
-size_t Utf8Length(std::string_view s) {
-  for (size_t n = 1; n <= 4 && n <= s.size(); ++n) {
-    if (IsValidUtf8(s.substr(0, n))) return n;
-  }
-  return 0;
-}
-
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -26,42 +18,6 @@ int HexValue(char c) {
 }
 
 }  // namespace
-
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  while (!text.empty()) {
-    unsigned char c = text.front();
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if (c < 0x80) {
-          out += static_cast<char>(c);
-        } else if (size_t n = Utf8Length(text); n > 0) {
-          out.append(text.substr(0, n));
-          text.remove_prefix(n - 1);
-        } else {
-          out += "\xEF\xBF\xBD";  // U+FFFD
-        }
-    }
-    text.remove_prefix(1);
-  }
-  return out;
-}
 
 std::string UrlEncode(std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";

@@ -10,13 +10,15 @@
 #include <vector>
 
 #include "bulkhead/util/clock.h"
+#include "bulkhead/util/html_escape.h"
 
 namespace bulkhead::dashboard {
 
 // Text safe inside an element and inside a double- or single-quoted attribute value: & < > " '
 // become entities; bytes that are not valid UTF-8 become U+FFFD. Every value that did not come
 // from the dashboard's own code passes through here.
-std::string Escape(std::string_view text);
+// (util/html_escape.h, the one escaping of every HTML bulkhead writes.)
+inline std::string Escape(std::string_view text) { return HtmlEscape(text); }
 
 // Percent-encodes everything but RFC 3986 unreserved characters (for a query value or a path
 // segment). A link built from job data is always base path + fixed route + "?" + encoded values,

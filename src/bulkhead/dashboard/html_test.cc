@@ -7,20 +7,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(EscapeTest, MarkupAndQuotesBecomeEntities) {
-  EXPECT_EQ(Escape("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
-  EXPECT_EQ(Escape("\"><img src=x onerror=alert(1)>"),
-            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;");
-  EXPECT_EQ(Escape("a'b&c"), "a&#39;b&amp;c");
-  EXPECT_EQ(Escape("javascript:alert(1)"), "javascript:alert(1)");  // text, never a link
-}
-
-TEST(EscapeTest, KeepsUtf8AndReplacesInvalidBytes) {
-  EXPECT_EQ(Escape("héllo ✓"), "héllo ✓");
-  EXPECT_EQ(Escape(std::string("a\xff<b")), "a\xEF\xBF\xBD&lt;b");
-  EXPECT_EQ(Escape(std::string("\xe2\x9c")), "\xEF\xBF\xBD\xEF\xBF\xBD");
-}
-
 TEST(UrlTest, EncodeLeavesOnlyUnreservedCharacters) {
   EXPECT_EQ(UrlEncode("javascript:alert(1)"), "javascript%3Aalert%281%29");
   EXPECT_EQ(UrlEncode("a b&c=d\"<"), "a%20b%26c%3Dd%22%3C");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bulkhead/util/html_escape.h"
+
 namespace bulkhead {
 namespace {
 
@@ -30,31 +32,9 @@ std::string Label(double v) {
   return buf;
 }
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string Text(double x, double y, const std::string& s, const std::string& attrs = "") {
-  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" " + attrs + ">" + Escape(s) + "</text>\n";
+  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" " + attrs + ">" + HtmlEscape(s) +
+         "</text>\n";
 }
 
 std::string Line(double x1, double y1, double x2, double y2, const std::string& attrs) {
