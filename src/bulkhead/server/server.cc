@@ -66,6 +66,55 @@ Status Server::Start() {
     if (!tls.ok()) return tls.status();
     tls_ = std::move(*tls);
   }
+  s = OpenStore();
+  if (!s.ok()) return s;
+  s = LoadSigningKeys();
+  if (!s.ok()) return s;
+  engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
+  s = StartDelivery();
+  if (!s.ok()) return s;
+  fwp_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
+  fwp_->SetTls(tls_.get());
+  fwp_->SetInfoSource([this](FwpServer::InfoCallback cb) { RenderInfo(std::move(cb)); });
+  auto listen = ParseHostPort(config_.listen);
+  s = fwp_->Listen(listen->host, listen->port);
+  if (!s.ok()) return s;
+  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, dispatcher_.get(), clock_);
+  s = metrics_->Register();
+  if (!s.ok()) return s;
+  s = RegisterStoreUpGauge();
+  if (!s.ok()) return s;
+  s = StartStatsd();
+  if (!s.ok()) return s;
+  http_ = std::make_unique<HttpServer>(
+      io_, HttpServer::Options{.max_connections = config_.http_max_connections}, clock_);
+  http_->SetTls(tls_.get());
+  RegisterRoutes();
+  StartDashboard();
+  auto http = ParseHostPort(config_.http);
+  s = http_->Listen(http->host, http->port);
+  if (!s.ok()) return s;
+  s = RegisterGuardMetrics();
+  if (!s.ok()) return s;
+  engine_->Start();
+  dashboard_->Start();
+  dispatcher_->Start();  // after the engine's first reaper pass: adopts surviving reservations
+  signals_.async_wait([this](boost::system::error_code ec, int signo) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signo);
+    Shutdown();
+  });
+  WaitForHangup();
+  spdlog::info("bulkhead {} serving Faktory protocol{} on {}:{}, HTTP{} on {}:{}, store {}{}",
+               BULKHEAD_VERSION, tls_ ? " over TLS" : "", listen->host, fwp_->port(),
+               tls_ ? "S" : "", http->host, http_->port(), config_.StoreUrl(),
+               config_.password.empty() ? " (no password)" : "");
+  if (tls_) spdlog::info("TLS certificate {} ({})", tls_->cert_file(), tls_->description());
+  return Status::Ok();
+}
+
+// The store the URL names, wrapped as the test hooks say; a fatal store error stops the server.
+Status Server::OpenStore() {
   StoreOptions options;
   options.durability = config_.durability;
   options.max_page_count_for_tests = config_.store_max_page_count_for_tests;
@@ -84,8 +133,8 @@ Status Server::Start() {
   store_ = std::move(*store);
   if (hooks_.wrap_store) store_ = hooks_.wrap_store(std::move(store_), post);
   if (store_->shared()) {  // several nodes: their own figures apart, the store's without a node
-    s = registry_.SetExtraLabel(std::string(metric_names::kLabelNode), options.node_id,
-                                IsPerNodeMetric);
+    Status s = registry_.SetExtraLabel(std::string(metric_names::kLabelNode), options.node_id,
+                                       IsPerNodeMetric);
     if (!s.ok()) return s;
   }
   store_->SetFatalHandler([this](const Status& error) {
@@ -93,48 +142,41 @@ Status Server::Start() {
     exit_status_ = error;
     Shutdown();
   });
-  s = LoadSigningKeys();
-  if (!s.ok()) return s;
-  engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
-  s = StartDelivery();
-  if (!s.ok()) return s;
-  fwp_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
-  fwp_->SetTls(tls_.get());
-  fwp_->SetInfoSource([this](FwpServer::InfoCallback cb) { RenderInfo(std::move(cb)); });
-  auto listen = ParseHostPort(config_.listen);
-  s = fwp_->Listen(listen->host, listen->port);
-  if (!s.ok()) return s;
-  metrics_ = std::make_unique<ServerMetrics>(registry_, io_, *engine_, dispatcher_.get(), clock_);
-  s = metrics_->Register();
-  if (!s.ok()) return s;
-  s = registry_.AddCallback(
+  return Status::Ok();
+}
+
+// bulkhead_store_up: 0 while the store is unreachable (Redis down), read at scrape time.
+Status Server::RegisterStoreUpGauge() {
+  return registry_.AddCallback(
       MetricType::kGauge, metric_names::kStoreUp, metric_names::kStoreUpHelp, {},
       [this]() -> Result<std::vector<MetricSample>> {
         return std::vector<MetricSample>{{{}, store_->unavailable_reason().empty() ? 1.0 : 0.0}};
       });
-  if (!s.ok()) return s;
-  if (!config_.statsd.address.empty()) {
-    metrics_->PublishEvery();  // the emitter collects off the loop, on its own schedule
-    StatsdConfig sc;
-    sc.address = config_.statsd.address;
-    sc.prefix = config_.statsd.prefix;
-    sc.interval = std::chrono::seconds(config_.statsd.interval_seconds);
-    auto flavor = ParseStatsdFlavor(config_.statsd.flavor);
-    if (!flavor.ok()) return flavor.status();
-    sc.flavor = *flavor;
-    for (const auto& t : config_.statsd.tags) {
-      auto tag = ParseStatsdTag(t);
-      if (!tag.ok()) return tag.status();
-      sc.tags.push_back(*tag);
-    }
-    statsd_ = std::make_unique<StatsdEmitter>(registry_, sc);
-    s = statsd_->Start();
-    if (!s.ok()) return s;
+}
+
+// The StatsD emitter, when statsd.address is set.
+Status Server::StartStatsd() {
+  if (config_.statsd.address.empty()) return Status::Ok();
+  metrics_->PublishEvery();  // the emitter collects off the loop, on its own schedule
+  StatsdConfig sc;
+  sc.address = config_.statsd.address;
+  sc.prefix = config_.statsd.prefix;
+  sc.interval = std::chrono::seconds(config_.statsd.interval_seconds);
+  auto flavor = ParseStatsdFlavor(config_.statsd.flavor);
+  if (!flavor.ok()) return flavor.status();
+  sc.flavor = *flavor;
+  for (const auto& t : config_.statsd.tags) {
+    auto tag = ParseStatsdTag(t);
+    if (!tag.ok()) return tag.status();
+    sc.tags.push_back(*tag);
   }
-  http_ = std::make_unique<HttpServer>(
-      io_, HttpServer::Options{.max_connections = config_.http_max_connections}, clock_);
-  http_->SetTls(tls_.get());
-  RegisterRoutes();
+  statsd_ = std::make_unique<StatsdEmitter>(registry_, sc);
+  return statsd_->Start();
+}
+
+// The dashboard's pages on the HTTP server, reading through the engine, Snapshot and the
+// dispatcher's compartments.
+void Server::StartDashboard() {
   dashboard_ = std::make_unique<dashboard::Dashboard>(
       io_, *engine_,
       dashboard::DashboardOptions{.base_path = config_.http_base_path,
@@ -168,26 +210,6 @@ Status Server::Start() {
                                                                   : store_->unavailable_reason();
                                       }});
   dashboard_->Register(*http_);
-  auto http = ParseHostPort(config_.http);
-  s = http_->Listen(http->host, http->port);
-  if (!s.ok()) return s;
-  s = RegisterGuardMetrics();
-  if (!s.ok()) return s;
-  engine_->Start();
-  dashboard_->Start();
-  dispatcher_->Start();  // after the engine's first reaper pass: adopts surviving reservations
-  signals_.async_wait([this](boost::system::error_code ec, int signo) {
-    if (ec) return;
-    spdlog::info("signal {}: shutting down", signo);
-    Shutdown();
-  });
-  WaitForHangup();
-  spdlog::info("bulkhead {} serving Faktory protocol{} on {}:{}, HTTP{} on {}:{}, store {}{}",
-               BULKHEAD_VERSION, tls_ ? " over TLS" : "", listen->host, fwp_->port(),
-               tls_ ? "S" : "", http->host, http_->port(), config_.StoreUrl(),
-               config_.password.empty() ? " (no password)" : "");
-  if (tls_) spdlog::info("TLS certificate {} ({})", tls_->cert_file(), tls_->description());
-  return Status::Ok();
 }
 
 Status Server::LoadSigningKeys() {

@@ -92,6 +92,11 @@ class Server {
   Status RegisterGuardMetrics();
   // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.
   Status StartDelivery();
+  // The steps of Start, in this order among the others there.
+  Status OpenStore();
+  Status RegisterStoreUpGauge();
+  Status StartStatsd();
+  void StartDashboard();
   void Shutdown();
   // SIGHUP: reload the TLS certificate and key (logged; a failure keeps the old ones).
   void WaitForHangup();
