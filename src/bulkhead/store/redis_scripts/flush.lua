@@ -17,8 +17,13 @@ redis.call('DEL', P .. 'track_expiry', P .. 'batches', P .. 'batch_members', P .
 redis.call('DEL', P .. 'wid')  -- #14: reservation holders
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
--- Unique locks: found by pattern (FLUSH is rare and already O(jobs)); the prefix's glob characters
--- are escaped.
-local pattern = string.gsub(P, '([%*%?%[%]\\])', '\\%1') .. 'unique*'
-for _, k in ipairs(redis.call('KEYS', pattern)) do redis.call('DEL', k) end
+-- Unique locks, through their index (no KEYS: on a Redis shared with other applications that
+-- would walk every key of every namespace).
+for _, key in ipairs(redis.call('ZRANGE', P .. 'unique_locks', 0, -1)) do
+  local value = redis.call('GET', P .. 'unique:' .. key)
+  if value then
+    redis.call('DEL', P .. 'unique_jid:' .. string.match(value, '^(.*)|'), P .. 'unique:' .. key)
+  end
+end
+redis.call('DEL', P .. 'unique_locks')
 return 1

@@ -135,6 +135,9 @@ local function release_unique(jid)
   local key = redis.call('GET', P .. 'unique_jid:' .. jid)
   if not key then return end
   local value = redis.call('GET', P .. 'unique:' .. key)
-  if value and string.match(value, '^(.*)|') == jid then redis.call('DEL', P .. 'unique:' .. key) end
+  if value and string.match(value, '^(.*)|') == jid then
+    redis.call('DEL', P .. 'unique:' .. key)
+    redis.call('ZREM', P .. 'unique_locks', key)
+  end
   redis.call('DEL', P .. 'unique_jid:' .. jid)
 end

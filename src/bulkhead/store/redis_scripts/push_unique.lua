@@ -8,6 +8,9 @@ if holder and holder ~= jid then return -1 end
 release_unique(jid)
 redis.call('SET', P .. 'unique:' .. key, jid .. '|' .. ARGV[7], 'PX', ARGV[9])
 redis.call('SET', P .. 'unique_jid:' .. jid, key, 'PX', ARGV[9])
+-- The lock index FLUSH deletes through (README): locks that ran out leave it here.
+redis.call('ZREMRANGEBYSCORE', P .. 'unique_locks', '-inf', '(' .. ARGV[8])
+redis.call('ZADD', P .. 'unique_locks', ARGV[7], key)
 local h = parse(v)
 redis.call('HSET', JOBS, jid, v)
 link(jid, h, ARGV[4])
