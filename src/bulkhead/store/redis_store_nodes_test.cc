@@ -7,6 +7,7 @@
 
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/redis_store.h"
+#include "bulkhead/store/testing/redis_nodes_fixture.h"
 #include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
 
@@ -15,31 +16,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class RedisNodeCountTest : public ::testing::Test {
+class RedisNodeCountTest : public RedisNodesTest {
  protected:
-  void SetUp() override {
-    std::string error;
-    server_ = SharedRedis(&error);
-    ASSERT_NE(server_, nullptr) << error;
-    namespace_ = UniqueRedisNamespace("nodes");
-  }
-  std::unique_ptr<RedisStore> OpenNode(const std::string& node_id) {
-    RedisStoreOptions o;
-    o.url = *ParseRedisUrl(server_->url());
-    o.redis_namespace = namespace_;
-    o.node_id = node_id;
-    o.heartbeat_every = 100ms;
-    o.heartbeat_ttl = 300ms;
-    o.reap_every = 1h;  // the count does not depend on the reaper
-    auto store = std::make_unique<RedisStore>(loop_.io(), std::move(o));
-    Status s = store->Open();
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return s.ok() ? std::move(store) : nullptr;
-  }
-
-  TestLoop loop_;
-  RedisServerProcess* server_ = nullptr;
-  std::string namespace_;
+  RedisNodeCountTest() : RedisNodesTest("nodes", 300ms) {}
 };
 
 TEST_F(RedisNodeCountTest, TwoStoresCountTwoUntilOneStopsHeartbeating) {

@@ -8,6 +8,7 @@
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/testing/make_job.h"
+#include "bulkhead/store/testing/redis_nodes_fixture.h"
 #include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
 
@@ -16,34 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class RedisReclaimTest : public ::testing::Test {
+class RedisReclaimTest : public RedisNodesTest {
  protected:
-  void SetUp() override {
-    std::string error;
-    server_ = SharedRedis(&error);
-    ASSERT_NE(server_, nullptr) << error;
-    namespace_ = UniqueRedisNamespace("reclaim");
-  }
-  std::unique_ptr<RedisStore> OpenNode(const std::string& node_id) {
-    RedisStoreOptions o;
-    o.url = *ParseRedisUrl(server_->url());
-    o.redis_namespace = namespace_;
-    o.node_id = node_id;
-    o.heartbeat_every = 100ms;
-    o.heartbeat_ttl = 10s;
-    o.reap_every = 1h;
-    auto store = std::make_unique<RedisStore>(loop_.io(), std::move(o));
-    Status s = store->Open();
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return s.ok() ? std::move(store) : nullptr;
-  }
-  template <typename R>
-  R Await(const std::function<void(std::function<void(R)>)>& call) {
-    std::optional<R> out;
-    call([&](R r) { out.emplace(std::move(r)); });
-    loop_.RunUntil([&] { return out.has_value(); });
-    return std::move(*out);
-  }
+  RedisReclaimTest() : RedisNodesTest("reclaim", 10s) {}
   std::string Fetch(Store& store) {
     using R = Result<std::optional<JobRecord>>;
     R r = Await<R>([&](auto cb) { store.Fetch({"default"}, now_, cb); });
@@ -57,9 +33,6 @@ class RedisReclaimTest : public ::testing::Test {
   }
   std::string Key(const std::string& name) const { return "{" + namespace_ + "}:" + name; }
 
-  TestLoop loop_;
-  RedisServerProcess* server_ = nullptr;
-  std::string namespace_;
   TimePoint now_ = FromUnixMicros(1'700'000'000'000'000);
 };
 

@@ -7,6 +7,7 @@
 #include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/store/testing/make_job.h"
+#include "bulkhead/store/testing/redis_nodes_fixture.h"
 #include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
 #include "bulkhead/util/clock.h"
@@ -16,34 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class RedisThrottleTest : public ::testing::Test {
+class RedisThrottleTest : public RedisNodesTest {
  protected:
-  void SetUp() override {
-    std::string error;
-    server_ = SharedRedis(&error);
-    ASSERT_NE(server_, nullptr) << error;
-    namespace_ = UniqueRedisNamespace("throttle");
-  }
-  std::unique_ptr<RedisStore> OpenNode(const std::string& node_id) {
-    RedisStoreOptions o;
-    o.url = *ParseRedisUrl(server_->url());
-    o.redis_namespace = namespace_;
-    o.node_id = node_id;
-    o.heartbeat_every = 100ms;
-    o.heartbeat_ttl = 300ms;
-    o.reap_every = 1h;  // reaping only when told
-    auto store = std::make_unique<RedisStore>(loop_.io(), std::move(o));
-    Status s = store->Open();
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return s.ok() ? std::move(store) : nullptr;
-  }
-  template <typename R>
-  R Await(const std::function<void(std::function<void(R)>)>& call) {
-    std::optional<R> out;
-    call([&](R r) { out.emplace(std::move(r)); });
-    loop_.RunUntil([&] { return out.has_value(); });
-    return std::move(*out);
-  }
+  RedisThrottleTest() : RedisNodesTest("throttle", 300ms) {}
   std::string FetchT(Store& store, const std::string& wid = "w1") {
     using R = Result<std::optional<JobRecord>>;
     R r = Await<R>([&](auto cb) {
@@ -74,9 +50,6 @@ class RedisThrottleTest : public ::testing::Test {
     return r.ok() && r->integer() == 1;
   }
 
-  TestLoop loop_;
-  RedisServerProcess* server_ = nullptr;
-  std::string namespace_;
   TimePoint now_ = FromUnixMicros(1'700'000'000'000'000);
   std::vector<QueueThrottle> throttles_{
       QueueThrottle{.queue = "thr", .limit = 2, .per_worker = false, .timeout = 60s}};
