@@ -596,14 +596,17 @@ TEST_P(StoreTest, TwoNodesClaimAFiringAndTakeALockOnce) {
   (*other)->Close();
 }
 
-INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest,
-                         ::testing::Values("memory", "sqlite", "memory+deferred",
-                                           "sqlite+deferred"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '+', '_');
-                           return name;
-                         });
+// The embedded stores every contract suite runs on, each also behind DeferredStore ("+deferred":
+// every answer on a later loop turn); the Redis instantiations follow each suite.
+const auto kEmbeddedStores =
+    ::testing::Values("memory", "sqlite", "memory+deferred", "sqlite+deferred");
+std::string EmbeddedStoreName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '+', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest, kEmbeddedStores, EmbeddedStoreName);
 
 // The same cases on a real redis-server (testing/shared_redis.h).
 INSTANTIATE_TEST_SUITE_P(Redis, StoreTest, ::testing::Values("redis"));
@@ -754,14 +757,7 @@ TEST_P(ThrottleStoreTest, SlotsSurviveAReopenAndFlushClearsThem) {
   EXPECT_EQ(FetchT({"thr"}, thr), "job-thr-0000");
 }
 
-INSTANTIATE_TEST_SUITE_P(Embedded, ThrottleStoreTest,
-                         ::testing::Values("memory", "sqlite", "memory+deferred",
-                                           "sqlite+deferred"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '+', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Embedded, ThrottleStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, ThrottleStoreTest, ::testing::Values("redis"));
 
 class SqliteStoreTest : public StoreTest {};
@@ -1427,14 +1423,7 @@ TEST_P(BatchStoreTest, FlushDeletesBatches) {
   EXPECT_EQ(Counts().created, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Embedded, BatchStoreTest,
-                         ::testing::Values("memory", "sqlite", "memory+deferred",
-                                           "sqlite+deferred"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '+', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Embedded, BatchStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, BatchStoreTest, ::testing::Values("redis"));
 
 // --- Job tracking (#13; store/track_record.h) ---
@@ -1558,14 +1547,7 @@ TEST_P(TrackStoreTest, FlushDeletesRecords) {
   EXPECT_FALSE(Get("flushed-job-1").has_value());
 }
 
-INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest,
-                         ::testing::Values("memory", "sqlite", "memory+deferred",
-                                           "sqlite+deferred"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '+', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
 
 // --- #14 jid lookup / wid (Store::FindJob, SetHolder, ListHeld) ---
@@ -1724,14 +1706,7 @@ TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
   node_b->Close();
 }
 
-INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest,
-                         ::testing::Values("memory", "sqlite", "memory+deferred",
-                                           "sqlite+deferred"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '+', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, LookupStoreTest, ::testing::Values("redis"));
 
 }  // namespace
