@@ -5,13 +5,12 @@
 // one is killed, the survivor's share grows back to the whole cap.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import https from 'node:https';
 import { test } from 'node:test';
 
 import { RawConn } from '../interop/lib/fwp.mjs';
 import { makePki } from '../interop/lib/pki.mjs';
 import { cleanupStack, waitFor } from '../interop/lib/server.mjs';
-import { eachLimited, newClient, startNodes } from './lib/cluster.mjs';
+import { eachLimited, listenHttps, newClient, startNodes } from './lib/cluster.mjs';
 import { startRedis } from './lib/redis.mjs';
 
 const JOBS = 120;
@@ -22,8 +21,7 @@ const DRAIN_TIMEOUT_MS = 60_000;
 // counts the requests, those in flight now and the most ever in flight at once.
 async function startSlowReceiver(defer, pki) {
   const r = { received: 0, inFlight: 0, peak: 0 };
-  const tlsFiles = { key: fs.readFileSync(pki.file('server.key')), cert: fs.readFileSync(pki.file('server.crt')) };
-  const server = https.createServer(tlsFiles, (req, res) => {
+  const { url } = await listenHttps(defer, pki, (req, res) => {
     r.received += 1;
     r.inFlight += 1;
     r.peak = Math.max(r.peak, r.inFlight);
@@ -33,15 +31,7 @@ async function startSlowReceiver(defer, pki) {
       res.end('ok');
     }, ANSWER_AFTER_MS));
   });
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  defer(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  });
-  r.url = (p) => `https://127.0.0.1:${server.address().port}${p}`;
+  r.url = url;
   return r;
 }
 

@@ -5,13 +5,12 @@
 // flight (given back by the reaper: no retry spent, nothing failed).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import https from 'node:https';
 import { test } from 'node:test';
 
 import { RawConn } from '../interop/lib/fwp.mjs';
 import { makePki } from '../interop/lib/pki.mjs';
 import { cleanupStack, waitFor } from '../interop/lib/server.mjs';
-import { eachLimited, info, key, newClient, nodeIdOf, startNodes } from './lib/cluster.mjs';
+import { eachLimited, info, key, listenHttps, newClient, nodeIdOf, startNodes } from './lib/cluster.mjs';
 import { startRedis } from './lib/redis.mjs';
 
 const JOBS = 2_000;
@@ -31,21 +30,12 @@ host_cap_max = 16
 // every request after ANSWER_AFTER_MS and counts the requests per path.
 async function startReceiver(defer, pki) {
   const received = new Map();  // path -> requests
-  const tlsFiles = { key: fs.readFileSync(pki.file('server.key')), cert: fs.readFileSync(pki.file('server.crt')) };
-  const server = https.createServer(tlsFiles, (req, res) => {
+  const { url } = await listenHttps(defer, pki, (req, res) => {
     received.set(req.url, (received.get(req.url) ?? 0) + 1);
     req.resume();
     req.on('end', () => setTimeout(() => res.end('ok'), ANSWER_AFTER_MS));
   });
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  defer(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  });
-  return { received, url: (p) => `https://127.0.0.1:${server.address().port}${p}` };
+  return { received, url };
 }
 
 test('webhook deliveries through two nodes, one killed mid-run: every one arrives, no retry spent', async (t) => {

@@ -5,6 +5,9 @@
 //
 // Nodes get short liveness timings (a kill -9'd node is presumed dead after 1 s and reaped within
 // a further 200 ms), so that a test need not wait the production 20 s.
+import fs from 'node:fs';
+import https from 'node:https';
+
 import faktory from 'faktory-worker';
 
 import { startServer, waitFor } from '../../interop/lib/server.mjs';
@@ -95,4 +98,21 @@ export async function info(client) {
     dead: i.faktory.sets.dead,
     working: i.faktory.sets.working,
   };
+}
+
+// An HTTPS server on a free loopback port with pki's server certificate (for 127.0.0.1), each
+// request handled by `handler`; closed (its connections too) when the test's cleanup runs.
+// Resolves to the server; `url(path)` of the result names a path on it.
+export async function listenHttps(defer, pki, handler) {
+  const tlsFiles = { key: fs.readFileSync(pki.file('server.key')), cert: fs.readFileSync(pki.file('server.crt')) };
+  const server = https.createServer(tlsFiles, handler);
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  defer(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  });
+  return { server, url: (p) => `https://127.0.0.1:${server.address().port}${p}` };
 }
