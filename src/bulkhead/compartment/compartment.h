@@ -93,7 +93,8 @@ struct CompartmentSnapshot {
   // While the breaker is open or half-open: the end of its (last) open interval (in the past once
   // half-open). Unset while closed.
   std::optional<TimePoint> breaker_open_until;
-  // The reason (Outcome::reason, e.g. "timeout", "http 503") and end time of the last attempt that
+  // The reason (the Outcome::reason given to OnResult, e.g. "http 503"; the dispatcher appends the
+  // transport's message, e.g. "timeout: timeout_total") and end time of the last attempt that
   // failed or was refused as overloaded (HostSignal kFailure or kOverloaded). Kept after later
   // successes: it says what went wrong last, not that the host is failing now (failing_since and
   // the breaker say that). Empty and unset before the first such attempt.
