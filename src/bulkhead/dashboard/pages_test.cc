@@ -247,6 +247,36 @@ TEST(HostsPageTest, StatesAndFigures) {
   EXPECT_THAT(RenderHostPage(Ctx(), "ok", HostView{.host = "ok"}), Not(HasSubstr("Probe now")));
 }
 
+TEST(HostsPageTest, LastErrorAndBreakerOpenUntil) {
+  HostView open{.host = "bad.example",
+                .breaker = "open",
+                .failures = 3,
+                .breaker_open_until = kNow + 5min,
+                .last_error = "http 503",
+                .last_error_at = kNow - 180s};
+  HostView evil{.host = "evil.example", .last_error = kScript, .last_error_at = kNow - 10s};
+  HostView fine{.host = "ok.example"};
+  std::string html = RenderHostsPage(Ctx(), std::vector<HostView>{open, evil, fine});
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<th>Last error</th>"));
+  EXPECT_THAT(html, HasSubstr("<td><span class=\"last-error\">http 503</span> <time datetime=\""));
+  EXPECT_THAT(html, HasSubstr(">3 min ago</time></td>"));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;</span>"));
+  EXPECT_THAT(
+      html, HasSubstr("<td><span class=\"muted\">—</span></td><td class=\"num hide-narrow\">0 ms"))
+      << "a host without errors";
+
+  std::string page = RenderHostPage(Ctx(), "bad.example", open);
+  EXPECT_THAT(page, HasSubstr("<dt>breaker open until</dt><dd><time"));
+  EXPECT_THAT(page, HasSubstr(">in 5 min</time></dd>"));
+  EXPECT_THAT(page, HasSubstr("<dt>last error</dt><dd><span class=\"last-error\">http 503</span>"));
+  std::string evil_page = RenderHostPage(Ctx(), "evil.example", evil);
+  ExpectInert(evil_page);
+  EXPECT_THAT(evil_page, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(RenderHostPage(Ctx(), "ok.example", fine),
+              HasSubstr("<dt>breaker open until</dt><dd><span class=\"muted\">—</span></dd>"));
+}
+
 TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {
   InfoSnapshot info;
   info.engine.store = "sqlite";
