@@ -205,6 +205,28 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
     await page.close();
   }
 
+  // The failing host says what went wrong last (its closed port: a connection error) and when, on
+  // the Hosts page and its own, as /api/hosts has it; and until when its breaker stays open.
+  {
+    const h = (await (await fetch(`${origin}/api/hosts`)).json()).find((x) => x.host === failing.host);
+    assert.match(h.last_error, /\S/, `last_error of a failing host: ${JSON.stringify(h)}`);
+    assert.ok(!Number.isNaN(Date.parse(h.last_error_at)), `last_error_at: ${h.last_error_at}`);
+    if (h.breaker !== 'closed') assert.ok(!Number.isNaN(Date.parse(h.breaker_open_until)), `breaker_open_until: ${h.breaker_open_until}`);
+    const page = await watchedPage(browser, origin);
+    await page.goto(`${origin}/hosts`, { waitUntil: 'networkidle0' });
+    const shown = await page.$$eval('#hosts tbody tr', (rows, host) => {
+      const row = rows.find((r) => r.querySelector('td a')?.textContent === host);
+      return row ? row.querySelector('.last-error')?.textContent : null;
+    }, failing.host);
+    assert.ok(shown, 'the failing host has a last error on the Hosts page');
+    await page.goto(`${origin}/hosts?host=${encodeURIComponent(failing.host)}`, { waitUntil: 'networkidle0' });
+    const fields = await page.$eval('#host', (e) => e.textContent);
+    assert.match(fields, /last error/);
+    assert.match(fields, /breaker open until/);
+    assertClean(page, 'host page, last error');
+    await page.close();
+  }
+
   // The figures of the Overview are INFO's (read before and after: the failing host's deliveries
   // may move meanwhile).
   {

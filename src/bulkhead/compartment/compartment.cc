@@ -126,6 +126,7 @@ void Compartment::OnResult(const CompartmentPermit& permit, const Outcome& outco
     }
     case HostSignal::kFailure:
       ++failures_;
+      RecordError(outcome.reason, now);
       if (!failing_since_) failing_since_ = now - latency;
       RecordLatency(latency);
       breaker_.OnFailure(permit.breaker, now);
@@ -135,6 +136,7 @@ void Compartment::OnResult(const CompartmentPermit& permit, const Outcome& outco
       // Alive but asking for less: shrink and, if it persists, open the breaker (a host that keeps
       // answering 429 must not be hammered until it bans us). Not "failing" for availability.
       ++overloaded_;
+      RecordError(outcome.reason, now);
       RecordLatency(latency);
       breaker_.OnFailure(permit.breaker, now);
       limit_.OnResult(LimitSignal::kCongestion, latency, now, in_flight_);
@@ -148,6 +150,16 @@ void Compartment::OnResult(const CompartmentPermit& permit, const Outcome& outco
       (!retry_after_until_ || *retry_after > *retry_after_until_)) {
     retry_after_until_ = *retry_after;
   }
+}
+
+void Compartment::RecordError(const std::string& reason, TimePoint now) {
+  last_error_ = reason;
+  last_error_at_ = now;
+}
+
+void Compartment::ForgetLastError() {
+  last_error_.clear();
+  last_error_at_.reset();
 }
 
 void Compartment::RecordLatency(Duration latency) {
@@ -277,6 +289,9 @@ CompartmentSnapshot Compartment::Snapshot(TimePoint now) const {
   s.unavailable = unavailable(now);
   s.failing_since = failing_since_;
   if (retry_after_until_ && now < *retry_after_until_) s.retry_after_until = retry_after_until_;
+  if (s.breaker != BreakerState::kClosed) s.breaker_open_until = breaker_.open_until();
+  s.last_error = last_error_;
+  s.last_error_at = last_error_at_;
   return s;
 }
 

@@ -90,6 +90,16 @@ struct CompartmentSnapshot {
   bool unavailable = false;
   std::optional<TimePoint> failing_since;
   std::optional<TimePoint> retry_after_until;
+  // While the breaker is open or half-open: the end of its (last) open interval (in the past once
+  // half-open). Unset while closed.
+  std::optional<TimePoint> breaker_open_until;
+  // The reason (the Outcome::reason given to OnResult, e.g. "http 503"; the dispatcher appends the
+  // transport's message, e.g. "timeout: timeout_total") and end time of the last attempt that
+  // failed or was refused as overloaded (HostSignal kFailure or kOverloaded). Kept after later
+  // successes: it says what went wrong last, not that the host is failing now (failing_since and
+  // the breaker say that). Empty and unset before the first such attempt.
+  std::string last_error;
+  std::optional<TimePoint> last_error_at;
 };
 
 // The part of a compartment's state that is worth keeping across a restart: what keeps a failing
@@ -213,10 +223,17 @@ class Compartment {
 
   CompartmentSnapshot Snapshot(TimePoint now) const;
 
+  // See CompartmentSnapshot::last_error. Not part of State(): it is this node's observation and
+  // starts empty after a restart. ForgetLastError clears it (the operator's "forget failures").
+  const std::string& last_error() const { return last_error_; }
+  std::optional<TimePoint> last_error_at() const { return last_error_at_; }
+  void ForgetLastError();
+
  private:
   AcquireResult Admit(TimePoint now, bool ignore_parked);
   bool ProbesHeld(TimePoint now) const { return probe_hold_until_ && now < *probe_hold_until_; }
   void RecordLatency(Duration latency);
+  void RecordError(const std::string& reason, TimePoint now);
   void OnParkedChanged();  // after parked_ changed size
 
   const std::string host_;
@@ -235,6 +252,8 @@ class Compartment {
   int64_t successes_ = 0;
   int64_t failures_ = 0;
   int64_t overloaded_ = 0;
+  std::string last_error_;
+  std::optional<TimePoint> last_error_at_;
 
   double latency_ewma_us_ = 0;
   bool have_latency_ = false;

@@ -476,6 +476,55 @@ TEST_F(CompartmentTest, SnapshotFields) {
   EXPECT_EQ(s.latency_p99, seconds(30));
   EXPECT_TRUE(s.failing_since.has_value());
   EXPECT_FALSE(s.unavailable);
+  EXPECT_EQ(s.breaker_open_until, Now() + seconds(20));
+}
+
+TEST_F(CompartmentTest, SnapshotBreakerOpenUntilOnlyWhileNotClosed) {
+  EXPECT_FALSE(c_.Snapshot(Now()).breaker_open_until.has_value());
+  OpenBreaker();
+  const TimePoint until = Now() + seconds(30);
+  EXPECT_EQ(c_.Snapshot(Now()).breaker_open_until, until);
+  clock_.Advance(seconds(31));
+  ASSERT_EQ(c_.breaker().state(Now()), BreakerState::kHalfOpen);
+  EXPECT_EQ(c_.Snapshot(Now()).breaker_open_until, until) << "half-open: the interval that ended";
+  Attempt(kOk);
+  ASSERT_EQ(c_.breaker().state(Now()), BreakerState::kClosed);
+  EXPECT_FALSE(c_.Snapshot(Now()).breaker_open_until.has_value());
+}
+
+TEST_F(CompartmentTest, LastErrorIsTheReasonOfTheLastFailedOrOverloadedAttempt) {
+  CompartmentSnapshot s = c_.Snapshot(Now());
+  EXPECT_EQ(s.last_error, "");
+  EXPECT_FALSE(s.last_error_at.has_value());
+  Attempt(kOk);
+  Attempt(kBlocked);
+  EXPECT_EQ(c_.Snapshot(Now()).last_error, "") << "successes and local failures are no host error";
+  Attempt(kTimeout, seconds(5));
+  const TimePoint timeout_at = Now();
+  s = c_.Snapshot(Now());
+  EXPECT_EQ(s.last_error, "timeout");
+  EXPECT_EQ(s.last_error_at, timeout_at) << "the end of the failed attempt";
+  clock_.Advance(seconds(1));
+  Attempt(k429);
+  s = c_.Snapshot(Now());
+  EXPECT_EQ(s.last_error, "http 429");
+  EXPECT_EQ(s.last_error_at, Now());
+}
+
+TEST_F(CompartmentTest, LastErrorOutlivesLaterSuccessesUntilForgotten) {
+  Attempt(kTimeout);
+  const TimePoint at = Now();
+  Attempt(kOk);
+  clock_.Advance(hours(1));
+  CompartmentSnapshot s = c_.Snapshot(Now());
+  EXPECT_FALSE(s.failing_since.has_value());
+  EXPECT_EQ(s.last_error, "timeout");
+  EXPECT_EQ(s.last_error_at, at);
+  EXPECT_EQ(c_.State(Now()), CompartmentState{}) << "not persisted";
+  c_.ForgetLastError();
+  s = c_.Snapshot(Now());
+  EXPECT_EQ(s.last_error, "");
+  EXPECT_FALSE(s.last_error_at.has_value());
 }
 
 TEST_F(CompartmentTest, Evictable) {

@@ -1,6 +1,7 @@
 #include "bulkhead/dashboard/hosts_page.h"
 
 #include <cstdio>
+#include <string_view>
 
 #include "bulkhead/dashboard/html.h"
 
@@ -24,6 +25,20 @@ std::string PerMinuteText(const std::optional<PerMinute>& r, double PerMinute::*
   return buf;
 }
 
+// The host's last error, then its time (relative, exact on hover); "—" when none. `brief`: only
+// the reason's classification (up to the first ": ", e.g. "connect_error"), the whole reason (with
+// the transport's message) on hover; otherwise the whole reason.
+std::string LastErrorText(const HostView& h, TimePoint now, bool brief) {
+  if (h.last_error.empty()) return "<span class=\"muted\">—</span>";
+  const size_t cut = brief ? h.last_error.find(": ") : std::string::npos;
+  std::string text = cut == std::string::npos
+                         ? "<span class=\"last-error\">" + Escape(h.last_error) + "</span>"
+                         : "<span class=\"last-error\" title=\"" + Escape(h.last_error) + "\">" +
+                               Escape(std::string_view(h.last_error).substr(0, cut)) + "</span>";
+  if (h.last_error_at) text += " " + TimeTag(*h.last_error_at, now);
+  return text;
+}
+
 std::string StateClass(const HostView& h) {
   return h.unavailable ? "state-unavailable" : "state-" + h.breaker;
 }
@@ -45,8 +60,8 @@ std::string RenderHostsPage(const PageContext& ctx,
   }
   std::string h =
       "<div class=\"table-wrap\"><table id=\"hosts\"><thead><tr><th>Host</th><th>State</th>"
-      "<th class=\"num\">In flight / cap</th><th class=\"num\">Parked</th>"
-      "<th class=\"num\">Successes</th><th class=\"num\">Failures</th>"
+      "<th>Last error</th><th class=\"num\">In flight / cap</th><th class=\"num\">Parked</th>"
+      "<th class=\"num hide-narrow\">Successes</th><th class=\"num hide-narrow\">Failures</th>"
       "<th class=\"num\">Successes / min</th><th class=\"num\">Failures / min</th>"
       "<th class=\"num hide-narrow\">p50</th><th class=\"num hide-narrow\">p99</th>"
       "<th class=\"hide-narrow\">Failing since</th><th class=\"hide-narrow\">Retry-After until</th>"
@@ -54,17 +69,19 @@ std::string RenderHostsPage(const PageContext& ctx,
   for (const HostView& v : *hosts) {
     h += "<tr><td><a href=\"" + Escape(ctx.base) + "/hosts?host=" + UrlEncode(v.host) + "\">" +
          Escape(v.host) + "</a></td><td class=\"" + StateClass(v) + "\">" + HostStateText(v) +
-         "</td><td class=\"num\">" + std::to_string(v.in_flight) + " / " + std::to_string(v.cap) +
-         "</td><td class=\"num\">" + std::to_string(v.parked) + "</td><td class=\"num\">" +
-         std::to_string(v.successes) + "</td><td class=\"num\">" + std::to_string(v.failures) +
-         "</td><td class=\"num\">" + PerMinuteText(rates.Of(v.host), &PerMinute::successes) +
-         "</td><td class=\"num\">" + PerMinuteText(rates.Of(v.host), &PerMinute::failures) +
+         "</td><td>" + LastErrorText(v, ctx.now, /*brief=*/true) + "</td><td class=\"num\">" +
+         std::to_string(v.in_flight) + " / " + std::to_string(v.cap) + "</td><td class=\"num\">" +
+         std::to_string(v.parked) + "</td><td class=\"num hide-narrow\">" +
+         std::to_string(v.successes) + "</td><td class=\"num hide-narrow\">" +
+         std::to_string(v.failures) + "</td><td class=\"num\">" +
+         PerMinuteText(rates.Of(v.host), &PerMinute::successes) + "</td><td class=\"num\">" +
+         PerMinuteText(rates.Of(v.host), &PerMinute::failures) +
          "</td><td class=\"num hide-narrow\">" + Ms(v.latency_p50_ms) +
          "</td><td class=\"num hide-narrow\">" + Ms(v.latency_p99_ms) +
          "</td><td class=\"hide-narrow\">" + OptTime(v.failing_since, ctx.now) +
          "</td><td class=\"hide-narrow\">" + OptTime(v.retry_after_until, ctx.now) + "</td></tr>";
   }
-  if (hosts->empty()) h += "<tr><td colspan=\"12\" class=\"muted\">no hosts yet</td></tr>";
+  if (hosts->empty()) h += "<tr><td colspan=\"13\" class=\"muted\">no hosts yet</td></tr>";
   h += "</tbody></table></div><p class=\"muted\">Counters are since the server started.</p>";
   return RenderLayout(ctx, "/hosts", "Hosts", h);
 }
@@ -95,6 +112,8 @@ std::string RenderHostPage(const PageContext& ctx, const std::string& name,
   h += row("latency p50 / p99", Ms(v.latency_p50_ms) + " / " + Ms(v.latency_p99_ms));
   h += row("failing since", OptTime(v.failing_since, ctx.now));
   h += row("Retry-After until", OptTime(v.retry_after_until, ctx.now));
+  h += row("breaker open until", OptTime(v.breaker_open_until, ctx.now));
+  h += row("last error", LastErrorText(v, ctx.now, /*brief=*/false));
   h += "</dl>";
   auto action = [&](const char* value, const char* label) {
     return "<form method=\"post\" class=\"inline\" action=\"" + Escape(ctx.base) + "/hosts\">" +

@@ -1,5 +1,7 @@
 // The Hosts page (every delivery host: state, in-flight cap and use, parked, counters, p50/p99,
-// breaker/Retry-After times) and one host's page. Pure renderers over view/host_view.h.
+// last error, failing-since/Retry-After times; at 390 px the totals, latencies and times are
+// hidden) and one host's page (the same, plus breaker openings and open-until). Pure renderers over
+// view/host_view.h.
 #pragma once
 
 #include <optional>

@@ -223,7 +223,8 @@ TEST(HostsPageTest, StatesAndFigures) {
   std::string html = RenderHostsPage(Ctx(), std::vector<HostView>{open, evil});
   ExpectInert(html);
   EXPECT_THAT(html, HasSubstr("<a href=\"/bulkhead/hosts?host=bad.example\">bad.example</a></td>"
-                              "<td class=\"state-open\">open</td><td class=\"num\">1 / 4</td>"
+                              "<td class=\"state-open\">open</td><td><span class=\"muted\">—</span>"
+                              "</td><td class=\"num\">1 / 4</td>"
                               "<td class=\"num\">30</td>"));
   EXPECT_THAT(html, HasSubstr(">2 min ago</time>"));
   EXPECT_THAT(html, HasSubstr("state-closed\">healthy"));
@@ -245,6 +246,45 @@ TEST(HostsPageTest, StatesAndFigures) {
                               "type=\"submit\" name=\"action\" value=\"probe\">Probe now"));
   EXPECT_THAT(page, HasSubstr("value=\"forget\">Forget failures, release parked jobs"));
   EXPECT_THAT(RenderHostPage(Ctx(), "ok", HostView{.host = "ok"}), Not(HasSubstr("Probe now")));
+}
+
+TEST(HostsPageTest, LastErrorAndBreakerOpenUntil) {
+  HostView open{.host = "bad.example",
+                .breaker = "open",
+                .failures = 3,
+                .breaker_open_until = kNow + 5min,
+                .last_error = "http 503",
+                .last_error_at = kNow - 180s};
+  HostView evil{.host = "evil.example", .last_error = kScript, .last_error_at = kNow - 10s};
+  HostView fine{.host = "ok.example"};
+  HostView refused{.host = "refused.example",
+                   .last_error = "connect_error: Failed to connect to <b>",
+                   .last_error_at = kNow - 1s};
+  std::string html = RenderHostsPage(Ctx(), std::vector<HostView>{open, evil, fine, refused});
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<th>State</th><th>Last error</th>"));
+  EXPECT_THAT(html, HasSubstr("<td><span class=\"last-error\">http 503</span> <time datetime=\""));
+  EXPECT_THAT(html, HasSubstr(">3 min ago</time></td>"));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;</span>"));
+  EXPECT_THAT(html, HasSubstr("ok.example</a></td><td class=\"state-closed\">healthy</td><td><span "
+                              "class=\"muted\">—</span></td>"))
+      << "a host without errors";
+  EXPECT_THAT(html, HasSubstr("<span class=\"last-error\" title=\"connect_error: Failed to connect "
+                              "to &lt;b&gt;\">connect_error</span>"))
+      << "the table shows the classification, the whole reason on hover";
+
+  std::string page = RenderHostPage(Ctx(), "bad.example", open);
+  EXPECT_THAT(page, HasSubstr("<dt>breaker open until</dt><dd><time"));
+  EXPECT_THAT(page, HasSubstr(">in 5 min</time></dd>"));
+  EXPECT_THAT(page, HasSubstr("<dt>last error</dt><dd><span class=\"last-error\">http 503</span>"));
+  EXPECT_THAT(
+      RenderHostPage(Ctx(), "refused.example", refused),
+      HasSubstr("<span class=\"last-error\">connect_error: Failed to connect to &lt;b&gt;"));
+  std::string evil_page = RenderHostPage(Ctx(), "evil.example", evil);
+  ExpectInert(evil_page);
+  EXPECT_THAT(evil_page, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(RenderHostPage(Ctx(), "ok.example", fine),
+              HasSubstr("<dt>breaker open until</dt><dd><span class=\"muted\">—</span></dd>"));
 }
 
 TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {

@@ -115,9 +115,9 @@ class Dispatcher final : public BuiltinJobs {
   // ProbeHostNow: an open breaker's wait (and any Retry-After) ends now, so the next attempt — a
   // parked job first — is its half-open probe. FailedPrecondition when the breaker is closed.
   Status ProbeHostNow(const std::string& host);
-  // ForgetHostFailures: drops the host's failure history (breaker closed, failing-since and
-  // Retry-After cleared; its openings count stays), so its parked jobs start at once under its
-  // in-flight cap: the dashboard's "release parked jobs".
+  // ForgetHostFailures: drops the host's failure history (breaker closed, failing-since,
+  // Retry-After and last error cleared; its openings count stays), so its parked jobs start at once
+  // under its in-flight cap: the dashboard's "release parked jobs".
   Status ForgetHostFailures(const std::string& host);
 
   // The snapshot last published (null before the first PublishSnapshot()), for readers on any

@@ -842,11 +842,15 @@ TEST_P(DispatcherTest, ForgetHostFailuresReleasesTheParkedJobsAndDeletesTheSaved
   }
   ASSERT_EQ(SavedHosts().size(), 1u);
   ASSERT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 3u);
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->last_error(),
+            "timeout: timeout_total");
 
   ASSERT_TRUE(dispatcher_->ForgetHostFailures("dead.example").ok());
   const Compartment* dead = dispatcher_->compartments().Find("dead.example");
   EXPECT_EQ(dead->breaker().state(clock_.Now()), BreakerState::kClosed);
   EXPECT_EQ(dead->failing_since(), std::nullopt);
+  EXPECT_EQ(dead->last_error(), "");
+  EXPECT_EQ(dead->last_error_at(), std::nullopt);
   EXPECT_EQ(dead->breaker().openings(), 1) << "the count of openings stays";
   EXPECT_TRUE(SavedHosts().empty()) << "nothing failing left to keep";
   // The parked jobs start at once, as many as the host's cap (lowered by the failures) allows.

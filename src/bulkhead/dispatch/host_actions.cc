@@ -25,6 +25,7 @@ Status Dispatcher::ForgetHostFailures(const std::string& host) {
   TimePoint now = clock_.Now();
   CompartmentState state;
   state.breaker_openings = c->breaker().openings();
+  c->ForgetLastError();
   compartments_.Restore(host, state, now);
   host_states_.AfterResult(host, now);
   Pump();

@@ -46,7 +46,11 @@ nlohmann::json HostsJsonValue(const std::vector<HostView>& hosts) {
                    {"parked", h.parked},
                    {"unavailable", h.unavailable},
                    {"failing_since", TimeOrNull(h.failing_since)},
-                   {"retry_after_until", TimeOrNull(h.retry_after_until)}});
+                   {"retry_after_until", TimeOrNull(h.retry_after_until)},
+                   {"breaker_open_until", TimeOrNull(h.breaker_open_until)},
+                   {"last_error",
+                    h.last_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(h.last_error)},
+                   {"last_error_at", TimeOrNull(h.last_error_at)}});
   }
   return out;
 }

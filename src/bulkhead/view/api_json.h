@@ -19,8 +19,9 @@ std::string RenderWorkersJson(const std::map<std::string, WorkerInfo>& workers);
 
 // GET /api/hosts: the delivery hosts array, in the order given (HostViewsFrom's: by host). Per
 // host {host, in_flight, cap, breaker, breaker_openings, latency_p50_ms, latency_p99_ms,
-// successes, failures, overloaded, parked, unavailable, failing_since, retry_after_until}: the
-// HostView fields, latencies as floats, times RFC 3339 or null when unset.
+// successes, failures, overloaded, parked, unavailable, failing_since, retry_after_until,
+// breaker_open_until, last_error, last_error_at}: the HostView fields, latencies as floats, times
+// RFC 3339 or null when unset, last_error a string or null when empty.
 std::string RenderHostsJson(const std::vector<HostView>& hosts);
 
 // The same array as a JSON value, for INFO's "hosts".

@@ -18,19 +18,34 @@ TEST(ApiJsonTest, Workers) {
   EXPECT_EQ(RenderWorkersJson({}), "[]");
 }
 
-// The hosts JSON as the dispatcher rendered it before the views moved here (its exact string).
+// The hosts JSON as the dispatcher rendered it before the views moved here (its exact string),
+// plus breaker_open_until, last_error and last_error_at (#14).
 TEST(ApiJsonTest, HostsJsonHasOneObjectPerHost) {
   EXPECT_EQ(RenderHostsJson(HostViewsFrom(DeliverySnapshot{})), "[]");
   EXPECT_EQ(RenderHostsJson(HostViewsFrom(TwoHosts())),
-            "[{\"breaker\":\"closed\",\"breaker_openings\":0,\"cap\":4,\"failing_since\":null,"
-            "\"failures\":0,\"host\":\"a.example\",\"in_flight\":2,\"latency_p50_ms\":120.0,"
+            "[{\"breaker\":\"closed\",\"breaker_open_until\":null,\"breaker_openings\":0,"
+            "\"cap\":4,\"failing_since\":null,"
+            "\"failures\":0,\"host\":\"a.example\",\"in_flight\":2,\"last_error\":\"http 429\","
+            "\"last_error_at\":\"2023-11-14T22:13:10Z\",\"latency_p50_ms\":120.0,"
             "\"latency_p99_ms\":250.5,\"overloaded\":1,\"parked\":0,\"retry_after_until\":null,"
             "\"successes\":7,\"unavailable\":false},"
-            "{\"breaker\":\"open\",\"breaker_openings\":3,\"cap\":1,"
+            "{\"breaker\":\"open\",\"breaker_open_until\":\"2023-11-14T22:14:20Z\","
+            "\"breaker_openings\":3,\"cap\":1,"
             "\"failing_since\":\"2023-11-14T22:13:20Z\",\"failures\":9,\"host\":\"b.example:8443\","
-            "\"in_flight\":0,\"latency_p50_ms\":0.0,\"latency_p99_ms\":0.0,\"overloaded\":0,"
+            "\"in_flight\":0,\"last_error\":\"timeout\",\"last_error_at\":\"2023-11-14T22:14:10Z\","
+            "\"latency_p50_ms\":0.0,\"latency_p99_ms\":0.0,\"overloaded\":0,"
             "\"parked\":5,\"retry_after_until\":\"2023-11-14T22:15:20Z\",\"successes\":0,"
             "\"unavailable\":true}]");
+}
+
+TEST(ApiJsonTest, HostsJsonLastErrorAndBreakerOpenUntilAreNullWhenUnset) {
+  HostView h;
+  h.host = "c.example";
+  nlohmann::json v = HostsJsonValue({h});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(v[0].at("last_error").is_null());
+  EXPECT_TRUE(v[0].at("last_error_at").is_null());
+  EXPECT_TRUE(v[0].at("breaker_open_until").is_null());
 }
 
 TEST(ApiJsonTest, HostsJsonValueIsTheSameArray) {

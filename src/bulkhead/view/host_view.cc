@@ -28,6 +28,9 @@ std::vector<HostView> HostViewsFrom(const DeliverySnapshot& snapshot) {
     v.unavailable = s.unavailable;
     v.failing_since = s.failing_since;
     v.retry_after_until = s.retry_after_until;
+    v.breaker_open_until = s.breaker_open_until;
+    v.last_error = s.last_error;
+    v.last_error_at = s.last_error_at;
     views.push_back(std::move(v));
   }
   return views;

@@ -31,6 +31,12 @@ struct HostView {
   bool unavailable = false;  // announced unavailable (bulkhead.host_unavailable)
   std::optional<TimePoint> failing_since;
   std::optional<TimePoint> retry_after_until;
+  // Unset while the breaker is closed (see CompartmentSnapshot::breaker_open_until).
+  std::optional<TimePoint> breaker_open_until;
+  // The reason of the last failed or overloaded attempt and its time; "" and unset before any
+  // (see CompartmentSnapshot::last_error).
+  std::string last_error;
+  std::optional<TimePoint> last_error_at;
 
   bool operator==(const HostView&) const = default;
 };

@@ -23,6 +23,9 @@ TEST(HostViewTest, OneViewPerHostOfTheSnapshot) {
   EXPECT_EQ(a.successes, 7);
   EXPECT_EQ(a.overloaded, 1);
   EXPECT_FALSE(a.failing_since.has_value());
+  EXPECT_FALSE(a.breaker_open_until.has_value());
+  EXPECT_EQ(a.last_error, "http 429");
+  EXPECT_EQ(a.last_error_at, FromUnixMicros(1'699'999'990'000'000));
   const HostView& b = views[1];
   EXPECT_EQ(b.host, "b.example:8443");
   EXPECT_EQ(b.breaker, "open");
@@ -32,6 +35,9 @@ TEST(HostViewTest, OneViewPerHostOfTheSnapshot) {
   EXPECT_TRUE(b.unavailable);
   EXPECT_EQ(b.failing_since, FromUnixMicros(1'700'000'000'000'000));
   EXPECT_EQ(b.retry_after_until, FromUnixMicros(1'700'000'120'000'000));
+  EXPECT_EQ(b.breaker_open_until, FromUnixMicros(1'700'000'060'000'000));
+  EXPECT_EQ(b.last_error, "timeout");
+  EXPECT_EQ(b.last_error_at, FromUnixMicros(1'700'000'050'000'000));
 }
 
 }  // namespace

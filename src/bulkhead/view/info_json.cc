@@ -84,6 +84,9 @@ HostView ParseHost(const json& h) {
   v.unavailable = Bool(h, "unavailable");
   v.failing_since = ReadTime(h, "failing_since");
   v.retry_after_until = ReadTime(h, "retry_after_until");
+  v.breaker_open_until = ReadTime(h, "breaker_open_until");
+  if (const json& e = Member(h, "last_error"); e.is_string()) v.last_error = e.get<std::string>();
+  v.last_error_at = ReadTime(h, "last_error_at");
   return v;
 }
 

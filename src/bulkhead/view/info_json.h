@@ -25,8 +25,8 @@ std::string RenderInfoJson(const InfoSnapshot& info);
 // what the document holds: queue sizes (latency 0, paused false), sets, totals, task figures,
 // worker_count (no worker records), throttles, batch counters, cron entries, the server figures
 // and the hosts as HostViews (elements that are not objects skipped; a time that is not RFC 3339
-// is unset); a missing field is zero, a missing string "?". InvalidArgument "INFO reply is not a
-// JSON object" for anything else.
+// is unset); a missing field is zero, a missing string "?" (a host's last_error: "").
+// InvalidArgument "INFO reply is not a JSON object" for anything else.
 Result<InfoSnapshot> ParseInfoJson(std::string_view text);
 
 }  // namespace bulkhead

@@ -17,8 +17,10 @@ using view_testing::ExampleSnapshot;
 using view_testing::ReadTestdata;
 
 constexpr char kHost[] =
-    R"({"breaker":"open","breaker_openings":2,"cap":4,"failing_since":"2026-01-01T00:00:00Z",)"
-    R"("failures":7,"host":"a.example","in_flight":1,"latency_p50_ms":12.5,"latency_p99_ms":250.0,)"
+    R"({"breaker":"open","breaker_open_until":"2026-01-01T00:02:00Z","breaker_openings":2,"cap":4,)"
+    R"("failing_since":"2026-01-01T00:00:00Z","failures":7,"host":"a.example","in_flight":1,)"
+    R"("last_error":"http 503","last_error_at":"2026-01-01T00:01:30Z",)"
+    R"("latency_p50_ms":12.5,"latency_p99_ms":250.0,)"
     R"("overloaded":0,"parked":3,"retry_after_until":null,"successes":9,"unavailable":false})";
 
 TEST(InfoJsonTest, RendersFaktorysShapeFromASnapshot) {
@@ -98,7 +100,8 @@ TEST(InfoJsonTest, HostsSurviveARoundTrip) {
 
 TEST(InfoJsonTest, ParseDefaultsWhatAHostLacks) {
   auto parsed = ParseInfoJson(
-      R"({"hosts":[1,{"in_flight":"x","cap":2,"failing_since":"yesterday","unavailable":1},[]]})");
+      R"({"hosts":[1,{"in_flight":"x","cap":2,"failing_since":"yesterday","unavailable":1,)"
+      R"("last_error":7,"breaker_open_until":null},[]]})");
   ASSERT_TRUE(parsed.ok());
   ASSERT_TRUE(parsed->hosts.has_value());
   ASSERT_EQ(parsed->hosts->size(), 1u) << "elements that are not objects are skipped";

@@ -58,9 +58,14 @@ std::string RenderStatsText(const InfoSnapshot& info) {
   Appendf(out, "%-32s %10lld\n", "retries", Ll(e.retries));
   Appendf(out, "%-32s %10lld\n", "dead", Ll(e.dead));
   Appendf(out, "%-32s %10lld\n", "working", Ll(e.working));
-  AppendThrottlesText(out, e.throttles);  // #13
-  AppendBatches(out, e.batches);          // #13
-  AppendCronText(out, e.cron);            // #13
+  AppendThrottlesText(out, e.throttles);                      // #13
+  AppendBatches(out, e.batches);                              // #13
+  AppendCronText(out, e.cron);                                // #13
+  if (const std::optional<ClusterView>& d = info.delivery) {  // #12
+    Appendf(out, "\ndelivery  cluster_nodes=%lld  in_flight=%lld/%lld  host_cap=%lld..%lld\n",
+            Ll(d->cluster_nodes), Ll(d->in_flight), Ll(d->max_in_flight), Ll(d->host_cap_min),
+            Ll(d->host_cap_max));
+  }
   if (info.hosts) AppendHosts(out, *info.hosts);
   return out;
 }

@@ -16,9 +16,12 @@ namespace bulkhead {
 // Fixed-width text, one line per queue, set, throttle, batch counter, cron entry and host:
 //   bulkhead <version>  store=<store>  uptime=<s>s  connections=<n>  workers=<n>
 //   processed <n>  failed <n>  enqueued <n>
-//   QUEUE / SET / THROTTLE / BATCH / CRON / HOST tables. THROTTLE and CRON only when one is
-//   configured (view/throttle_view.h, view/cron_view.h), BATCH (created, committed, expired,
-//   succeeded) only once a counter is non-zero, HOST only when there are hosts.
+//   QUEUE / SET / THROTTLE / BATCH / CRON tables, the delivery line, the HOST table. THROTTLE and
+//   CRON only when one is configured (view/throttle_view.h, view/cron_view.h), BATCH (created,
+//   committed, expired, succeeded) only once a counter is non-zero; the delivery line (INFO's
+//   "delivery", view/cluster_view.h) only with a dispatcher:
+//     delivery  cluster_nodes=<n>  in_flight=<n>/<max_in_flight>  host_cap=<min>..<max>
+//   HOST only when there are hosts.
 // A queue's LATENCY(s) is its latency_seconds (0 in a snapshot parsed from INFO until filled in).
 std::string RenderStatsText(const InfoSnapshot& info);
 

@@ -32,6 +32,26 @@ TEST(StatsTextTest, RendersASnapshot) {
   EXPECT_EQ(RenderStatsText(ExampleSnapshot()), kExampleText);
 }
 
+TEST(StatsTextTest, DeliveryLineFromInfo) {
+  InfoSnapshot info = ExampleSnapshot();
+  info.delivery = ClusterView{.cluster_nodes = 2,
+                              .max_in_flight = 50,
+                              .in_flight = 3,
+                              .host_cap_min = 1,
+                              .host_cap_max = 8};
+  auto text = StatsTextFromInfo(RenderInfoJson(info), [](const std::vector<std::string>&) {
+    return Result<std::string>(std::string("{}"));
+  });
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_NE(text->find("\nworking                                   4\n"
+                       "\ndelivery  cluster_nodes=2  in_flight=3/50  host_cap=1..8\n"
+                       "\nHOST "),
+            std::string::npos)
+      << *text;
+  EXPECT_EQ(RenderStatsText(ExampleSnapshot()).find("delivery"), std::string::npos)
+      << "no line without a dispatcher";
+}
+
 TEST(StatsTextTest, NoHostTableWithoutHosts) {
   InfoSnapshot info = ExampleSnapshot();
   info.hosts = std::vector<HostView>{};

@@ -60,7 +60,10 @@ inline InfoSnapshot ExampleSnapshot() {
   h.successes = 9;
   h.failures = 7;
   h.parked = 3;
-  h.failing_since = FromUnixMicros(1'767'225'600'000'000);  // 2026-01-01T00:00:00Z
+  h.failing_since = FromUnixMicros(1'767'225'600'000'000);       // 2026-01-01T00:00:00Z
+  h.breaker_open_until = FromUnixMicros(1'767'225'720'000'000);  // 2026-01-01T00:02:00Z
+  h.last_error = "http 503";
+  h.last_error_at = FromUnixMicros(1'767'225'690'000'000);  // 2026-01-01T00:01:30Z
   info.hosts = std::vector<HostView>{h};
   return info;
 }
@@ -78,8 +81,9 @@ inline std::map<std::string, WorkerInfo> ExampleWorkers() {
   return {{w.wid, w}};
 }
 
-// Two hosts as the dispatcher snapshots them: a.example healthy and busy, b.example:8443 open,
-// parked, announced unavailable and behind a Retry-After.
+// Two hosts as the dispatcher snapshots them: a.example healthy and busy (its last error an old
+// 429), b.example:8443 open, parked, announced unavailable and behind a Retry-After, its last
+// error a timeout.
 inline DeliverySnapshot TwoHosts() {
   DeliverySnapshot s;
   CompartmentSnapshot a;
@@ -90,6 +94,8 @@ inline DeliverySnapshot TwoHosts() {
   a.latency_p99 = std::chrono::microseconds(250'500);
   a.successes = 7;
   a.overloaded = 1;
+  a.last_error = "http 429";
+  a.last_error_at = FromUnixMicros(1'699'999'990'000'000);  // 2023-11-14T22:13:10Z
   CompartmentSnapshot b;
   b.host = "b.example:8443";
   b.limit = 1;
@@ -100,6 +106,9 @@ inline DeliverySnapshot TwoHosts() {
   b.unavailable = true;
   b.failing_since = FromUnixMicros(1'700'000'000'000'000);
   b.retry_after_until = FromUnixMicros(1'700'000'120'000'000);
+  b.breaker_open_until = FromUnixMicros(1'700'000'060'000'000);  // 2023-11-14T22:14:20Z
+  b.last_error = "timeout";
+  b.last_error_at = FromUnixMicros(1'700'000'050'000'000);  // 2023-11-14T22:14:10Z
   s.hosts = {a, b};
   s.parked = 5;
   return s;
