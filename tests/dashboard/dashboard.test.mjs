@@ -114,6 +114,9 @@ const PAGES = ['/', '/queues', '/busy', '/scheduled', '/retries', '/dead', '/hos
 
 // A throttle on a queue nothing else uses and a cron entry due once a year, so that /throttles
 // has rows without changing the queues the other checks count.
+// The failing host's breaker stays open for the whole test: a half-open probe would take one of
+// its parked jobs while a check counts them (the default opening is 30 s, shorter than the test).
+const DELIVERY_CONFIG = '[delivery]\nbreaker_open_min_seconds = 3600\nbreaker_open_max_seconds = 3600\n';
 const ENTERPRISE_CONFIG = '[throttles]\nthrottled = { concurrency = 2, timeout = 60 }\n' +
   '[[cron]]\n  schedule = "0 0 1 1 *"\n  name = "new-year"\n  [cron.job]\n    type = "NewYear"\n    queue = "yearly"\n';
 
@@ -144,7 +147,7 @@ async function clickAndWait(page, selector) {
 
 test('every page renders, matches INFO, keeps payloads inert; each action changes the server', { timeout: 240_000 }, async (t) => {
   const defer = cleanupStack(t);
-  const server = await startServer(defer, { config: 'allow_private_targets = true\n' + ENTERPRISE_CONFIG, store: STORE });
+  const server = await startServer(defer, { config: 'allow_private_targets = true\n' + DELIVERY_CONFIG + ENTERPRISE_CONFIG, store: STORE });
   const { client, worker } = await seed(server, defer);
   const browser = await launch(defer);
   const origin = server.httpBase;
@@ -192,7 +195,8 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
 
   // A failing host's page lists the jobs parked behind it, as /api/hosts counts them.
   {
-    // Retries of its deliveries come due and join the parked ones meanwhile: read before and after.
+    // Retries of its deliveries come due and join the parked ones meanwhile (none leaves: the
+    // breaker stays open, DELIVERY_CONFIG): read before and after.
     const parked = async () => (await (await fetch(`${origin}/api/hosts`)).json()).find((h) => h.host === failing.host).parked;
     const page = await watchedPage(browser, origin);
     const p0 = await parked();
