@@ -436,7 +436,6 @@ RedisStore::ReplyCallback RedisStore::Answering(const char* step, ReplyCallback 
       cb(s);
       return;
     }
-    NoteHandedOut(step, *r);  // #12: a FETCH reply reaching its caller
     cb(std::move(r));
   };
 }

@@ -301,11 +301,12 @@ class RedisStore final : public Store {
   // node count handler when it changed) and returns `had`.
   int64_t NoteHeartbeat(const RedisReply& reply);
   // Reclaim of reservations whose FETCH reply was lost (#12; redis_store_reclaim.cc).
-  // NoteHandedOut: a reply to `step`, if a FETCH's handing out a job, is remembered.
+  // HandOut: answers a FETCH's `cb` from its reply ({jid, value, score}: a job, reserved; anything
+  // else: none) and remembers a job handed out, so that a reclaim keeps it.
   // ReclaimLostReservations: after a reconnect, gives back the reservations of this node that are
   // not remembered. ReadReservedSet: SMEMBERS of this node's reservations (null on failure).
   // KeepStillReserved: prunes handed_out_ to `members`.
-  void NoteHandedOut(const char* step, const RedisReply& reply);
+  void HandOut(const Result<RedisReply>& reply, const JobCallback& cb);
   void ReclaimLostReservations();
   void ReadReservedSet(std::function<void(const std::vector<std::string>*)> done);
   void KeepStillReserved(const std::vector<std::string>& members);

@@ -17,12 +17,6 @@ namespace {
 // Jobs per page when Mutate reads a set, and per mutate.lua / clear.lua call.
 constexpr size_t kMutatePage = 500;
 
-// A sorted-set score (a bulk string such as "1700000060000000", or an integer) as µs.
-int64_t Score(const RedisReply& r) {
-  if (r.is_integer()) return r.integer();
-  return static_cast<int64_t>(std::llround(std::strtod(r.str().c_str(), nullptr)));
-}
-
 const char* SetName(JobState s) {
   switch (s) {
     case JobState::kScheduled:
@@ -55,7 +49,7 @@ Result<std::vector<JobRecord>> DecodeTriples(const RedisReply& r) {
   const auto& e = r.elements();
   jobs.reserve(e.size() / 3);
   for (size_t i = 0; i + 2 < e.size(); i += 3) {
-    auto job = DecodeRedisJob(e[i].str(), e[i + 1].str(), Score(e[i + 2]));
+    auto job = DecodeRedisJob(e[i].str(), e[i + 1].str(), ScoreMicros(e[i + 2]));
     if (!job.ok()) return job.status();
     jobs.push_back(std::move(*job));
   }
@@ -86,14 +80,8 @@ void RedisStore::Push(JobRecord job, Done durable) {
 void RedisStore::Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) {
   std::vector<std::string> item{Us(now), std::to_string(queues.size())};
   item.insert(item.end(), queues.begin(), queues.end());
-  Coalesce(BatchKind::kFetch, {}, std::move(item), [cb = std::move(cb)](Result<RedisReply> r) {
-    if (!r.ok()) return cb(r.status());
-    if (!r->is_array() || r->elements().size() != 3) return cb(std::optional<JobRecord>());
-    const auto& e = r->elements();
-    auto job = DecodeRedisJob(e[0].str(), e[1].str(), Score(e[2]));
-    if (!job.ok()) return cb(job.status());
-    cb(std::optional<JobRecord>(std::move(*job)));
-  });
+  Coalesce(BatchKind::kFetch, {}, std::move(item),
+           [this, cb = std::move(cb)](Result<RedisReply> r) { HandOut(r, cb); });
 }
 
 void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
@@ -104,7 +92,7 @@ void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable)
                return durable(std::optional<JobRecord>());
              }
              const auto& e = r->elements();
-             auto job = DecodeRedisJobHeader(jid, e[0].str(), Score(e[1]));
+             auto job = DecodeRedisJobHeader(jid, e[0].str(), ScoreMicros(e[1]));
              if (!job.ok()) return durable(job.status());
              durable(std::optional<JobRecord>(std::move(*job)));
            });
@@ -116,7 +104,7 @@ void RedisStore::GetWorking(const std::string& jid, JobCallback cb) {
          if (!r.ok()) return cb(r.status());
          if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
          const auto& e = r->elements();
-         auto job = DecodeRedisJob(jid, e[0].str(), Score(e[1]));
+         auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
          if (!job.ok()) return cb(job.status());
          cb(std::optional<JobRecord>(std::move(*job)));
        });

@@ -9,6 +9,7 @@
 
 #include <unordered_set>
 
+#include "bulkhead/store/redis_job_codec.h"
 #include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/redis_store_scripts.h"
 #include "bulkhead/util/clock.h"
@@ -20,21 +21,13 @@ constexpr size_t kFirstPruneAt = 1024;
 
 }  // namespace
 
-void RedisStore::NoteHandedOut(const char* step, const RedisReply& reply) {
-  const std::string_view s(step);
-  // A job handed out is {jid, value, score} (anything else: none was). fetch.lua answers the
-  // coalesced fetches of a loop turn, one such element (or false) each; fetch_throttled.lua one.
-  auto note = [this](const RedisReply& one) {
-    if (one.is_array() && one.elements().size() == 3) handed_out_.insert(one.elements()[0].str());
-  };
-  if (s == "fetch") {
-    if (!reply.is_array()) return;
-    for (const RedisReply& one : reply.elements()) note(one);
-  } else if (s == "fetch_throttled") {
-    note(reply);
-  } else {
-    return;
-  }
+void RedisStore::HandOut(const Result<RedisReply>& reply, const JobCallback& cb) {
+  if (!reply.ok()) return cb(reply.status());
+  if (!reply->is_array() || reply->elements().size() != 3) return cb(std::optional<JobRecord>());
+  const auto& e = reply->elements();
+  auto job = DecodeRedisJob(e[0].str(), e[1].str(), ScoreMicros(e[2]));
+  if (!job.ok()) return cb(job.status());
+  handed_out_.insert(job->jid);
   if (handed_out_.size() >= prune_at_ && !pruning_) {
     pruning_ = true;
     ReadReservedSet([this](const std::vector<std::string>* members) {
@@ -43,6 +36,7 @@ void RedisStore::NoteHandedOut(const char* step, const RedisReply& reply) {
       prune_at_ = std::max(kFirstPruneAt, 2 * handed_out_.size());
     });
   }
+  cb(std::optional<JobRecord>(std::move(*job)));
 }
 
 void RedisStore::ReadReservedSet(std::function<void(const std::vector<std::string>*)> done) {

@@ -2,6 +2,8 @@
 // computed once per store).
 #pragma once
 
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,12 @@ namespace bulkhead {
 // as µs since the epoch.
 inline std::string Us(int64_t v) { return std::to_string(v); }
 inline std::string Us(TimePoint t) { return std::to_string(ToUnixMicros(t)); }
+// A sorted-set score as a script answers it (a bulk string such as "1700000060000000", or an
+// integer), as µs.
+inline int64_t ScoreMicros(const RedisReply& r) {
+  if (r.is_integer()) return r.integer();
+  return static_cast<int64_t>(std::llround(std::strtod(r.str().c_str(), nullptr)));
+}
 
 struct RedisStore::Scripts {
   const RedisScripts& text = StoreRedisScripts();

@@ -14,11 +14,6 @@ std::string Micros(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
 }
 
-int64_t ScoreOf(const RedisReply& r) {
-  if (r.is_integer()) return r.integer();
-  return static_cast<int64_t>(std::llround(std::strtod(r.str().c_str(), nullptr)));
-}
-
 }  // namespace
 
 void RedisStore::FetchThrottled(const std::vector<std::string>& queues,
@@ -31,14 +26,7 @@ void RedisStore::FetchThrottled(const std::vector<std::string>& queues,
   }
   args.insert(args.end(), queues.begin(), queues.end());
   Eval(scripts_->fetch_throttled, "fetch_throttled", std::move(args),
-       [cb = std::move(cb)](Result<RedisReply> r) {
-         if (!r.ok()) return cb(r.status());
-         if (!r->is_array() || r->elements().size() != 3) return cb(std::optional<JobRecord>());
-         const auto& e = r->elements();
-         auto job = DecodeRedisJob(e[0].str(), e[1].str(), ScoreOf(e[2]));
-         if (!job.ok()) return cb(job.status());
-         cb(std::optional<JobRecord>(std::move(*job)));
-       });
+       [this, cb = std::move(cb)](Result<RedisReply> r) { HandOut(r, cb); });
 }
 
 void RedisStore::ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
