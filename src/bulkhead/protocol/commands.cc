@@ -426,7 +426,7 @@ constexpr Command kCommands[] = {
      .may_block = true},
     {.verb = "PUSH", .handler = CmdPush},
     {.verb = "PUSHB", .handler = CmdPushBulk},
-    {.verb = "FETCH", .handler = CmdFetch, .may_block = true},
+    {.verb = "FETCH", .handler = CmdFetch, .may_block = true, .overlaps_itself = true},
     {.verb = "ACK", .handler = CmdAck, .allowed_while_stopping = true},
     {.verb = "FAIL", .handler = CmdFail, .allowed_while_stopping = true},
     {.verb = "BEAT", .handler = CmdBeat},

@@ -21,9 +21,13 @@ struct Command {
   bool needs_identity = true;
   // The handshake (HELLO): accepted as a first line only with a JSON object as its argument.
   bool opens_session = false;
-  // Its reply may come later (a FETCH waits for a job): the session reads no further line of the
-  // connection until it is answered.
+  // Its reply may come later (a FETCH waits for a job): the session runs no further line of the
+  // connection until it is answered (but see overlaps_itself).
   bool may_block = false;
+  // With may_block: the same command right behind an unanswered one runs at once instead of
+  // waiting, so a client's pipelined FETCHes reach the engine (and a networked store) together;
+  // any other command still waits until all of them are answered.
+  bool overlaps_itself = false;
   // Still run while the server shuts down (END, and ACK/FAIL so a worker can report the job it
   // holds); any other command is answered "shutdown in progress".
   bool allowed_while_stopping = false;

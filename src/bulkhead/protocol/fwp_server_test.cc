@@ -265,6 +265,69 @@ TEST_P(FwpServerTest, ABlockingFetchHoldsTheLinesAfterIt) {
   EXPECT_EQ(c.Read(), "+OK");
 }
 
+TEST_P(FwpServerTest, PipelinedFetchesWaitTogether) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  // The second FETCH does not wait for the first: both reach the engine at once and both end
+  // their block time together (behind a barrier the second would answer at 200 ms).
+  c.Send("FETCH none\r\nFETCH none\r\n");
+  Pass(99ms);
+  EXPECT_TRUE(c.Quiet()) << "answered before the block time";
+  Pass(1ms);
+  EXPECT_EQ(c.Read(), "$-1");
+  EXPECT_EQ(c.Read(), "$-1");
+}
+
+TEST_P(FwpServerTest, PipelinedFetchesAreAnsweredInOrder) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn producer = Hello();
+  producer.Send(
+      "PUSH {\"jid\":\"order0001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"full\"}\r\n");
+  EXPECT_EQ(producer.Read(), "+OK");
+  Conn c = Hello();
+  // The second FETCH gets its job at once; its reply waits for the first's.
+  c.Send("FETCH empty\r\nFETCH full\r\n");
+  Pass(99ms);
+  EXPECT_TRUE(c.Quiet()) << "a reply overtook the FETCH before it";
+  Pass(1ms);
+  EXPECT_EQ(c.Read(), "$-1");
+  EXPECT_NE(c.Read().find("order0001"), std::string::npos);
+}
+
+TEST_P(FwpServerTest, ACommandBehindPipelinedFetchesWaitsForAllOfThem) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  c.Send(
+      "FETCH held\r\nFETCH held\r\nPUSH {\"jid\":\"behind001\",\"jobtype\":\"t\",\"args\":[],"
+      "\"queue\":\"held\"}\r\nFETCH held\r\n");
+  Pass(100ms);
+  EXPECT_EQ(c.Read(), "$-1") << "the PUSH ran before the FETCHes ahead of it were answered";
+  EXPECT_EQ(c.Read(), "$-1");
+  EXPECT_EQ(c.Read(), "+OK");
+  EXPECT_NE(c.Read().find("behind001"), std::string::npos) << "the FETCH after the PUSH";
+}
+
+TEST_P(FwpServerTest, ClosingWithPipelinedFetchesWaitingLosesNoJob) {
+  config_.fetch_block_ms = 4000;
+  StartServer();
+  {
+    Conn gone = Hello();
+    gone.Send("FETCH q\r\nFETCH q\r\nFETCH q\r\n");
+    Pass(1ms);
+  }  // closed with three FETCHes waiting
+  Pass(1ms);
+  Conn producer = Hello();
+  producer.Send("PUSH {\"jid\":\"kept00001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"q\"}\r\n");
+  EXPECT_EQ(producer.Read(), "+OK");
+  Conn worker = Hello();
+  worker.Send("FETCH q\r\n");
+  EXPECT_NE(worker.Read().find("kept00001"), std::string::npos)
+      << "the job went to a FETCH of the closed connection";
+}
+
 TEST_P(FwpServerTest, HandshakeTimeout) {
   config_.handshake_timeout_seconds = 1;
   StartServer();

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
@@ -123,10 +125,10 @@ void Session::Close() {
   closed_ = true;
   handshake_timer_.Cancel();
   line_timer_.Cancel();
-  if (fetch_ticket_ != 0) {
-    server_.engine().CancelFetch(fetch_ticket_);
-    fetch_ticket_ = 0;
+  for (const Barrier& b : barriers_) {
+    if (b.fetch_ticket != 0) server_.engine().CancelFetch(b.fetch_ticket);
   }
+  barriers_.clear();
   stream_.Close();
   server_.OnSessionClosed(id_, identified_ ? wid_ : std::string());
 }
@@ -157,7 +159,7 @@ void Session::ArmLineTimer() {
     if (ec || closed_) return;
     // The line completed meanwhile, or we are not reading (a barrier, or replies the client has
     // not taken yet): the rest of the line may be sitting unread in the socket.
-    if (in_.empty() || blocked_ || PausedForOutput()) return;
+    if (in_.empty() || !barriers_.empty() || PausedForOutput()) return;
     resp::AppendError(out_, replies::kLineTimeout);
     close_after_write_ = true;
     MaybeWrite();
@@ -175,7 +177,8 @@ void Session::ProcessBuffer() {
   if (closed_) return;
   processing_ = true;
   size_t consumed = 0;
-  while (!blocked_ && !closed_ && !close_after_write_ && slots_.size() < kMaxCommandsInFlight &&
+  bool held = false;  // a complete line waits for a barrier
+  while (!closed_ && !close_after_write_ && slots_.size() < kMaxCommandsInFlight &&
          !PausedForOutput()) {
     size_t nl = in_.find('\n', std::max(scan_from_, consumed));
     if (nl == std::string::npos) {
@@ -185,6 +188,10 @@ void Session::ProcessBuffer() {
     size_t end = nl;
     if (end > consumed && in_[end - 1] == '\r') --end;
     std::string_view line(in_.data() + consumed, end - consumed);
+    if (HeldByBarrier(line)) {
+      held = true;
+      break;
+    }
     consumed = nl + 1;
     if (line.size() > static_cast<size_t>(server_.config().max_line_bytes)) {
       resp::AppendError(out_, std::string(replies::kLineTooLong) +
@@ -201,7 +208,7 @@ void Session::ProcessBuffer() {
     scan_from_ = scan_from_ > consumed ? scan_from_ - consumed : 0;
   }
   processing_ = false;
-  if (!blocked_ && !close_after_write_ && !closed_) {
+  if (!held && !close_after_write_ && !closed_) {
     if (in_.size() > static_cast<size_t>(server_.config().max_line_bytes)) {
       resp::AppendError(out_, std::string(replies::kLineTooLong) +
                                   std::to_string(server_.config().max_line_bytes) + " bytes");
@@ -213,7 +220,20 @@ void Session::ProcessBuffer() {
     }
   }
   MaybeWrite();
-  if (!blocked_ && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
+  // Behind a barrier, reading goes on only while no complete line waits (more FETCHes may come).
+  if (!held && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
+}
+
+bool Session::HeldByBarrier(std::string_view line) const {
+  if (barriers_.empty()) return false;
+  if (!barrier_command_->overlaps_itself) return true;
+  return line.substr(0, line.find(' ')) != barrier_command_->verb;
+}
+
+void Session::SetFetchTicket(uint64_t ticket) {
+  for (Barrier& b : barriers_) {
+    if (b.seq == dispatching_seq_) b.fetch_ticket = ticket;
+  }
 }
 
 void Session::Dispatch(std::string_view line, uint64_t seq) {
@@ -230,9 +250,10 @@ void Session::Dispatch(std::string_view line, uint64_t seq) {
       // lifts it (Complete), whether the handler gives it before returning or a store answers
       // on a later turn of the loop.
       if (command->may_block) {
-        blocked_ = true;
-        barrier_seq_ = seq;
+        barriers_.push_back(Barrier{seq});
+        barrier_command_ = command;
       }
+      dispatching_seq_ = seq;
       command->handler(*this, args, std::move(responder));
       return;
     case Admission::kCloseQuietly:
@@ -276,14 +297,25 @@ void Session::Complete(uint64_t seq, std::string reply, bool close_after) {
     Close();
     return;
   }
-  if (blocked_ && seq == barrier_seq_) {
-    blocked_ = false;
-    fetch_ticket_ = 0;  // only a barrier can be a waiting FETCH
+  if (auto b = std::find_if(barriers_.begin(), barriers_.end(),
+                            [seq](const Barrier& x) { return x.seq == seq; });
+      b != barriers_.end()) {
+    barriers_.erase(b);
   }
   if (processing_) return;  // ProcessBuffer continues and writes once for all replies
-  MaybeWrite();
-  // Resume: a barrier may have been answered, or the in-flight limit may have stopped reading.
-  if (!close_after_write_) ProcessBuffer();
+  FlushLater();
+}
+
+void Session::FlushLater() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  asio::post(server_.io(), [this, self = shared_from_this()] {
+    flush_posted_ = false;
+    if (closed_) return;
+    MaybeWrite();
+    // Resume: a barrier may have been answered, or the in-flight limit may have stopped reading.
+    if (!close_after_write_) ProcessBuffer();
+  });
 }
 
 void Session::MaybeWrite() {

@@ -1,7 +1,9 @@
 // Session: one FWP client connection. Runs command lines in the order received and answers them in
 // that order. A command that waits only for durability (PUSH, ACK, FAIL…) does not hold up the
 // commands pipelined behind it, so they share one group commit; a FETCH that blocks is a barrier:
-// nothing after it runs until it is answered. Replies ready together go out in one write.
+// nothing after it runs until it is answered, except the FETCHes right behind it, which run at once
+// (Command::overlaps_itself) so that they reach the store together. Replies ready together go out
+// in one write.
 //
 // Output is bounded: while more than unsent_replies_pause_bytes of replies wait to be sent, the
 // session reads no further commands (a client that never reads stops being served, not the
@@ -17,12 +19,14 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bulkhead/protocol/fwp_stream.h"
 #include "bulkhead/util/timer.h"
 
 namespace bulkhead {
 
+struct Command;
 class FwpServer;
 class Session;
 
@@ -70,8 +74,9 @@ class Session : public std::enable_shared_from_this<Session> {
     identified_ = true;
     wid_ = std::move(wid);
   }
-  // The ticket of a FETCH blocked in the engine (cancelled if the connection closes).
-  void SetFetchTicket(uint64_t ticket) { fetch_ticket_ = ticket; }
+  // The ticket of the FETCH being dispatched, waiting in the engine (cancelled if the connection
+  // closes before it is answered).
+  void SetFetchTicket(uint64_t ticket);
 
  private:
   friend class Responder;
@@ -80,9 +85,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void DoRead();
   void ProcessBuffer();
   // Runs one command line as its table entry says (commands.h). A command whose reply may come
-  // later (may_block) becomes the barrier: the session reads no further line until it is
-  // answered.
+  // later (may_block) becomes a barrier: the session runs no further line until it is answered,
+  // unless the line is the same command and that command overlaps_itself.
   void Dispatch(std::string_view line, uint64_t seq);
+  // True while a barrier is unanswered and `line` must wait for it.
+  bool HeldByBarrier(std::string_view line) const;
+  // Sends the replies made ready since the last write, then goes on reading; posted once per turn
+  // of the loop, so that the answers a store gives in one turn leave in one write.
+  void FlushLater();
   // Called by Responder: stores the reply of command `seq`, sends every reply now in order, and
   // resumes processing when a barrier was answered.
   void Complete(uint64_t seq, std::string reply, bool close_after);
@@ -117,8 +127,16 @@ class Session : public std::enable_shared_from_this<Session> {
   };
   std::deque<Slot> slots_;
   uint64_t first_seq_ = 0;
-  bool blocked_ = false;  // the barrier command, number barrier_seq_, is unanswered
-  uint64_t barrier_seq_ = 0;
+  // The barriers not answered yet, oldest first: command numbers of one command (consecutive
+  // lines of barrier_command_), each with its engine ticket while it waits (0: none).
+  struct Barrier {
+    uint64_t seq = 0;
+    uint64_t fetch_ticket = 0;
+  };
+  std::vector<Barrier> barriers_;
+  const Command* barrier_command_ = nullptr;
+  uint64_t dispatching_seq_ = 0;  // the command whose handler runs
+  bool flush_posted_ = false;
   bool processing_ = false;  // inside ProcessBuffer (replies are coalesced)
   bool close_after_write_ = false;
   bool closed_ = false;
@@ -128,7 +146,6 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string wid_;
   std::string salt_;
   int iterations_ = 1;
-  uint64_t fetch_ticket_ = 0;
 };
 
 }  // namespace bulkhead
