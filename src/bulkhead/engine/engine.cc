@@ -206,7 +206,10 @@ void Engine::Probe(uint64_t ticket) {
   auto answer = Guarded(
       [this, ticket](Result<std::optional<JobRecord>> r) { OnProbe(ticket, std::move(r)); });
   std::vector<QueueThrottle> throttles = throttles_.Of(w.queues);
-  if (throttles.empty()) {
+  w.holder_recorded = throttles.empty() && !w.wid.empty();
+  if (w.holder_recorded) {
+    store_.FetchFor(w.queues, w.wid, clock_.Now(), std::move(answer));
+  } else if (throttles.empty()) {
     store_.Fetch(w.queues, clock_.Now(), std::move(answer));
   } else {
     store_.FetchThrottled(w.queues, ThrottledFetch{std::move(throttles), w.wid}, clock_.Now(),
@@ -236,7 +239,7 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
                         }));
       return;
     }
-    if (!it->wid.empty()) NoteHolder((*r)->jid, it->wid);  // #14 jid lookup / wid
+    if (!it->wid.empty() && !it->holder_recorded) NoteHolder((*r)->jid, it->wid);  // #14
     CompleteWaiter(it, std::optional<std::string>(std::move((*r)->payload)));
   } else if (it->expired) {
     CompleteWaiter(it, std::optional<std::string>());
@@ -245,7 +248,8 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
   }
 }
 
-// #14 jid lookup / wid: the worker holding a reservation, for the dashboard's Busy page. Sent
+// #14 jid lookup / wid: the worker holding a reservation got through FetchThrottled (FetchFor
+// records it itself), for the dashboard's Busy page. Sent
 // before the job is handed out (calls take effect in order: the worker's ACK comes after it);
 // the FETCH does not wait for it, and a failure only leaves the job without a shown holder.
 void Engine::NoteHolder(const std::string& jid, const std::string& wid) {

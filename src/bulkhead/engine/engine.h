@@ -152,6 +152,7 @@ class Engine {
     bool probing = false;
     bool recheck = false;  // woken while probing: probe again if the probe finds nothing
     bool expired = false;  // its block time ran out while probing: answer the probe's outcome
+    bool holder_recorded = false;  // the probe (FetchFor) records wid as the job's holder
   };
   using WaiterList = std::list<Waiter>;
 

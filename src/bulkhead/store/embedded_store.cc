@@ -65,20 +65,27 @@ void EmbeddedStore::Push(JobRecord job, Done durable) {
 }
 
 void EmbeddedStore::Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) {
-  FetchUnder(queues, nullptr, now, std::move(cb));
+  FetchUnder(queues, nullptr, std::string(), now, std::move(cb));
+}
+
+void EmbeddedStore::FetchFor(const std::vector<std::string>& queues, const std::string& wid,
+                             TimePoint now, JobCallback cb) {
+  FetchUnder(queues, nullptr, wid, now, std::move(cb));
 }
 
 void EmbeddedStore::FetchThrottled(const std::vector<std::string>& queues,
                                    const ThrottledFetch& throttled, TimePoint now, JobCallback cb) {
-  FetchUnder(queues, &throttled, now, std::move(cb));
+  FetchUnder(queues, &throttled, std::string(), now, std::move(cb));
 }
 
 void EmbeddedStore::FetchUnder(const std::vector<std::string>& queues,
-                               const ThrottledFetch* throttled, TimePoint now, JobCallback cb) {
+                               const ThrottledFetch* throttled, const std::string& holder,
+                               TimePoint now, JobCallback cb) {
   if (Refused(Writable(), cb)) return;
   std::vector<Change> changes;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled);
   if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
+  if (job && !holder.empty()) state_.SetHolder(job->jid, holder, changes);
   Commit(std::move(changes), nullptr);
   cb(std::move(job));
 }

@@ -45,6 +45,8 @@ class EmbeddedStore final : public Store {
 
   void Push(JobRecord job, Done durable) override;
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
+  void FetchFor(const std::vector<std::string>& queues, const std::string& wid, TimePoint now,
+                JobCallback cb) override;
   void Ack(const std::string& jid, TimePoint now, JobCallback durable) override;
   void GetWorking(const std::string& jid, JobCallback cb) override;
   void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override;
@@ -110,7 +112,7 @@ class EmbeddedStore final : public Store {
   // Fetch and FetchThrottled (throttled null: no throttles): the reservation and, for a followed
   // job, its tracking state (working) in one change.
   void FetchUnder(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
-                  TimePoint now, JobCallback cb);
+                  const std::string& holder, TimePoint now, JobCallback cb);
 
   const std::string name_;
   std::unique_ptr<ChangeLog> log_;

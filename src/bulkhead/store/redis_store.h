@@ -122,6 +122,8 @@ class RedisStore final : public Store {
 
   void Push(JobRecord job, Done durable) override;
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override;
+  void FetchFor(const std::vector<std::string>& queues, const std::string& wid, TimePoint now,
+                JobCallback cb) override;
   void Ack(const std::string& jid, TimePoint now, JobCallback durable) override;
   void GetWorking(const std::string& jid, JobCallback cb) override;
   void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override;

@@ -78,7 +78,12 @@ void RedisStore::Push(JobRecord job, Done durable) {
 }
 
 void RedisStore::Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) {
-  std::vector<std::string> item{Us(now), std::to_string(queues.size())};
+  FetchFor(queues, std::string(), now, std::move(cb));
+}
+
+void RedisStore::FetchFor(const std::vector<std::string>& queues, const std::string& wid,
+                          TimePoint now, JobCallback cb) {
+  std::vector<std::string> item{Us(now), wid, std::to_string(queues.size())};
   item.insert(item.end(), queues.begin(), queues.end());
   Coalesce(BatchKind::kFetch, {}, std::move(item),
            [this, cb = std::move(cb)](Result<RedisReply> r) { HandOut(r, cb); });

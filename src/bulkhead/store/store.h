@@ -131,6 +131,10 @@ class Store {
   // now + reserve_for; nullopt when there is none. The reservation is made durable with the next
   // commit without delaying the answer (a crash before that leaves the job queued: at-least-once).
   virtual void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) = 0;
+  // A worker's FETCH: as Fetch, and in the same step records `wid` (its HELLO wid) as the holder
+  // of the job it reserves, as SetHolder does (#14), so a worker's FETCH is one store call.
+  virtual void FetchFor(const std::vector<std::string>& queues, const std::string& wid,
+                        TimePoint now, JobCallback cb) = 0;
   // Ends a reservation and, in the same change, counts one processed job (total and the day of
   // `now`), so that no reader sees the job gone from `working` but not yet counted. The Result
   // holds the job that was reserved (its payload may be empty), or nullopt when the jid was not

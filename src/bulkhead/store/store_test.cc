@@ -1674,6 +1674,36 @@ TEST_P(LookupStoreTest, HolderLastsAsLongAsTheReservation) {
   }
 }
 
+TEST_P(LookupStoreTest, AWorkersFetchRecordsItsHolderInTheSameStep) {
+  ASSERT_TRUE(Push(MakeJob("fetch-for-001")).ok());
+  ASSERT_TRUE(Push(MakeJob("fetch-for-002")).ok());
+  auto fetch_for = [&](const std::string& wid) {
+    std::optional<JobRecord> job;
+    bool done = false;
+    store_->FetchFor({"empty", "default"}, wid, now_, [&](Result<std::optional<JobRecord>> r) {
+      done = true;
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      job = *r;
+    });
+    loop_.RunUntil([&] { return done; });
+    return job;
+  };
+  auto first = fetch_for("wid-f1");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->jid, "fetch-for-001");
+  EXPECT_EQ(first->state, JobState::kWorking);
+  auto second = fetch_for("wid-f2");
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(fetch_for("wid-f3")) << "an empty queue";
+  EXPECT_EQ(Held(), (std::vector<std::string>{"fetch-for-001=wid-f1", "fetch-for-002=wid-f2"}));
+  if (Persistent()) {
+    Reopen();
+    EXPECT_EQ(Held(), (std::vector<std::string>{"fetch-for-001=wid-f1", "fetch-for-002=wid-f2"}));
+  }
+  ASSERT_TRUE(Ack("fetch-for-001"));
+  EXPECT_EQ(Held(), (std::vector<std::string>{"fetch-for-002=wid-f2"}));
+}
+
 // Several nodes on one Redis: a holder recorded through one node is seen through the other (a
 // dashboard on node A shows the jobs of workers connected to node B).
 TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {

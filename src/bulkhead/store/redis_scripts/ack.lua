@@ -2,10 +2,12 @@
 -- ACK: jid, now (µs). For each: ends the reservation, releases the job's unique lock (#13) and
 -- counts one processed job in the same step.
 -- Returns one element per ACK: {header, score} of the job that was reserved, or false.
--- Batches and tracking are looked at only when their keys exist (an ACK creates neither), throttle
--- slots once per queue.
+-- Batches, tracking and unique locks are looked at only when their keys exist (an ACK creates
+-- none of them), throttle slots once per queue. Every live unique lock is in unique_locks (a lock
+-- that left it by running out is not held any more; its keys expire by themselves).
 local batches = redis.call('EXISTS', P .. 'batch_members', P .. 'batch_cbs') > 0
 local tracked = redis.call('EXISTS', P .. 'track_expiry') == 1
+local uniques = redis.call('EXISTS', P .. 'unique_locks') == 1
 local out, acked = {}, 0
 for i = 3, #ARGV, 2 do
   local jid, now = ARGV[i], ARGV[i + 1]
@@ -20,7 +22,7 @@ for i = 3, #ARGV, 2 do
     end
     unlink(jid, h)
     redis.call('HDEL', JOBS, jid)
-    release_unique(jid)
+    if uniques then release_unique(jid) end
     acked = acked + 1
     if batches then bjob_ended(jid, true, now) end
     if tracked then tstate(jid, 'success', false, now) end

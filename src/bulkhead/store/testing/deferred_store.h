@@ -61,6 +61,10 @@ class DeferredStore : public Store {
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override {
     inner_->Fetch(queues, now, Later(std::move(cb)));
   }
+  void FetchFor(const std::vector<std::string>& queues, const std::string& wid, TimePoint now,
+                JobCallback cb) override {
+    inner_->FetchFor(queues, wid, now, Later(std::move(cb)));
+  }
   void Ack(const std::string& jid, TimePoint now, JobCallback durable) override {
     inner_->Ack(jid, now, Later(std::move(durable)));
   }
