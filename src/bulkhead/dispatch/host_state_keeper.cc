@@ -104,7 +104,13 @@ void HostStateKeeper::CheckAvailability(const std::string& host, TimePoint now) 
   } else if (!unavailable && was) {
     unavailable_hosts_.erase(host);
     spdlog::info("delivery: host {} is available again", host);
-    outcomes_.HostAvailable(host);
+    // The period that ended, as the store holds it (every node announcing its end agrees on it).
+    std::optional<TimePoint> since;
+    if (auto saved = saved_hosts_.find(host);
+        saved != saved_hosts_.end() && saved->second.failing_since_us != 0) {
+      since = FromUnixMicros(saved->second.failing_since_us);
+    }
+    outcomes_.HostAvailable(host, since);
   }
 }
 

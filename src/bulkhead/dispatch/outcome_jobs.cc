@@ -22,6 +22,13 @@ std::string StableHash(const std::string& text) {
   return buf;
 }
 
+// "PREFIX-HASH-SINCE_US" for an event of `host`'s failing period that began at `since`; empty
+// (a fresh jid) when unknown.
+std::string PeriodJid(const char* prefix, const std::string& host, std::optional<TimePoint> since) {
+  if (!since) return std::string();
+  return std::string(prefix) + StableHash(host) + "-" + std::to_string(ToUnixMicros(*since));
+}
+
 }  // namespace
 
 void OutcomeJobs::WebPushGone(const DeliveryJob& job) {
@@ -34,15 +41,13 @@ void OutcomeJobs::DeliveryDead(const DeliveryJob& job, const std::string& reason
 }
 
 void OutcomeJobs::HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since) {
-  std::string jid;
-  if (failing_since) {
-    jid = "bh-unavailable-" + StableHash(host) + "-" + std::to_string(ToUnixMicros(*failing_since));
-  }
-  Push(kHostUnavailableJobType, nlohmann::json::array({host}), std::move(jid));
+  Push(kHostUnavailableJobType, nlohmann::json::array({host}),
+       PeriodJid("bh-unavailable-", host, failing_since));
 }
 
-void OutcomeJobs::HostAvailable(const std::string& host) {
-  Push(kHostAvailableJobType, nlohmann::json::array({host}), "");
+void OutcomeJobs::HostAvailable(const std::string& host, std::optional<TimePoint> failing_since) {
+  Push(kHostAvailableJobType, nlohmann::json::array({host}),
+       PeriodJid("bh-available-", host, failing_since));
 }
 
 void OutcomeJobs::Push(const std::string& jobtype, nlohmann::json args, std::string jid) {

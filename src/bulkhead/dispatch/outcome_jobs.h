@@ -16,8 +16,10 @@
 //   webpush_gone, delivery_dead: the delivery's jid ("bh-gone-JID", "bh-dead-JID");
 //   host_unavailable: the host and the start of its failing period, which the nodes share
 //                     (host state records) ("bh-unavailable-HASH-SINCE_US");
-//   host_available: a fresh jid (its failing period has ended; the nodes adopt the verdict from
-//                   the shared host state instead of pushing it, see host_state_keeper.h).
+//   host_available: the host and the start of the failing period that ended
+//                   ("bh-available-HASH-SINCE_US"), so two nodes that both saw its end push one
+//                   job (the others adopt the verdict from the shared host state instead of
+//                   pushing it, see host_state_keeper.h).
 #pragma once
 
 #include <cstdint>
@@ -51,7 +53,8 @@ class OutcomeJobs {
   // `failing_since`: the start of the failing period that made the host unavailable (nullopt:
   // unknown, the job gets a fresh jid).
   void HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since);
-  void HostAvailable(const std::string& host);
+  // `failing_since`: the start of the failing period that ended (nullopt: unknown, a fresh jid).
+  void HostAvailable(const std::string& host, std::optional<TimePoint> failing_since);
 
   // Outcome jobs handed to the engine (a failed push is logged, not retried).
   int64_t pushed() const { return stats_.outcome_jobs; }

@@ -31,7 +31,7 @@ TEST_P(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   outcomes.WebPushGone(job);
   outcomes.DeliveryDead(job, "http 400");
   outcomes.HostUnavailable("h.example", clock.Now());
-  outcomes.HostAvailable("h.example");
+  outcomes.HostAvailable("h.example", clock.Now());
   EXPECT_EQ(outcomes.pushed(), 4);
   EXPECT_EQ(stats.outcome_jobs, 4);
 
@@ -83,20 +83,31 @@ TEST_P(OutcomeJobsTest, TheSameEventFromTwoNodesIsOneJob) {
   a.HostUnavailable("h.example", since);
   b.HostUnavailable("h.example", since);  // both crossed the threshold at once
   b.HostUnavailable("h.example", since + std::chrono::hours(1));  // a later failing period
+  a.HostAvailable("h.example", since);
+  b.HostAvailable("h.example", since);  // both saw the period end at once
   Settle(io);
 
   std::map<std::string, std::string> jobs;  // jid -> jobtype
   for (const JobRecord& taken : TakeAllOn(io, *store, "outcomes", clock.Now())) {
     jobs[taken.jid] = json::parse(taken.payload)["jobtype"];
   }
-  EXPECT_EQ(jobs.size(), 5u);
+  EXPECT_EQ(jobs.size(), 6u);
   EXPECT_EQ(jobs["bh-gone-delivery-1"], kWebPushGoneJobType);
   EXPECT_EQ(jobs["bh-gone-delivery-2"], kWebPushGoneJobType);
   EXPECT_EQ(jobs["bh-dead-delivery-2"], kDeliveryDeadJobType);
   int unavailable = 0;
   for (const auto& entry : jobs) unavailable += entry.second == kHostUnavailableJobType;
   EXPECT_EQ(unavailable, 2) << "one per failing period";
-  EXPECT_EQ(node_a.push_duplicates() + node_b.push_duplicates(), 3u)
+  int available = 0;
+  for (const auto& entry : jobs) {
+    if (entry.second != kHostAvailableJobType) continue;
+    ++available;
+    EXPECT_EQ(entry.first.rfind("bh-available-", 0), 0u) << entry.first;
+    EXPECT_NE(entry.first.find(std::to_string(ToUnixMicros(since))), std::string::npos)
+        << entry.first << ": derived from the period that ended";
+  }
+  EXPECT_EQ(available, 1) << "one per end of a failing period";
+  EXPECT_EQ(node_a.push_duplicates() + node_b.push_duplicates(), 4u)
       << "the repeats were answered OK and changed nothing";
 }
 
