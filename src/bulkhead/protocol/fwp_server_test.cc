@@ -279,6 +279,23 @@ TEST_P(FwpServerTest, PipelinedFetchesWaitTogether) {
   EXPECT_EQ(c.Read(), "$-1");
 }
 
+TEST_P(FwpServerTest, AtMost128PipelinedFetchesWaitTogether) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  // Each waiting FETCH holds a waiter in the engine: past 128 on one connection, the next waits
+  // for them as any other line does.
+  std::string lines;
+  for (int i = 0; i < 129; ++i) lines += "FETCH none\r\n";
+  c.Send(lines);
+  Pass(100ms);
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(c.Read(), "$-1") << "FETCH " << i;
+  Pass(99ms);
+  EXPECT_TRUE(c.Quiet()) << "the 129th FETCH started with the others";
+  Pass(1ms);
+  EXPECT_EQ(c.Read(), "$-1");
+}
+
 TEST_P(FwpServerTest, PipelinedFetchesAreAnsweredInOrder) {
   config_.fetch_block_ms = 100;
   StartServer();

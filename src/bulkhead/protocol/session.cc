@@ -171,6 +171,9 @@ namespace {
 constexpr size_t kMaxCommandsInFlight = 4096;
 // A write buffer that grew past this (one large reply) is released after the write.
 constexpr size_t kKeptBufferBytes = 256 * 1024;
+// Unanswered FETCHes that may overlap per connection (each holds a waiter and its timer in the
+// engine while its queues are empty); further FETCHes wait as any other line does.
+constexpr size_t kMaxOverlappingBarriers = 128;
 }  // namespace
 
 void Session::ProcessBuffer() {
@@ -226,7 +229,9 @@ void Session::ProcessBuffer() {
 
 bool Session::HeldByBarrier(std::string_view line) const {
   if (barriers_.empty()) return false;
-  if (!barrier_command_->overlaps_itself) return true;
+  if (!barrier_command_->overlaps_itself || barriers_.size() >= kMaxOverlappingBarriers) {
+    return true;
+  }
   return line.substr(0, line.find(' ')) != barrier_command_->verb;
 }
 

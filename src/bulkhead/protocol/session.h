@@ -88,7 +88,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // later (may_block) becomes a barrier: the session runs no further line until it is answered,
   // unless the line is the same command and that command overlaps_itself.
   void Dispatch(std::string_view line, uint64_t seq);
-  // True while a barrier is unanswered and `line` must wait for it.
+  // True while a barrier is unanswered and `line` must wait for it (any line but the barrier's own
+  // command when it overlaps itself, and that one too past 128 unanswered).
   bool HeldByBarrier(std::string_view line) const;
   // Sends the replies made ready since the last write, then goes on reading; posted once per turn
   // of the loop, so that the answers a store gives in one turn leave in one write.
