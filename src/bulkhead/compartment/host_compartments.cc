@@ -5,15 +5,12 @@
 #include <utility>
 
 namespace bulkhead {
-namespace {
 
-struct Candidate {
+struct HostCompartments::Candidate {
   Compartment* compartment;
   int want;  // fresh + parked, decremented per grant
   int fresh;
 };
-
-}  // namespace
 
 HostCompartments::HostCompartments(const HostCompartmentsConfig& config, Rng& rng)
     : config_(config), global_max_(std::max(1, config.global_max_in_flight)), rng_(rng) {}
@@ -73,12 +70,9 @@ Status HostCompartments::Park(std::string_view host, std::string job_id, TimePoi
   return Get(host, now).Park(std::move(job_id));
 }
 
-std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh, TimePoint now) {
-  std::vector<Grant> grants;
-
-  // Candidates in host order: hosts with fresh demand merged with hosts that have parked jobs.
-  // Hosts blocked by their own compartment are left out at once (a dead host with a long parked
-  // queue costs one Check per call).
+std::vector<HostCompartments::Candidate> HostCompartments::Candidates(
+    std::span<const HostDemand> fresh, TimePoint now) {
+  // A dead host with a long parked queue costs one Check per call.
   std::vector<std::pair<Compartment*, int>> fresh_hosts;
   for (const HostDemand& d : fresh) {
     if (d.fresh > 0) fresh_hosts.emplace_back(&Get(d.host, now), d.fresh);
@@ -103,6 +97,50 @@ std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh,
     add(p, 0);
   }
   for (; f != fresh_hosts.end(); ++f) add(f->first, f->second);
+  return cands;
+}
+
+void HostCompartments::GrantPass(std::vector<Candidate>& cands, int fair_share, TimePoint now,
+                                 std::vector<Grant>& grants) {
+  bool progress = true;
+  while (progress && global_in_flight_ < global_max_) {
+    progress = false;
+    for (Candidate& c : cands) {
+      if (global_in_flight_ >= global_max_) break;
+      if (c.want <= 0) continue;
+      Compartment& comp = *c.compartment;
+      if (fair_share > 0 && comp.in_flight() >= fair_share) continue;
+      Grant g;
+      g.host = comp.host();
+      if (comp.parked_count() > 0) {
+        std::optional<ReadyJob> job = comp.NextReady(now);
+        if (!job) {
+          c.want = 0;  // blocked by its own compartment for the rest of this call
+          continue;
+        }
+        g.permit = job->permit;
+        g.parked_job_id = std::move(job->job_id);
+      } else {
+        AcquireResult r = comp.TryAcquire(now);
+        if (!r.granted) {
+          c.want = 0;
+          continue;
+        }
+        g.permit = r.permit;
+      }
+      if (grants.empty()) last_first_served_ = g.host;
+      --c.want;
+      ++global_in_flight_;
+      grants.push_back(std::move(g));
+      progress = true;
+    }
+    std::erase_if(cands, [](const Candidate& c) { return c.want <= 0; });
+  }
+}
+
+std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh, TimePoint now) {
+  std::vector<Grant> grants;
+  std::vector<Candidate> cands = Candidates(fresh, now);
   if (cands.empty()) return grants;
 
   // Round robin: start after the host served first last time.
@@ -112,7 +150,8 @@ std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh,
   std::rotate(cands.begin(), start, cands.end());
 
   // Contention: could the hosts able to start now take more than the free global slots? Active
-  // hosts: those holding slots plus those that could start one now.
+  // hosts: those holding slots plus those that could start one now. Under contention a first
+  // pass stops each host at its fair share, a second hands out what is left.
   const int free_slots = global_max_ - global_in_flight_;
   int could_take = 0;
   int active = index_.holders;
@@ -123,45 +162,8 @@ std::vector<Grant> HostCompartments::Schedule(std::span<const HostDemand> fresh,
   }
   const bool contended = could_take > free_slots;
   const int fair_share = std::max(1, global_max_ / std::max(1, active));
-
-  auto run_pass = [&](bool cap_at_share) {
-    bool progress = true;
-    while (progress && global_in_flight_ < global_max_) {
-      progress = false;
-      for (Candidate& c : cands) {
-        if (global_in_flight_ >= global_max_) break;
-        if (c.want <= 0) continue;
-        Compartment& comp = *c.compartment;
-        if (cap_at_share && comp.in_flight() >= fair_share) continue;
-        Grant g;
-        g.host = comp.host();
-        if (comp.parked_count() > 0) {
-          std::optional<ReadyJob> job = comp.NextReady(now);
-          if (!job) {
-            c.want = 0;  // blocked by its own compartment for the rest of this call
-            continue;
-          }
-          g.permit = job->permit;
-          g.parked_job_id = std::move(job->job_id);
-        } else {
-          AcquireResult r = comp.TryAcquire(now);
-          if (!r.granted) {
-            c.want = 0;
-            continue;
-          }
-          g.permit = r.permit;
-        }
-        if (grants.empty()) last_first_served_ = g.host;
-        --c.want;
-        ++global_in_flight_;
-        grants.push_back(std::move(g));
-        progress = true;
-      }
-      std::erase_if(cands, [](const Candidate& c) { return c.want <= 0; });
-    }
-  };
-  run_pass(/*cap_at_share=*/contended);
-  if (contended) run_pass(/*cap_at_share=*/false);
+  GrantPass(cands, contended ? fair_share : 0, now, grants);
+  if (contended) GrantPass(cands, 0, now, grants);
   return grants;
 }
 

@@ -127,6 +127,16 @@ class HostCompartments {
   std::vector<CompartmentSnapshot> Snapshot(TimePoint now) const;
 
  private:
+  struct Candidate;  // a host that may get grants in one Schedule call
+  // Schedule's candidates in host order: hosts with fresh demand merged with hosts that have
+  // parked jobs, less those their own compartment blocks now.
+  std::vector<Candidate> Candidates(std::span<const HostDemand> fresh, TimePoint now);
+  // One round-robin pass over `cands`, one grant per host per round, until the global cap or no
+  // host can take more; with `fair_share` > 0 a host stops at that many in flight. Appends to
+  // `grants` and drops the candidates that want no more.
+  void GrantPass(std::vector<Candidate>& cands, int fair_share, TimePoint now,
+                 std::vector<Grant>& grants);
+
   const HostCompartmentsConfig config_;
   int nodes_ = 1;
   int global_max_;  // config_.global_max_in_flight / nodes_, at least 1
