@@ -26,6 +26,49 @@ int64_t ThreadCpuMicros() {
 
 size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
 
+std::vector<std::string> SplitCommaList(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+// Runs one fetched job as the incident's application does: a push_notification is POSTed to its
+// endpoint (blocking the thread), a timeline job burns its CPU and is reported as a "T" line on
+// `out`; anything else fails (an "X" line). False when the connection to the server failed.
+bool RunJob(FaktoryClient& client, const std::string& payload, std::FILE* out, std::mutex& out_mu) {
+  int64_t start = SteadyMicros();
+  auto doc = nlohmann::json::parse(payload, nullptr, false);
+  std::string jid = doc.is_object() ? doc.value("jid", "") : "";
+  std::string type = doc.is_object() ? doc.value("jobtype", "") : "";
+  const auto& args = doc.is_object() ? doc["args"] : nlohmann::json();
+  if (type == "push_notification" && args.is_array() && !args.empty() && args[0].is_object()) {
+    Status sent = BlockingPost(args[0].value("endpoint", ""), args[0].value("payload", ""));
+    return (sent.ok() ? client.Ack(jid) : client.Fail(jid, "PushError", sent.message())).ok();
+  }
+  if (type != "timeline" || !args.is_array() || args.size() < 2 || !args[0].is_number_integer() ||
+      !args[1].is_number_integer()) {
+    {
+      std::lock_guard lock(out_mu);
+      std::fprintf(out, "X %s\n", type.empty() ? "?" : type.c_str());
+      std::fflush(out);
+    }
+    (void)client.Fail(jid, "ReplayError", "not a timeline job: " + type);
+    return true;
+  }
+  BurnCpu(args[1].get<int64_t>());
+  Status s = client.Ack(jid);
+  int64_t end = SteadyMicros();
+  if (!s.ok()) return false;
+  std::lock_guard lock(out_mu);
+  std::fprintf(out, "T %" PRId64 " %" PRId64 " %" PRId64 "\n", args[0].get<int64_t>(), start, end);
+  std::fflush(out);
+  return true;
+}
+
 }  // namespace
 
 Status BlockingPost(const std::string& url, const std::string& body) {
@@ -85,12 +128,7 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
   std::atomic<bool> stop{false};
   std::atomic<int> connected{0};
 
-  std::vector<std::string> queues;
-  for (size_t start = 0; start <= options.queue.size();) {
-    size_t comma = std::min(options.queue.find(',', start), options.queue.size());
-    if (comma > start) queues.push_back(options.queue.substr(start, comma - start));
-    start = comma + 1;
-  }
+  const std::vector<std::string> queues = SplitCommaList(options.queue);
 
   auto worker = [&] {
     auto client = FaktoryClient::Connect(co);
@@ -104,36 +142,7 @@ int RunTimelineWorker(const TimelineWorkerOptions& options, std::FILE* out) {
       auto job = (*client)->Fetch(queues);
       if (!job.ok()) break;  // the server went away
       if (!job->has_value()) continue;
-      int64_t start = SteadyMicros();
-      auto doc = nlohmann::json::parse(**job, nullptr, false);
-      std::string jid = doc.is_object() ? doc.value("jid", "") : "";
-      std::string type = doc.is_object() ? doc.value("jobtype", "") : "";
-      const auto& args = doc.is_object() ? doc["args"] : nlohmann::json();
-      if (type == "push_notification" && args.is_array() && !args.empty() && args[0].is_object()) {
-        Status sent = BlockingPost(args[0].value("endpoint", ""), args[0].value("payload", ""));
-        Status s =
-            sent.ok() ? (*client)->Ack(jid) : (*client)->Fail(jid, "PushError", sent.message());
-        if (!s.ok()) break;
-        continue;
-      }
-      if (type != "timeline" || !args.is_array() || args.size() < 2 ||
-          !args[0].is_number_integer() || !args[1].is_number_integer()) {
-        {
-          std::lock_guard lock(out_mu);
-          std::fprintf(out, "X %s\n", type.empty() ? "?" : type.c_str());
-          std::fflush(out);
-        }
-        (void)(*client)->Fail(jid, "ReplayError", "not a timeline job: " + type);
-        continue;
-      }
-      BurnCpu(args[1].get<int64_t>());
-      Status s = (*client)->Ack(jid);
-      int64_t end = SteadyMicros();
-      if (!s.ok()) break;
-      std::lock_guard lock(out_mu);
-      std::fprintf(out, "T %" PRId64 " %" PRId64 " %" PRId64 "\n", args[0].get<int64_t>(), start,
-                   end);
-      std::fflush(out);
+      if (!RunJob(**client, **job, out, out_mu)) break;
     }
     stop = true;
   };
