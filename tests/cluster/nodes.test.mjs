@@ -1,7 +1,8 @@
 // Two `bulkhead serve` nodes on one redis-server namespace, driven by the npm faktory-worker client
 // and worker: jobs pushed through both nodes are processed by workers on both; one node is killed
 // with SIGKILL mid-run and nothing answered +OK is lost (its reservations come back through the
-// survivor's reaper); a FETCH blocked on one node is woken by a PUSH on the other.
+// survivor's reaper); a FETCH blocked on one node is woken by a PUSH on the other; quiet and
+// terminate sent through one node reach the other's workers.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -126,4 +127,33 @@ test('a FETCH blocked on one node returns the job a PUSH on the other node made 
     assert.match(metrics, /\nbulkhead_queue_size\{queue="wake"\} 0\n/);
     assert.match(metrics, /\nbulkhead_jobs_processed_total 5\n/);
   }
+});
+
+test('quiet and terminate sent through one node reach a worker connected to the other', async (t) => {
+  const defer = cleanupStack(t);
+  const redis = await startRedis(defer);
+  const [a, b] = await startNodes(defer, 2, { store: `redis://${redis.endpoint}` });
+  const worker = await RawConn.open(b.port);
+  defer(() => worker.destroy());
+  await worker.hello({ wid: 'cluster-signalled' });
+  const beat = () => worker.call('BEAT {"wid":"cluster-signalled"}');
+  assert.deepEqual(await beat(), { type: '+', text: 'OK' });
+
+  // Node A does not have the worker: it sends the signal to the other nodes and answers 200; the
+  // worker hears it at a BEAT on node B.
+  assert.equal((await a.setWorkerState('cluster-signalled', 'quiet')).status, 200);
+  await waitFor(async () => (await beat()).text === '{"state":"quiet"}',
+    { timeout: 5_000, message: 'BEAT on node B answering quiet' });
+  // A quiet worker gets no job on node B either.
+  const producer = await RawConn.open(a.port);
+  defer(() => producer.destroy());
+  await producer.hello();
+  const job = { jid: 'signal-job-1', jobtype: 'Noop', args: [], queue: 'signals' };
+  assert.deepEqual(await producer.call(`PUSH ${JSON.stringify(job)}`), { type: '+', text: 'OK' });
+  assert.deepEqual(await worker.call('FETCH signals', 5_000), { type: 'null', text: null });
+
+  // "Terminate all" on node A reaches node B's workers.
+  assert.equal((await a.setWorkerState('', 'terminate')).status, 200);
+  await waitFor(async () => (await beat()).text === '{"state":"terminate"}',
+    { timeout: 5_000, message: 'BEAT on node B answering terminate' });
 });

@@ -1,7 +1,8 @@
 // The dashboard with two `bulkhead serve` nodes on one redis-server namespace (issue #14): node A's
 // dashboard finds a job reserved through node B by its jid, and its Busy page lists that job
 // under the wid of the worker connected to node B (the holder is kept in the store, not in the
-// node that made the reservation). Plain HTTP: the browser checks are dashboard.test.mjs's.
+// node that made the reservation), with the quiet and terminate buttons that reach it. Plain HTTP:
+// the browser checks are dashboard.test.mjs's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -38,6 +39,12 @@ test('a dashboard on node A shows the job a worker of node B holds', { timeout: 
   const section = busy.slice(busy.indexOf('data-wid="worker-on-b"'));
   assert.ok(busy.includes('data-wid="worker-on-b"'), 'node A lists the wid connected to node B');
   assert.match(section, /not connected to this node/);
+  // Its quiet and terminate buttons are there: node A sends the signal to the other nodes
+  // (Engine::SignalWorker; tests/cluster/nodes.test.mjs follows one to the worker's BEAT).
+  const header = section.slice(0, section.indexOf('</h3>'));
+  for (const action of ['quiet', 'terminate']) {
+    assert.match(header, new RegExp(`name="wid" value="worker-on-b"><input type="hidden" name="action" value="${action}"`));
+  }
   assert.match(section.slice(0, section.indexOf('</section>')), new RegExp(`job\\?jid=${jid}"`));
   assert.match(await page(`/job?jid=${jid}`), /<span class="data" id="holder">worker-on-b<\/span>/);
 

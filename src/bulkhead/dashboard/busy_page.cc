@@ -81,6 +81,10 @@ std::string HeldTables(const PageContext& ctx, const BusyData& d) {
                    WorkerStateName(w->second.state) + "</span>"
              : "<span class=\"muted\">not connected to this node (another node's worker, or "
                "gone)</span>";
+    if (w == d.workers.end() && d.shared_store) {  // sent to the other nodes (Engine::SignalWorker)
+      h += " " + WorkerForm(ctx, wid, "quiet", "Quiet") + " " +
+           WorkerForm(ctx, wid, "terminate", "Terminate");
+    }
     h += "</h3><div class=\"table-wrap\"><table class=\"held-jobs\"><thead><tr>" +
          std::string(kJobHead) + "</tr></thead><tbody>";
     for (; i < held.size() && held[i]->wid == wid; ++i) {

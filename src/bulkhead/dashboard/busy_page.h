@@ -24,6 +24,8 @@ struct BusyData {
   bool held_truncated = false;                // more were held than listed
   std::vector<JobRecord> working;             // the first reserved jobs (List of kWorking)
   size_t working_total = 0;                   // reserved jobs in all
+  // The store is shared by several nodes: a worker of another node can be signalled from here.
+  bool shared_store = false;
 };
 
 // When a reservation began: its expiry minus its length (a renewed reservation counts from its

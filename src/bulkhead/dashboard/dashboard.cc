@@ -275,6 +275,7 @@ void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
     if (!e.ok()) return reply(ErrorPage(503, e.status().message()));
     auto data = std::make_shared<BusyData>();
     data->working_total = e->working;
+    data->shared_store = engine_.store().shared();
     engine_.store().ListHeld(
         kBusyHeldShown + 1, [this, alive, data, ctx = std::move(ctx), reply = std::move(reply)](
                                 Result<std::vector<Store::HeldJob>> held) mutable {

@@ -37,9 +37,7 @@ void Dashboard::WorkerAction(const std::string& body, HttpServer::Reply reply) {
   if (!state.ok() || *state == WorkerState::kRunning) {
     return reply(ErrorPage(400, "action must be quiet or terminate, not \"" + action + "\""));
   }
-  if (wid.empty()) {
-    engine_.workers().SignalAll(*state);
-  } else if (Status s = engine_.workers().Signal(wid, *state); !s.ok()) {
+  if (Status s = engine_.SignalWorker(wid, *state); !s.ok()) {
     return reply(ErrorPage(404, s.message()));
   }
   reply(Redirect("/busy", action));

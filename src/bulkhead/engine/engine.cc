@@ -54,11 +54,33 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
   store_.SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
+  // Quiet/terminate sent through other nodes, for this node's workers.
+  store_.SetWorkerSignalHandler(Guarded([this](const std::string& wid, const std::string& name) {
+    auto state = ParseWorkerState(name);
+    if (!state.ok() || *state == WorkerState::kRunning) return;
+    if (wid.empty()) {
+      workers_.SignalAll(*state);
+    } else {
+      (void)workers_.Signal(wid, *state);  // NotFound: connected to another node
+    }
+  }));
 }
 
 Engine::~Engine() {
   Stop();
   store_.SetWakeHandler(nullptr);
+  store_.SetWorkerSignalHandler(nullptr);
+}
+
+Status Engine::SignalWorker(const std::string& wid, WorkerState state) {
+  if (store_.shared()) store_.PublishWorkerSignal(wid, WorkerStateName(state));
+  if (wid.empty()) {
+    workers_.SignalAll(state);
+    return Status::Ok();
+  }
+  Status s = workers_.Signal(wid, state);
+  if (s.code() == StatusCode::kNotFound && store_.shared()) return Status::Ok();
+  return s;
 }
 
 void Engine::Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task) {

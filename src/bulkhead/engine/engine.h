@@ -98,6 +98,12 @@ class Engine {
 
   // Routes built-in job types to `builtin` (null: none). Must outlive the engine or be reset.
   void SetBuiltinJobs(BuiltinJobs* builtin) { builtin_ = builtin; }
+  // Quiet or terminate (the dashboard, /api/workers) for the worker `wid`, or every worker (empty
+  // wid): applied here when the worker is connected to this node, and sent to the other nodes
+  // sharing the store, which apply it to theirs; the worker hears it at its next BEAT wherever it
+  // is connected. NotFound when `wid` is not connected here and no other node can have it (a
+  // store one process owns).
+  Status SignalWorker(const std::string& wid, WorkerState state);
   // BEAT: the worker's state after the beat.
   Result<WorkerState> Beat(const std::string& wid, const std::string& reported_state,
                            int64_t rss_kb);

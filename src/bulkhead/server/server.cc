@@ -407,14 +407,9 @@ void Server::RegisterRoutes() {
           HttpResponseOut::Error(400, "action must be quiet or terminate, not \"" + action + "\""));
       return;
     }
-    if (wid.empty()) {
-      engine_->workers().SignalAll(*state);
-    } else {
-      Status s = engine_->workers().Signal(wid, *state);
-      if (!s.ok()) {
-        reply(HttpResponseOut::Error(404, s.message()));
-        return;
-      }
+    if (Status s = engine_->SignalWorker(wid, *state); !s.ok()) {
+      reply(HttpResponseOut::Error(404, s.message()));
+      return;
     }
     reply(HttpResponseOut::Json(200, DumpJson(nlohmann::json{{"state", action}})));
   };

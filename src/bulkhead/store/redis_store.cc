@@ -271,10 +271,12 @@ void RedisStore::ConnectTo(bool subscriber, const RedisEndpoint& endpoint,
     }
     if (subscriber) {
       sub_->Subscribe(
-          {prefix_ + "wake", prefix_ + "hosts"},
+          {prefix_ + "wake", prefix_ + "hosts", prefix_ + "signals"},
           [this](const std::string& channel, const std::string& message) {
             if (channel == prefix_ + "hosts") {
               OnHostsMessage(message);
+            } else if (channel == prefix_ + "signals") {
+              OnSignalsMessage(message);
             } else {
               OnWakeMessage(message);
             }
@@ -353,6 +355,17 @@ void RedisStore::OnHostsMessage(const std::string& message) {
   size_t a = message.find(' ');
   if (a == std::string::npos || std::string_view(message).substr(0, a) == options_.node_id) return;
   if (host_state_handler_) host_state_handler_(message.substr(a + 1));
+}
+
+void RedisStore::OnSignalsMessage(const std::string& message) {
+  // "NODE STATE WID" (WID empty: every worker).
+  size_t a = message.find(' ');
+  if (a == std::string::npos || std::string_view(message).substr(0, a) == options_.node_id) return;
+  size_t b = message.find(' ', a + 1);
+  if (b == std::string::npos) return;
+  if (worker_signal_handler_) {
+    worker_signal_handler_(message.substr(b + 1), message.substr(a + 1, b - a - 1));
+  }
 }
 
 void RedisStore::OnReadOnly() {

@@ -98,6 +98,12 @@ class RedisStore final : public Store {
   void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
   // PutHostState and RemoveHostState publish "NODE HOST" on {NS}:hosts; the handler runs for the
   // other nodes' messages.
+  // PublishWorkerSignal publishes "NODE STATE WID" on {NS}:signals; the handler runs for the
+  // messages of other nodes.
+  void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
+    worker_signal_handler_ = std::move(handler);
+  }
+  void PublishWorkerSignal(const std::string& wid, const std::string& state) override;
   void SetHostStateHandler(HostStateHandler handler) override {
     host_state_handler_ = std::move(handler);
   }
@@ -287,6 +293,7 @@ class RedisStore final : public Store {
   void ConnectTo(bool subscriber, const RedisEndpoint& endpoint, std::function<void(Status)> done);
   void OnWakeMessage(const std::string& message);
   void OnHostsMessage(const std::string& message);
+  void OnSignalsMessage(const std::string& message);
   // A command answered READONLY: the server is a replica now; reconnect (Sentinel: to the new
   // primary).
   void OnReadOnly();
@@ -332,6 +339,7 @@ class RedisStore final : public Store {
   bool reconnecting_[2] = {false, false};
   WakeHandler wake_handler_;
   HostStateHandler host_state_handler_;
+  WorkerSignalHandler worker_signal_handler_;
   FatalHandler fatal_handler_;
   // available_: calls go to the server (loop thread only); unavailable_reason_ mirrors it for
   // other threads (empty while available).

@@ -97,6 +97,12 @@ void RedisStore::PutHostState(const HostStateRecord& record, Done durable) {
           [](Result<RedisReply>) {});
 }
 
+void RedisStore::PublishWorkerSignal(const std::string& wid, const std::string& state) {
+  Command("publish_worker_signal",
+          {"PUBLISH", prefix_ + "signals", options_.node_id + " " + state + " " + wid},
+          [](Result<RedisReply>) {});
+}
+
 void RedisStore::RemoveHostState(const std::string& host, Done durable) {
   Command("remove_host_state", {"HDEL", prefix_ + "hosts", host},
           [durable = std::move(durable)](Result<RedisReply> r) {

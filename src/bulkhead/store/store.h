@@ -107,6 +107,16 @@ class Store {
   // store (PutHostState, RemoveHostState). Set, cleared, called as the wake handler is.
   using HostStateHandler = std::function<void(const std::string& host)>;
   virtual void SetHostStateHandler(HostStateHandler handler) {}
+  // Worker signals across nodes (#12): a quiet or terminate ("quiet", "terminate") for the worker
+  // `wid`, or for every worker (empty wid), sent through another node sharing this store with
+  // PublishWorkerSignal. Set, cleared, called as the wake handler is. Like Faktory's own, a signal
+  // is not stored: a node that does not hear it (its subscription down at that moment) does not
+  // apply it.
+  using WorkerSignalHandler = std::function<void(const std::string& wid, const std::string& state)>;
+  virtual void SetWorkerSignalHandler(WorkerSignalHandler handler) {}
+  // Sends a worker signal to the other nodes sharing this store; nothing on a store one process
+  // owns (there is no other node). Fire and forget.
+  virtual void PublishWorkerSignal(const std::string& wid, const std::string& state) {}
   // A lease only one node holds at a time, across the nodes sharing this store: `cb` gets true when
   // this node holds `name` now (taken, or renewed: it held it already) for `ttl`, false when
   // another node does. ReleaseLease ends this node's lease early (nothing if it holds none). A

@@ -1736,6 +1736,41 @@ TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
   node_b->Close();
 }
 
+// #12: quiet/terminate sent through one node reach the other nodes' handlers (the engine applies
+// them to its workers), not the sender's own.
+TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
+  if (!Redis()) GTEST_SKIP() << "one process owns an embedded store: there is no other node";
+  StoreOptions options;
+  options.io_context = &loop_.io();
+  options.redis_namespace = namespace_;
+  options.node_id = "signal-node-b";
+  auto opened = OpenStoreFromUrl(Url(), loop_.poster(), options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Store> node_b = std::move(*opened);
+  std::vector<std::string> heard_a, heard_b;  // "state wid"
+  store_->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
+    heard_a.push_back(state + " " + wid);
+  });
+  node_b->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
+    heard_b.push_back(state + " " + wid);
+  });
+  store_->PublishWorkerSignal("wid with space", "quiet");
+  store_->PublishWorkerSignal("", "terminate");
+  loop_.RunUntil([&] { return heard_b.size() == 2; });
+  EXPECT_EQ(heard_b, (std::vector<std::string>{"quiet wid with space", "terminate "}));
+  node_b->PublishWorkerSignal("wid-on-a", "quiet");
+  loop_.RunUntil([&] { return heard_a.size() == 1; });
+  EXPECT_EQ(heard_a, (std::vector<std::string>{"quiet wid-on-a"})) << "only the other node's";
+  // Published after B's own signal reached Redis, so B's subscription gets it after B's own.
+  store_->PublishWorkerSignal("marker", "quiet");
+  loop_.RunUntil([&] { return heard_b.size() >= 3; });
+  EXPECT_EQ(heard_b,
+            (std::vector<std::string>{"quiet wid with space", "terminate ", "quiet marker"}))
+      << "a node does not hear its own signals";
+  store_->SetWorkerSignalHandler(nullptr);
+  node_b->Close();
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, LookupStoreTest, ::testing::Values("redis"));
 

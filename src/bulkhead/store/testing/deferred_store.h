@@ -43,6 +43,12 @@ class DeferredStore : public Store {
   void SetHostStateHandler(HostStateHandler handler) override {
     inner_->SetHostStateHandler(std::move(handler));
   }
+  void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
+    inner_->SetWorkerSignalHandler(std::move(handler));
+  }
+  void PublishWorkerSignal(const std::string& wid, const std::string& state) override {
+    inner_->PublishWorkerSignal(wid, state);
+  }
   size_t live_nodes() const override { return inner_->live_nodes(); }
   void SetNodeCountHandler(NodeCountHandler handler) override {
     inner_->SetNodeCountHandler(std::move(handler));
