@@ -63,6 +63,16 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     store_ = std::move(*s);
     if (Deferred()) store_ = std::make_unique<DeferredStore>(std::move(store_), loop_.poster());
   }
+  // Redis only: another node on this test's namespace (`node_id` empty: a generated one).
+  std::unique_ptr<Store> OpenOtherNode(const std::string& node_id = "") {
+    StoreOptions options;
+    options.io_context = &loop_.io();
+    options.redis_namespace = namespace_;
+    options.node_id = node_id;
+    auto opened = OpenStoreFromUrl(Url(), loop_.poster(), options);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? std::move(*opened) : nullptr;
+  }
   Status Push(JobRecord j) {
     std::optional<Status> result;
     store_->Push(std::move(j), [&](Status s) { result = s; });
@@ -574,26 +584,23 @@ TEST_P(StoreTest, CronFiringIsClaimedOncePerDueTime) {
 
 TEST_P(StoreTest, TwoNodesClaimAFiringAndTakeALockOnce) {
   if (!Redis()) GTEST_SKIP() << "only Redis is shared by several nodes";
-  StoreOptions options;
-  options.io_context = &loop_.io();
-  options.redis_namespace = namespace_;
-  auto other = OpenStoreFromUrl(Url(), loop_.poster(), options);
-  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto other = OpenOtherNode();
+  ASSERT_TRUE(other);
   // Both nodes at once, neither waiting for the other's answer.
   std::optional<Result<bool>> a, b;
   store_->ClaimCronFiring("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
-  (*other)->ClaimCronFiring("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
+  other->ClaimCronFiring("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
   std::optional<Status> pa, pb;
   store_->PushUnique(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
                      [&](Status s) { pa = s; });
-  (*other)->PushUnique(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
-                       [&](Status s) { pb = s; });
+  other->PushUnique(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
+                    [&](Status s) { pb = s; });
   loop_.RunUntil([&] { return a && b && pa && pb; });
   ASSERT_TRUE(a->ok() && b->ok());
   EXPECT_NE(**a, **b) << "exactly one node claims the firing";
   EXPECT_TRUE(pa->ok() != pb->ok()) << "exactly one node takes the lock";
   EXPECT_TRUE(IsNotUnique(pa->ok() ? *pb : *pa));
-  (*other)->Close();
+  other->Close();
 }
 
 // The embedded stores every contract suite runs on, each also behind DeferredStore ("+deferred":
@@ -1708,13 +1715,8 @@ TEST_P(LookupStoreTest, AWorkersFetchRecordsItsHolderInTheSameStep) {
 // dashboard on node A shows the jobs of workers connected to node B).
 TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
   if (!Redis()) GTEST_SKIP() << "one process owns an embedded store";
-  StoreOptions options;
-  options.io_context = &loop_.io();
-  options.redis_namespace = namespace_;
-  options.node_id = "lookup-node-b";
-  auto opened = OpenStoreFromUrl(Url(), loop_.poster(), options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::unique_ptr<Store> node_b = std::move(*opened);
+  std::unique_ptr<Store> node_b = OpenOtherNode("lookup-node-b");
+  ASSERT_TRUE(node_b);
   ASSERT_TRUE(Push(MakeJob("shared-held-01")).ok());
   std::optional<JobRecord> got;
   bool fetched = false;
@@ -1740,13 +1742,8 @@ TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
 // them to its workers), not the sender's own.
 TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
   if (!Redis()) GTEST_SKIP() << "one process owns an embedded store: there is no other node";
-  StoreOptions options;
-  options.io_context = &loop_.io();
-  options.redis_namespace = namespace_;
-  options.node_id = "signal-node-b";
-  auto opened = OpenStoreFromUrl(Url(), loop_.poster(), options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::unique_ptr<Store> node_b = std::move(*opened);
+  std::unique_ptr<Store> node_b = OpenOtherNode("signal-node-b");
+  ASSERT_TRUE(node_b);
   std::vector<std::string> heard_a, heard_b;  // "state wid"
   store_->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
     heard_a.push_back(state + " " + wid);
