@@ -18,13 +18,27 @@ void Appendf(std::string& out, const char* format, const Args&... args) {
 
 long long Ll(auto v) { return static_cast<long long>(v); }
 
+// A host's last error on one line: control characters as spaces, at most kMaxLastError bytes
+// (cut before a UTF-8 sequence, with "…"); "-" when none.
+std::string LastErrorCell(const std::string& error) {
+  constexpr size_t kMaxLastError = 60;
+  if (error.empty()) return "-";
+  std::string cell;
+  for (char c : error) cell += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
+  if (cell.size() <= kMaxLastError) return cell;
+  size_t cut = kMaxLastError;
+  while (cut > 0 && (static_cast<unsigned char>(cell[cut]) & 0xC0) == 0x80) --cut;
+  return cell.substr(0, cut) + "…";
+}
+
 void AppendHosts(std::string& out, const std::vector<HostView>& hosts) {
   if (hosts.empty()) return;
-  Appendf(out, "\n%-32s %8s %5s %-10s %8s %8s\n", "HOST", "INFLIGHT", "CAP", "BREAKER", "PARKED",
-          "P99(ms)");
+  Appendf(out, "\n%-32s %8s %5s %-10s %8s %8s  %s\n", "HOST", "INFLIGHT", "CAP", "BREAKER",
+          "PARKED", "P99(ms)", "LAST ERROR");
   for (const HostView& h : hosts) {
-    Appendf(out, "%-32s %8lld %5lld %-10s %8lld %8.0f\n", h.host.c_str(), Ll(h.in_flight),
-            Ll(h.cap), h.breaker.c_str(), Ll(h.parked), h.latency_p99_ms);
+    Appendf(out, "%-32s %8lld %5lld %-10s %8lld %8.0f  %s\n", h.host.c_str(), Ll(h.in_flight),
+            Ll(h.cap), h.breaker.c_str(), Ll(h.parked), h.latency_p99_ms,
+            LastErrorCell(h.last_error).c_str());
   }
 }
 

@@ -25,8 +25,8 @@ constexpr char kExampleText[] =
     "dead                                      3\n"
     "working                                   4\n"
     "\n"
-    "HOST                             INFLIGHT   CAP BREAKER      PARKED  P99(ms)\n"
-    "a.example                               1     4 open              3      250\n";
+    "HOST                             INFLIGHT   CAP BREAKER      PARKED  P99(ms)  LAST ERROR\n"
+    "a.example                               1     4 open              3      250  http 503\n";
 
 TEST(StatsTextTest, RendersASnapshot) {
   EXPECT_EQ(RenderStatsText(ExampleSnapshot()), kExampleText);
@@ -50,6 +50,26 @@ TEST(StatsTextTest, DeliveryLineFromInfo) {
       << *text;
   EXPECT_EQ(RenderStatsText(ExampleSnapshot()).find("delivery"), std::string::npos)
       << "no line without a dispatcher";
+}
+
+TEST(StatsTextTest, ALastErrorIsOneLineOfAtMost60Bytes) {
+  InfoSnapshot info = ExampleSnapshot();
+  HostView quiet = (*info.hosts)[0];
+  quiet.host = "b.example";
+  quiet.last_error.clear();
+  HostView loud = (*info.hosts)[0];
+  loud.host = "c.example";
+  // 59 ASCII bytes, then "é" (2 bytes) across the cut, a newline and more.
+  loud.last_error = std::string(59, 'x') + "\xC3\xA9\nsecond line";
+  info.hosts->push_back(quiet);
+  info.hosts->push_back(loud);
+  std::string text = RenderStatsText(info);
+  EXPECT_NE(text.find("b.example                               1     4 open              3      "
+                      "250  -\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  " + std::string(59, 'x') + "…\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("second line"), std::string::npos) << text;
 }
 
 TEST(StatsTextTest, NoHostTableWithoutHosts) {
