@@ -279,6 +279,25 @@ TEST_P(FwpServerTest, PipelinedFetchesWaitTogether) {
   EXPECT_EQ(c.Read(), "$-1");
 }
 
+TEST_P(FwpServerTest, AClientThatClosesBehindAWaitingFetchLosesNoJob) {
+  config_.fetch_block_ms = 4000;
+  StartServer();
+  {
+    Conn gone = Hello();
+    // The BEAT waits for the FETCH; the close behind it is still noticed, and the FETCH withdrawn.
+    gone.Send("FETCH q\r\nBEAT {\"wid\":\"nobody\"}\r\n");
+    Pass(1ms);
+  }
+  Pass(1ms);
+  Conn producer = Hello();
+  producer.Send("PUSH {\"jid\":\"kept00002\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"q\"}\r\n");
+  EXPECT_EQ(producer.Read(), "+OK");
+  Conn worker = Hello();
+  worker.Send("FETCH q\r\n");
+  EXPECT_NE(worker.Read().find("kept00002"), std::string::npos)
+      << "the job went to the FETCH of the closed connection";
+}
+
 TEST_P(FwpServerTest, AtMost128PipelinedFetchesWaitTogether) {
   config_.fetch_block_ms = 100;
   StartServer();

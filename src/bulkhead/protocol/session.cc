@@ -174,6 +174,9 @@ constexpr size_t kKeptBufferBytes = 256 * 1024;
 // Unanswered FETCHes that may overlap per connection (each holds a waiter and its timer in the
 // engine while its queues are empty); further FETCHes wait as any other line does.
 constexpr size_t kMaxOverlappingBarriers = 128;
+// Bytes read ahead while a complete line waits for a barrier (then reading stops until it is
+// answered).
+constexpr size_t kHeldReadBytes = 64 * 1024;
 }  // namespace
 
 void Session::ProcessBuffer() {
@@ -223,8 +226,13 @@ void Session::ProcessBuffer() {
     }
   }
   MaybeWrite();
-  // Behind a barrier, reading goes on only while no complete line waits (more FETCHes may come).
-  if (!held && slots_.size() < kMaxCommandsInFlight && !PausedForOutput()) DoRead();
+  // Reading goes on behind a barrier too (more FETCHes may come), and while lines wait for it, up
+  // to kHeldReadBytes of them: a client that closes while its FETCH waits is noticed at once, and
+  // its FETCH withdrawn before it takes a job nobody will receive.
+  if ((!held || in_.size() < kHeldReadBytes) && slots_.size() < kMaxCommandsInFlight &&
+      !PausedForOutput()) {
+    DoRead();
+  }
 }
 
 bool Session::HeldByBarrier(std::string_view line) const {
