@@ -228,8 +228,8 @@ void Engine::Probe(uint64_t ticket) {
   auto answer = Guarded(
       [this, ticket](Result<std::optional<JobRecord>> r) { OnProbe(ticket, std::move(r)); });
   std::vector<QueueThrottle> throttles = throttles_.Of(w.queues);
-  w.holder_recorded = throttles.empty() && !w.wid.empty();
-  if (w.holder_recorded) {
+  // A worker's FETCH records the worker as the job's holder in the same store step (#14).
+  if (throttles.empty() && !w.wid.empty()) {
     store_.FetchFor(w.queues, w.wid, clock_.Now(), std::move(answer));
   } else if (throttles.empty()) {
     store_.Fetch(w.queues, clock_.Now(), std::move(answer));
@@ -261,24 +261,12 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
                         }));
       return;
     }
-    if (!it->wid.empty() && !it->holder_recorded) NoteHolder((*r)->jid, it->wid);  // #14
     CompleteWaiter(it, std::optional<std::string>(std::move((*r)->payload)));
   } else if (it->expired) {
     CompleteWaiter(it, std::optional<std::string>());
   } else if (it->recheck) {
     Probe(ticket);
   }
-}
-
-// #14 jid lookup / wid: the worker holding a reservation got through FetchThrottled (FetchFor
-// records it itself), for the dashboard's Busy page. Sent
-// before the job is handed out (calls take effect in order: the worker's ACK comes after it);
-// the FETCH does not wait for it, and a failure only leaves the job without a shown holder.
-void Engine::NoteHolder(const std::string& jid, const std::string& wid) {
-  store_.SetHolder(jid, wid, Guarded([jid](Status s) {
-                     if (!s.ok())
-                       spdlog::debug("holder of job {} not recorded: {}", jid, s.message());
-                   }));
 }
 
 void Engine::ReturnToQueue(JobRecord job) {

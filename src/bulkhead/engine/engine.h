@@ -154,11 +154,10 @@ class Engine {
     std::vector<std::string> queues;
     FetchCallback cb;
     std::unique_ptr<Timer> timer;
-    std::string wid;  // for per-worker throttles
+    std::string wid;  // the worker's: its jobs' holder, and per-worker throttles
     bool probing = false;
     bool recheck = false;  // woken while probing: probe again if the probe finds nothing
     bool expired = false;  // its block time ran out while probing: answer the probe's outcome
-    bool holder_recorded = false;  // the probe (FetchFor) records wid as the job's holder
   };
   using WaiterList = std::list<Waiter>;
 
@@ -167,8 +166,6 @@ class Engine {
   void OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r);
   // Puts a job reserved for a FETCH that is gone back in its queue.
   void ReturnToQueue(JobRecord job);
-  // #14 jid lookup / wid: records `wid` as the holder of the reservation of `jid` (store.h).
-  void NoteHolder(const std::string& jid, const std::string& wid);
   // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.
   void WakeWaiters(const std::string& queue, size_t count);
   void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);

@@ -75,7 +75,7 @@ void EmbeddedStore::FetchFor(const std::vector<std::string>& queues, const std::
 
 void EmbeddedStore::FetchThrottled(const std::vector<std::string>& queues,
                                    const ThrottledFetch& throttled, TimePoint now, JobCallback cb) {
-  FetchUnder(queues, &throttled, std::string(), now, std::move(cb));
+  FetchUnder(queues, &throttled, throttled.wid, now, std::move(cb));
 }
 
 void EmbeddedStore::FetchUnder(const std::vector<std::string>& queues,

@@ -109,8 +109,9 @@ class EmbeddedStore final : public Store {
   // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or
   // nothing changed).
   void Commit(std::vector<Change> changes, std::function<void(Status)> durable);
-  // Fetch and FetchThrottled (throttled null: no throttles): the reservation and, for a followed
-  // job, its tracking state (working) in one change.
+  // Fetch, FetchFor and FetchThrottled (throttled null: no throttles): the reservation, its
+  // holder (when `holder` is not empty) and, for a followed job, its tracking state (working) in
+  // one change.
   void FetchUnder(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
                   const std::string& holder, TimePoint now, JobCallback cb);
 

@@ -239,13 +239,13 @@ class RedisStore final : public Store {
   void AnswerUnavailable(ReplyCallback cb);
   // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.
   void ReleaseHeld();
-  // Coalescing (redis_store_coalesce.cc): Push, Fetch, Ack and SetHolder calls made one after
+  // Coalescing (redis_store_coalesce.cc): Push, Fetch (FetchFor) and Ack calls made one after
   // another, with no other call between them, before the loop runs its next handler go out as one
-  // call of push.lua, fetch.lua, ack.lua or set_holder.lua (each takes many), and each still gets
+  // call of push.lua, fetch.lua or ack.lua (each takes many), and each still gets
   // its own answer, in order. `item` is the call's part of ARGV; `key` (Ack: the day) must match
   // the batch's. Any other command first sends the batch (FlushBatch), so every call takes effect
   // in call order.
-  enum class BatchKind { kNone, kPush, kFetch, kAck, kHolder };
+  enum class BatchKind { kNone, kPush, kFetch, kAck };
   void Coalesce(BatchKind kind, std::string_view key, std::vector<std::string> item,
                 ReplyCallback cb);
   void FlushBatch();

@@ -1,4 +1,4 @@
-// RedisStore's coalescing of Push, Fetch, Ack and SetHolder (redis_store.h, "Coalescing"): the
+// RedisStore's coalescing of Push, Fetch and Ack (redis_store.h, "Coalescing"): the
 // calls of one turn of the loop go out as one script call, which Redis runs for a fraction of the
 // cost of one call each (the prelude, the command's dispatch and the reply are paid once per
 // batch).
@@ -73,9 +73,6 @@ void RedisStore::FlushBatch() {
       break;
     case BatchKind::kAck:
       EvalReplicated(scripts_->ack, "ack", std::move(args), std::move(answer));
-      break;
-    case BatchKind::kHolder:
-      Eval(scripts_->set_holder, "set_holder", std::move(args), std::move(answer));
       break;
     case BatchKind::kFetch:
     case BatchKind::kNone:

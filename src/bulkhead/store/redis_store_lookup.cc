@@ -1,6 +1,7 @@
 // RedisStore's jid lookup and reservation holders (#14): find_job.lua reads {NS}:jobs (one HGET
-// and the score); the holders are the hash {NS}:wid (jid -> wid), written by set_holder.lua
-// (coalesced) and dropped by the scripts that take a job out of the working set
+// and the score); the holders are the hash {NS}:wid (jid -> wid), written by fetch.lua,
+// fetch_throttled.lua and set_holder.lua and dropped by the scripts that take a job out of the
+// working set
 // (redis_scripts/README.md, "Reservation holders").
 #include <cmath>
 #include <cstdlib>
@@ -33,12 +34,10 @@ void RedisStore::FindJob(const std::string& jid, JobCallback cb) {
 }
 
 void RedisStore::SetHolder(const std::string& jid, const std::string& wid, Done durable) {
-  // Coalesced: a worker FETCH is followed by its SetHolder, so the holders of one turn's fetches
-  // go out as one set_holder.lua call, as the fetches did.
-  Coalesce(BatchKind::kHolder, {}, {jid, wid},
-           [durable = std::move(durable)](Result<RedisReply> r) {
-             if (durable) durable(r.ok() ? Status::Ok() : r.status());
-           });
+  Eval(scripts_->set_holder, "set_holder", {jid, wid},
+       [durable = std::move(durable)](Result<RedisReply> r) {
+         if (durable) durable(r.ok() ? Status::Ok() : r.status());
+       });
 }
 
 void RedisStore::ListHeld(size_t limit, HeldJobsCallback cb) {

@@ -219,7 +219,8 @@ class Store {
   // or by throttled.wid for a per-worker throttle) counts as empty, and the job handed out of a
   // throttled queue takes a slot, in the same atomic step (so the limit holds across the nodes
   // sharing the store). A slot is released when its job leaves the working set and `timeout`
-  // after the FETCH; the slots survive a restart (see each implementation).
+  // after the FETCH; the slots survive a restart (see each implementation). A non-empty
+  // throttled.wid is recorded as the holder of the job reserved, in the same step (as FetchFor).
   virtual void FetchThrottled(const std::vector<std::string>& queues,
                               const ThrottledFetch& throttled, TimePoint now, JobCallback cb) = 0;
   using ThrottleUsesCallback = std::function<void(Result<std::vector<ThrottleUse>>)>;
@@ -286,8 +287,8 @@ class Store {
   // score as List gives it, 0 for a queued job on Redis), or nullopt when unknown. One lookup,
   // whatever the backlog. A read.
   virtual void FindJob(const std::string& jid, JobCallback cb) = 0;
-  // Records that worker `wid` (its HELLO wid) holds the reservation of `jid`: the engine calls it
-  // right after a worker's FETCH is answered with that job. No change (and OK) when `jid` is not
+  // Records that worker `wid` (its HELLO wid) holds the reservation of `jid` (a worker's FETCH
+  // records it in its own step: FetchFor, FetchThrottled). No change (and OK) when `jid` is not
   // reserved. The record ends with the reservation (ACK, FAIL, give-back, Move, Remove, FLUSH);
   // a later FETCH of the same job records its own holder or none. Every node sharing the store
   // sees it; it survives a restart as the reservation does (sqlite:, Redis).

@@ -1711,6 +1711,26 @@ TEST_P(LookupStoreTest, AWorkersFetchRecordsItsHolderInTheSameStep) {
   EXPECT_EQ(Held(), (std::vector<std::string>{"fetch-for-002=wid-f2"}));
 }
 
+TEST_P(LookupStoreTest, AThrottledFetchRecordsItsHolderInTheSameStep) {
+  ASSERT_TRUE(Push(MakeJob("throttled-held1", "thr")).ok());
+  ASSERT_TRUE(Push(MakeJob("throttled-held2", "thr")).ok());
+  auto fetch_throttled = [&](const std::string& wid) {
+    std::optional<JobRecord> job;
+    bool done = false;
+    ThrottledFetch throttled{{QueueThrottle{.queue = "thr", .limit = 5}}, wid};
+    store_->FetchThrottled({"thr"}, throttled, now_, [&](Result<std::optional<JobRecord>> r) {
+      done = true;
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      job = *r;
+    });
+    loop_.RunUntil([&] { return done; });
+    return job;
+  };
+  ASSERT_TRUE(fetch_throttled("wid-t1"));
+  ASSERT_TRUE(fetch_throttled(""));  // no worker: no holder
+  EXPECT_EQ(Held(), (std::vector<std::string>{"throttled-held1=wid-t1"}));
+}
+
 // Several nodes on one Redis: a holder recorded through one node is seen through the other (a
 // dashboard on node A shows the jobs of workers connected to node B).
 TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {

@@ -1,7 +1,8 @@
 -- FETCH with queue throttles (#13). ARGV: P, now_us, node, wid, n, then n throttles as
 -- (queue, limit, per_worker '1'/'0', timeout_us), then the queues in order. As fetch.lua, except
 -- that a throttled queue whose slots are all held (in all, or by `wid` when per_worker) counts as
--- empty, and a job of a throttled queue takes a slot (see the README, "Queue throttles").
+-- empty, and a job of a throttled queue takes a slot (see the README, "Queue throttles"). A
+-- non-empty `wid` is recorded as the job's holder in {NS}:wid, as fetch.lua does.
 -- Returns {jid, value, score} or false.
 local now = tonumber(ARGV[2])
 local wid = ARGV[4]
@@ -48,6 +49,7 @@ for j = i, #ARGV do
         end
       end
       tstate(jid, 'working', false, ARGV[2])
+      if wid ~= '' then redis.call('HSET', P .. 'wid', jid, wid) end
       return reserved
     end
   end
