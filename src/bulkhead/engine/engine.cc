@@ -58,11 +58,7 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
   store_.SetWorkerSignalHandler(Guarded([this](const std::string& wid, const std::string& name) {
     auto state = ParseWorkerState(name);
     if (!state.ok() || *state == WorkerState::kRunning) return;
-    if (wid.empty()) {
-      workers_.SignalAll(*state);
-    } else {
-      (void)workers_.Signal(wid, *state);  // NotFound: connected to another node
-    }
+    (void)SignalHere(wid, *state);  // NotFound: connected to another node
   }));
 }
 
@@ -72,13 +68,15 @@ Engine::~Engine() {
   store_.SetWorkerSignalHandler(nullptr);
 }
 
+Status Engine::SignalHere(const std::string& wid, WorkerState state) {
+  if (!wid.empty()) return workers_.Signal(wid, state);
+  workers_.SignalAll(state);
+  return Status::Ok();
+}
+
 Status Engine::SignalWorker(const std::string& wid, WorkerState state) {
   if (store_.shared()) store_.PublishWorkerSignal(wid, WorkerStateName(state));
-  if (wid.empty()) {
-    workers_.SignalAll(state);
-    return Status::Ok();
-  }
-  Status s = workers_.Signal(wid, state);
+  Status s = SignalHere(wid, state);
   if (s.code() == StatusCode::kNotFound && store_.shared()) return Status::Ok();
   return s;
 }

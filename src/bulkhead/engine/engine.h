@@ -164,6 +164,9 @@ class Engine {
   // Asks the store for a job for the waiter `ticket`; OnProbe handles the answer.
   void Probe(uint64_t ticket);
   void OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r);
+  // Applies a quiet/terminate to this node's worker `wid` (every one of them: empty wid); NotFound
+  // when `wid` is not connected here.
+  Status SignalHere(const std::string& wid, WorkerState state);
   // Puts a job reserved for a FETCH that is gone back in its queue.
   void ReturnToQueue(JobRecord job);
   // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.

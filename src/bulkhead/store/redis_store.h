@@ -98,15 +98,15 @@ class RedisStore final : public Store {
   void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
   // PutHostState and RemoveHostState publish "NODE HOST" on {NS}:hosts; the handler runs for the
   // other nodes' messages.
+  void SetHostStateHandler(HostStateHandler handler) override {
+    host_state_handler_ = std::move(handler);
+  }
   // PublishWorkerSignal publishes "NODE STATE WID" on {NS}:signals; the handler runs for the
-  // messages of other nodes.
+  // other nodes' messages.
   void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
     worker_signal_handler_ = std::move(handler);
   }
   void PublishWorkerSignal(const std::string& wid, const std::string& state) override;
-  void SetHostStateHandler(HostStateHandler handler) override {
-    host_state_handler_ = std::move(handler);
-  }
   // {NS}:lease:NAME holds the node id (redis_scripts/lease.lua).
   void TryLease(const std::string& name, Duration ttl,
                 std::function<void(Result<bool>)> cb) override;
