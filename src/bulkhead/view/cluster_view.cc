@@ -1,15 +1,8 @@
 #include "bulkhead/view/cluster_view.h"
 
+#include "bulkhead/view/json_read.h"
+
 namespace bulkhead {
-namespace {
-
-int64_t IntOr(const nlohmann::json& doc, const char* key, int64_t otherwise) {
-  if (!doc.is_object()) return otherwise;
-  auto it = doc.find(key);
-  return it != doc.end() && it->is_number_integer() ? it->get<int64_t>() : otherwise;
-}
-
-}  // namespace
 
 ClusterView ClusterViewFrom(const DeliverySnapshot& snapshot) {
   return ClusterView{snapshot.cluster_nodes, snapshot.max_in_flight, snapshot.in_flight,
@@ -25,9 +18,9 @@ nlohmann::json ClusterJsonValue(const ClusterView& view) {
 }
 
 ClusterView ParseClusterJson(const nlohmann::json& doc) {
-  return ClusterView{IntOr(doc, "cluster_nodes", 1), IntOr(doc, "max_in_flight", 0),
-                     IntOr(doc, "in_flight", 0), IntOr(doc, "host_cap_min", 0),
-                     IntOr(doc, "host_cap_max", 0)};
+  using json_read::Int;
+  return ClusterView{Int(doc, "cluster_nodes", 1), Int(doc, "max_in_flight"), Int(doc, "in_flight"),
+                     Int(doc, "host_cap_min"), Int(doc, "host_cap_max")};
 }
 
 }  // namespace bulkhead

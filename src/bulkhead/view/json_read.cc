@@ -6,10 +6,10 @@ namespace bulkhead::json_read {
 
 using nlohmann::json;
 
-int64_t Int(const json& obj, const char* key) {
-  if (!obj.is_object()) return 0;
+int64_t Int(const json& obj, const char* key, int64_t otherwise) {
+  if (!obj.is_object()) return otherwise;
   auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<int64_t>() : 0;
+  return it != obj.end() && it->is_number() ? it->get<int64_t>() : otherwise;
 }
 
 double Double(const json& obj, const char* key) {

@@ -11,8 +11,9 @@
 
 namespace bulkhead::json_read {
 
-// The number at `key` of `obj` (0 when `obj` is not an object or the field is not a number).
-int64_t Int(const nlohmann::json& obj, const char* key);
+// The number at `key` of `obj` (`otherwise` when `obj` is not an object or the field is not a
+// number).
+int64_t Int(const nlohmann::json& obj, const char* key, int64_t otherwise = 0);
 double Double(const nlohmann::json& obj, const char* key);
 // The string at `key`, or "?".
 std::string String(const nlohmann::json& obj, const char* key);
