@@ -2,6 +2,7 @@
 
 #include "bulkhead/dashboard/html.h"
 #include "bulkhead/dashboard/job_fields.h"
+#include "bulkhead/util/utf8_cut.h"
 
 namespace bulkhead::dashboard {
 namespace {
@@ -10,13 +11,6 @@ constexpr SetPage kPages[] = {{JobState::kScheduled, "/scheduled", "Scheduled"},
                               {JobState::kRetry, "/retries", "Retries"},
                               {JobState::kDead, "/dead", "Dead"},
                               {JobState::kWorking, "/busy", "Busy"}};
-
-std::string Truncated(const std::string& s, size_t n) {
-  if (s.size() <= n) return Escape(s);
-  size_t cut = n;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return Escape(s.substr(0, cut)) + "…";
-}
 
 std::string FilterForm(const PageContext& ctx, const SetPage& page, const JobListQuery& q) {
   auto input = [](const char* name, const char* label, const std::string& value) {
@@ -101,8 +95,8 @@ std::string RenderJobListPage(const PageContext& ctx, const SetPage& page, const
     h += "<tr><td><input type=\"checkbox\" name=\"jid\" value=\"" + Escape(job.jid) +
          "\" aria-label=\"select " + Escape(job.jid) + "\"></td><td><a href=\"" + href + "\">" +
          TimeTag(ScoreTime(job), ctx.now) + "</a></td><td>" + Escape(job.queue) + "</td><td>" +
-         Escape(job.jobtype) + "</td><td class=\"data\">" + Truncated(f.args, 120) +
-         "</td><td class=\"data hide-narrow\">" + Truncated(f.error, 120) + "</td></tr>";
+         Escape(job.jobtype) + "</td><td class=\"data\">" + Escape(CutUtf8(f.args, 120)) +
+         "</td><td class=\"data hide-narrow\">" + Escape(CutUtf8(f.error, 120)) + "</td></tr>";
   }
   if (result.jobs.empty()) h += "<tr><td colspan=\"6\" class=\"muted\">no jobs</td></tr>";
   h += "</tbody></table></div></form><div class=\"pager\">";

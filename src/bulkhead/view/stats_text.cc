@@ -3,6 +3,7 @@
 #include <fmt/printf.h>
 
 #include "bulkhead/util/json.h"
+#include "bulkhead/util/utf8_cut.h"
 #include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/info_json.h"
 #include "bulkhead/view/throttle_view.h"
@@ -18,17 +19,13 @@ void Appendf(std::string& out, const char* format, const Args&... args) {
 
 long long Ll(auto v) { return static_cast<long long>(v); }
 
-// A host's last error on one line: control characters as spaces, at most kMaxLastError bytes
-// (cut before a UTF-8 sequence, with "…"); "-" when none.
+// A host's last error on one line: control characters as spaces, at most 60 bytes (CutUtf8);
+// "-" when none.
 std::string LastErrorCell(const std::string& error) {
-  constexpr size_t kMaxLastError = 60;
   if (error.empty()) return "-";
   std::string cell;
   for (char c : error) cell += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
-  if (cell.size() <= kMaxLastError) return cell;
-  size_t cut = kMaxLastError;
-  while (cut > 0 && (static_cast<unsigned char>(cell[cut]) & 0xC0) == 0x80) --cut;
-  return cell.substr(0, cut) + "…";
+  return CutUtf8(cell, 60);
 }
 
 void AppendHosts(std::string& out, const std::vector<HostView>& hosts) {
