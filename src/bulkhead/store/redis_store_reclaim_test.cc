@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/store/redis_store.h"
@@ -51,7 +52,17 @@ TEST_F(RedisReclaimTest, AReservationWhoseFetchReplyWasLostGoesBackAtTheReconnec
     EXPECT_EQ(Fetch(*ghost), "job-lost-001");
     ghost->AbandonForTests();
   }
-  ASSERT_EQ(Redis({"SCARD", Key("reserved:node-a")}).integer(), 2);
+  // The jids of A's reservation set, without the member that keeps it a hash table (prelude.lua:
+  // LARGE, which starts with byte 255).
+  auto reserved_by_a = [&] {
+    std::set<std::string> jids;
+    RedisReply members = Redis({"SMEMBERS", Key("reserved:node-a")});
+    for (const RedisReply& e : members.elements()) {
+      if (e.str().front() != '\xff') jids.insert(e.str());
+    }
+    return jids;
+  };
+  ASSERT_EQ(reserved_by_a(), (std::set<std::string>{"job-known-01", "job-lost-001"}));
 
   std::map<std::string, size_t> woken;
   a->SetWakeHandler([&woken](const std::string& queue, size_t n) { woken[queue] += n; });
@@ -60,9 +71,8 @@ TEST_F(RedisReclaimTest, AReservationWhoseFetchReplyWasLostGoesBackAtTheReconnec
   Redis({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
   loop_.RunUntil([&] { return a->reservations_reclaimed() == 1; });
   loop_.RunUntil([&] { return woken["default"] == 1; });  // A's own FETCHes hear it too
-  auto reserved = Redis({"SMEMBERS", Key("reserved:node-a")});
-  ASSERT_EQ(reserved.elements().size(), 1u);
-  EXPECT_EQ(reserved.elements()[0].str(), "job-known-01") << "the one A's caller holds stays";
+  EXPECT_EQ(reserved_by_a(), std::set<std::string>{"job-known-01"})
+      << "the one A's caller holds stays";
   auto queued = Redis({"LRANGE", Key("q:default"), "0", "-1"});
   ASSERT_EQ(queued.elements().size(), 1u);
   EXPECT_EQ(queued.elements()[0].str(), "job-lost-001");

@@ -212,6 +212,42 @@ TEST_F(RedisStoreTest, CallsOfOneTurnAreBatchedAndAnsweredInOrder) {
   EXPECT_EQ(Stats(*a)->processed, 2);
 }
 
+// The reservation keys a FETCH and its ACK touch keep one member scored +inf / with no job
+// (prelude.lua: LARGE) so that Redis never keeps them as a listpack, whose every lookup walks the
+// whole key; the member is no job anywhere: not in the counts, not listed.
+TEST_F(RedisStoreTest, TheReservationKeysStayOutOfTheListpackEncoding) {
+  auto a = OpenOk("node-a");
+  ASSERT_TRUE(a);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(Push(*a, MakeJob("job-large-00" + std::to_string(i))).ok());
+  using R = Result<std::optional<JobRecord>>;
+  for (int i = 0; i < 3; ++i) {
+    R got = Await<R>([&](auto cb) { a->FetchFor({"default"}, "worker-1", now_, cb); });
+    ASSERT_TRUE(got.ok() && got->has_value());
+  }
+  auto encodings = [&] {
+    return std::vector<std::string>{Redis({"OBJECT", "ENCODING", Key("working")}).str(),
+                                    Redis({"OBJECT", "ENCODING", Key("wid")}).str(),
+                                    Redis({"OBJECT", "ENCODING", Key("reserved:node-a")}).str()};
+  };
+  const std::vector<std::string> large = {"skiplist", "hashtable", "hashtable"};
+  EXPECT_EQ(encodings(), large) << "three small keys, yet not listpacks";
+  ASSERT_TRUE(Stats(*a).ok());
+  EXPECT_EQ(Stats(*a)->working, 3u);
+  auto listed = Await<Result<std::vector<JobRecord>>>(
+      [&](auto cb) { a->List(JobState::kWorking, 0, 10, cb); });
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 3u);
+  auto held = Await<Result<std::vector<Store::HeldJob>>>([&](auto cb) { a->ListHeld(10, cb); });
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->size(), 3u);
+
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Ack(*a, "job-large-00" + std::to_string(i)).ok());
+  EXPECT_EQ(encodings(), large) << "and they stay so when the last reservation ends";
+  ASSERT_TRUE(Stats(*a).ok());
+  EXPECT_EQ(Stats(*a)->working, 0u);
+}
+
 TEST_F(RedisStoreTest, ANamespaceOfAnotherLayoutVersionIsRefused) {
   auto set = BlockingRedisCommand(server_->connect_options(),
                                   {"HSET", "{" + namespace_ + "}:meta", "layout", "1"});
@@ -581,7 +617,8 @@ TEST_F(RedisStoreTest, TwoSurvivorsReapingAtOnceMoveEachJobOnce) {
   for (const RedisReply& e : listed.elements()) jids.insert(e.str());
   EXPECT_EQ(listed.elements().size(), static_cast<size_t>(kJobs)) << "each job queued once";
   EXPECT_EQ(jids.size(), static_cast<size_t>(kJobs));
-  EXPECT_EQ(Redis({"ZCARD", Key("working")}).integer(), 0);
+  EXPECT_EQ(Redis({"ZCOUNT", Key("working"), "-inf", "(+inf"}).integer(), 0)
+      << "no reservation left (the member scored +inf keeps the set a skip list)";
 }
 
 TEST_F(RedisStoreTest, AReapedNodeThatComesBackAnswersAsForUnknownReservationsAndCarriesOn) {

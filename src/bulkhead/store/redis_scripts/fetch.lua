@@ -18,7 +18,7 @@ while i <= #ARGV do
       local reserved = reserve_head(q, tonumber(now), node)
       if reserved then
         if tracked then tstate(reserved[1], 'working', false, now) end
-        if holder ~= '' then redis.call('HSET', P .. 'wid', reserved[1], holder) end
+        if holder ~= '' then record_holder(reserved[1], holder) end
         got = reserved
         break
       end

@@ -49,7 +49,7 @@ for j = i, #ARGV do
         end
       end
       tstate(jid, 'working', false, ARGV[2])
-      if wid ~= '' then redis.call('HSET', P .. 'wid', jid, wid) end
+      if wid ~= '' then record_holder(jid, wid) end
       return reserved
     end
   end

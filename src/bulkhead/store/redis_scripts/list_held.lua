@@ -7,16 +7,18 @@ local out, n = {}, 0
 for i = 1, #held, 2 do
   if n >= limit then break end
   local jid = held[i]
-  local score = redis.call('ZSCORE', P .. 'working', jid)
-  local v = score and redis.call('HGET', JOBS, jid)
-  if v then
-    out[#out + 1] = jid
-    out[#out + 1] = held[i + 1]
-    out[#out + 1] = v
-    out[#out + 1] = score
-    n = n + 1
-  else
-    redis.call('HDEL', P .. 'wid', jid)
+  if jid ~= LARGE then  -- LARGE is no reservation (prelude: keep_large)
+    local score = redis.call('ZSCORE', P .. 'working', jid)
+    local v = score and redis.call('HGET', JOBS, jid)
+    if v then
+      out[#out + 1] = jid
+      out[#out + 1] = held[i + 1]
+      out[#out + 1] = v
+      out[#out + 1] = score
+      n = n + 1
+    else
+      redis.call('HDEL', P .. 'wid', jid)
+    end
   end
 end
 return out

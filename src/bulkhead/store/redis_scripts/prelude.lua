@@ -56,6 +56,38 @@ local function release_slot(jid, queue, node)
   end
 end
 
+-- What a script call already did once: registered a queue ('q' .. QUEUE) or a node ('n' .. NODE),
+-- or kept a key out of the listpack encoding ('b' .. KEY).
+local KNOWN = {}
+
+-- LARGE: a member no jid can be (a jid is a JSON string, so valid UTF-8, never byte 255), longer
+-- than Redis's listpack limit for one entry (64 bytes). The reservation keys a FETCH and its ACK
+-- touch ({NS}:working, {NS}:reserved:NODE, {NS}:wid) keep it as long as they exist: a key with
+-- such a member is a skip list, hash table or set hash table, never a listpack, where with up to
+-- 128 entries (a usual number of jobs in flight) every ZADD, ZSCORE, ZREM, HSET, HDEL walks the
+-- whole key (3-4 µs each instead of about 1; docs/benchmarks.md). Readers never meet it as a job:
+-- it has no entry in JOBS (README, "Key layout").
+local LARGE = '\255' .. string.rep('-', 72)
+
+-- Adds LARGE to `key` (kind 'z' sorted set, with score +inf; 'h' hash; 's' set), once per call.
+local function keep_large(kind, key)
+  if KNOWN['b' .. key] then return end
+  KNOWN['b' .. key] = true
+  if kind == 'z' then
+    redis.call('ZADD', key, 'NX', '+inf', LARGE)
+  elseif kind == 'h' then
+    redis.call('HSETNX', key, LARGE, '')
+  else
+    redis.call('SADD', key, LARGE)
+  end
+end
+
+-- Records `wid` as the worker holding the reservation of jid (#14; README, "Reservation holders").
+local function record_holder(jid, wid)
+  keep_large('h', P .. 'wid')
+  redis.call('HSET', P .. 'wid', jid, wid)
+end
+
 -- Takes jid out of wherever its header says it is (its value stays in JOBS).
 local function unlink(jid, h)
   if h.state == 0 then
@@ -70,7 +102,6 @@ end
 
 -- Puts jid (header h, already written) where h says: its queue (newest end) or a sorted set.
 -- Registers a queue, and a node, once per script call (KNOWN).
-local KNOWN = {}
 local function link(jid, h, score)
   if h.state == 0 then
     if not KNOWN['q' .. h.queue] then
@@ -79,8 +110,10 @@ local function link(jid, h, score)
     end
     redis.call('LPUSH', P .. 'q:' .. h.queue, jid)
   else
+    if h.state == 4 then keep_large('z', P .. 'working') end
     redis.call('ZADD', P .. SETS[h.state], score, jid)
     if h.state == 4 and h.node ~= '' then
+      keep_large('s', P .. 'reserved:' .. h.node)
       redis.call('SADD', P .. 'reserved:' .. h.node, jid)
       -- A node reaped while it was only slow registers again with its first new reservation.
       if not KNOWN['n' .. h.node] then

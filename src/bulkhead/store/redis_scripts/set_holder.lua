@@ -2,5 +2,5 @@
 -- wid. Only while `jid` is in the working set; unlink, reap and flush drop the entry when the job
 -- leaves it. Returns 1, or 0 (no change) when jid is not reserved.
 if not redis.call('ZSCORE', P .. 'working', ARGV[2]) then return 0 end
-redis.call('HSET', P .. 'wid', ARGV[2], ARGV[3])
+record_holder(ARGV[2], ARGV[3])
 return 1

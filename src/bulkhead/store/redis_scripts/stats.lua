@@ -1,7 +1,8 @@
 -- Sizes and counters. ARGV: P. Returns {scheduled, retry, dead, working, processed, failures,
 -- queue, size, paused (0/1), head's enqueued_us, queue, ...}.
 local out = {redis.call('ZCARD', P .. 'scheduled'), redis.call('ZCARD', P .. 'retry'),
-             redis.call('ZCARD', P .. 'dead'), redis.call('ZCARD', P .. 'working'),
+             redis.call('ZCARD', P .. 'dead'),
+             redis.call('ZCARD', P .. 'working') - (redis.call('ZSCORE', P .. 'working', LARGE) and 1 or 0),
              redis.call('HGET', P .. 'stats', 'processed') or '0',
              redis.call('HGET', P .. 'stats', 'failures') or '0'}
 for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
