@@ -2,7 +2,8 @@
 // and worker: jobs pushed through both nodes are processed by workers on both; one node is killed
 // with SIGKILL mid-run and nothing answered +OK is lost (its reservations come back through the
 // survivor's reaper); a FETCH blocked on one node is woken by a PUSH on the other; quiet and
-// terminate sent through one node reach the other's workers.
+// terminate sent through one node reach the other's workers, which every node's /api/workers
+// lists with the node they are connected to.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -133,17 +134,28 @@ test('quiet and terminate sent through one node reach a worker connected to the 
   const defer = cleanupStack(t);
   const redis = await startRedis(defer);
   const [a, b] = await startNodes(defer, 2, { store: `redis://${redis.endpoint}` });
+  const bId = await nodeIdOf(redis, b);
   const worker = await RawConn.open(b.port);
   defer(() => worker.destroy());
   await worker.hello({ wid: 'cluster-signalled' });
   const beat = () => worker.call('BEAT {"wid":"cluster-signalled"}');
   assert.deepEqual(await beat(), { type: '+', text: 'OK' });
 
+  // Node A lists the (idle) worker of node B: node B publishes its roster with its heartbeat.
+  const listedOnA = async () => (await (await fetch(`${a.httpBase}/api/workers`)).json())
+    .find((w) => w.wid === 'cluster-signalled');
+  const listed = await waitFor(listedOnA, { timeout: 5_000, message: 'node A listing the worker of node B' });
+  assert.equal(listed.node, bId);
+  assert.equal(listed.state, 'running');
+  assert.equal(listed.connections, 1);
+
   // Node A does not have the worker: it sends the signal to the other nodes and answers 200; the
   // worker hears it at a BEAT on node B.
   assert.equal((await a.setWorkerState('cluster-signalled', 'quiet')).status, 200);
   await waitFor(async () => (await beat()).text === '{"state":"quiet"}',
     { timeout: 5_000, message: 'BEAT on node B answering quiet' });
+  await waitFor(async () => (await listedOnA())?.state === 'quiet',
+    { timeout: 5_000, message: 'node A listing the worker of node B as quiet' });
   // A quiet worker gets no job on node B either.
   const producer = await RawConn.open(a.port);
   defer(() => producer.destroy());
@@ -156,4 +168,8 @@ test('quiet and terminate sent through one node reach a worker connected to the 
   assert.equal((await a.setWorkerState('', 'terminate')).status, 200);
   await waitFor(async () => (await beat()).text === '{"state":"terminate"}',
     { timeout: 5_000, message: 'BEAT on node B answering terminate' });
+  // Gone from node B, gone from node A's list at node B's next heartbeat.
+  worker.destroy();
+  await waitFor(async () => (await listedOnA()) === undefined,
+    { timeout: 5_000, message: 'node A no longer listing the worker that left node B' });
 });

@@ -1,16 +1,17 @@
 // The dashboard with two `bulkhead serve` nodes on one redis-server namespace (issue #14): node A's
 // dashboard finds a job reserved through node B by its jid, and its Busy page lists that job
 // under the wid of the worker connected to node B (the holder is kept in the store, not in the
-// node that made the reservation), with the quiet and terminate buttons that reach it. Plain HTTP:
-// the browser checks are dashboard.test.mjs's.
+// node that made the reservation), with the quiet and terminate buttons that reach it; its
+// Workers table lists the workers connected to node B, idle ones too, with node B's id (#12).
+// Plain HTTP: the browser checks are dashboard.test.mjs's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import faktory from 'faktory-worker';
 
-import { startNodes } from '../cluster/lib/cluster.mjs';
+import { nodeIdOf, startNodes } from '../cluster/lib/cluster.mjs';
 import { startRedis } from '../cluster/lib/redis.mjs';
-import { cleanupStack } from '../interop/lib/server.mjs';
+import { cleanupStack, waitFor } from '../interop/lib/server.mjs';
 
 test('a dashboard on node A shows the job a worker of node B holds', { timeout: 120_000 }, async (t) => {
   const defer = cleanupStack(t);
@@ -51,4 +52,24 @@ test('a dashboard on node A shows the job a worker of node B holds', { timeout: 
   // The reservation ends through node B: node A's Busy page no longer lists it.
   await worker.ack(jid);
   assert.ok(!(await page('/busy')).includes('data-wid="worker-on-b"'));
+
+  // Node A's Workers table lists both of node B's workers, the idle one too, with node B's id
+  // (node B publishes its roster with its heartbeat), and their quiet/terminate buttons.
+  const bId = await nodeIdOf(redis, b);
+  const idle = new faktory.Client({ url: b.url, wid: 'idle-on-b' });
+  defer(() => idle.close());
+  await idle.beat();  // its first command opens its connection (HELLO with the wid)
+  const workersTable = async () => {
+    const html = await page('/busy');
+    return html.slice(html.indexOf('<table id="workers">'), html.indexOf('</table>', html.indexOf('<table id="workers">')));
+  };
+  const table = await waitFor(async () => {
+    const t = await workersTable();
+    return t.includes('>idle-on-b<') && t;
+  }, { timeout: 5_000, message: 'node A listing the idle worker of node B' });
+  for (const wid of ['worker-on-b', 'idle-on-b']) {
+    assert.ok(table.includes(`<td class="data">${wid}</td><td class="data node">${bId}</td>`), wid);
+    assert.ok(table.includes(`name="wid" value="${wid}"><input type="hidden" name="action" value="quiet"`), wid);
+  }
+  assert.ok(table.includes('<th>Node</th>'));
 });

@@ -34,28 +34,46 @@ constexpr char kJobHead[] =
     "<th>jid</th><th>Jobtype</th><th>Queue</th><th>Running for</th>"
     "<th class=\"hide-narrow\">Reserved until</th>";
 
+// One row of the Workers table; `node` is shown when the store is shared ("" for this node).
+std::string WorkerRow(const PageContext& ctx, const BusyData& d, const std::string& node,
+                      const WorkerInfo& w, size_t held) {
+  std::string labels;
+  for (const auto& l : w.labels) labels += (labels.empty() ? "" : ", ") + Escape(l);
+  std::string h = "<tr><td class=\"data\">" + Escape(w.wid) + "</td>";
+  if (d.shared_store) {
+    h += node.empty() ? "<td class=\"muted\">this node</td>"
+                      : "<td class=\"data node\">" + Escape(node) + "</td>";
+  }
+  return h + "<td>" + Escape(w.hostname) + "</td><td class=\"num hide-narrow\">" +
+         std::to_string(w.pid) + "</td><td class=\"hide-narrow\">" + labels + "</td><td>" +
+         TimeTag(w.last_beat, ctx.now) + "</td><td class=\"worker-state\">" +
+         WorkerStateName(w.state) + "</td><td class=\"num\">" + std::to_string(held) + "</td><td>" +
+         WorkerForm(ctx, w.wid, "quiet", "Quiet") + " " +
+         WorkerForm(ctx, w.wid, "terminate", "Terminate") + "</td></tr>";
+}
+
+// This node's workers, then the other nodes' (shared store).
 std::string WorkersTable(const PageContext& ctx, const BusyData& d,
                          const std::map<std::string, size_t>& held_by) {
-  std::string h = "<h2>Workers (<span data-live=\"workers\">" + std::to_string(d.workers.size()) +
-                  "</span>)</h2>";
-  h += "<div class=\"actions\">" + WorkerForm(ctx, "", "quiet", "Quiet all") + "</div>";
-  h += "<div class=\"table-wrap\"><table id=\"workers\"><thead><tr><th>wid</th><th>Host</th>"
-       "<th class=\"num hide-narrow\">pid</th><th class=\"hide-narrow\">Labels</th><th>Last "
-       "beat</th><th>State</th>"
-       "<th class=\"num\">Jobs</th><th>Actions</th></tr></thead><tbody>";
-  for (const auto& [wid, w] : d.workers) {
-    std::string labels;
-    for (const auto& l : w.labels) labels += (labels.empty() ? "" : ", ") + Escape(l);
+  auto held = [&held_by](const std::string& wid) {
     auto n = held_by.find(wid);
-    h += "<tr><td class=\"data\">" + Escape(wid) + "</td><td>" + Escape(w.hostname) +
-         "</td><td class=\"num hide-narrow\">" + std::to_string(w.pid) +
-         "</td><td class=\"hide-narrow\">" + labels + "</td><td>" + TimeTag(w.last_beat, ctx.now) +
-         "</td><td class=\"worker-state\">" + WorkerStateName(w.state) + "</td><td class=\"num\">" +
-         std::to_string(n == held_by.end() ? 0 : n->second) + "</td><td>" +
-         WorkerForm(ctx, wid, "quiet", "Quiet") + " " +
-         WorkerForm(ctx, wid, "terminate", "Terminate") + "</td></tr>";
+    return n == held_by.end() ? size_t{0} : n->second;
+  };
+  std::string h = "<h2>Workers (<span data-live=\"workers\">" +
+                  std::to_string(d.workers.size() + d.elsewhere.size()) + "</span>)</h2>";
+  h += "<div class=\"actions\">" + WorkerForm(ctx, "", "quiet", "Quiet all") + "</div>";
+  h += "<div class=\"table-wrap\"><table id=\"workers\"><thead><tr><th>wid</th>";
+  if (d.shared_store) h += "<th>Node</th>";
+  h += "<th>Host</th><th class=\"num hide-narrow\">pid</th><th class=\"hide-narrow\">Labels</th>"
+       "<th>Last beat</th><th>State</th><th class=\"num\">Jobs</th><th>Actions</th></tr></thead>"
+       "<tbody>";
+  for (const auto& [wid, w] : d.workers) h += WorkerRow(ctx, d, "", w, held(wid));
+  for (const NodeWorker& nw : d.elsewhere) {
+    h += WorkerRow(ctx, d, nw.node, nw.info, held(nw.info.wid));
   }
-  if (d.workers.empty()) h += "<tr><td colspan=\"8\" class=\"muted\">no workers</td></tr>";
+  if (d.workers.empty() && d.elsewhere.empty()) {
+    h += "<tr><td colspan=\"9\" class=\"muted\">no workers</td></tr>";
+  }
   return h + "</tbody></table></div>";
 }
 
@@ -74,13 +92,20 @@ std::string HeldTables(const PageContext& ctx, const BusyData& d) {
   for (size_t i = 0; i < held.size();) {
     const std::string& wid = held[i]->wid;
     auto w = d.workers.find(wid);
+    auto there = std::find_if(d.elsewhere.begin(), d.elsewhere.end(),
+                              [&wid](const NodeWorker& nw) { return nw.info.wid == wid; });
     h += "<section class=\"held\" data-wid=\"" + Escape(wid) + "\"><h3><span class=\"data\">" +
          Escape(wid) + "</span> ";
-    h += w != d.workers.end()
-             ? "<span class=\"muted\">" + Escape(w->second.hostname) + " · " +
-                   WorkerStateName(w->second.state) + "</span>"
-             : "<span class=\"muted\">not connected to this node (another node's worker, or "
-               "gone)</span>";
+    if (w != d.workers.end()) {
+      h += "<span class=\"muted\">" + Escape(w->second.hostname) + " · " +
+           WorkerStateName(w->second.state) + "</span>";
+    } else if (there != d.elsewhere.end()) {
+      h += "<span class=\"muted\">on node " + Escape(there->node) + " · " +
+           Escape(there->info.hostname) + " · " + WorkerStateName(there->info.state) + "</span>";
+    } else {
+      h += "<span class=\"muted\">not connected to this node (gone, or connected to another "
+           "node since its last heartbeat)</span>";
+    }
     if (w == d.workers.end() && d.shared_store) {  // sent to the other nodes (Engine::SignalWorker)
       h += " " + WorkerForm(ctx, wid, "quiet", "Quiet") + " " +
            WorkerForm(ctx, wid, "terminate", "Terminate");

@@ -1,10 +1,11 @@
-// The Busy page: the workers connected to this node (wid, hostname, pid, labels, last heartbeat,
-// state) with quiet/terminate, the jobs each worker holds with how long they have run, and the
-// reserved jobs no worker holds. Pure renderer.
+// The Busy page: the workers (wid, node, hostname, pid, labels, last heartbeat, state) with
+// quiet/terminate, the jobs each worker holds with how long they have run, and the reserved jobs
+// no worker holds. Pure renderer.
 //
-// The holders come from the store (Store::ListHeld), so with several nodes on one store a job
-// held by a worker connected to another node is listed under its wid too, marked as not
-// connected here (the roster, quiet and terminate are this node's).
+// With several nodes on one store (#12) it shows the whole cluster: the workers connected to the
+// other nodes come from the rosters those nodes publish with their heartbeat (Engine::
+// ClusterWorkers, at most a heartbeat interval old), the holders from the store (Store::ListHeld),
+// and quiet/terminate reach a worker wherever it is connected (Engine::SignalWorker).
 #pragma once
 
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "bulkhead/dashboard/layout.h"
+#include "bulkhead/engine/published_roster.h"
 #include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/store.h"
@@ -20,6 +22,7 @@ namespace bulkhead::dashboard {
 
 struct BusyData {
   std::map<std::string, WorkerInfo> workers;  // connected to this node
+  std::vector<NodeWorker> elsewhere;          // connected to the other nodes, by node and wid
   std::vector<Store::HeldJob> held;           // reserved jobs a worker holds (any node)
   bool held_truncated = false;                // more were held than listed
   std::vector<JobRecord> working;             // the first reserved jobs (List of kWorking)

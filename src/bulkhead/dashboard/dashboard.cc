@@ -291,8 +291,22 @@ void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
                    reply = std::move(reply)](Result<JobListResult> r) {
                     if (!r.ok()) return reply(ErrorPage(503, r.status().message()));
                     data->working = std::move(r->jobs);
-                    data->workers = engine_.workers().workers();
-                    reply(HtmlResponse(200, RenderBusyPage(ctx, *data)));
+                    engine_.ClusterWorkers(
+                        [this, alive = std::weak_ptr<bool>(alive_), data, ctx = std::move(ctx),
+                         reply = std::move(reply)](Result<std::vector<NodeWorker>> workers) {
+                          if (!alive.lock()) return;
+                          if (!workers.ok())
+                            return reply(ErrorPage(503, workers.status().message()));
+                          const std::string here = engine_.store().node_id();
+                          for (NodeWorker& nw : *workers) {
+                            if (nw.node == here) {
+                              data->workers.emplace(nw.info.wid, std::move(nw.info));
+                            } else {
+                              data->elsewhere.push_back(std::move(nw));
+                            }
+                          }
+                          reply(HtmlResponse(200, RenderBusyPage(ctx, *data)));
+                        });
                   });
         });
   });

@@ -208,6 +208,37 @@ TEST(BusyPageTest, WorkersTheJobsTheyHoldAndTheRest) {
   EXPECT_LT(html.rfind("elsewhere-1"), rest);
 }
 
+// #12: with a shared store the Workers table lists the other nodes' workers too, with their node,
+// and their held jobs' sections say where they are connected.
+TEST(BusyPageTest, TheOtherNodesWorkersAreListedWithTheirNode) {
+  BusyData d;
+  d.shared_store = true;
+  d.workers["w-here"] = {.wid = "w-here", .hostname = "box-a", .last_beat = kNow - 1s};
+  d.elsewhere = {{kScript, {.wid = "w-idle", .hostname = "box-b", .last_beat = kNow - 3s}},
+                 {"node-b", {.wid = "w-busy", .hostname = "box-b", .state = WorkerState::kQuiet}}};
+  JobRecord working = EvilJob(JobState::kWorking);
+  working.reserve_for_s = 1800;
+  working.score = ToUnixMicros(kNow + 1780s);
+  d.held = {{working, "w-busy"}};
+  d.working = {working};
+  d.working_total = 1;
+  std::string html = RenderBusyPage(Ctx(), d);
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<span data-live=\"workers\">3</span>"));
+  EXPECT_THAT(html, HasSubstr("<th>Node</th>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"data\">w-here</td><td class=\"muted\">this node</td>"));
+  EXPECT_THAT(html,
+              HasSubstr("<td class=\"data\">w-idle</td><td class=\"data node\">&lt;script&gt;"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"data\">w-busy</td><td class=\"data node\">node-b</td>"));
+  EXPECT_THAT(html, HasSubstr("name=\"wid\" value=\"w-idle\""));  // its quiet/terminate
+  EXPECT_THAT(html, HasSubstr("on node node-b · box-b · quiet"));
+  EXPECT_THAT(html, Not(HasSubstr("not connected to this node")));
+  // One node: no Node column.
+  d.shared_store = false;
+  d.elsewhere.clear();
+  EXPECT_THAT(RenderBusyPage(Ctx(), d), Not(HasSubstr("<th>Node</th>")));
+}
+
 TEST(HostsPageTest, StatesAndFigures) {
   HostView open{.host = "bad.example",
                 .in_flight = 1,

@@ -60,12 +60,15 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
     if (!state.ok() || *state == WorkerState::kRunning) return;
     (void)SignalHere(wid, *state);  // NotFound: connected to another node
   }));
+  // This node's workers, for the other nodes' views (written with each heartbeat).
+  store_.SetRosterSource([this] { return EncodeRoster(workers_.workers()); });
 }
 
 Engine::~Engine() {
   Stop();
   store_.SetWakeHandler(nullptr);
   store_.SetWorkerSignalHandler(nullptr);
+  store_.SetRosterSource(nullptr);
 }
 
 Status Engine::SignalHere(const std::string& wid, WorkerState state) {
@@ -79,6 +82,25 @@ Status Engine::SignalWorker(const std::string& wid, WorkerState state) {
   Status s = SignalHere(wid, state);
   if (s.code() == StatusCode::kNotFound && store_.shared()) return Status::Ok();
   return s;
+}
+
+void Engine::ClusterWorkers(std::function<void(Result<std::vector<NodeWorker>>)> cb) {
+  store_.ListOtherRosters(
+      Guarded([this, cb = std::move(cb)](Result<std::vector<Store::NodeRoster>> rosters) {
+        if (!rosters.ok()) return cb(rosters.status());
+        std::vector<NodeWorker> out;
+        for (const auto& [wid, info] : workers_.workers()) out.push_back({store_.node_id(), info});
+        for (const Store::NodeRoster& r : *rosters) {
+          auto workers = DecodeRoster(r.roster);
+          if (!workers.ok()) {
+            spdlog::warn("the worker roster of node {} does not read: {}", r.node,
+                         workers.status().message());
+            continue;
+          }
+          for (WorkerInfo& info : *workers) out.push_back({r.node, std::move(info)});
+        }
+        cb(std::move(out));
+      }));
 }
 
 void Engine::Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task) {

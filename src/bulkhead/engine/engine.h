@@ -25,6 +25,7 @@
 #include "bulkhead/engine/batches.h"
 #include "bulkhead/engine/cron_scheduler.h"
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/engine/published_roster.h"
 #include "bulkhead/engine/queue_throttles.h"
 #include "bulkhead/engine/retry_policy.h"
 #include "bulkhead/engine/tracking.h"
@@ -104,6 +105,11 @@ class Engine {
   // is connected. NotFound when `wid` is not connected here and no other node can have it (a
   // store one process owns).
   Status SignalWorker(const std::string& wid, WorkerState state);
+  // The workers of the whole cluster (#12): this node's (as they are now; node = the store's
+  // node_id()), then those the other nodes sharing the store published with their last heartbeat
+  // (at most redis_heartbeat_ms old), by node and wid. A roster that does not read is left out and
+  // logged. On a store one process owns: this node's.
+  void ClusterWorkers(std::function<void(Result<std::vector<NodeWorker>>)> cb);
   // BEAT: the worker's state after the beat.
   Result<WorkerState> Beat(const std::string& wid, const std::string& reported_state,
                            int64_t rss_kb);

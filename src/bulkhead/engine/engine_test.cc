@@ -515,3 +515,57 @@ TEST_P(EngineTest, PeriodicTasksLogAnUnavailableStoreOncePerStateChange) {
 
 }  // namespace
 }  // namespace bulkhead
+
+namespace bulkhead {
+namespace {
+
+// A store shared with other nodes, as far as rosters go: it keeps the roster source the engine
+// sets and answers ListOtherRosters with `others`.
+class RosterStore final : public DeferredStore {
+ public:
+  explicit RosterStore(Store& inner) : DeferredStore(inner, [](std::function<void()> f) { f(); }) {}
+  bool shared() const override { return true; }
+  std::string node_id() const override { return "node-a"; }
+  void SetRosterSource(RosterSource source) override { source_ = std::move(source); }
+  void ListOtherRosters(RostersCallback cb) override { cb(others_); }
+
+  RosterSource source_;
+  std::vector<NodeRoster> others_;
+};
+
+// #12: the engine publishes its roster through the store and lists the cluster's workers: its
+// own as they are now, then the other nodes' (a roster that does not read is left out).
+TEST(EngineRosterTest, TheClusterWorkersAreThisNodesThenTheOthers) {
+  Config config;
+  SimulatedClock clock;
+  ScriptedRng rng;
+  boost::asio::io_context io;
+  auto inner = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
+  RosterStore store(*inner);
+  auto engine = std::make_unique<Engine>(io, store, config, clock, rng);
+  ASSERT_TRUE(store.source_) << "the engine gives the store its roster";
+  EXPECT_EQ(store.source_(), "[]");
+  engine->workers().Connect({.wid = "w-here", .hostname = "box-a"}, clock.Now());
+  auto published = DecodeRoster(store.source_());
+  ASSERT_TRUE(published.ok());
+  ASSERT_EQ(published->size(), 1u);
+  EXPECT_EQ((*published)[0].wid, "w-here");
+
+  store.others_ = {{"node-b", R"([{"wid":"w-b1"},{"wid":"w-b2","state":"quiet"}])"},
+                   {"node-c", "not a roster"},
+                   {"node-d", R"([{"wid":"w-d1"}])"}};
+  std::vector<std::string> listed;  // "node/wid/state"
+  engine->ClusterWorkers([&](Result<std::vector<NodeWorker>> r) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    for (const NodeWorker& w : *r) {
+      listed.push_back(w.node + "/" + w.info.wid + "/" + WorkerStateName(w.info.state));
+    }
+  });
+  EXPECT_EQ(listed, (std::vector<std::string>{"node-a/w-here/running", "node-b/w-b1/running",
+                                              "node-b/w-b2/quiet", "node-d/w-d1/running"}));
+  engine.reset();
+  EXPECT_FALSE(store.source_) << "an engine gone takes its roster source with it";
+}
+
+}  // namespace
+}  // namespace bulkhead

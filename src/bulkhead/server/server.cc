@@ -392,7 +392,10 @@ void Server::RegisterRoutes() {
         200, RenderHostsJson(HostsFromDispatcher().value_or(std::vector<HostView>{}))));
   });
   http_->Route("GET", "/api/workers", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    reply(HttpResponseOut::Json(200, RenderWorkersJson(engine_->workers().workers())));
+    engine_->ClusterWorkers([reply = std::move(reply)](Result<std::vector<NodeWorker>> workers) {
+      reply(workers.ok() ? HttpResponseOut::Json(200, RenderWorkersJson(*workers))
+                         : HttpResponseOut::Error(503, workers.status().message()));
+    });
   });
   // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
   // token when a password is set.

@@ -61,6 +61,7 @@ const RedisScripts& StoreRedisScripts() {
     s.find_job = with_prelude(t::k_find_job);  // #14 jid lookup / wid
     s.set_holder = with_prelude(t::k_set_holder);
     s.list_held = with_prelude(t::k_list_held);
+    s.list_rosters = with_prelude(t::k_list_rosters);
     return s;
   }();
   return scripts;

@@ -23,6 +23,7 @@ struct RedisScripts {
   std::string track_set, track_pushed, track_get, track_expire;
   // #14 jid lookup / wid.
   std::string find_job, set_holder, list_held;
+  std::string list_rosters;  // #12: the other nodes' worker rosters
 };
 
 // Built once; never changes. Any thread.

@@ -107,6 +107,11 @@ class RedisStore final : public Store {
     worker_signal_handler_ = std::move(handler);
   }
   void PublishWorkerSignal(const std::string& wid, const std::string& state) override;
+  // The roster goes to {NS}:roster:NODE with each heartbeat (and one at once when a source is set
+  // on an open store), expiring with the alive key; a reap or a graceful stop deletes it
+  // (redis_scripts/README.md, "Worker rosters").
+  void SetRosterSource(RosterSource source) override;
+  void ListOtherRosters(RostersCallback cb) override;
   // {NS}:lease:NAME holds the node id (redis_scripts/lease.lua).
   void TryLease(const std::string& name, Duration ttl,
                 std::function<void(Result<bool>)> cb) override;
@@ -184,7 +189,7 @@ class RedisStore final : public Store {
   void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
   void ListHeld(size_t limit, HeldJobsCallback cb) override;
 
-  const std::string& node_id() const { return options_.node_id; }
+  std::string node_id() const override { return options_.node_id; }
 
   // One reaper pass now (the timer's): gives back the reservations of every other registered node
   // whose alive key is gone. `done` gets how many were given back.
@@ -340,6 +345,7 @@ class RedisStore final : public Store {
   WakeHandler wake_handler_;
   HostStateHandler host_state_handler_;
   WorkerSignalHandler worker_signal_handler_;
+  RosterSource roster_source_;
   FatalHandler fatal_handler_;
   // available_: calls go to the server (loop thread only); unavailable_reason_ mirrors it for
   // other threads (empty while available).

@@ -1,6 +1,6 @@
 // RedisStore's node liveness: the heartbeat ({NS}:alive:NODE with a TTL), the reaper that gives
 // back the reservations of nodes whose heartbeat stopped, and the give-back of a graceful stop
-// (redis_scripts/README.md, "Node liveness").
+// (redis_scripts/README.md, "Node liveness"), and the worker rosters the heartbeat carries (#12).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -35,9 +35,10 @@ void RedisStore::ScheduleHeartbeat() {
 void RedisStore::Heartbeat() {
   if (heartbeat_in_flight_ || closed_ || stopping_) return;
   heartbeat_in_flight_ = true;
+  std::vector<std::string> args{options_.node_id, std::to_string(options_.heartbeat_ttl.count())};
+  if (roster_source_) args.push_back(roster_source_());
   // Never held behind a Mutate: a long one must not let the alive key expire.
-  SendEval(scripts_->heartbeat, "heartbeat",
-           {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
+  SendEval(scripts_->heartbeat, "heartbeat", std::move(args),
            [this, alive = std::weak_ptr<bool>(alive_)](Result<RedisReply> r) {
              if (alive.expired()) return;
              heartbeat_in_flight_ = false;
@@ -146,6 +147,22 @@ void RedisStore::HandOverAtStop() {
         "failed or expired",
         options_.node_id, given, kept);
   }
+}
+
+void RedisStore::SetRosterSource(RosterSource source) {
+  roster_source_ = std::move(source);
+  if (roster_source_ && opened_ && available_) Heartbeat();
+}
+
+void RedisStore::ListOtherRosters(RostersCallback cb) {
+  Eval(scripts_->list_rosters, "list_rosters", {options_.node_id},
+       [cb = std::move(cb)](Result<RedisReply> r) {
+         if (!r.ok()) return cb(r.status());
+         std::vector<NodeRoster> out;
+         const auto& e = r->elements();
+         for (size_t i = 0; i + 1 < e.size(); i += 2) out.push_back({e[i].str(), e[i + 1].str()});
+         cb(std::move(out));
+       });
 }
 
 }  // namespace bulkhead

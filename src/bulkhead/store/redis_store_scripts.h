@@ -46,6 +46,8 @@ struct RedisStore::Scripts {
       track_expire{text.track_expire};
   // #14 jid lookup / wid.
   RedisScript find_job{text.find_job}, set_holder{text.set_holder}, list_held{text.list_held};
+  // #12: the other nodes' worker rosters.
+  RedisScript list_rosters{text.list_rosters};
 
   std::vector<const RedisScript*> All() const {
     return {&push,          &fetch,        &ack,
@@ -60,7 +62,7 @@ struct RedisStore::Scripts {
             &push_member,   &batch_expire, &track_set,
             &track_pushed,  &track_get,    &track_expire,
             &lease,         &find_job,     &set_holder,
-            &list_held};
+            &list_held,     &list_rosters};
   }
 };
 

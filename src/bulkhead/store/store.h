@@ -117,6 +117,22 @@ class Store {
   // Sends a worker signal to the other nodes sharing this store; nothing on a store one process
   // owns (there is no other node). Fire and forget.
   virtual void PublishWorkerSignal(const std::string& wid, const std::string& state) {}
+  // Worker rosters across nodes (#12). A store shared by several nodes keeps each live node's
+  // roster: the text `source` returns (the engine's EncodeRoster), written with every heartbeat of
+  // this node and gone with it (a graceful stop, a reap, or its heartbeat's TTL). Null clears it.
+  // A store one process owns keeps none (there is no other node to read it).
+  using RosterSource = std::function<std::string()>;
+  virtual void SetRosterSource(RosterSource source) {}
+  struct NodeRoster {
+    std::string node;
+    std::string roster;  // as its source gave it
+  };
+  using RostersCallback = std::function<void(Result<std::vector<NodeRoster>>)>;
+  // The rosters the other live nodes wrote last (each at most a heartbeat interval old), by node.
+  // None on a store one process owns. A read.
+  virtual void ListOtherRosters(RostersCallback cb) { cb(std::vector<NodeRoster>()); }
+  // This node's id among the nodes sharing the store; "" on a store one process owns.
+  virtual std::string node_id() const { return ""; }
   // A lease only one node holds at a time, across the nodes sharing this store: `cb` gets true when
   // this node holds `name` now (taken, or renewed: it held it already) for `ttl`, false when
   // another node does. ReleaseLease ends this node's lease early (nothing if it holds none). A

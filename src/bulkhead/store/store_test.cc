@@ -1788,6 +1788,49 @@ TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
   node_b->Close();
 }
 
+// #12: each node's worker roster goes to the store with its heartbeat (at once when its source is
+// set); the other nodes list it, not their own, and it is gone once its node stops. A store one
+// process owns keeps none.
+TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {
+  auto others = [&](Store& s) {
+    std::optional<Result<std::vector<Store::NodeRoster>>> got;
+    s.ListOtherRosters(
+        [&](Result<std::vector<Store::NodeRoster>> r) { got.emplace(std::move(r)); });
+    loop_.RunUntil([&] { return got.has_value(); });
+    EXPECT_TRUE(got->ok()) << got->status().ToString();
+    std::vector<std::string> out;  // "node=roster"
+    if (got->ok()) {
+      for (const auto& r : **got) out.push_back(r.node + "=" + r.roster);
+    }
+    return out;
+  };
+  std::string roster_a = "[]";
+  store_->SetRosterSource([&roster_a] { return roster_a; });
+  if (!Redis()) {
+    EXPECT_TRUE(others(*store_).empty()) << "there is no other node";
+    EXPECT_EQ(store_->node_id(), "");
+    store_->SetRosterSource(nullptr);
+    return;
+  }
+  std::unique_ptr<Store> node_b = OpenOtherNode("roster-node-b");
+  ASSERT_TRUE(node_b);
+  EXPECT_EQ(node_b->node_id(), "roster-node-b");
+  node_b->SetRosterSource([] { return std::string(R"([{"wid":"w-on-b"}])"); });
+  loop_.RunUntil([&] { return !others(*store_).empty(); });
+  EXPECT_EQ(others(*store_), std::vector<std::string>{R"(roster-node-b=[{"wid":"w-on-b"}])"});
+  const std::string a = store_->node_id() + "=[]";
+  EXPECT_EQ(others(*node_b), std::vector<std::string>{a}) << "each lists the others' only";
+  // A's next roster reaches B with A's next heartbeat (here: setting the source again).
+  roster_a = R"([{"wid":"w-on-a"}])";
+  store_->SetRosterSource([&roster_a] { return roster_a; });
+  loop_.RunUntil([&] { return others(*node_b) != std::vector<std::string>{a}; });
+  EXPECT_EQ(others(*node_b),
+            std::vector<std::string>{store_->node_id() + "=" + R"([{"wid":"w-on-a"}])"});
+  node_b->Close();  // a graceful stop deletes its roster
+  EXPECT_TRUE(others(*store_).empty());
+  store_->SetRosterSource(nullptr);
+}
+
 INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, LookupStoreTest, ::testing::Values("redis"));
 

@@ -12,10 +12,12 @@ nlohmann::json TimeOrNull(const std::optional<TimePoint>& t) {
 
 }  // namespace
 
-std::string RenderWorkersJson(const std::map<std::string, WorkerInfo>& workers) {
+std::string RenderWorkersJson(const std::vector<NodeWorker>& workers) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [wid, w] : workers) {
+  for (const auto& [node, w] : workers) {
     out.push_back({{"wid", w.wid},
+                   {"node", node},
+                   {"last_beat", FormatRfc3339(w.last_beat)},
                    {"hostname", w.hostname},
                    {"pid", w.pid},
                    {"labels", w.labels},

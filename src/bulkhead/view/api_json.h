@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "bulkhead/engine/worker_roster.h"
+#include "bulkhead/engine/published_roster.h"
 #include "bulkhead/view/host_view.h"
 
 namespace bulkhead {
 
-// GET /api/workers: [{"wid","hostname","pid","labels","state","connections","rss_kb"}, ...] in
-// wid order (WorkerRoster::workers(), read on the loop).
-std::string RenderWorkersJson(const std::map<std::string, WorkerInfo>& workers);
+// GET /api/workers: [{"wid","node","hostname","pid","labels","state","last_beat","connections",
+// "rss_kb"}, ...] in the order given (Engine::ClusterWorkers': this node's, then the other
+// nodes'); node is "" on a store one process owns, last_beat RFC 3339.
+std::string RenderWorkersJson(const std::vector<NodeWorker>& workers);
 
 // GET /api/hosts: the delivery hosts array, in the order given (HostViewsFrom's: by host). Per
 // host {host, in_flight, cap, breaker, breaker_openings, latency_p50_ms, latency_p99_ms,

@@ -12,9 +12,17 @@ using view_testing::ExampleWorkers;
 using view_testing::TwoHosts;
 
 TEST(ApiJsonTest, Workers) {
-  EXPECT_EQ(RenderWorkersJson(ExampleWorkers()),
-            R"([{"connections":2,"hostname":"box","labels":["a","b"],"pid":42,"rss_kb":1024,)"
-            R"("state":"quiet","wid":"w1"}])");
+  WorkerInfo w = ExampleWorkers().at("w1");
+  w.last_beat = FromUnixMicros(1'767'225'692'000'000);
+  WorkerInfo other = w;
+  other.wid = "w2";
+  EXPECT_EQ(RenderWorkersJson({{"", w}, {"node-b", other}}),
+            R"([{"connections":2,"hostname":"box","labels":["a","b"],)"
+            R"("last_beat":"2026-01-01T00:01:32Z","node":"","pid":42,"rss_kb":1024,)"
+            R"("state":"quiet","wid":"w1"},)"
+            R"({"connections":2,"hostname":"box","labels":["a","b"],)"
+            R"("last_beat":"2026-01-01T00:01:32Z","node":"node-b","pid":42,"rss_kb":1024,)"
+            R"("state":"quiet","wid":"w2"}])");
   EXPECT_EQ(RenderWorkersJson({}), "[]");
 }
 

@@ -4,8 +4,8 @@
 -- mode 'stop': `node` stops gracefully: its reservations of the listed queues (those only this
 -- node could end: its own delivery engine's) are given back; the others are handed over to their
 -- expiry, as across a Faktory restart (they stay in working until an ACK or FAIL through any node,
--- or their expiry). Its alive key and reservation set are deleted and it leaves {NS}:nodes in the
--- same step, so no reaper touches what it handed over. Returns {node, given back, handed over}.
+-- or their expiry). Its alive key, reservation set and roster are deleted and it leaves {NS}:nodes
+-- in the same step, so no reaper touches what it handed over. Returns {node, given back, handed over}.
 -- mode 'lost' (#12): `node`'s connection came back after a loss; the listed jids are reservations
 -- of `node` that none of its callers knows of (their FETCH reply was lost with the connection):
 -- each still reserved by `node` is given back, its queue woken with the sender 'reclaim:NODE' (so
@@ -69,7 +69,7 @@ local function reap(node, only)
   local set = P .. 'reserved:' .. node
   local held, kept = held_by(node, redis.call('SMEMBERS', set), only)
   give_back(node, held, node)
-  redis.call('DEL', set)
+  redis.call('DEL', set, P .. 'roster:' .. node)
   redis.call('SREM', P .. 'nodes', node)
   return #held, kept
 end

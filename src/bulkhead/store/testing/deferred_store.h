@@ -49,6 +49,11 @@ class DeferredStore : public Store {
   void PublishWorkerSignal(const std::string& wid, const std::string& state) override {
     inner_->PublishWorkerSignal(wid, state);
   }
+  void SetRosterSource(RosterSource source) override { inner_->SetRosterSource(std::move(source)); }
+  void ListOtherRosters(RostersCallback cb) override {
+    inner_->ListOtherRosters(Later(std::move(cb)));
+  }
+  std::string node_id() const override { return inner_->node_id(); }
   size_t live_nodes() const override { return inner_->live_nodes(); }
   void SetNodeCountHandler(NodeCountHandler handler) override {
     inner_->SetNodeCountHandler(std::move(handler));
