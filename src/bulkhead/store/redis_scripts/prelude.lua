@@ -29,6 +29,34 @@ local function build(h)
          h.jobtype .. h.tail
 end
 
+-- The value of a queued job (state 0, no node) reserved through `node` (state 4), and its
+-- reserve_for in seconds: parse and build without the copies (FETCH runs it for every job).
+local function reserved_value(v, node)
+  local a = string.find(v, '|', 3, true)
+  local b = string.find(v, '|', a + 1, true)
+  local c = string.find(v, '|', b + 1, true)  -- b + 1 unless a NODE was left in a queued job
+  return '4|' .. string.sub(v, 3, b) .. node .. string.sub(v, c), tonumber(string.sub(v, 3, a - 1))
+end
+
+-- The QUEUE field of a job value (PUSH runs it for every queued job).
+local function queue_of(v)
+  local a = string.find(v, '|', 3, true)
+  local b = string.find(v, '|', a + 1, true)
+  local c = string.find(v, '|', b + 1, true)
+  return string.sub(v, c + 1, string.find(v, '|', c + 1, true) - 1)
+end
+
+-- For ACK, of a job value: its header, and whether it is reserved (state 4), its NODE and QUEUE.
+local function header_of(v)
+  local header = string.sub(v, 1, string.find(v, '\n', 1, true) - 1)
+  if string.byte(header, 1) ~= 52 then return header, false end  -- '4'
+  local a = string.find(header, '|', 3, true)
+  local b = string.find(header, '|', a + 1, true)
+  local c = string.find(header, '|', b + 1, true)
+  local d = string.find(header, '|', c + 1, true)
+  return header, true, string.sub(header, b + 1, c - 1), string.sub(header, c + 1, d - 1)
+end
+
 local SETS = {[1] = 'scheduled', [2] = 'retry', [3] = 'dead', [4] = 'working'}
 
 -- Tells every node (subscribed to {NS}:wake) that n jobs (default 1) became available in `queue`
@@ -80,6 +108,21 @@ local function keep_large(kind, key)
   else
     redis.call('SADD', key, LARGE)
   end
+end
+
+-- redis.call(cmd, key, items...) for a list of any length, in calls of at most 512 items (Lua's
+-- unpack has a stack limit); `step` (default 1) keeps pairs together. Returns the replies of the
+-- calls appended in order when they are arrays (HMGET), else nothing. No call for no items.
+local function call_many(cmd, key, items, step)
+  local out = {}
+  local per = 512 - 512 % (step or 1)
+  for first = 1, #items, per do
+    local r = redis.call(cmd, key, unpack(items, first, math.min(#items, first + per - 1)))
+    if type(r) == 'table' then
+      for _, e in ipairs(r) do out[#out + 1] = e end
+    end
+  end
+  return out
 end
 
 -- Records `wid` as the worker holding the reservation of jid (#14; README, "Reservation holders").
