@@ -212,6 +212,66 @@ TEST_F(RedisStoreTest, CallsOfOneTurnAreBatchedAndAnsweredInOrder) {
   EXPECT_EQ(Stats(*a)->processed, 2);
 }
 
+// The calls of one turn share Redis calls inside their script (README, "One call for many jobs");
+// the answers are still those of the calls run one by one, in order: fetches share the queues
+// that have jobs in order, a paused queue gives none, a jid listed without a job is skipped, a
+// jid pushed or acknowledged twice in one call counts once.
+TEST_F(RedisStoreTest, TheCallsOfOneScriptCallAnswerAsIfRunOneByOne) {
+  auto a = OpenOk("node-a");
+  ASSERT_TRUE(a);
+  std::vector<std::string> log;
+  auto pushed = [&log](std::string what) {
+    return [&log, what](Status s) { log.push_back(what + ":" + (s.ok() ? "OK" : "held")); };
+  };
+  a->Push(MakeJob("job-a-00001", "q-a"), pushed("a1"));
+  a->Push(MakeJob("job-b-00001", "q-b"), pushed("b1"));
+  a->Push(MakeJob("job-a-00001", "q-b"), pushed("a1-again"));
+  a->Push(MakeJob("job-b-00002", "q-b"), pushed("b2"));
+  a->Push(MakeJob("job-p-00001", "q-p"), pushed("p1"));
+  loop_.RunUntil([&] { return log.size() == 5; });
+  EXPECT_EQ(log, (std::vector<std::string>{"a1:OK", "b1:OK", "a1-again:held", "b2:OK", "p1:OK"}));
+  ASSERT_TRUE(Await<Status>([&](auto cb) { a->SetPaused({"q-p"}, true, cb); }).ok());
+  // A jid listed in q-b's oldest end without a job (no script leaves one): skipped.
+  Redis({"RPUSH", Key("q:q-b"), "job-listed-only"});
+
+  log.clear();
+  auto fetched = [&log](std::string what) {
+    return [&log, what](Result<std::optional<JobRecord>> r) {
+      log.push_back(what + ":" + (!r.ok() ? r.status().ToString() : *r ? (*r)->jid : "none"));
+    };
+  };
+  a->Fetch({"q-a", "q-b"}, now_, fetched("f1"));
+  a->Fetch({"q-a", "q-b"}, now_, fetched("f2"));
+  a->Fetch({"q-p", "q-b"}, now_, fetched("f3"));
+  a->Fetch({"q-a", "q-b", "q-p"}, now_, fetched("f4"));
+  a->Fetch({"q-p"}, now_, fetched("f5"));
+  loop_.RunUntil([&] { return log.size() == 5; });
+  EXPECT_EQ(log, (std::vector<std::string>{"f1:job-a-00001", "f2:job-b-00001", "f3:job-b-00002",
+                                           "f4:none", "f5:none"}));
+  EXPECT_EQ(Redis({"LRANGE", Key("q:q-p"), "0", "-1"}).elements().size(), 1u) << "paused: kept";
+  EXPECT_EQ(Redis({"EXISTS", Key("q:q-b")}).integer(), 0) << "the listed-only jid is dropped";
+
+  log.clear();
+  auto acked = [&log](std::string what) {
+    return [&log, what](Result<std::optional<JobRecord>> r) {
+      log.push_back(what + ":" + (!r.ok() ? r.status().ToString() : *r ? (*r)->queue : "none"));
+    };
+  };
+  a->Ack("job-b-00001", now_, acked("b1"));
+  a->Ack("job-b-00001", now_, acked("b1-again"));
+  a->Ack("job-p-00001", now_, acked("p1-queued"));
+  a->Ack("job-nobody-01", now_, acked("unknown"));
+  a->Ack("job-a-00001", now_, acked("a1"));
+  loop_.RunUntil([&] { return log.size() == 5; });
+  EXPECT_EQ(log, (std::vector<std::string>{"b1:q-b", "b1-again:none", "p1-queued:none",
+                                           "unknown:none", "a1:q-a"}));
+  auto stats = Stats(*a);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->processed, 2);
+  EXPECT_EQ(stats->working, 1u) << "job-b-00002";
+  EXPECT_EQ(stats->queues["q-p"].size, 1u);
+}
+
 // The reservation keys a FETCH and its ACK touch keep one member scored +inf / with no job
 // (prelude.lua: LARGE) so that Redis never keeps them as a listpack, whose every lookup walks the
 // whole key; the member is no job anywhere: not in the counts, not listed.

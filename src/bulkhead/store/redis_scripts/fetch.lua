@@ -18,9 +18,8 @@ while i <= #ARGV do
   i = i + 3 + n
 end
 
--- Tracking is looked at only when a record exists (a FETCH creates none): then each fetch runs
--- alone, as the tracking records are written job by job.
-if redis.call('EXISTS', P .. 'track_expiry') == 1 then
+-- The fetches one by one (reserve_head for each).
+local function one_by_one(tracked)
   local out, paused, empty = {}, {}, {}
   for _, f in ipairs(fetches) do
     local got = false
@@ -30,7 +29,7 @@ if redis.call('EXISTS', P .. 'track_expiry') == 1 then
       if not paused[q] and not empty[q] then
         local reserved = reserve_head(q, tonumber(f.now), node)
         if reserved then
-          tstate(reserved[1], 'working', false, f.now)
+          if tracked then tstate(reserved[1], 'working', false, f.now) end
           if f.holder ~= '' then record_holder(reserved[1], f.holder) end
           got = reserved
           break
@@ -42,6 +41,10 @@ if redis.call('EXISTS', P .. 'track_expiry') == 1 then
   end
   return out
 end
+
+-- Tracking is looked at only when a record exists (a FETCH creates none): then the fetches run
+-- one by one, as the tracking records are written job by job.
+if redis.call('EXISTS', P .. 'track_expiry') == 1 then return one_by_one(true) end
 
 -- How many jobs each queue can still give (0 when paused), read once per queue.
 local left = {}
@@ -69,11 +72,12 @@ for n, f in ipairs(fetches) do
   end
 end
 -- Each queue's share from its oldest end (the list's tail), oldest first.
-local taken, jids = {}, {}
+local taken, tails, jids = {}, {}, {}
 for _, q in ipairs(order) do
   local key = P .. 'q:' .. q
   local tail = redis.call('LRANGE', key, -share[q], -1)
   redis.call('LTRIM', key, 0, -share[q] - 1)
+  tails[q] = tail
   taken[q] = {next = 1}
   for k = #tail, 1, -1 do
     taken[q][#taken[q] + 1] = tail[k]
@@ -83,39 +87,40 @@ end
 local values = {}
 if #jids > 0 then
   local got = call_many('HMGET', JOBS, jids)
-  for k, jid in ipairs(jids) do values[jid] = got[k] end
+  for k, jid in ipairs(jids) do
+    if not got[k] then
+      -- A listed jid without a job (these scripts never leave one): the shares were counted
+      -- wrong. The queues get their jids back as they were, and the fetches run one by one
+      -- (reserve_head drops such a jid).
+      for _, q in ipairs(order) do call_many('RPUSH', P .. 'q:' .. q, tails[q]) end
+      return one_by_one(false)
+    end
+    values[jid] = got[k]
+  end
 end
 
 local out, sets, scores, holders, reserved = {}, {}, {}, {}, {}
 for n, f in ipairs(fetches) do
-  local got = false
   local q = pick[n]
-  if q then
+  if not q then
+    out[n] = false
+  else
     local t = taken[q]
     local jid = t[t.next]
     t.next = t.next + 1
-    local v = values[jid]
-    if v then
-      local nv, reserve = reserved_value(v, node)
-      local score = fmt_int(tonumber(f.now) + reserve * 1000000)
-      sets[#sets + 1] = jid
-      sets[#sets + 1] = nv
-      scores[#scores + 1] = score
-      scores[#scores + 1] = jid
-      reserved[#reserved + 1] = jid
-      if f.holder ~= '' then
-        holders[#holders + 1] = jid
-        holders[#holders + 1] = f.holder
-      end
-      got = {jid, nv, score}
-    else
-      -- A listed jid without a job (these scripts never leave one): dropped, and this fetch
-      -- reserves the next job of its queue, if any, as reserve_head would have.
-      got = reserve_head(q, tonumber(f.now), node) or false
-      if got and f.holder ~= '' then record_holder(got[1], f.holder) end
+    local nv, reserve = reserved_value(values[jid], node)
+    local score = fmt_int(tonumber(f.now) + reserve * 1000000)
+    sets[#sets + 1] = jid
+    sets[#sets + 1] = nv
+    scores[#scores + 1] = score
+    scores[#scores + 1] = jid
+    reserved[#reserved + 1] = jid
+    if f.holder ~= '' then
+      holders[#holders + 1] = jid
+      holders[#holders + 1] = f.holder
     end
+    out[n] = {jid, nv, score}
   end
-  out[#out + 1] = got
 end
 if #sets > 0 then
   call_many('HSET', JOBS, sets, 2)
