@@ -1,5 +1,6 @@
 #include "bulkhead/store/redis_job_codec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -160,6 +161,19 @@ std::optional<std::vector<Member>> SortedMembers(std::string_view s) {
 }
 
 std::string JsonString(std::string_view s) {
+  // Printable ASCII other than '"' and '\\' is written as it is (every jid, jobtype and queue in
+  // practice, and this runs for each of them at every PUSH and FETCH); anything else as nlohmann
+  // writes it (escapes, invalid UTF-8 replaced).
+  bool plain = std::all_of(s.begin(), s.end(),
+                           [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; });
+  if (plain) {
+    std::string out;
+    out.reserve(s.size() + 2);
+    out += '"';
+    out += s;
+    out += '"';
+    return out;
+  }
   return nlohmann::json(std::string(s))
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -90,6 +90,25 @@ TEST(RedisJobCodecTest, StoresWithoutWhatTheHeaderAndTheFieldHoldAndGivesItBack)
   EXPECT_EQ(back->payload, j.payload);
 }
 
+// A jid or jobtype that JSON writes with escapes, or beyond ASCII, is left out and given back
+// byte for byte too (the plain-ASCII shortcut must not change what is written).
+TEST(RedisJobCodecTest, MembersWrittenWithEscapesOrBeyondAsciiComeBackExactly) {
+  for (std::string jobtype : {"Say \"hi\"\\now", "R\xc3\xa9sum\xc3\xa9", "tab\there", "del\x7f"}) {
+    JobRecord j = ServerJob();
+    j.jid = "jid-" + jobtype;
+    j.jobtype = jobtype;
+    auto doc = nlohmann::json::parse(j.payload);
+    doc["jid"] = j.jid;
+    doc["jobtype"] = j.jobtype;
+    j.payload = doc.dump();
+    std::string v = EncodeRedisJob(j);
+    EXPECT_TRUE(v.substr(v.find('\n') + 1).starts_with("~CEJTQ")) << jobtype;
+    auto back = DecodeRedisJob(j.jid, v, 0);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(back->payload, j.payload) << jobtype;
+  }
+}
+
 TEST(RedisJobCodecTest, KeepsWhatItCouldNotGiveBackExactly) {
   JobRecord j = ServerJob();
   // created_at in another form than the server writes, enqueued_at other than the header's.
