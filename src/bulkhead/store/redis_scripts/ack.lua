@@ -66,10 +66,7 @@ for k, jid in ipairs(jids) do
   end
 end
 if #gone > 0 then
-  -- unlink's steps for a reserved job, for all of them at once; then the values.
-  call_many('ZREM', P .. 'working', gone)
-  call_many('HDEL', P .. 'wid', gone)  -- #14: their holders (README)
-  for n, list in pairs(by_node) do call_many('SREM', P .. 'reserved:' .. n, list) end
+  end_reservations(gone, by_node)  -- unlink's step for a reserved job, for all of them at once
   call_many('HDEL', JOBS, gone)
 end
 count('processed', #gone, ARGV[2])

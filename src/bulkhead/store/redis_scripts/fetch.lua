@@ -71,18 +71,14 @@ for n, f in ipairs(fetches) do
     end
   end
 end
--- Each queue's share from its oldest end (the list's tail), oldest first.
-local taken, tails, jids = {}, {}, {}
+-- Each queue's share from its oldest end (the list's tail): tails[q] holds it newest first.
+local tails, used, jids = {}, {}, {}
 for _, q in ipairs(order) do
   local key = P .. 'q:' .. q
-  local tail = redis.call('LRANGE', key, -share[q], -1)
+  tails[q] = redis.call('LRANGE', key, -share[q], -1)
   redis.call('LTRIM', key, 0, -share[q] - 1)
-  tails[q] = tail
-  taken[q] = {next = 1}
-  for k = #tail, 1, -1 do
-    taken[q][#taken[q] + 1] = tail[k]
-    jids[#jids + 1] = tail[k]
-  end
+  used[q] = 0
+  for _, jid in ipairs(tails[q]) do jids[#jids + 1] = jid end
 end
 local values = {}
 if #jids > 0 then
@@ -99,15 +95,15 @@ if #jids > 0 then
   end
 end
 
-local out, sets, scores, holders, reserved = {}, {}, {}, {}, {}
+local out, sets, scores, reserved, holders = {}, {}, {}, {}, {}
 for n, f in ipairs(fetches) do
   local q = pick[n]
   if not q then
     out[n] = false
   else
-    local t = taken[q]
-    local jid = t[t.next]
-    t.next = t.next + 1
+    local tail = tails[q]
+    local jid = tail[#tail - used[q]]  -- the oldest not yet taken
+    used[q] = used[q] + 1
     local nv, reserve = reserved_value(values[jid], node)
     local score = fmt_int(tonumber(f.now) + reserve * 1000000)
     sets[#sets + 1] = jid
@@ -124,20 +120,7 @@ for n, f in ipairs(fetches) do
 end
 if #sets > 0 then
   call_many('HSET', JOBS, sets, 2)
-  keep_large('z', P .. 'working')
-  call_many('ZADD', P .. 'working', scores, 2)
-  if node ~= '' then
-    keep_large('s', P .. 'reserved:' .. node)
-    call_many('SADD', P .. 'reserved:' .. node, reserved)
-    -- A node reaped while it was only slow registers again with its first new reservation.
-    if not KNOWN['n' .. node] then
-      redis.call('SADD', P .. 'nodes', node)
-      KNOWN['n' .. node] = true
-    end
-  end
-  if #holders > 0 then
-    keep_large('h', P .. 'wid')
-    call_many('HSET', P .. 'wid', holders, 2)
-  end
+  add_reservations(scores, reserved, node)
+  if #holders > 0 then record_holders(holders) end
 end
 return out

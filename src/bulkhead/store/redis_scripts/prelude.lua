@@ -29,20 +29,24 @@ local function build(h)
          h.jobtype .. h.tail
 end
 
+-- The positions of the '|' after RESERVE_FOR, ENQUEUED_US and NODE in a job value (the one after
+-- STATE is at 2; QUEUE ends at the next): plain finds, for the steps that run for every job.
+local function bars(v)
+  local a = string.find(v, '|', 3, true)
+  local b = string.find(v, '|', a + 1, true)
+  return a, b, string.find(v, '|', b + 1, true)
+end
+
 -- The value of a queued job (state 0, no node) reserved through `node` (state 4), and its
 -- reserve_for in seconds: parse and build without the copies (FETCH runs it for every job).
 local function reserved_value(v, node)
-  local a = string.find(v, '|', 3, true)
-  local b = string.find(v, '|', a + 1, true)
-  local c = string.find(v, '|', b + 1, true)  -- b + 1 unless a NODE was left in a queued job
+  local a, b, c = bars(v)  -- c is b + 1 unless a NODE was left in a queued job
   return '4|' .. string.sub(v, 3, b) .. node .. string.sub(v, c), tonumber(string.sub(v, 3, a - 1))
 end
 
 -- The QUEUE field of a job value (PUSH runs it for every queued job).
 local function queue_of(v)
-  local a = string.find(v, '|', 3, true)
-  local b = string.find(v, '|', a + 1, true)
-  local c = string.find(v, '|', b + 1, true)
+  local _, _, c = bars(v)
   return string.sub(v, c + 1, string.find(v, '|', c + 1, true) - 1)
 end
 
@@ -50,11 +54,9 @@ end
 local function header_of(v)
   local header = string.sub(v, 1, string.find(v, '\n', 1, true) - 1)
   if string.byte(header, 1) ~= 52 then return header, false end  -- '4'
-  local a = string.find(header, '|', 3, true)
-  local b = string.find(header, '|', a + 1, true)
-  local c = string.find(header, '|', b + 1, true)
-  local d = string.find(header, '|', c + 1, true)
-  return header, true, string.sub(header, b + 1, c - 1), string.sub(header, c + 1, d - 1)
+  local _, b, c = bars(header)
+  return header, true, string.sub(header, b + 1, c - 1),
+         string.sub(header, c + 1, string.find(header, '|', c + 1, true) - 1)
 end
 
 local SETS = {[1] = 'scheduled', [2] = 'retry', [3] = 'dead', [4] = 'working'}
@@ -125,21 +127,57 @@ local function call_many(cmd, key, items, step)
   return out
 end
 
--- Records `wid` as the worker holding the reservation of jid (#14; README, "Reservation holders").
-local function record_holder(jid, wid)
+-- Records the workers holding reservations (#14; README, "Reservation holders"): jid_wids is
+-- {jid, wid, ...}.
+local function record_holders(jid_wids)
   keep_large('h', P .. 'wid')
-  redis.call('HSET', P .. 'wid', jid, wid)
+  call_many('HSET', P .. 'wid', jid_wids, 2)
+end
+
+local function record_holder(jid, wid)
+  record_holders({jid, wid})
+end
+
+-- Reservations made through `node`: score_jids {score, jid, ...} into the working set, `jids`
+-- into NODE's reservation set. Registers the node once per call: a node reaped while it was only
+-- slow registers again with its first new reservation.
+local function add_reservations(score_jids, jids, node)
+  keep_large('z', P .. 'working')
+  call_many('ZADD', P .. 'working', score_jids, 2)
+  if node == '' then return end
+  keep_large('s', P .. 'reserved:' .. node)
+  call_many('SADD', P .. 'reserved:' .. node, jids)
+  if not KNOWN['n' .. node] then
+    redis.call('SADD', P .. 'nodes', node)
+    KNOWN['n' .. node] = true
+  end
+end
+
+-- Ends reservations (the jobs' values stay in JOBS): `jids` leave the working set and the holders,
+-- by_node[NODE] leave NODE's reservation set. Throttle slots are the caller's (release_slot).
+local function end_reservations(jids, by_node)
+  call_many('ZREM', P .. 'working', jids)
+  call_many('HDEL', P .. 'wid', jids)  -- #14: their holders (README)
+  for node, list in pairs(by_node) do call_many('SREM', P .. 'reserved:' .. node, list) end
+end
+
+-- Registers `queue` in {NS}:queues, once per script call.
+local function register_queue(queue)
+  if not KNOWN['q' .. queue] then
+    redis.call('SADD', P .. 'queues', queue)
+    KNOWN['q' .. queue] = true
+  end
 end
 
 -- Takes jid out of wherever its header says it is (its value stays in JOBS).
 local function unlink(jid, h)
   if h.state == 0 then
     redis.call('LREM', P .. 'q:' .. h.queue, 1, jid)
+  elseif h.state == 4 then
+    release_slot(jid, h.queue, h.node)
+    end_reservations({jid}, h.node ~= '' and {[h.node] = {jid}} or {})
   else
     redis.call('ZREM', P .. SETS[h.state], jid)
-    if h.state == 4 then release_slot(jid, h.queue, h.node) end
-    if h.state == 4 then redis.call('HDEL', P .. 'wid', jid) end  -- #14: its holder (README)
-    if h.state == 4 and h.node ~= '' then redis.call('SREM', P .. 'reserved:' .. h.node, jid) end
   end
 end
 
@@ -147,23 +185,12 @@ end
 -- Registers a queue, and a node, once per script call (KNOWN).
 local function link(jid, h, score)
   if h.state == 0 then
-    if not KNOWN['q' .. h.queue] then
-      redis.call('SADD', P .. 'queues', h.queue)
-      KNOWN['q' .. h.queue] = true
-    end
+    register_queue(h.queue)
     redis.call('LPUSH', P .. 'q:' .. h.queue, jid)
+  elseif h.state == 4 then
+    add_reservations({score, jid}, {jid}, h.node)
   else
-    if h.state == 4 then keep_large('z', P .. 'working') end
     redis.call('ZADD', P .. SETS[h.state], score, jid)
-    if h.state == 4 and h.node ~= '' then
-      keep_large('s', P .. 'reserved:' .. h.node)
-      redis.call('SADD', P .. 'reserved:' .. h.node, jid)
-      -- A node reaped while it was only slow registers again with its first new reservation.
-      if not KNOWN['n' .. h.node] then
-        redis.call('SADD', P .. 'nodes', h.node)
-        KNOWN['n' .. h.node] = true
-      end
-    end
   end
 end
 

@@ -36,10 +36,7 @@ for k, jid in ipairs(jids) do
   if res[k] == 1 and string.byte(v, 1) ~= 48 then link(jid, parse_header(v), ARGV[k * 3 + 2]) end
 end
 for _, q in ipairs(order) do
-  if not KNOWN['q' .. q] then
-    redis.call('SADD', P .. 'queues', q)
-    KNOWN['q' .. q] = true
-  end
+  register_queue(q)
   call_many('LPUSH', P .. 'q:' .. q, queued[q])
 end
 if #order > 0 and redis.call('SCARD', P .. 'nodes') > 1 then

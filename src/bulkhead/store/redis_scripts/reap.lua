@@ -48,15 +48,12 @@ local function give_back(node, held, sender)
   local woken = {}
   for _, r in ipairs(held) do
     local h = r.h
-    redis.call('ZREM', P .. 'working', r.jid)
-    redis.call('SREM', P .. 'reserved:' .. node, r.jid)
-    release_slot(r.jid, h.queue, node)
-    redis.call('HDEL', P .. 'wid', r.jid)  -- #14: its holder
+    unlink(r.jid, h)  -- h.node is `node` (held_by)
     h.state = 0
     h.node = ''
     h.enq = '+' .. now
     redis.call('HSET', JOBS, r.jid, build(h))
-    redis.call('SADD', P .. 'queues', h.queue)
+    register_queue(h.queue)
     redis.call('RPUSH', P .. 'q:' .. h.queue, r.jid)
     woken[h.queue] = (woken[h.queue] or 0) + 1
   end
