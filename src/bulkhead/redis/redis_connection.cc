@@ -2,7 +2,6 @@
 
 #include <hiredis/hiredis.h>
 
-#include <algorithm>
 #include <array>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/connect.hpp>
@@ -343,10 +342,6 @@ bool RedisConnection::Impl::Dispatch(RedisReply reply) {
 void RedisConnection::Impl::Encode(const std::vector<std::string>& argv) {
   // The RESP array of bulk strings redisFormatCommandArgv would write, straight into out_: no
   // buffer of its own and no sprintf per argument (a batched script call has hundreds).
-  size_t total = 16;
-  for (const std::string& a : argv) total += a.size() + 16;
-  if (out_.capacity() < out_.size() + total)
-    out_.reserve(std::max(out_.size() + total, 2 * out_.capacity()));
   auto append_header = [this](char kind, size_t n) {
     char buf[24];
     buf[0] = kind;
