@@ -89,7 +89,8 @@ void Engine::ClusterWorkers(std::function<void(Result<std::vector<NodeWorker>>)>
       Guarded([this, cb = std::move(cb)](Result<std::vector<Store::NodeRoster>> rosters) {
         if (!rosters.ok()) return cb(rosters.status());
         std::vector<NodeWorker> out;
-        for (const auto& [wid, info] : workers_.workers()) out.push_back({store_.node_id(), info});
+        const std::string here = store_.node_id();
+        for (const auto& [wid, info] : workers_.workers()) out.push_back({here, info});
         for (const Store::NodeRoster& r : *rosters) {
           auto workers = DecodeRoster(r.roster);
           if (!workers.ok()) {
