@@ -53,6 +53,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -316,7 +317,8 @@ class RedisStore final : public Store {
   int64_t NoteHeartbeat(const RedisReply& reply);
   // Reclaim of reservations whose FETCH reply was lost (#12; redis_store_reclaim.cc).
   // HandOut: answers a FETCH's `cb` from its reply ({jid, value, score}: a job, reserved; anything
-  // else: none) and remembers a job handed out, so that a reclaim keeps it.
+  // else: none) and remembers a job handed out with its reservation, so that a reclaim keeps it
+  // and its ACK names the reservation (Ack).
   // ReclaimLostReservations: after a reconnect, gives back the reservations of this node that are
   // not remembered. ReadReservedSet: SMEMBERS of this node's reservations (null on failure).
   // KeepStillReserved: prunes handed_out_ to `members`.
@@ -368,8 +370,15 @@ class RedisStore final : public Store {
   int64_t reaper_passes_ = 0;
   int64_t reservations_given_back_ = 0;
   // Reclaim: the jids whose FETCH replies reached a caller (pruned to those still reserved), the
-  // size that starts the next pruning, whether one is under way, the count given back.
-  std::unordered_set<std::string> handed_out_;
+  // size that starts the next pruning, whether one is under way, the count given back. Each jid
+  // keeps the reservation it was handed out with, which its ACK sends along (ack.lua: an ACK of
+  // that very reservation is answered without reading the job).
+  struct HandedOut {
+    std::string header;  // the reserved job's header line, as FETCH answered it
+    std::string queue;
+    std::string score;  // the reservation's expiry, µs, as FETCH answered it
+  };
+  std::unordered_map<std::string, HandedOut> handed_out_;
   size_t prune_at_ = 1024;
   bool pruning_ = false;
   int64_t reservations_reclaimed_ = 0;

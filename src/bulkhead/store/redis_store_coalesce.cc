@@ -44,9 +44,10 @@ void RedisStore::FlushBatch() {
   if (batch_cbs_.empty()) return;
   BatchKind kind = batch_kind_;
   std::vector<std::string> args;
-  args.reserve(batch_args_.size() + 1);
-  // push.lua and fetch.lua take the node, ack.lua the day, ahead of the calls' parts.
-  args.push_back(kind == BatchKind::kAck ? std::move(batch_key_) : options_.node_id);
+  args.reserve(batch_args_.size() + 2);
+  // push.lua and fetch.lua take the node, ack.lua the day and the node, ahead of the calls' parts.
+  if (kind == BatchKind::kAck) args.push_back(std::move(batch_key_));
+  args.push_back(options_.node_id);
   for (std::string& a : batch_args_) args.push_back(std::move(a));
   auto cbs = std::make_shared<std::vector<ReplyCallback>>(std::move(batch_cbs_));
   batch_kind_ = BatchKind::kNone;

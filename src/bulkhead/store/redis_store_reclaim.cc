@@ -4,10 +4,11 @@
 // FETCH replies it handed to its callers (handed_out_); when the command connection comes back, it
 // gives back to their queues, without spending a retry, the jids of {NS}:reserved:NODE that are
 // not among them (reap.lua 'lost'). handed_out_ is pruned to what is still reserved at each
-// reclaim and whenever it has doubled, so it stays about the size of this node's reservations.
+// reclaim and whenever it has doubled, and loses a jid with its ACK, so it stays about the size
+// of this node's reservations. It also keeps each jid's reservation for its ACK (RedisStore::Ack).
 #include <spdlog/spdlog.h>
 
-#include <unordered_set>
+#include <unordered_map>
 
 #include "bulkhead/store/redis_job_codec.h"
 #include "bulkhead/store/redis_store.h"
@@ -25,9 +26,12 @@ void RedisStore::HandOut(const Result<RedisReply>& reply, const JobCallback& cb)
   if (!reply.ok()) return cb(reply.status());
   if (!reply->is_array() || reply->elements().size() != 3) return cb(std::optional<JobRecord>());
   const auto& e = reply->elements();
-  auto job = DecodeRedisJob(e[0].str(), e[1].str(), ScoreMicros(e[2]));
+  const int64_t score = ScoreMicros(e[2]);
+  auto job = DecodeRedisJob(e[0].str(), e[1].str(), score);
   if (!job.ok()) return cb(job.status());
-  handed_out_.insert(job->jid);
+  const std::string& value = e[1].str();
+  handed_out_.insert_or_assign(job->jid,
+                               HandedOut{value.substr(0, value.find('\n')), job->queue, Us(score)});
   if (handed_out_.size() >= prune_at_ && !pruning_) {
     pruning_ = true;
     ReadReservedSet([this](const std::vector<std::string>* members) {
@@ -53,9 +57,10 @@ void RedisStore::ReadReservedSet(std::function<void(const std::vector<std::strin
 }
 
 void RedisStore::KeepStillReserved(const std::vector<std::string>& members) {
-  std::unordered_set<std::string> kept;
+  std::unordered_map<std::string, HandedOut> kept;
   for (const std::string& jid : members) {
-    if (handed_out_.count(jid) != 0) kept.insert(jid);
+    auto it = handed_out_.find(jid);
+    if (it != handed_out_.end()) kept.emplace(jid, std::move(it->second));
   }
   handed_out_.swap(kept);
 }

@@ -272,6 +272,61 @@ TEST_F(RedisStoreTest, TheCallsOfOneScriptCallAnswerAsIfRunOneByOne) {
   EXPECT_EQ(stats->queues["q-p"].size, 1u);
 }
 
+// An ACK through the node that handed the job out names the reservation (its expiry and queue):
+// ack.lua ends it without reading the job, and the node answers from the header it kept. Any
+// other ACK reads the job: one through another node, or of a reservation extended since.
+TEST_F(RedisStoreTest, AnAckOfTheReservationItsNodeHandedOutReadsNoJob) {
+  auto a = OpenOk("node-a");
+  auto b = OpenOk("node-b");
+  ASSERT_TRUE(a && b);
+  std::map<std::string, JobRecord> fetched;
+  for (const char* jid : {"job-named-001", "job-named-002", "job-named-003"}) {
+    ASSERT_TRUE(Push(*a, MakeJob(jid, "q-named")).ok());
+    using R = Result<std::optional<JobRecord>>;
+    R got = Await<R>([&](auto cb) { a->FetchFor({"q-named"}, "worker-1", now_, cb); });
+    ASSERT_TRUE(got.ok() && got->has_value()) << jid;
+    fetched[jid] = **got;
+  }
+  const TimePoint later = now_ + std::chrono::hours(1);
+  ASSERT_TRUE(
+      Await<Status>([&](auto cb) { a->ExtendReservation("job-named-002", later, cb); }).ok());
+  auto hmgets = [&] {
+    std::string stats = Redis({"INFO", "commandstats"}).str();
+    size_t at = stats.find("cmdstat_hmget:calls=");
+    return at == std::string::npos ? 0 : std::stoi(stats.substr(at + 20));
+  };
+  Redis({"CONFIG", "RESETSTAT"});
+
+  auto one = Ack(*a, "job-named-001");
+  ASSERT_TRUE(one.ok() && one->has_value()) << one.status().ToString();
+  EXPECT_EQ((*one)->queue, "q-named");
+  EXPECT_EQ((*one)->jobtype, fetched["job-named-001"].jobtype);
+  EXPECT_EQ((*one)->score, fetched["job-named-001"].score) << "the reservation FETCH answered";
+  EXPECT_EQ(hmgets(), 0) << "the job was not read";
+
+  auto two = Ack(*a, "job-named-002");
+  ASSERT_TRUE(two.ok() && two->has_value()) << two.status().ToString();
+  EXPECT_EQ((*two)->queue, "q-named");
+  EXPECT_EQ((*two)->score, ToUnixMicros(later)) << "the extended reservation";
+  EXPECT_EQ(hmgets(), 1) << "an extended reservation is read";
+
+  auto three = Ack(*b, "job-named-003");
+  ASSERT_TRUE(three.ok() && three->has_value()) << three.status().ToString();
+  EXPECT_EQ((*three)->queue, "q-named");
+  EXPECT_EQ(hmgets(), 2) << "another node's reservation is read";
+
+  auto again = Ack(*a, "job-named-001");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->has_value()) << "acknowledged before";
+  // Every reservation ended everywhere: only LARGE is left in the reservation keys.
+  EXPECT_EQ(Redis({"ZCARD", Key("working")}).integer(), 1);
+  EXPECT_EQ(Redis({"SCARD", Key("reserved:node-a")}).integer(), 1);
+  EXPECT_EQ(Redis({"HLEN", Key("wid")}).integer(), 1);
+  EXPECT_EQ(Redis({"HLEN", Key("jobs")}).integer(), 0);
+  ASSERT_TRUE(Stats(*a).ok());
+  EXPECT_EQ(Stats(*a)->processed, 3);
+}
+
 // The reservation keys a FETCH and its ACK touch keep one member scored +inf / with no job
 // (prelude.lua: LARGE) so that Redis never keeps them as a listpack, whose every lookup walks the
 // whole key; the member is no job anywhere: not in the counts, not listed.

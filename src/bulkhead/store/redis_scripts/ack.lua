@@ -1,14 +1,18 @@
--- ACK, one or more (the ACKs of one turn of the caller's loop, in order). ARGV: P, day, then per
--- ACK: jid, now (µs). For each: ends the reservation, releases the job's unique lock (#13) and
--- counts one processed job in the same step.
--- Returns one element per ACK: {header, score} of the job that was reserved, or false.
+-- ACK, one or more (the ACKs of one turn of the caller's loop, in order). ARGV: P, day, node, then
+-- per ACK: jid, now (µs), and, when `node` handed the job out, the reservation's expiry (µs) and
+-- queue as its FETCH answered them (else two ''). For each: ends the reservation, releases the
+-- job's unique lock (#13) and counts one processed job in the same step.
+-- Returns one element per ACK: 1 when it ended the reservation given (the job is not read: the
+-- node has its header), {header, score} of another job that was reserved, or false.
 -- Batches, tracking and unique locks are looked at only when their keys exist (an ACK creates
 -- none of them), throttle slots once per queue. Every live unique lock is in unique_locks (a lock
 -- that left it by running out is not held any more; its keys expire by themselves).
 --
 -- Without batches, tracking or unique locks, the ACKs are answered as if each ran alone, in order,
--- with one HMGET for all the values and one ZREM, HDEL, SREM for all the removals (README, "One
--- call for many jobs"); with them, each runs alone as their records are written job by job.
+-- with one HMGET for the values that must be read and one ZREM, HDEL, SREM for all the removals
+-- (README, "One call for many jobs"); with them, each runs alone as their records are written job
+-- by job.
+local day, acker = ARGV[2], ARGV[3]
 local batches = redis.call('EXISTS', P .. 'batch_members', P .. 'batch_cbs') > 0
 local tracked = redis.call('EXISTS', P .. 'track_expiry') == 1
 local uniques = redis.call('EXISTS', P .. 'unique_locks') == 1
@@ -21,7 +25,7 @@ local function slotless(queue)
 end
 
 if batches or tracked or uniques then
-  for i = 3, #ARGV, 2 do
+  for i = 4, #ARGV, 4 do
     local jid, now = ARGV[i], ARGV[i + 1]
     local v = redis.call('HGET', JOBS, jid)
     local h = v and parse_header(v)
@@ -39,29 +43,56 @@ if batches or tracked or uniques then
       out[#out + 1] = {h.header, score}
     end
   end
-  count('processed', acked, ARGV[2])
+  count('processed', acked, day)
   return out
 end
 
-local jids = {}
-for i = 3, #ARGV, 2 do jids[#jids + 1] = ARGV[i] end
-local values = call_many('HMGET', JOBS, jids)
+-- A reservation is its jid and its expiry: an ACK that names the expiry `working` holds for its
+-- jid ends the reservation `acker` handed out, of the queue given, without reading the job. The
+-- others read their job's header (one HMGET for all), as do reservations extended since.
+local jids, scores, named, unread = {}, {}, {}, {}
+for i = 4, #ARGV, 4 do
+  local k = #jids + 1
+  local jid, expiry = ARGV[i], ARGV[i + 2]
+  jids[k] = jid
+  -- nil: not reserved (a job is in state 4 exactly while it is in working)
+  local score = redis.call('ZSCORE', P .. 'working', jid)
+  scores[k] = score
+  -- The same digits in practice (an integer below 2^53); compared as numbers when Redis writes
+  -- the score otherwise.
+  if score and expiry ~= '' and (score == expiry or tonumber(score) == tonumber(expiry)) then
+    named[k] = ARGV[i + 3]
+  elseif score then
+    unread[#unread + 1] = jid
+  end
+end
+local values = {}
+for k, v in ipairs(call_many('HMGET', JOBS, unread)) do values[unread[k]] = v end
 local ended, gone, by_node = {}, {}, {}
+local function ends(jid, queue, node)
+  ended[jid] = true
+  gone[#gone + 1] = jid
+  slotless(queue)
+  release_slot(jid, queue, node)
+  if node ~= '' then
+    by_node[node] = by_node[node] or {}
+    table.insert(by_node[node], jid)
+  end
+end
 for k, jid in ipairs(jids) do
-  local v = values[k]
-  local header, reserved, node, queue
-  if v and not ended[jid] then header, reserved, node, queue = header_of(v) end
-  if not reserved then
+  if not scores[k] or ended[jid] then
     out[k] = false  -- not reserved (or acked earlier in this call)
+  elseif named[k] then
+    ends(jid, named[k], acker)
+    out[k] = 1
   else
-    ended[jid] = true
-    gone[#gone + 1] = jid
-    out[k] = {header, redis.call('ZSCORE', P .. 'working', jid)}
-    slotless(queue)
-    release_slot(jid, queue, node)
-    if node ~= '' then
-      by_node[node] = by_node[node] or {}
-      table.insert(by_node[node], jid)
+    local header, reserved, node, queue
+    if values[jid] then header, reserved, node, queue = header_of(values[jid]) end
+    if reserved then
+      ends(jid, queue, node)
+      out[k] = {header, scores[k]}
+    else
+      out[k] = false
     end
   end
 end
@@ -69,5 +100,5 @@ if #gone > 0 then
   end_reservations(gone, by_node)  -- unlink's step for a reserved job, for all of them at once
   call_many('HDEL', JOBS, gone)
 end
-count('processed', #gone, ARGV[2])
+count('processed', #gone, day)
 return out

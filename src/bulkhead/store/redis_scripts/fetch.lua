@@ -96,6 +96,7 @@ if #jids > 0 then
 end
 
 local out, sets, scores, reserved, holders = {}, {}, {}, {}, {}
+local repl = reserved_repl(node)
 for n, f in ipairs(fetches) do
   local q = pick[n]
   if not q then
@@ -104,7 +105,7 @@ for n, f in ipairs(fetches) do
     local tail = tails[q]
     local jid = tail[#tail - used[q]]  -- the oldest not yet taken
     used[q] = used[q] + 1
-    local nv, reserve = reserved_value(values[jid], node)
+    local nv, reserve = reserved_value(values[jid], repl)
     local score = fmt_int(tonumber(f.now) + reserve * 1000000)
     sets[#sets + 1] = jid
     sets[#sets + 1] = nv

@@ -37,11 +37,18 @@ local function bars(v)
   return a, b, string.find(v, '|', b + 1, true)
 end
 
--- The value of a queued job (state 0, no node) reserved through `node` (state 4), and its
--- reserve_for in seconds: parse and build without the copies (FETCH runs it for every job).
-local function reserved_value(v, node)
-  local a, b, c = bars(v)  -- c is b + 1 unless a NODE was left in a queued job
-  return '4|' .. string.sub(v, 3, b) .. node .. string.sub(v, c), tonumber(string.sub(v, 3, a - 1))
+-- The value of a queued job reserved through a node (state 4, NODE set), and its reserve_for in
+-- seconds, for FETCH, which runs it for every job: one gsub builds the new value in one buffer,
+-- so Lua makes (and hashes) one string of the value's length, not a copy of the payload and
+-- then the value. `repl` is reserved_repl(node).
+local function reserved_value(v, repl)
+  return (string.gsub(v, '^%d(|%d+|%+?%d+|)[^|]*', repl, 1)),
+         tonumber(string.sub(v, 3, string.find(v, '|', 3, true) - 1))
+end
+
+-- reserved_value's replacement for `node`: STATE 4, RESERVE_FOR and ENQUEUED_US kept, NODE.
+local function reserved_repl(node)
+  return '4%1' .. string.gsub(node, '%%', '%%%%')
 end
 
 -- The QUEUE field of a job value (PUSH runs it for every queued job).
