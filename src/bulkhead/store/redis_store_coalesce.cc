@@ -54,9 +54,11 @@ void RedisStore::FlushBatch() {
   batch_key_.clear();
   batch_args_.clear();
   batch_cbs_.clear();
-  // Each call's answer is its element of the script's array; a failed call fails them all.
-  ReplyCallback answer = [cbs](Result<RedisReply> r) {
-    if (!r.ok() || !r->is_array() || r->elements().size() != cbs->size()) {
+  // Each call's answer is its element of the script's array (fetch.lua: its three elements, as
+  // the array {jid, value, score}, or nil when the first is); a failed call fails them all.
+  const size_t per = kind == BatchKind::kFetch ? 3 : 1;
+  ReplyCallback answer = [cbs, per](Result<RedisReply> r) {
+    if (!r.ok() || !r->is_array() || r->elements().size() != per * cbs->size()) {
       Result<RedisReply> failure =
           !r.ok()
               ? r
@@ -65,8 +67,17 @@ void RedisStore::FlushBatch() {
       for (auto& cb : *cbs) cb(failure);
       return;
     }
-    const auto& e = r->elements();
-    for (size_t i = 0; i < cbs->size(); ++i) (*cbs)[i](e[i]);
+    std::vector<RedisReply>& e = r->mutable_elements();
+    for (size_t i = 0; i < cbs->size(); ++i) {
+      if (per == 1) {
+        (*cbs)[i](std::move(e[i]));
+      } else if (e[per * i].is_nil()) {
+        (*cbs)[i](RedisReply::OfNil());
+      } else {
+        (*cbs)[i](RedisReply::OfArray({std::make_move_iterator(e.begin() + per * i),
+                                       std::make_move_iterator(e.begin() + per * (i + 1))}));
+      }
+    }
   };
   switch (kind) {
     case BatchKind::kPush:

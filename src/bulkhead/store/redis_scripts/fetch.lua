@@ -2,7 +2,9 @@
 -- per fetch: now_us, holder (a worker's wid, or ''), the number of its queues, its queues. Each
 -- fetch in turn reserves the oldest job of its first non-empty, unpaused queue until its now + the
 -- job's reserve_for, through `node`, and records its holder in {NS}:wid (#14) as set_holder.lua
--- does. Returns one element per fetch: {jid, value, score}, or false.
+-- does. Returns three elements per fetch, in one flat array: jid, value, score of the job it
+-- reserved, or false, false, false (Redis converts every table a script returns, probing it for
+-- its error and map fields: one table per job cost more than its three strings).
 --
 -- The fetches are answered as if each ran alone, in order, but with a few Redis calls for all of
 -- them instead of six each (README, "One call for many jobs"): no job enters a queue while this
@@ -37,7 +39,12 @@ local function one_by_one(tracked)
         empty[q] = true  -- no job enters a queue while this script runs
       end
     end
-    out[#out + 1] = got
+    local m = #out
+    if got then
+      out[m + 1], out[m + 2], out[m + 3] = got[1], got[2], got[3]
+    else
+      out[m + 1], out[m + 2], out[m + 3] = false, false, false
+    end
   end
   return out
 end
@@ -100,7 +107,7 @@ local repl = reserved_repl(node)
 for n, f in ipairs(fetches) do
   local q = pick[n]
   if not q then
-    out[n] = false
+    out[3 * n - 2], out[3 * n - 1], out[3 * n] = false, false, false
   else
     local tail = tails[q]
     local jid = tail[#tail - used[q]]  -- the oldest not yet taken
@@ -116,7 +123,7 @@ for n, f in ipairs(fetches) do
       holders[#holders + 1] = jid
       holders[#holders + 1] = f.holder
     end
-    out[n] = {jid, nv, score}
+    out[3 * n - 2], out[3 * n - 1], out[3 * n] = jid, nv, score
   end
 end
 if #sets > 0 then
