@@ -160,22 +160,20 @@ std::optional<std::vector<Member>> SortedMembers(std::string_view s) {
   return out;
 }
 
-std::string JsonString(std::string_view s) {
+void AppendJsonString(std::string& out, std::string_view s) {
   // Printable ASCII other than '"' and '\\' is written as it is (every jid, jobtype and queue in
   // practice, and this runs for each of them at every PUSH and FETCH); anything else as nlohmann
   // writes it (escapes, invalid UTF-8 replaced).
   bool plain = std::all_of(s.begin(), s.end(),
                            [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; });
   if (plain) {
-    std::string out;
-    out.reserve(s.size() + 2);
     out += '"';
     out += s;
     out += '"';
-    return out;
+    return;
   }
-  return nlohmann::json(std::string(s))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out +=
+      nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // The members a compact payload may leave out, in key order, with their flag letters.
@@ -185,20 +183,25 @@ constexpr std::string_view kOmittedKey[kOmittable] = {"created_at", "enqueued_at
 // Upper case: CREATED's base-36 digits are lower case.
 constexpr char kOmittedFlag[kOmittable] = {'C', 'E', 'J', 'T', 'Q'};
 
-// The member `which` of `job` as it is written when left out (created_at: at created_us).
-std::string OmittedMember(int which, const JobRecord& job, int64_t created_us) {
-  std::string m = "\"" + std::string(kOmittedKey[which]) + "\":";
+// Appends the member `which` of `job` as it is written when left out (created_at: at
+// created_us). Appended, not returned: PUSH compares and FETCH writes five of them per job.
+void AppendOmittedMember(std::string& out, int which, const JobRecord& job, int64_t created_us) {
+  out += '"';
+  out += kOmittedKey[which];
+  out += "\":";
   switch (which) {
     case kCreatedAt:
-      return m + "\"" + FormatRfc3339(FromUnixMicros(created_us)) + "\"";
     case kEnqueuedAt:
-      return m + "\"" + FormatRfc3339(FromUnixMicros(job.enqueued_us)) + "\"";
+      out += '"';
+      AppendRfc3339(out, FromUnixMicros(which == kCreatedAt ? created_us : job.enqueued_us));
+      out += '"';
+      return;
     case kJid:
-      return m + JsonString(job.jid);
+      return AppendJsonString(out, job.jid);
     case kJobtype:
-      return m + JsonString(job.jobtype);
+      return AppendJsonString(out, job.jobtype);
     default:
-      return m + JsonString(job.queue);
+      return AppendJsonString(out, job.queue);
   }
 }
 
@@ -214,6 +217,7 @@ void AppendStoredPayload(std::string& v, const JobRecord& job) {
   bool omit[kOmittable] = {};
   int64_t created_us = 0;
   size_t omitted = 0;
+  std::string scratch;  // one member as it would be written back, reused
   for (const Member& m : *members) {
     for (int w = 0; w < kOmittable; ++w) {
       if (m.key != kOmittedKey[w]) continue;
@@ -225,7 +229,9 @@ void AppendStoredPayload(std::string& v, const JobRecord& job) {
         if (!t.ok()) break;
         created_us = ToUnixMicros(*t);
       }
-      omit[w] = OmittedMember(w, job, created_us) == m.text;
+      scratch.clear();
+      AppendOmittedMember(scratch, w, job, created_us);
+      omit[w] = scratch == m.text;
       omitted += omit[w] ? 1 : 0;
       break;
     }
@@ -289,13 +295,15 @@ std::optional<std::string> RestorePayload(std::string_view stored, const JobReco
   if (!put[kCreatedAt] && i != flags.size()) return std::nullopt;
   auto members = SortedMembers(stored.substr(close + 1));
   if (!members) return std::nullopt;
-  std::string out = "{";
+  std::string out;
+  out.reserve(stored.size() + 160);  // the members put back: two times, jid, jobtype, queue
+  out += '{';
   int next = 0;
   auto put_before = [&](std::string_view key) {
     for (; next < kOmittable && (key.empty() || kOmittedKey[next] < key); ++next) {
       if (!put[next]) continue;
       if (out.size() > 1) out += ',';
-      out += OmittedMember(next, job, created_us);
+      AppendOmittedMember(out, next, job, created_us);
     }
   };
   for (const Member& m : *members) {
@@ -313,11 +321,16 @@ std::optional<std::string> RestorePayload(std::string_view stored, const JobReco
 std::string EncodeRedisJob(const JobRecord& job, std::string_view node) {
   std::string v;
   v.reserve(job.payload.size() + job.queue.size() + job.jobtype.size() + 48);
-  v += std::to_string(static_cast<int>(job.state));
+  auto number = [&v](int64_t n) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, n);
+    v.append(buf, end);
+  };
+  number(static_cast<int>(job.state));
   v += '|';
-  v += std::to_string(job.reserve_for_s);
+  number(job.reserve_for_s);
   v += '|';
-  v += std::to_string(job.enqueued_us);
+  number(job.enqueued_us);
   v += '|';
   if (job.state == JobState::kWorking) v += node;
   v += '|';

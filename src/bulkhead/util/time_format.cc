@@ -29,6 +29,12 @@ bool Expect(std::string_view s, size_t& pos, char c) {
 }  // namespace
 
 std::string FormatRfc3339(TimePoint t) {
+  std::string out;
+  AppendRfc3339(out, t);
+  return out;
+}
+
+void AppendRfc3339(std::string& out, TimePoint t) {
   using namespace std::chrono;
   auto us = ToUnixMicros(t);
   auto day = floor<days>(sys_time<microseconds>(microseconds(us)));
@@ -67,7 +73,7 @@ std::string FormatRfc3339(TimePoint t) {
     digits(frac, width);
   }
   *p++ = 'Z';
-  return std::string(buf, static_cast<size_t>(p - buf));
+  out.append(buf, static_cast<size_t>(p - buf));
 }
 
 Result<TimePoint> ParseRfc3339(std::string_view s) {

@@ -12,6 +12,8 @@ namespace bulkhead {
 
 // "2026-11-29T18:49:56.123456Z" (microsecond precision, trailing zeros trimmed, "Z").
 std::string FormatRfc3339(TimePoint t);
+// The same, appended to `out` (no string of its own: for the steps that run for every job).
+void AppendRfc3339(std::string& out, TimePoint t);
 
 // Parses "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; 't' and 'z' are accepted too.
 // Fractions beyond microseconds are truncated. Years outside kMinRfc3339Year..kMaxRfc3339Year
