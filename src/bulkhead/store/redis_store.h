@@ -54,7 +54,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "bulkhead/redis/redis_connection.h"
@@ -371,14 +370,10 @@ class RedisStore final : public Store {
   int64_t reservations_given_back_ = 0;
   // Reclaim: the jids whose FETCH replies reached a caller (pruned to those still reserved), the
   // size that starts the next pruning, whether one is under way, the count given back. Each jid
-  // keeps the reservation it was handed out with, which its ACK sends along (ack.lua: an ACK of
-  // that very reservation is answered without reading the job).
-  struct HandedOut {
-    std::string header;  // the reserved job's header line, as FETCH answered it
-    std::string queue;
-    std::string score;  // the reservation's expiry, µs, as FETCH answered it
-  };
-  std::unordered_map<std::string, HandedOut> handed_out_;
+  // keeps the job it was handed out as, without its payload: its reservation (score, queue),
+  // which its ACK sends along, and the answer to that ACK (ack.lua: an ACK of that very
+  // reservation is answered without reading the job).
+  std::unordered_map<std::string, JobRecord> handed_out_;
   size_t prune_at_ = 1024;
   bool pruning_ = false;
   int64_t reservations_reclaimed_ = 0;

@@ -91,24 +91,20 @@ void RedisStore::FetchFor(const std::vector<std::string>& queues, const std::str
 
 void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
   // A job this node handed out goes with its reservation (expiry and queue): ack.lua then ends
-  // that reservation without reading the job and answers 1, and the job comes from the header
-  // kept here. Anything else (another node's job, a reservation extended since) is read.
+  // that reservation without reading the job and answers 1, and the answer is the job kept here.
+  // Anything else (another node's job, a reservation extended since) is read.
   // The jid leaves handed_out_ with the answer (a failed ACK leaves the job reserved here, so a
   // reclaim must still keep it); a later FETCH of the same jid is answered after this ACK.
-  std::optional<HandedOut> handed;
+  std::optional<JobRecord> handed;
   if (auto it = handed_out_.find(jid); it != handed_out_.end()) handed = it->second;
-  std::vector<std::string> item{jid, Us(now), handed ? handed->score : std::string(),
+  std::vector<std::string> item{jid, Us(now), handed ? Us(handed->score) : std::string(),
                                 handed ? handed->queue : std::string()};
   Coalesce(BatchKind::kAck, Day(now), std::move(item),
            [this, alive = std::weak_ptr<bool>(alive_), jid, handed = std::move(handed),
-            durable = std::move(durable)](Result<RedisReply> r) {
+            durable = std::move(durable)](Result<RedisReply> r) mutable {
              if (!r.ok()) return durable(r.status());
              if (handed && !alive.expired()) handed_out_.erase(jid);
-             if (handed && r->is_integer() && r->integer() == 1) {
-               auto job = DecodeRedisJobHeader(jid, handed->header, std::stoll(handed->score));
-               if (!job.ok()) return durable(job.status());
-               return durable(std::optional<JobRecord>(std::move(*job)));
-             }
+             if (handed && r->is_integer() && r->integer() == 1) return durable(std::move(handed));
              if (!r->is_array() || r->elements().size() != 2) {
                return durable(std::optional<JobRecord>());
              }

@@ -26,12 +26,11 @@ void RedisStore::HandOut(const Result<RedisReply>& reply, const JobCallback& cb)
   if (!reply.ok()) return cb(reply.status());
   if (!reply->is_array() || reply->elements().size() != 3) return cb(std::optional<JobRecord>());
   const auto& e = reply->elements();
-  const int64_t score = ScoreMicros(e[2]);
-  auto job = DecodeRedisJob(e[0].str(), e[1].str(), score);
+  auto job = DecodeRedisJob(e[0].str(), e[1].str(), ScoreMicros(e[2]));
   if (!job.ok()) return cb(job.status());
-  const std::string& value = e[1].str();
-  handed_out_.insert_or_assign(job->jid,
-                               HandedOut{value.substr(0, value.find('\n')), job->queue, Us(score)});
+  std::string payload = std::move(job->payload);  // kept without it (copied back below)
+  handed_out_.insert_or_assign(job->jid, *job);
+  job->payload = std::move(payload);
   if (handed_out_.size() >= prune_at_ && !pruning_) {
     pruning_ = true;
     ReadReservedSet([this](const std::vector<std::string>* members) {
@@ -57,7 +56,7 @@ void RedisStore::ReadReservedSet(std::function<void(const std::vector<std::strin
 }
 
 void RedisStore::KeepStillReserved(const std::vector<std::string>& members) {
-  std::unordered_map<std::string, HandedOut> kept;
+  std::unordered_map<std::string, JobRecord> kept;
   for (const std::string& jid : members) {
     auto it = handed_out_.find(jid);
     if (it != handed_out_.end()) kept.emplace(jid, std::move(it->second));
