@@ -201,28 +201,26 @@ local function link(jid, h, score)
   end
 end
 
--- Adds delta to counter `name`, in all and for `day` (YYYY-MM-DD).
 -- Reserves the oldest job of queue `q` through `node` until now_us + its reserve_for (FETCH):
--- {jid, value, score}, or nil when the queue is empty.
+-- {jid, value, score}, or nil when the queue is empty. The value as the batched FETCH writes it
+-- (reserved_value).
 local function reserve_head(q, now_us, node)
   while true do
     local jid = redis.call('RPOP', P .. 'q:' .. q)
     if not jid then return nil end
     local v = redis.call('HGET', JOBS, jid)
     if v then
-      local h = parse(v)
-      h.state = 4
-      h.node = node
-      local score = fmt_int(now_us + h.reserve * 1000000)
-      local nv = build(h)
+      local nv, reserve = reserved_value(v, reserved_repl(node))
+      local score = fmt_int(now_us + reserve * 1000000)
       redis.call('HSET', JOBS, jid, nv)
-      link(jid, h, score)
+      add_reservations({score, jid}, {jid}, node)
       return {jid, nv, score}
     end
     -- A listed jid without a job (these scripts never leave one): dropped.
   end
 end
 
+-- Adds delta to counter `name`, in all and for `day` (YYYY-MM-DD).
 local function count(name, delta, day)
   if tonumber(delta) ~= 0 then
     redis.call('HINCRBY', P .. 'stats', name, delta)
