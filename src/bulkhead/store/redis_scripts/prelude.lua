@@ -93,8 +93,8 @@ local function release_slot(jid, queue, node)
   end
 end
 
--- What a script call already did once: registered a queue ('q' .. QUEUE) or a node ('n' .. NODE),
--- or kept a key out of the listpack encoding ('b' .. KEY).
+-- What a script call already did once: registered a member of a set ('r' .. SET .. '|' .. MEMBER:
+-- register) or kept a key out of the listpack encoding ('b' .. KEY).
 local KNOWN = {}
 
 -- LARGE: a member no jid can be (a jid is a JSON string, so valid UTF-8, never byte 255), longer
@@ -116,6 +116,16 @@ local function keep_large(kind, key)
     redis.call('HSETNX', key, LARGE, '')
   else
     redis.call('SADD', key, LARGE)
+  end
+end
+
+-- Adds `member` to the set {NS}:SET (a queue to `queues`, a node to `nodes`), once per script
+-- call.
+local function register(set, member)
+  local known = 'r' .. set .. '|' .. member
+  if not KNOWN[known] then
+    redis.call('SADD', P .. set, member)
+    KNOWN[known] = true
   end
 end
 
@@ -154,10 +164,7 @@ local function add_reservations(score_jids, jids, node)
   if node == '' then return end
   keep_large('s', P .. 'reserved:' .. node)
   call_many('SADD', P .. 'reserved:' .. node, jids)
-  if not KNOWN['n' .. node] then
-    redis.call('SADD', P .. 'nodes', node)
-    KNOWN['n' .. node] = true
-  end
+  register('nodes', node)
 end
 
 -- Ends reservations (the jobs' values stay in JOBS): `jids` leave the working set and the holders,
@@ -170,10 +177,7 @@ end
 
 -- Registers `queue` in {NS}:queues, once per script call.
 local function register_queue(queue)
-  if not KNOWN['q' .. queue] then
-    redis.call('SADD', P .. 'queues', queue)
-    KNOWN['q' .. queue] = true
-  end
+  register('queues', queue)
 end
 
 -- Takes jid out of wherever its header says it is (its value stays in JOBS).
