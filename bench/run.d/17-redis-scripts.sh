@@ -6,7 +6,8 @@
 # bench/redis_script_cost.py drives redis-server as one node under bench_noop does (push.lua in
 # calls of 256; fetch.lua in calls of 32 with 128 jobs in flight, each call's jobs acknowledged in
 # one ack.lua call). A job's cost is the difference between 9,000 and 3,000 jobs, so the start,
-# the script loads and the shutdown cancel out; push alone is measured the same way.
+# the script loads and the shutdown cancel out; push alone is measured the same way. Runs agree
+# within about 1 % (redis-server seeds its hash tables at random); compare within one run.
 # Environment: BENCH_SCRIPTS_BASE (default aba0100: the scripts before the ACK named its
 # reservation), BENCH_SCRIPTS_JOBS (default "3000 9000").
 set -euo pipefail
