@@ -12,10 +12,12 @@ setup:
 # Ninja: one build graph across targets (a test binary's files compile while the libraries it links
 # are still being built). A build folder configured earlier with another generator is reconfigured.
 GENERATOR = -G Ninja
+# ccache, when the machine has it, for rebuilds in several checkouts (it is not installed by setup).
+LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache,)
 forget-generator = if [ -f $(1)/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$$' $(1)/CMakeCache.txt; then \
   rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles; fi
 
-RELEASE_CMAKE = $(call forget-generator,$(BUILD_DIR)); cmake -S . -B $(BUILD_DIR) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+RELEASE_CMAKE = $(call forget-generator,$(BUILD_DIR)); cmake -S . -B $(BUILD_DIR) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null
 
 # Everything in Release: the server, its unit tests, the benchmarks.
 build: setup
@@ -36,7 +38,7 @@ build-server: setup
 ASAN_OPT ?= -O0
 ASAN_CMAKE = $(call forget-generator,$(ASAN_DIR)); cmake -S . -B $(ASAN_DIR) $(GENERATOR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS=$(ASAN_OPT) -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
-  -DBULKHEAD_FUZZ=ON -DBULKHEAD_BENCH=OFF >/dev/null
+  -DBULKHEAD_FUZZ=ON -DBULKHEAD_BENCH=OFF $(LAUNCHER) >/dev/null
 
 build-asan: setup
 	$(ASAN_CMAKE)
