@@ -21,7 +21,7 @@ struct JobtypeConfig {
   std::optional<int> retry;
 };
 
-// [[cron]] (#13; cron_config.h reads it): a job pushed whenever `schedule` is due, UTC.
+// [[cron]] (cron_config.h reads it): a job pushed whenever `schedule` is due, UTC.
 struct CronEntry {
   // Its identity in the store (the claim of each due time is kept under it): `name`, or the job
   // type, with "#2", "#3", ... for later entries of the same type.
@@ -153,9 +153,9 @@ struct Config {
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;
-  // [throttles]: queue -> its throttle (throttle_config.h; issue #13).
+  // [throttles]: queue -> its throttle (throttle_config.h).
   ThrottleConfigs throttles;
-  std::vector<CronEntry> cron;  // [[cron]] (#13)
+  std::vector<CronEntry> cron;  // [[cron]]
 
   // The store URL in effect.
   std::string StoreUrl() const;
