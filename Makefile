@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check unit-test unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test dashboard-screenshots deploy-test bench replay clean
+.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test dashboard-screenshots deploy-test bench replay clean
 
 setup:
 	@bash scripts/setup
@@ -96,9 +96,16 @@ deploy-test: setup
 format-check: setup
 	bash scripts/check-format
 
+# The module order (scripts/check-layering): a module includes and links only the modules before it
+# in the top CMakeLists.txt's list. The self-test first proves on fake trees that the check fails on
+# an upward include, DEPS or link.
+layering-check:
+	python3 scripts/check-layering --self-test
+	python3 scripts/check-layering
+
 # The Release unit tests are not part of it: unit-test-asan runs the same tests with more checks,
 # and building them a second time in Release cost about a quarter of the run.
-test: format-check unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test deploy-test fuzz-test
+test: format-check layering-check unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run

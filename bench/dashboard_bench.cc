@@ -1,4 +1,4 @@
-// The dashboard's Dead page against the size of the dead set (issue #14: "a dead set of 1,000,000
+// The dashboard's Dead page against the size of the dead set (the target: "a dead set of 1,000,000
 // jobs pages in under 200 ms per page"): GET /dead?offset=N answered by the real Dashboard (engine
 // snapshot, the store's List of one page, HTML rendering) on a sqlite: store holding 1,000 or
 // 1,000,000 dead jobs, at the first, middle and last page; and a filtered page, whose scan is
@@ -120,7 +120,7 @@ void BM_DeadPageFiltered(benchmark::State& state) {
 }
 BENCHMARK(BM_DeadPageFiltered)->Arg(1'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
-// The jid search (#14): one store lookup by jid, whatever the set's size.
+// The jid search: one store lookup by jid, whatever the set's size.
 void BM_Search(benchmark::State& state) {
   int64_t size = state.range(0);
   Fixture& f = FixtureOf(size);

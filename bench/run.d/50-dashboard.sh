@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The dashboard's Dead page on a sqlite: store of 1,000 and 1,000,000 dead jobs (first, middle and
-# last page, and a filtered page; the jid search), with the ratio 1M / 1k and the 200 ms budget of
-# issue #14.
+# last page, and a filtered page; the jid search), with the ratio 1M / 1k and the 200 ms budget per
+# page (docs/benchmarks.md, "Dashboard").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"

@@ -1,4 +1,4 @@
-// The delivery caps hold for the whole cluster (#12): two `bulkhead serve` nodes on one
+// The delivery caps hold for the whole cluster: two `bulkhead serve` nodes on one
 // redis-server namespace each apply their share of the caps (cap / live nodes, floor, at least
 // 1), so a slow local HTTPS endpoint never sees more than the configured cap in flight from both
 // nodes together. Each node learns the live node count at its heartbeats (INFO "delivery"); when

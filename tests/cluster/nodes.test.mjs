@@ -18,7 +18,7 @@ const JOBS = 20_000;
 const KILL_AFTER = 3_000;            // processed jobs before node B is killed
 const PUSHES_IN_FLIGHT = 16;         // per producer
 const WORKER_CONCURRENCY = 10;       // per worker; two workers per node
-const REAPED_WITHIN_MS = 30_000;     // issue #12: a dead node's reservations come back within 30 s
+const REAPED_WITHIN_MS = 30_000;     // a dead node's reservations come back within 30 s
 const DRAIN_TIMEOUT_MS = 90_000;
 
 test('20,000 jobs through two nodes, one killed mid-run: every +OK job is processed', async (t) => {

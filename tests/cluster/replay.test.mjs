@@ -1,4 +1,4 @@
-// The incident replay on two nodes (#12): `bulkhead replay --store redis://… --nodes 2` starts two
+// The incident replay on two nodes: `bulkhead replay --store redis://… --nodes 2` starts two
 // `bulkhead serve` processes on one redis-server namespace, a timeline worker on each, spreads the
 // load over both, and passes the same verdicts as on one node (exit code 0).
 import assert from 'node:assert/strict';

@@ -96,7 +96,7 @@ async function seed(server, defer) {
     return hosts.some((h) => h.breaker !== 'closed');
   }, { timeout: 20_000, message: 'the closed port\'s breaker to open' });
   assert.equal(await worker.beat(), 'OK');
-  // #14: a job waiting in a queue and one the worker holds (the Busy page shows it under its wid).
+  // A job waiting in a queue and one the worker holds (the Busy page shows it under its wid).
   await client.push({ jid: QUEUED_JID, jobtype: 'Waiting', queue: 'waiting', args: [] });
   await client.push({ jid: HELD_JID, jobtype: 'Held', queue: 'held', args: [] });
   const held = await worker.fetch('held');
@@ -262,7 +262,7 @@ test('every page renders, matches INFO, keeps payloads inert; each action change
     await page.close();
   }
 
-  // #14: the search finds a queued job and a reserved one, each linked to its page; Busy shows
+  // The search finds a queued job and a reserved one, each linked to its page; Busy shows
   // which worker holds which job, with its running time; a queued job's page deletes it.
   {
     const page = await watchedPage(browser, origin);

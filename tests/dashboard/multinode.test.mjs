@@ -1,8 +1,8 @@
-// The dashboard with two `bulkhead serve` nodes on one redis-server namespace (issue #14): node A's
+// The dashboard with two `bulkhead serve` nodes on one redis-server namespace: node A's
 // dashboard finds a job reserved through node B by its jid, and its Busy page lists that job
 // under the wid of the worker connected to node B (the holder is kept in the store, not in the
 // node that made the reservation), with the quiet and terminate buttons that reach it; its
-// Workers table lists the workers connected to node B, idle ones too, with node B's id (#12).
+// Workers table lists the workers connected to node B, idle ones too, with node B's id.
 // Plain HTTP: the browser checks are dashboard.test.mjs's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Faktory Enterprise's batches and job tracking (#13) with the real npm `faktory-worker` client:
+// Faktory Enterprise's batches and job tracking with the real npm `faktory-worker` client:
 // it has no batch or tracking API, so the commands go through `client.send([...])` (the raw reply
 // string; an error line rejects with its text), and the members and callbacks run on a real
 // faktory-worker Worker. docs/batches.md and docs/tracking.md are the contract.

@@ -1,5 +1,5 @@
-// Issue #11, "Differences to remove": what Faktory 1.10 does and bulkhead now does the same, over a
-// raw socket against a real server; and the one deliberate difference, idempotent PUSH.
+// Differences from Faktory that broke clients: what Faktory 1.10 does and bulkhead now does the
+// same, over a raw socket against a real server; and the one deliberate difference, idempotent PUSH.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

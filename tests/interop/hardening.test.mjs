@@ -1,4 +1,4 @@
-// Hostile input from the network (issue #9): each finding replayed against a real server as a
+// Hostile input from the network: each finding replayed against a real server as a
 // transcript. After each bad input the server must still answer /healthz and a fresh client's
 // PUSH/FETCH/ACK within 5 s; each bound that is a setting is crossed by a test.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Queue throttling (#13) with the real npm `faktory-worker` client and worker against
+// Queue throttling with the real npm `faktory-worker` client and worker against
 // `bulkhead serve`: a worker process running 10 jobs at once on a queue throttled to
 // `concurrency = 3` never runs more than 3 of them at the same time, and INFO shows the throttle.
 import assert from 'node:assert/strict';

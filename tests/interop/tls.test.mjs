@@ -1,4 +1,4 @@
-// TLS on both ports (issue #11): a real Faktory client (npm faktory-worker) over TLS with a CA made
+// TLS on both ports: a real Faktory client (npm faktory-worker) over TLS with a CA made
 // by lib/pki.mjs (the openssl CLI), the bulkhead CLI with tcp+tls:// and --ca, HTTPS, refusals (an
 // untrusted CA, an expired certificate, plain TCP on the TLS port) and a certificate swapped by
 // SIGHUP without dropping an established connection.

@@ -70,7 +70,7 @@ class AdaptiveLimit {
   // still in flight at the host after this one finished.
   void OnResult(LimitSignal signal, Duration latency, TimePoint now, int in_flight);
 
-  // Cluster share (#12): `nodes` nodes (≥ 1; values < 1 act as 1) send to the host, each under its
+  // Cluster share: `nodes` nodes (≥ 1; values < 1 act as 1) send to the host, each under its
   // own AdaptiveLimit, so each one's bounds are the configured ones divided by `nodes` (floor,
   // never below 1): the sum over the nodes stays within max_limit while max_limit ≥ nodes. The
   // current (unrounded) cap scales by old/new nodes into the new bounds, so a node that joins

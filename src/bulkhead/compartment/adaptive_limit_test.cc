@@ -191,7 +191,7 @@ TEST(AdaptiveLimitConfigTest, NonsenseIsSanitised) {
   EXPECT_DOUBLE_EQ(l2.raw_limit(), 8 * 0.95);
 }
 
-// Cluster share (#12): each of N nodes gets the bounds divided by N (floor, at least 1), and the
+// Cluster share: each of N nodes gets the bounds divided by N (floor, at least 1), and the
 // current cap scales by old/new N into them.
 TEST_F(AdaptiveLimitTest, NodesDivideTheBoundsAndScaleTheCap) {
   limit_.SetNodes(3);

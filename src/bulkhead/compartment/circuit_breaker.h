@@ -12,9 +12,10 @@
 namespace bulkhead {
 
 // Defaults sit between Envoy outlier detection (5 consecutive errors, 30 s base ejection growing
-// per ejection, 300 s cap, additive jitter) and Mastodon's stoplight (10 failures, 60 s cool-off),
-// see shared/reference/observability.md §8. A failure here is usually a full transport timeout
-// (up to 30 s), so 5 in a row already means minutes of a host not answering.
+// per ejection, 300 s cap, additive jitter; envoyproxy/envoy
+// api/envoy/config/cluster/v3/outlier_detection.proto) and Mastodon's stoplight (10 failures, 60 s
+// cool-off; mastodon/mastodon config/initializers/stoplight.rb). A failure here is usually a full
+// transport timeout (up to 30 s), so 5 in a row already means minutes of a host not answering.
 struct CircuitBreakerConfig {
   // Consecutive failures (in the closed state) that open the breaker. Values < 1 act as 1.
   int failure_threshold = 5;

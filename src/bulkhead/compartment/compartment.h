@@ -208,7 +208,7 @@ class Compartment {
   std::optional<TimePoint> probe_hold_until() const { return probe_hold_until_; }
   int in_flight() const { return in_flight_; }
   int limit() const { return limit_.limit(); }
-  // Cluster share of the adaptive cap (#12): see AdaptiveLimit::SetNodes.
+  // Cluster share of the adaptive cap: see AdaptiveLimit::SetNodes.
   void SetNodes(int nodes) { limit_.SetNodes(nodes); }
   const CircuitBreaker& breaker() const { return breaker_; }
   const AdaptiveLimit& adaptive_limit() const { return limit_; }

@@ -106,7 +106,7 @@ class HostCompartments {
   // without any attempt finishing. nullopt when only results can unblock parked work.
   std::optional<TimePoint> NextWakeup(TimePoint now) const;
 
-  // Cluster share (#12): `nodes` nodes (values < 1 act as 1) share the destination hosts, each
+  // Cluster share: `nodes` nodes (values < 1 act as 1) share the destination hosts, each
   // with its own HostCompartments, so this node's global cap becomes global_max_in_flight / nodes
   // and every compartment's adaptive cap bounds divide the same way (AdaptiveLimit::SetNodes),
   // floor, never below 1: the caps hold for the cluster as long as each is ≥ nodes. Compartments

@@ -300,7 +300,7 @@ TEST_F(RegistryTest, NonsenseGlobalCapActsAsOne) {
   EXPECT_EQ(reg.global_max_in_flight(), 1);
 }
 
-// Cluster share (#12): with N nodes, this node's global cap and every host's cap bounds are
+// Cluster share: with N nodes, this node's global cap and every host's cap bounds are
 // divided by N (floor, at least 1), for compartments made before and after; a smaller share
 // cancels nothing in flight, it only holds new grants back until under it.
 TEST_F(RegistryTest, NodesDivideTheGlobalAndHostCaps) {

@@ -46,8 +46,9 @@ struct Outcome {
 
 // Classifies `r` for a job of type `kind`. Total: every input maps to exactly one outcome.
 //
-// Rules (Mastodon's workers plus the GoToSocial/Misskey exceptions, see
-// shared/reference/delivery.md):
+// Rules (Mastodon's app/workers/web/push_notification_worker.rb and
+// app/workers/activitypub/delivery_worker.rb, plus the exceptions of GoToSocial's
+// internal/transport/delivery and Misskey's DeliverProcessorService):
 //  * 2xx: kOk.
 //  * webpush 404/410: kGone (delete the subscription; no retry).
 //  * 408, 429, 5xx: kRetryable.

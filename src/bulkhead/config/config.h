@@ -1,7 +1,8 @@
 // Config: every setting of `bulkhead serve`, with its default, loadable from a TOML file and then
 // overridden by command-line flags. The password comes from the file or BULKHEAD_PASSWORD, never
 // from a flag (flags are visible in `ps`). Which TOML key and flag set which member, with its doc
-// and range: the settings table in settings.h (a new setting is a member here and a row there).
+// and range: the settings table (settings.h says what it drives; its rows are in settings.cc). A
+// new setting is a member here and a row in settings.cc.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ struct JobtypeConfig {
   std::optional<int> retry;
 };
 
-// [[cron]] (#13; cron_config.h reads it): a job pushed whenever `schedule` is due, UTC.
+// [[cron]] (cron_config.h reads it): a job pushed whenever `schedule` is due, UTC.
 struct CronEntry {
   // Its identity in the store (the claim of each due time is kept under it): `name`, or the job
   // type, with "#2", "#3", ... for later entries of the same type.
@@ -121,15 +122,16 @@ struct Config {
   int64_t max_line_bytes = 16 * 1024 * 1024;
   int line_timeout_seconds = 10;
   int handshake_timeout_seconds = 2;
-  // Bounds on what one client can make the server hold (docs/operations.md "Limits").
-  // Arrays and objects in a command's JSON nest at most this deep.
+  // Bounds on what one client can make the server hold (docs/operations.md, "Hostile or broken
+  // clients: the limits"). Arrays and objects in a command's JSON nest at most this deep.
   int max_json_depth = 64;
-  // A connection whose unsent replies exceed pause_bytes is not read from until they drain
-  // below it; past UnsentReplyCap() it is closed.
+  // While a connection's unsent replies reach unsent_replies_pause_bytes its commands are not
+  // read (protocol/session.h); past UnsentReplyCap() it is closed and logged.
   int64_t unsent_replies_pause_bytes = 1024 * 1024;
   int64_t max_unsent_reply_bytes = 64 * 1024 * 1024;
-  // HTTP connections at once; at the cap the longest-idle keep-alive connection is closed to make
-  // room, and without one a new connection gets 503.
+  // HTTP connections at once; at the cap the connection waiting longest for its next request (an
+  // idle keep-alive, or one slow to send its request) is closed to make room, and when every
+  // connection is busy the new one gets 503 (http/http_server.h).
   int http_max_connections = 256;
   // After repeated wrong passwords from one address, its next HELLO is checked no sooner than
   // this, doubling per further failure up to 30 s (the first failure costs nothing). 0 = off.
@@ -153,9 +155,9 @@ struct Config {
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;
-  // [throttles]: queue -> its throttle (throttle_config.h; issue #13).
+  // [throttles]: queue -> its throttle (throttle_config.h).
   ThrottleConfigs throttles;
-  std::vector<CronEntry> cron;  // [[cron]] (#13)
+  std::vector<CronEntry> cron;  // [[cron]]
 
   // The store URL in effect.
   std::string StoreUrl() const;
@@ -164,7 +166,7 @@ struct Config {
   int64_t UnsentReplyCap() const;
   // Retries for a job of `jobtype` that does not say.
   int RetryFor(const std::string& jobtype) const;
-  // Each setting's range (its row in settings.h), then the rules relating settings to each other;
+  // Each setting's range (its row in settings.cc), then the rules relating settings to each other;
   // InvalidArgument names the setting.
   Status Validate() const;
 };

@@ -1,4 +1,4 @@
-// [[cron]] entries of the config file (#13), in Faktory's form (docs/research/faktory-enterprise.md
+// [[cron]] entries of the config file, in Faktory's form (docs/research/faktory-enterprise.md
 // §4):
 //   [[cron]]
 //     schedule = "*/5 * * * *"       # required; see util/cron_schedule.h

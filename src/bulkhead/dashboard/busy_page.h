@@ -2,7 +2,7 @@
 // quiet/terminate, the jobs each worker holds with how long they have run, and the reserved jobs
 // no worker holds. Pure renderer.
 //
-// With several nodes on one store (#12) it shows the whole cluster: the workers connected to the
+// With several nodes on one store it shows the whole cluster: the workers connected to the
 // other nodes come from the rosters those nodes publish with their heartbeat (Engine::
 // ClusterWorkers, at most a heartbeat interval old), the holders from the store (Store::ListHeld),
 // and quiet/terminate reach a worker wherever it is connected (Engine::SignalWorker).

@@ -1,4 +1,4 @@
-// Dashboard: the web dashboard on the HTTP port (issue #14; docs/dashboard.md). It registers its
+// Dashboard: the web dashboard on the HTTP port (docs/dashboard.md). It registers its
 // routes under `http_base_path`, answers pages rendered by the *_page.h renderers from the same
 // snapshots INFO renders (view/), and runs the actions through the engine's own operations (the
 // ones MUTATE, QUEUE PAUSE/RESUME/REMOVE and /api/workers use).

@@ -302,7 +302,7 @@ TEST_P(DashboardTest, BasePathPrefixesEveryLink) {
             "/bulkhead/dead?msg=none");
 }
 
-// #14: the search finds a job wherever it is (one store lookup), the Busy page shows which
+// The search finds a job wherever it is (one store lookup), the Busy page shows which
 // worker holds which job, and a queued job's page deletes it.
 TEST_P(DashboardTest, SearchBusyAndQueuedJobs) {
   SetUpDashboard("");

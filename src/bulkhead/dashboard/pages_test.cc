@@ -1,4 +1,4 @@
-// Golden fragments of each page renderer, and the XSS payloads of issue #14 in every field a job
+// Golden fragments of each page renderer, and XSS payloads in every field a job
 // brings (jobtype, args, error, backtrace, queue, jid) rendered as text, never as markup or a
 // link.
 #include <gmock/gmock.h>
@@ -208,7 +208,7 @@ TEST(BusyPageTest, WorkersTheJobsTheyHoldAndTheRest) {
   EXPECT_LT(html.rfind("elsewhere-1"), rest);
 }
 
-// #12: with a shared store the Workers table lists the other nodes' workers too, with their node,
+// With a shared store the Workers table lists the other nodes' workers too, with their node,
 // and their held jobs' sections say where they are connected.
 TEST(BusyPageTest, TheOtherNodesWorkersAreListedWithTheirNode) {
   BusyData d;

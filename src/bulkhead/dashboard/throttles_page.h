@@ -1,4 +1,4 @@
-// The "Throttles & cron" page (issue #13's Enterprise figures, from an EngineSnapshot): each queue
+// The "Throttles & cron" page (the Faktory Enterprise figures, from an EngineSnapshot): each queue
 // throttle (queue, kind, limit, slots in use, timeout), each [[cron]] entry (name, schedule, next
 // and last run relative with the exact UTC time on hover, this node's pushes and lost firings),
 // and the batch counters. Read-only; every value from the snapshot goes through Escape. Pure

@@ -1,4 +1,4 @@
-// Cluster-wide delivery caps (#12): the dispatcher applies its share of the caps for the live node
+// Cluster-wide delivery caps: the dispatcher applies its share of the caps for the live node
 // count its store reports, and follows the count when it changes. A fake count (NodeCountStore)
 // over the memory store, a scripted transport and a ManualClock: every figure is exact. Runs with
 // the store answering inline and deferred (dispatch/testing/store_timing.h).

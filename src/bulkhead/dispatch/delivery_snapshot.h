@@ -38,8 +38,8 @@ struct DeliverySnapshot {
   size_t held = 0;        // jobs held in memory (fresh + parked + in flight)
   size_t parked = 0;      // sum of hosts[].parked
   int in_flight = 0;      // attempts in flight, all hosts
-  int max_in_flight = 0;  // this node's global cap: its share of the cluster's (#12)
-  // Cluster share (#12): the live nodes sharing the store (1 on an embedded store), and this
+  int max_in_flight = 0;  // this node's global cap: its share of the cluster's
+  // Cluster share: the live nodes sharing the store (1 on an embedded store), and this
   // node's bounds of every host's adaptive cap (max_limit / cluster_nodes, min_limit likewise).
   int cluster_nodes = 1;
   int host_cap_max = 0;

@@ -27,7 +27,7 @@
 //   in the store and restores it at Start, before reservations are adopted. On a shared store,
 //   SharedHostStates (shared_host_states.h) adopts the other nodes' changes and lets one node
 //   at a time probe a half-open host.
-//   Cluster-wide caps (#12): on a store shared by N live nodes (Store::live_nodes(), learned by
+//   Cluster-wide caps: on a store shared by N live nodes (Store::live_nodes(), learned by
 //   the store at each heartbeat), this node's global cap is global_max_in_flight / N and each
 //   host's adaptive cap bounds divide the same way (floor, never below 1;
 //   HostCompartments::SetNodes), so the cluster stays within the configured caps without a

@@ -6,7 +6,7 @@
 //   bulkhead.host_available   args [host]    continuously for unavailable_after; cleared by a
 //                                            healthy answer)
 //
-// Once per event across nodes (#12): an outcome job's jid is derived from its event, and a PUSH
+// Once per event across nodes: an outcome job's jid is derived from its event, and a PUSH
 // of a jid the store holds changes nothing (Engine::Push), so the same event pushed again — by
 // another node sharing the store, or by a node that re-ran a delivery given back after its first
 // node died between the outcome and the delivery's end — is a duplicate the store drops while the

@@ -52,7 +52,7 @@ TEST_P(OutcomeJobsTest, EachOutcomeIsAJobOnTheOutcomesQueue) {
   EXPECT_EQ(pushed[3]["queue"], "outcomes");
 }
 
-// Once per event across nodes (#12): two engines on one store stand for two nodes sharing it.
+// Once per event across nodes: two engines on one store stand for two nodes sharing it.
 // Each event's outcome job has a jid derived from the event, so the same event pushed by both
 // (or twice by one, after a re-run) is one job while the first is pending; distinct events stay
 // distinct.

@@ -1,4 +1,4 @@
-// The cron scheduler (#13) through the engine, on a memory store (inline and deferred) with a
+// The cron scheduler through the engine, on a memory store (inline and deferred) with a
 // simulated clock: each due time is pushed once, as time passes, across a restart and with two
 // engines on one store.
 #include "bulkhead/engine/cron_scheduler.h"

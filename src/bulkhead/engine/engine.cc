@@ -152,12 +152,12 @@ void Engine::Push(JobRecord job, Done done) {
     done(Status::Unavailable(std::move(why)));
     return;
   }
-  std::optional<UniqueLock> lock;  // unique jobs (#13)
+  std::optional<UniqueLock> lock;  // unique jobs
   if (Status options = ReadPushOptions(job, lock); !options.ok()) {
     done(options);
     return;
   }
-  std::string bid = Batches::BatchIdOf(job.payload);  // batches (#13)
+  std::string bid = Batches::BatchIdOf(job.payload);  // batches
   if (lock &&
       !bid.empty()) {  // the store has no atomic step for both (docs/unique-expiring-cron.md)
     done(Status::InvalidArgument(
@@ -249,7 +249,7 @@ void Engine::Probe(uint64_t ticket) {
   auto answer = Guarded(
       [this, ticket](Result<std::optional<JobRecord>> r) { OnProbe(ticket, std::move(r)); });
   std::vector<QueueThrottle> throttles = throttles_.Of(w.queues);
-  // A worker's FETCH records the worker as the job's holder in the same store step (#14).
+  // A worker's FETCH records the worker as the job's holder in the same store step.
   if (throttles.empty() && !w.wid.empty()) {
     store_.FetchFor(w.queues, w.wid, clock_.Now(), std::move(answer));
   } else if (throttles.empty()) {
@@ -274,7 +274,7 @@ void Engine::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) {
   if (!r.ok()) {
     CompleteWaiter(it, r.status());
   } else if (r->has_value()) {
-    if (!AdmitFetched(**r)) {  // expired and dropped (#13): the same FETCH goes on, on a later turn
+    if (!AdmitFetched(**r)) {  // expired and dropped: the same FETCH goes on, on a later turn
       boost::asio::post(io_, Guarded([this, ticket] {
                           auto again = waiter_index_.find(ticket);
                           if (again != waiter_index_.end() && !again->second->probing)

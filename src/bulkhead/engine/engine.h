@@ -105,7 +105,7 @@ class Engine {
   // is connected. NotFound when `wid` is not connected here and no other node can have it (a
   // store one process owns).
   Status SignalWorker(const std::string& wid, WorkerState state);
-  // The workers of the whole cluster (#12): this node's (as they are now; node = the store's
+  // The workers of the whole cluster: this node's (as they are now; node = the store's
   // node_id()), then those the other nodes sharing the store published with their last heartbeat
   // (at most redis_heartbeat_ms old), by node and wid. A roster that does not read is left out and
   // logged. On a store one process owns: this node's.
@@ -127,11 +127,11 @@ class Engine {
   // these figures (INFO, /api/*, /metrics, `bulkhead stats`) are rendered by view/, not here.
   void Snapshot(std::function<void(Result<EngineSnapshot>)> cb);
 
-  // Batches (#13): BATCH NEW/OPEN/COMMIT/STATUS. A PUSH whose custom.bid names a batch joins it
+  // Batches: BATCH NEW/OPEN/COMMIT/STATUS. A PUSH whose custom.bid names a batch joins it
   // (an unknown bid: NotFound "No such batch <bid>", nothing pushed); the dead-job purge task
   // also deletes expired batches.
   Batches& batches() { return batches_; }
-  // Job tracking (#13): TRACK SET/GET. A PUSH with custom.track = 1 starts following the job;
+  // Job tracking: TRACK SET/GET. A PUSH with custom.track = 1 starts following the job;
   // the dead-job purge task also deletes tracking records past their 30 minutes.
   Tracking& tracking() { return tracking_; }
 
@@ -204,7 +204,7 @@ class Engine {
   // A PUSH whose jid the store already holds.
   void PushDuplicate(const std::string& jid, Done done);
 
-  // Queue throttling (#13; queue_throttles.h). A slot of `queue` came back through this node.
+  // Queue throttling (queue_throttles.h). A slot of `queue` came back through this node.
   void OnSlotReleased(const std::string& queue);
   // A job of `queue` was handed out at `now`: notes its slot's expiry, arms throttle_timer_.
   void OnSlotTaken(const std::string& queue, TimePoint now);
@@ -250,7 +250,7 @@ class Engine {
   Tracking tracking_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
 
-  // --- Unique and expiring jobs (#13; engine_job_options.cc) ---
+  // --- Unique and expiring jobs (engine_job_options.cc) ---
   // At PUSH: checks the job's custom unique_* and expires_* fields, turns expires_in into
   // expires_at in its payload, and sets `lock` for a unique job. InvalidArgument names the field.
   Status ReadPushOptions(JobRecord& job, std::optional<UniqueLock>& lock);
@@ -264,7 +264,7 @@ class Engine {
                    Done answer);
   UniqueJobCounts unique_counts_;                    // loop thread
   std::map<std::string, int64_t> expired_by_queue_;  // loop thread
-  // Cron (#13): the [[cron]] entries' scheduler, started and stopped with the engine.
+  // Cron: the [[cron]] entries' scheduler, started and stopped with the engine.
   std::unique_ptr<CronScheduler> cron_;
 };
 

@@ -1,4 +1,4 @@
-// Engine: the custom job options checked at PUSH and FETCH (#13): unique jobs (unique_jobs.h) and
+// Engine: the custom job options checked at PUSH and FETCH: unique jobs (unique_jobs.h) and
 // expiring jobs (expiring_jobs.h).
 #include <spdlog/spdlog.h>
 
@@ -66,7 +66,7 @@ bool Engine::AdmitFetched(const JobRecord& job) {
 
 void Engine::PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
                          Done answer) {
-  if (!lock && !bid.empty()) {  // batches (#13)
+  if (!lock && !bid.empty()) {  // batches
     store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(answer));
     return;
   }

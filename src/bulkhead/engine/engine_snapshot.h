@@ -39,7 +39,7 @@ struct EngineTaskSnapshots {
   TaskSnapshot workers;    // "Workers": silent workers dropped
 };
 
-// One queue throttle ([throttles], issue #13) and its use at the snapshot's `now`.
+// One queue throttle ([throttles]) and its use at the snapshot's `now`.
 struct ThrottleSnapshot {
   std::string queue;
   bool per_worker = false;  // `worker = N` (per wid) rather than `concurrency = N`
@@ -49,14 +49,14 @@ struct ThrottleSnapshot {
   size_t max_per_worker = 0;  // per-worker throttles: the most slots one wid holds
 };
 
-// Unique jobs (#13): locks taken with a PUSH, and PUSHes refused NOTUNIQUE (this node's, since
+// Unique jobs: locks taken with a PUSH, and PUSHes refused NOTUNIQUE (this node's, since
 // start; Faktory's statsd names them uniq.lock and uniq.denied).
 struct UniqueJobCounts {
   int64_t taken = 0;
   int64_t denied = 0;
 };
 
-// One [[cron]] entry (#13): its schedule, when it is next due, the latest due time claimed (by any
+// One [[cron]] entry: its schedule, when it is next due, the latest due time claimed (by any
 // node, as this node saw it), and this node's pushes since start (lost: claimed, PUSH refused).
 struct CronEntrySnapshot {
   std::string name;
@@ -82,7 +82,7 @@ struct EngineSnapshot {
   int64_t processed = 0;
   int64_t failures = 0;
   uint64_t push_duplicates = 0;
-  BatchCounts batches;  // batches created, committed, expired uncommitted, succeeded (#13)
+  BatchCounts batches;  // batches created, committed, expired uncommitted, succeeded
 
   EngineTaskSnapshots tasks;
 
@@ -92,7 +92,7 @@ struct EngineSnapshot {
   // Connected workers (the roster itself is the engine's WorkerRoster; /api/workers reads it).
   size_t worker_count = 0;
 
-  // Unique and expiring jobs (#13): this node's counts since start; expired jobs by queue.
+  // Unique and expiring jobs: this node's counts since start; expired jobs by queue.
   UniqueJobCounts unique;
   std::map<std::string, int64_t> jobs_expired;
   std::vector<CronEntrySnapshot> cron;  // in config order

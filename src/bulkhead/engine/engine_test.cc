@@ -533,7 +533,7 @@ class RosterStore final : public DeferredStore {
   std::vector<NodeRoster> others_;
 };
 
-// #12: the engine publishes its roster through the store and lists the cluster's workers: its
+// The engine publishes its roster through the store and lists the cluster's workers: its
 // own as they are now, then the other nodes' (a roster that does not read is left out).
 TEST(EngineRosterTest, TheClusterWorkersAreThisNodesThenTheOthers) {
   Config config;

@@ -1,4 +1,4 @@
-// Queue throttling in the engine (#13), on a memory store (inline and deferred) with a simulated
+// Queue throttling in the engine, on a memory store (inline and deferred) with a simulated
 // clock: FETCH skips a full throttled queue, and a FETCH waiting only for a slot is answered when
 // one comes back (ACK, FAIL, the reaper, the timeout), at that moment.
 #include <gtest/gtest.h>

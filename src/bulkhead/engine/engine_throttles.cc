@@ -1,4 +1,4 @@
-// Engine's part in queue throttling (#13): waking FETCHes when a slot comes back, and the
+// Engine's part in queue throttling: waking FETCHes when a slot comes back, and the
 // throttles' use in snapshots. The throttled FETCH itself is Engine::Probe (engine.cc).
 #include "bulkhead/engine/engine.h"
 

@@ -1,4 +1,4 @@
-// A node's worker roster in the form it publishes to a store shared by several nodes (#12), so
+// A node's worker roster in the form it publishes to a store shared by several nodes, so
 // that every node's /api/workers and Busy page list the workers of the whole cluster, idle ones
 // included (Store::SetRosterSource, Store::ListOtherRosters).
 //

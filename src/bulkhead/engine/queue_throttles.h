@@ -1,4 +1,4 @@
-// QueueThrottles: the engine's side of queue throttling (#13, docs/throttles.md): the configured
+// QueueThrottles: the engine's side of queue throttling (docs/throttles.md): the configured
 // throttles as the store applies them (store/queue_throttle.h), and when this node's own slots
 // expire, so that FETCHes waiting only for a slot are woken then.
 //

@@ -1,4 +1,4 @@
-// Unique and expiring jobs (#13) through the engine, on a memory store (inline and deferred) with a
+// Unique and expiring jobs through the engine, on a memory store (inline and deferred) with a
 // simulated clock, so that every lock length and expiry is checked to the microsecond.
 #include <gtest/gtest.h>
 

@@ -47,7 +47,7 @@ inline constexpr std::string_view kDeadSetSizeHelp = "Jobs in the dead set (retr
 inline constexpr std::string_view kParkedJobs = "bulkhead_parked_jobs";
 inline constexpr std::string_view kParkedJobsHelp =
     "Delivery jobs parked because their host's breaker is open or its cap is full.";
-// Cluster-wide delivery caps (#12): this node's view of the cluster and its share of the caps.
+// Cluster-wide delivery caps: this node's view of the cluster and its share of the caps.
 inline constexpr std::string_view kClusterNodes = "bulkhead_cluster_nodes";
 inline constexpr std::string_view kClusterNodesHelp =
     "Live nodes sharing the store, as this node last learned (1 on an embedded store).";
@@ -58,7 +58,7 @@ inline constexpr std::string_view kDeliveryHostCapMax = "bulkhead_delivery_host_
 inline constexpr std::string_view kDeliveryHostCapMaxHelp =
     "This node's ceiling of every host's adaptive cap: host_cap_max / cluster nodes.";
 
-// ---- Queue throttles ([throttles], issue #13)
+// ---- Queue throttles ([throttles])
 // -----------------------------------------------------
 inline constexpr std::string_view kThrottleLimit = "bulkhead_throttle_limit";
 inline constexpr std::string_view kThrottleLimitHelp =
@@ -90,7 +90,7 @@ inline constexpr std::string_view kJobsFailedTotalHelp =
 inline constexpr std::string_view kPushDuplicatesTotal = "bulkhead_push_duplicates_total";
 inline constexpr std::string_view kPushDuplicatesTotalHelp =
     "PUSHed jobs (PUSH or PUSHB) whose jid the server already held: answered OK, nothing changed.";
-// ---- Unique, expiring and cron jobs (#13); this node's counts since start ----------------------
+// ---- Unique, expiring and cron jobs; this node's counts since start ----------------------
 inline constexpr std::string_view kUniqueLocksTotal = "bulkhead_unique_locks_total";
 inline constexpr std::string_view kUniqueLocksTotalHelp =
     "Unique-job locks taken with a PUSH (Faktory's uniq.lock).";
@@ -113,7 +113,7 @@ inline constexpr std::string_view kCronNextRunSeconds = "bulkhead_cron_next_run_
 inline constexpr std::string_view kCronNextRunSecondsHelp =
     "When a cron entry is next due (Unix seconds).";
 
-// Batches (#13). Label: event (created, committed, expired: uncommitted for 30 minutes,
+// Batches. Label: event (created, committed, expired: uncommitted for 30 minutes,
 // succeeded: the success callback finished, or all members succeeded when there is none).
 inline constexpr std::string_view kBatchesTotal = "bulkhead_batches_total";
 inline constexpr std::string_view kBatchesTotalHelp =

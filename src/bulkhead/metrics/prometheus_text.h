@@ -1,5 +1,5 @@
 // Rendering of metric snapshots in the Prometheus text exposition format 0.0.4
-// (prometheus/docs exposition_formats.md; summary in /work/shared/reference/observability.md §7).
+// (https://prometheus.io/docs/instrumenting/exposition_formats/).
 //
 // The HTTP module serves GET /metrics as:
 //   std::string body = RenderPrometheusText(registry);

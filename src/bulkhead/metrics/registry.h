@@ -9,10 +9,14 @@
 //   Counter& processed = (*fetched)->Get();       // cache the reference; updates are lock-free
 //   processed.Increment();
 //
-//   // Queue latency is computed when scraped, never pushed by workers (see observability.md).
-//   registry.AddCallbackGauge("bulkhead_queue_latency_seconds", "...", {"queue"},
-//       [&]() -> Result<std::vector<MetricSample>> { return LatencyByQueue(); });
-//   (view/metrics_gauges.cc reads it from the engine snapshot the event loop last published.)
+//   // Queue latency is computed when scraped, never pushed by workers: one sample per queue.
+//   Status s = registry.AddCallbackGauge("bulkhead_queue_latency_seconds", "...", {"queue"},
+//       [&]() -> Result<std::vector<MetricSample>> {
+//         double age = snapshot.queues.at("default").latency_seconds;  // an EngineSnapshot
+//         return std::vector<MetricSample>{{{"default"}, age}};
+//       });
+//   (view/metrics_gauges.cc registers it so, from the EngineSnapshot the event loop last
+//   published; RemoveCallback undoes it.)
 //
 // Thread safety, in short: registering, updating and collecting may happen concurrently from any
 // threads. Counter/Gauge/Histogram updates are lock-free atomics; creating a labelled child takes

@@ -1,5 +1,5 @@
-// StatsD / DogStatsD line format for registry snapshots (statsd `docs/metric_types.md`, Datadog
-// "datagram shell"; summary in /work/shared/reference/observability.md §6). Pure formatting, no
+// StatsD / DogStatsD line format for registry snapshots (statsd/statsd `docs/metric_types.md`;
+// DogStatsD's https://docs.datadoghq.com/developers/dogstatsd/datagram_shell). Pure formatting, no
 // I/O; StatsdEmitter (statsd_emitter.h) sends what this produces.
 //
 // Mapping from a registry family to lines (prefix "bulkhead", metric bulkhead_queue_size):

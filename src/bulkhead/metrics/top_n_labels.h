@@ -2,14 +2,17 @@
 // with tens of thousands of hosts; one series per host and outcome would swamp Prometheus. The N
 // most active hosts keep their own `host` label value; all others share the value "other".
 //
-// Usage in the delivery engine:
+// Usage in the delivery engine (Dispatcher::host_labels(); dispatch/attempt_runner.cc and
+// view/delivery_gauges.cc):
 //   TopNLabels hosts(SystemClock::Instance(), {.top_n = 20});
 //   // on every delivery attempt, including ones refused by the breaker or the host cap, so that
 //   // a broken host keeps its own label while it is being refused:
-//   deliveries->WithLabels({hosts.RecordAndLabel(host), outcome}).Increment();
+//   deliveries->WithLabels({hosts.RecordAndLabel(host), std::string(outcome)}).Increment();
 //   // scrape-time per-host gauges, folded the same way (values of folded hosts are summed):
-//   registry.AddCallbackGauge(kHostInflight, kHostInflightHelp, {"host"},
-//       [&] { return Result<std::vector<MetricSample>>(hosts.Fold(engine.InflightByHost())); });
+//   registry.AddCallbackGauge(mn::kHostInflight, mn::kHostInflightHelp, {"host"},
+//       [&]() -> Result<std::vector<MetricSample>> {
+//         return hosts.Fold(HostGaugeValues(snapshot, HostGauge::kInFlight));
+//       });
 //
 // Membership rules (deterministic given the Clock):
 //  1. Activity is a score per host: Record adds `weight`; at each refresh every score decays by

@@ -32,13 +32,13 @@ inline constexpr char kUnknownMutateOp[] = "unknown mutate operation: ";  // + c
 inline constexpr char kMutateOps[] = " (clear, kill, discard or requeue)";
 inline constexpr char kInvalidMutateTarget[] = "invalid target for mutation command: ";  // + target
 inline constexpr char kMutateTargets[] = " (scheduled, retries or dead)";
-// BATCH (#13; docs/batches.md). "No such batch <bid>" is Faktory's text, from the store.
+// BATCH (docs/batches.md). "No such batch <bid>" is Faktory's text, from the store.
 inline constexpr char kBatchNeedsSubcommand[] =
     "BATCH needs a subcommand: NEW, OPEN, COMMIT or STATUS";
 inline constexpr char kNoSuchBatchSubcommand[] = "no such BATCH subcommand: ";  // + upper-cased
 inline constexpr char kBatchSubcommands[] = " (NEW, OPEN, COMMIT or STATUS)";
 inline constexpr char kBatchNewNeedsJson[] = "BATCH NEW needs a JSON object";
-// TRACK (#13; docs/tracking.md).
+// TRACK (docs/tracking.md).
 inline constexpr char kTrackNeedsSubcommand[] = "TRACK needs a subcommand: SET or GET";
 inline constexpr char kNoSuchTrackSubcommand[] = "no such TRACK subcommand: ";  // + upper-cased
 inline constexpr char kTrackSubcommands[] = " (SET or GET)";

@@ -329,7 +329,7 @@ TEST_F(RedisConnectionTest, SubscriberReceivesPublishedMessages) {
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
 }
 
-// A subscriber sends nothing but PING (#12): with keepalive_every, a healthy server answers each
+// A subscriber sends nothing but PING: with keepalive_every, a healthy server answers each
 // and the subscription carries on; a server that stops answering (CLIENT PAUSE: the socket stays
 // open, as when it is half-open) ends the connection after the reply timeout.
 TEST_F(RedisConnectionTest, ASubscriberPingsAndASilentServerEndsIt) {

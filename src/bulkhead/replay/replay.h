@@ -11,7 +11,7 @@
 //
 // With Pipeline::kSharedPool the same load is delivered the incumbent's way, to watch the incident
 // itself happen: the worker's threads make the push requests and wait on the faulty host. With
-// Pipeline::kThrottled (#13) they still do, but the push jobs go to their own queue `push`,
+// Pipeline::kThrottled they still do, but the push jobs go to their own queue `push`,
 // throttled to kThrottledPushConcurrency, and the worker fetches `default, push`: a queue
 // throttle as the generic bulkhead around the app's own jobs.
 #pragma once
@@ -61,7 +61,7 @@ struct ReplayOptions {
   std::string store;
   // Server processes on that store (> 1 needs a Redis URL), each with its own timeline worker
   // process (the `concurrency` threads split between them); the load generator pushes job i
-  // through node i % nodes, and the figures are the cluster's (#12).
+  // through node i % nodes, and the figures are the cluster's.
   int nodes = 1;
   bool progress = true;  // the live line on stderr
   ReplayThresholds thresholds;

@@ -1,4 +1,4 @@
-// ValidateReplayOptions: --store and --nodes (#12).
+// ValidateReplayOptions: --store and --nodes.
 #include <gtest/gtest.h>
 
 #include "bulkhead/replay/replay.h"

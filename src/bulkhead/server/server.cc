@@ -433,7 +433,7 @@ void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {
     info.server.command_count = counters.command_count;
     info.server.used_memory_mb = ResidentMemoryMb();
     info.hosts = HostsFromDispatcher();
-    if (dispatcher_) info.delivery = ClusterViewFrom(dispatcher_->Snapshot());  // #12
+    if (dispatcher_) info.delivery = ClusterViewFrom(dispatcher_->Snapshot());
     cb(std::move(info));
   });
 }

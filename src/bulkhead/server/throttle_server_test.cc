@@ -1,4 +1,4 @@
-// Queue throttling through the whole server (#13): many worker connections on a throttled queue
+// Queue throttling through the whole server: many worker connections on a throttled queue
 // never hold more of its jobs than the limit, and a worker listing a full throttled queue first
 // gets the next queue's jobs. A Server on loopback port 0 with the memory store (inline and
 // deferred), driven over real sockets.

@@ -26,7 +26,7 @@ struct Change {
     kPutUniqueLock,     // name = lock key, value = holder jid, delta = expiry (µs)
     kDeleteUniqueLock,  // name = lock key
     kSetCronFiring,     // name = cron entry, delta = its last claimed due time (µs)
-    // Records of Enterprise features (#13: batches, tracking), one table for all: name = space,
+    // Records of Enterprise features (batches, tracking), one table for all: name = space,
     // key, value (kPutRecord: insert or replace). FLUSH (kDeleteAll) deletes them all.
     kPutRecord,
     kDeleteRecord,

@@ -303,7 +303,7 @@ void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback
   cb(state_.List(set, offset, limit));
 }
 
-// --- Batches (#13) ---
+// --- Batches ---
 
 void EmbeddedStore::Apply(const Done& durable,
                           const std::function<Status(std::vector<Change>&)>& change) {
@@ -352,7 +352,7 @@ void EmbeddedStore::GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) 
   cb(state_.batch_counts());
 }
 
-// --- Job tracking (#13) ---
+// --- Job tracking ---
 
 void EmbeddedStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
   Apply(durable, [&](std::vector<Change>& out) {

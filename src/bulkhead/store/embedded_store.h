@@ -72,31 +72,31 @@ class EmbeddedStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
-  // Queue throttling (#13). Slots live in memory beside the working set; after a restart every
+  // Queue throttling. Slots live in memory beside the working set; after a restart every
   // stored reservation holds a slot again (see store/throttle_slots.h).
   void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
                       TimePoint now, JobCallback cb) override;
   void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                     ThrottleUsesCallback cb) override;
-  // Unique jobs and cron (#13; embedded_store_unique.cc).
+  // Unique jobs and cron (embedded_store_unique.cc).
   void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
   void ReleaseUniqueLock(const std::string& jid, Done durable) override;
   void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
   void ListCronFirings(CronFiringsCallback cb) override;
-  // Batches (#13).
+  // Batches.
   void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
   void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
   void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
   void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
   void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
   void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
-  // Tracking (#13).
+  // Tracking.
   void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
   void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
   void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
   void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
-  // #14 jid lookup / wid (embedded_store_lookup.cc): MemoryState's holder records, made durable
-  // by the log as records of space "holder".
+  // Job lookup by jid and reservation holders (embedded_store_lookup.cc): MemoryState's holder
+  // records, made durable by the log as records of space "holder".
   void FindJob(const std::string& jid, JobCallback cb) override;
   void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
   void ListHeld(size_t limit, HeldJobsCallback cb) override;

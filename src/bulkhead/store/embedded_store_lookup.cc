@@ -1,4 +1,4 @@
-// EmbeddedStore's jid lookup and reservation holders (#14): MemoryState does the work, the change
+// EmbeddedStore's jid lookup and reservation holders: MemoryState does the work, the change
 // log makes the holders durable (records of space "holder", holder_book.h).
 #include "bulkhead/store/embedded_store.h"
 

@@ -1,4 +1,4 @@
-// EmbeddedStore's unique-job locks and cron firing claims (#13): MemoryState does the work, the
+// EmbeddedStore's unique-job locks and cron firing claims: MemoryState does the work, the
 // change log makes it durable.
 #include "bulkhead/store/embedded_store.h"
 

@@ -1,4 +1,4 @@
-// HolderBook (#14): which worker (HELLO wid) holds each reservation a worker's FETCH made, for the
+// HolderBook: which worker (HELLO wid) holds each reservation a worker's FETCH made, for the
 // dashboard's Busy page. Kept by MemoryState beside the working set and persisted, by the sqlite:
 // log, as records of kHolderSpace (key jid, value wid); an older build ignores that space.
 //

@@ -117,7 +117,7 @@ void MemoryState::FinishLoad() {
     slots_.Take(e->job.queue, e->job.jid, ThrottleSlots::kRestoredWid,
                 score - int64_t{e->job.reserve_for_s} * 1'000'000);
   }
-  holders_.Retain([this](const std::string& jid) { return GetWorking(jid).has_value(); });  // #14
+  holders_.Retain([this](const std::string& jid) { return GetWorking(jid).has_value(); });
 }
 
 void MemoryState::ReleaseSlot(const Entry* e) {
@@ -180,7 +180,7 @@ std::optional<JobRecord> MemoryState::Ack(const std::string& jid, std::vector<Ch
   if (it == by_jid_.end() || it->second->job.state != JobState::kWorking) return std::nullopt;
   Entry* e = it->second.get();
   ReleaseSlot(e);
-  holders_.Drop(jid, out);  // #14
+  holders_.Drop(jid, out);
   Unlink(e);
   Change c{Change::Kind::kDeleteJob};
   c.id = e->id;
@@ -219,7 +219,7 @@ Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Chang
   if (it == by_jid_.end()) return Status::NotFound("Job not found " + job.jid);
   Entry* e = it->second.get();
   ReleaseSlot(e);
-  holders_.Drop(job.jid, out);  // #14
+  holders_.Drop(job.jid, out);
   Unlink(e);
   e->job.state = job.state;
   e->job.queue = job.queue;
@@ -253,7 +253,7 @@ bool MemoryState::Remove(const std::string& jid, std::vector<Change>& out) {
   auto it = by_jid_.find(jid);
   if (it == by_jid_.end()) return false;
   ReleaseSlot(it->second.get());
-  holders_.Drop(jid, out);  // #14
+  holders_.Drop(jid, out);
   Unlink(it->second.get());
   Change c{Change::Kind::kDeleteJob};
   c.id = it->second->id;
@@ -397,7 +397,7 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   dead_.clear();
   working_.clear();
   slots_.Clear();
-  holders_.Clear();  // #14
+  holders_.Clear();
   counters_.clear();
   unique_locks_.clear();  // the sqlite: log's kDeleteAll deletes their rows too
   unique_key_of_.clear();
@@ -478,12 +478,12 @@ bool MemoryState::IsPaused(const std::string& queue) const {
   return it != queues_.end() && it->second.paused;
 }
 
-// --- Batches (#13) ---
+// --- Batches ---
 
 Status MemoryState::LoadRecord(const std::string& space, const std::string& key,
                                const std::string& value) {
   if (space == kTrackSpace) return tracks_.Load(key, value);
-  if (space == kHolderSpace) {  // #14
+  if (space == kHolderSpace) {
     holders_.Load(key, value);
     return Status::Ok();
   }

@@ -125,10 +125,10 @@ class MemoryState {
   bool IsPaused(const std::string& queue) const;
   bool Contains(const std::string& jid) const { return by_jid_.contains(jid); }
 
-  // Queue throttling (#13): the use of each throttle at now.
+  // Queue throttling: the use of each throttle at now.
   std::vector<ThrottleUse> ThrottleUses(const std::vector<QueueThrottle>& throttles,
                                         int64_t now_us);
-  // --- Unique jobs and cron (#13; memory_state_unique.cc; contracts in store.h) ---
+  // --- Unique jobs and cron (memory_state_unique.cc; contracts in store.h) ---
   void LoadUniqueLock(const std::string& key, std::string jid, int64_t until_us);
   void LoadCronFiring(const std::string& entry, int64_t due_us);
   // Add under the lock `key` (Store::PushUnique): FailedPrecondition NotUniqueStatus() when
@@ -142,7 +142,7 @@ class MemoryState {
   // Store::ClaimCronFiring.
   bool ClaimCronFiring(const std::string& entry, int64_t due_us, std::vector<Change>& out);
   const std::map<std::string, int64_t>& cron_firings() const { return cron_firings_; }
-  // --- Batches (#13; batch_record.h, batch_book.h) ---
+  // --- Batches (batch_record.h, batch_book.h) ---
   // Loading: one row of the records table. InvalidArgument names a record that cannot be read.
   Status LoadRecord(const std::string& space, const std::string& key, const std::string& value);
   // The batch `bid`, or null when unknown or expired at `now_us`.
@@ -160,7 +160,7 @@ class MemoryState {
   size_t ExpireBatches(int64_t now_us, size_t limit, std::vector<Change>& out);
   BatchCounts batch_counts() const;
 
-  // --- Job tracking (#13; track_record.h, track_book.h) ---
+  // --- Job tracking (track_record.h, track_book.h) ---
   TrackBook& tracks() { return tracks_; }
   const TrackBook& tracks() const { return tracks_; }
   // TrackPushed's condition: the store holds `jid`, not reserved.
@@ -168,7 +168,7 @@ class MemoryState {
     return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
   }
 
-  // --- #14 jid lookup / wid (memory_state_lookup.cc; contracts in store.h) ---
+  // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts in store.h) ---
   // The job `jid` wherever it is, or null. Valid until the next change.
   const JobRecord* FindJob(const std::string& jid) const;
   // Records `wid` as the holder of the reservation of `jid`; nothing when it is not reserved.
@@ -190,7 +190,7 @@ class MemoryState {
     bool paused = false;
   };
   using SetKey = std::tuple<int64_t, int64_t, Entry*>;  // score, id, entry
-  // Ordered by (score, id), with the rank of each element (#14: List reaches any offset in
+  // Ordered by (score, id), with the rank of each element (List reaches any offset in
   // O(log n), so every page of a large set costs the same).
   using SortedSet = OrderStatisticSet<SetKey>;
 
@@ -211,8 +211,8 @@ class MemoryState {
   std::map<std::string, int64_t> counters_;
   std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key
   std::map<std::string, HostStateRecord> host_states_;  // by host
-  ThrottleSlots slots_;                                 // queue throttling (#13)
-  HolderBook holders_;                                  // reservation holders (#14)
+  ThrottleSlots slots_;                                 // queue throttling
+  HolderBook holders_;                                  // reservation holders
   struct UniqueHold {
     std::string jid;
     int64_t until_us;

@@ -1,4 +1,4 @@
-// MemoryState's jid lookup and reservation holders (#14; contracts in store.h and memory_state.h).
+// MemoryState's jid lookup and reservation holders (contracts in store.h and memory_state.h).
 #include "bulkhead/store/memory_state.h"
 
 namespace bulkhead {

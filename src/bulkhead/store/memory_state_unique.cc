@@ -1,4 +1,4 @@
-// MemoryState's unique-job locks and cron firing claims (#13); the rest is in memory_state.cc.
+// MemoryState's unique-job locks and cron firing claims; the rest is in memory_state.cc.
 #include "bulkhead/store/memory_state.h"
 #include "bulkhead/store/unique_lock.h"
 

@@ -1,4 +1,4 @@
-// Queue throttling (issue #13, docs/throttles.md): what the store needs to apply a throttle at
+// Queue throttling (docs/throttles.md): what the store needs to apply a throttle at
 // FETCH, and what it reports of one.
 //
 // A slot of queue Q is a reservation of a job of Q made by a throttled FETCH less than `timeout`

@@ -58,7 +58,7 @@ const RedisScripts& StoreRedisScripts() {
     s.track_pushed = with_batches(t::k_track_pushed);
     s.track_get = with_batches(t::k_track_get);
     s.track_expire = with_batches(t::k_track_expire);
-    s.find_job = with_prelude(t::k_find_job);  // #14 jid lookup / wid
+    s.find_job = with_prelude(t::k_find_job);  // job lookup by jid and reservation holders
     s.set_holder = with_prelude(t::k_set_holder);
     s.list_held = with_prelude(t::k_list_held);
     s.list_rosters = with_prelude(t::k_list_rosters);

@@ -11,19 +11,19 @@ struct RedisScripts {
   std::string push, fetch, ack, get_working, extend, move, fail_reserved, remove, enqueue_due,
       range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats,
       heartbeat, reap, lease,
-      // Queue throttling (#13).
+      // Queue throttling.
       fetch_throttled, throttle_uses;
-  // Unique jobs and cron (#13).
+  // Unique jobs and cron.
   std::string push_unique, release_unique, claim_cron;
-  // Batches (#13): batch_lib.lua is prepended (after the prelude) to these and to ack and
+  // Batches: batch_lib.lua is prepended (after the prelude) to these and to ack and
   // fail_reserved.
   std::string batch_new, batch_commit, push_member, batch_expire;
-  // Tracking (#13): track_lib.lua is prepended (after the prelude) to these and to fetch, ack
+  // Tracking: track_lib.lua is prepended (after the prelude) to these and to fetch, ack
   // and fail_reserved.
   std::string track_set, track_pushed, track_get, track_expire;
-  // #14 jid lookup / wid.
+  // Job lookup by jid and reservation holders.
   std::string find_job, set_holder, list_held;
-  std::string list_rosters;  // #12: the other nodes' worker rosters
+  std::string list_rosters;  // the other nodes' worker rosters
 };
 
 // Built once; never changes. Any thread.

@@ -74,7 +74,7 @@ RedisConnectOptions RedisStore::ConnectOptions(bool subscriber,
   if (!subscriber) o.reply_timeout = std::max(kReplyTimeout, options_.wait_timeout + kReplyTimeout);
   // The subscriber only waits: a PING every heartbeat interval lets the reply timeout catch a
   // half-open socket there too (lost within heartbeat_every + kReplyTimeout; the reconnect
-  // re-subscribes). #12
+  // re-subscribes).
   if (subscriber) {
     o.reply_timeout = kReplyTimeout;
     o.keepalive_every = options_.heartbeat_every;
@@ -152,7 +152,7 @@ void RedisStore::SendLayoutCheck(std::function<void(Status)> done) {
     RawEval(scripts_->heartbeat, "open",
             {options_.node_id, std::to_string(options_.heartbeat_ttl.count())},
             [this, alive, done](Result<RedisReply> r) {
-              if (r.ok() && !alive.expired()) NoteHeartbeat(*r);  // #12: the live node count
+              if (r.ok() && !alive.expired()) NoteHeartbeat(*r);  // the live node count
               done(r.ok() ? Status::Ok() : r.status());
             });
   });
@@ -318,7 +318,7 @@ void RedisStore::ScheduleReconnect(bool subscriber) {
         }
         if (!subscriber) {
           SetAvailable();
-          ReclaimLostReservations();  // #12: the first command on the new connection
+          ReclaimLostReservations();  // the first command on the new connection
         }
         spdlog::info("redis store: the {} connection to {} is back",
                      subscriber ? "wake subscription" : "command", options_.url.Redacted());

@@ -160,31 +160,31 @@ class RedisStore final : public Store {
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
 
-  // Queue throttling (#13; redis_store_throttle.cc, fetch_throttled.lua): the slots are sorted
+  // Queue throttling (redis_store_throttle.cc, fetch_throttled.lua): the slots are sorted
   // sets in Redis, shared by every node and kept across restarts.
   void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
                       TimePoint now, JobCallback cb) override;
   void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                     ThrottleUsesCallback cb) override;
-  // Unique jobs and cron (#13; redis_store_unique.cc).
+  // Unique jobs and cron (redis_store_unique.cc).
   void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
   void ReleaseUniqueLock(const std::string& jid, Done durable) override;
   void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
   void ListCronFirings(CronFiringsCallback cb) override;
-  // Batches (#13; redis_store_batches.cc, scripts batch_*.lua).
+  // Batches (redis_store_batches.cc, scripts batch_*.lua).
   void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
   void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
   void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
   void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
   void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
   void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
-  // Tracking (#13; redis_store_tracking.cc, scripts track_*.lua).
+  // Tracking (redis_store_tracking.cc, scripts track_*.lua).
   void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
   void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
   void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
   void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
-  // #14 jid lookup / wid (redis_store_lookup.cc): HGET of {NS}:jobs; holders in the hash
-  // {NS}:wid (jid -> wid; redis_scripts/README.md).
+  // Job lookup by jid and reservation holders (redis_store_lookup.cc): HGET of {NS}:jobs;
+  // holders in the hash {NS}:wid (jid -> wid; redis_scripts/README.md).
   void FindJob(const std::string& jid, JobCallback cb) override;
   void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
   void ListHeld(size_t limit, HeldJobsCallback cb) override;
@@ -198,7 +198,7 @@ class RedisStore final : public Store {
   int64_t reaper_passes() const { return reaper_passes_; }
   int64_t reservations_given_back() const { return reservations_given_back_; }
 
-  // Cluster membership (#12; redis_store_liveness.cc): the count the last heartbeat (or Open's)
+  // Cluster membership (redis_store_liveness.cc): the count the last heartbeat (or Open's)
   // answered; the handler runs when a heartbeat finds it changed.
   size_t live_nodes() const override { return live_nodes_; }
   void SetNodeCountHandler(NodeCountHandler handler) override {
@@ -314,7 +314,7 @@ class RedisStore final : public Store {
   // A heartbeat's reply ({had, live}; heartbeat.lua): records the live node count (calling the
   // node count handler when it changed) and returns `had`.
   int64_t NoteHeartbeat(const RedisReply& reply);
-  // Reclaim of reservations whose FETCH reply was lost (#12; redis_store_reclaim.cc).
+  // Reclaim of reservations whose FETCH reply was lost (redis_store_reclaim.cc).
   // HandOut: answers a FETCH's `cb` from its reply ({jid, value, score}: a job, reserved; anything
   // else: none) and remembers a job handed out with its reservation, so that a reclaim keeps it
   // and its ACK names the reservation (Ack).

@@ -1,4 +1,4 @@
-// RedisStore's batches (#13): each operation is one script (redis_scripts/batch_*.lua and
+// RedisStore's batches: each operation is one script (redis_scripts/batch_*.lua and
 // push_member.lua, with batch_lib.lua); a batch is the hash {NS}:batch:BID (layout in
 // redis_scripts/README.md).
 #include <cstdlib>

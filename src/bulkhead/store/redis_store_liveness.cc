@@ -1,6 +1,6 @@
 // RedisStore's node liveness: the heartbeat ({NS}:alive:NODE with a TTL), the reaper that gives
 // back the reservations of nodes whose heartbeat stopped, and the give-back of a graceful stop
-// (redis_scripts/README.md, "Node liveness"), and the worker rosters the heartbeat carries (#12).
+// (redis_scripts/README.md, "Node liveness"), and the worker rosters the heartbeat carries.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>

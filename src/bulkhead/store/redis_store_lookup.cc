@@ -1,4 +1,4 @@
-// RedisStore's jid lookup and reservation holders (#14): find_job.lua reads {NS}:jobs (one HGET
+// RedisStore's jid lookup and reservation holders: find_job.lua reads {NS}:jobs (one HGET
 // and the score); the holders are the hash {NS}:wid (jid -> wid), written by fetch.lua,
 // fetch_throttled.lua and set_holder.lua and dropped by the scripts that take a job out of the
 // working set

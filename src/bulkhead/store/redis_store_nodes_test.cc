@@ -1,4 +1,4 @@
-// The live node count of the Redis store (#12: the delivery caps are shared by it): each store is
+// The live node count of the Redis store (the delivery caps are shared by it): each store is
 // one node; the count is learned at Open and at each heartbeat from the registered nodes whose
 // alive key exists, and the node count handler hears every change.
 #include <gtest/gtest.h>

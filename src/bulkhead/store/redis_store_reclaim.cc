@@ -1,4 +1,4 @@
-// RedisStore's reclaim of reservations whose FETCH reply was lost (#12): a FETCH that Redis ran
+// RedisStore's reclaim of reservations whose FETCH reply was lost: a FETCH that Redis ran
 // but whose reply never came back (the connection dropped, or the primary failed over right after)
 // leaves a job reserved by this node that no caller knows of. The store remembers the jids whose
 // FETCH replies it handed to its callers (handed_out_); when the command connection comes back, it

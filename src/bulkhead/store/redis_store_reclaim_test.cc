@@ -1,4 +1,4 @@
-// A reservation whose FETCH reply was lost (#12): when the command connection comes back, the node
+// A reservation whose FETCH reply was lost: when the command connection comes back, the node
 // gives back the reservations it holds that none of its callers received, to their queue with no
 // retry spent, and keeps those it handed out.
 #include <gtest/gtest.h>

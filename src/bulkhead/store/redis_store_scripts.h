@@ -33,20 +33,20 @@ struct RedisStore::Scripts {
       mutate{text.mutate}, clear{text.clear}, set_paused{text.set_paused},
       remove_queues{text.remove_queues}, count_outcome{text.count_outcome}, flush{text.flush},
       stats{text.stats}, heartbeat{text.heartbeat}, reap{text.reap}, lease{text.lease},
-      // Queue throttling (#13).
+      // Queue throttling.
       fetch_throttled{text.fetch_throttled}, throttle_uses{text.throttle_uses};
-  // Unique jobs and cron (#13).
+  // Unique jobs and cron.
   RedisScript push_unique{text.push_unique}, release_unique{text.release_unique},
       claim_cron{text.claim_cron};
-  // Batches (#13).
+  // Batches.
   RedisScript batch_new{text.batch_new}, batch_commit{text.batch_commit},
       push_member{text.push_member}, batch_expire{text.batch_expire};
-  // Tracking (#13).
+  // Tracking.
   RedisScript track_set{text.track_set}, track_pushed{text.track_pushed}, track_get{text.track_get},
       track_expire{text.track_expire};
-  // #14 jid lookup / wid.
+  // Job lookup by jid and reservation holders.
   RedisScript find_job{text.find_job}, set_holder{text.set_holder}, list_held{text.list_held};
-  // #12: the other nodes' worker rosters.
+  // The other nodes' worker rosters.
   RedisScript list_rosters{text.list_rosters};
 
   std::vector<const RedisScript*> All() const {

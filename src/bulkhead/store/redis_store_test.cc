@@ -416,7 +416,7 @@ TEST_F(RedisStoreTest, OpenNamesAnUnreachableServerAndAWrongPasswordWithoutIt) {
   EXPECT_EQ(wrong.status().message().find("wrong-pass-7f3"), std::string::npos)
       << wrong.status().message();
   EXPECT_NE(wrong.status().message().find(where), std::string::npos) << wrong.status().message();
-  // Unreachable: Open starts without it (issue #12) and the reason names it, without the password.
+  // Unreachable: Open starts without it and the reason names it, without the password.
   (*locked)->Kill();
   auto gone = Open("redis://:wrong-pass-7f3@" + where, namespace_);
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
@@ -804,7 +804,7 @@ TEST_F(RedisStoreTest, AGracefulStopGivesBackItsDeliveriesAndHandsTheRestOverToT
   EXPECT_TRUE(Ack(*b, "job-stop-001")->has_value()) << "a worker may ACK it through any node";
 }
 
-// Batches (#13): members ACKed through several nodes at once fire each callback once.
+// Batches: members ACKed through several nodes at once fire each callback once.
 TEST_F(RedisStoreTest, BatchMembersAckedThroughThreeNodesAtOnceFireEachCallbackOnce) {
   auto a = OpenOk("node-a");
   auto b = OpenOk("node-b");

@@ -1,4 +1,4 @@
-// RedisStore's queue throttling (#13): FetchThrottled and ThrottleUses, each one script call
+// RedisStore's queue throttling: FetchThrottled and ThrottleUses, each one script call
 // (fetch_throttled.lua, throttle_uses.lua; the keys in redis_scripts/README.md).
 #include <cmath>
 

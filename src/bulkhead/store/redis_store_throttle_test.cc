@@ -1,4 +1,4 @@
-// Queue throttling on Redis across nodes (#13): the limit holds for every node sharing the
+// Queue throttling on Redis across nodes: the limit holds for every node sharing the
 // namespace, a slot released through one node wakes the others, and a dead node's reaped
 // reservations give their slots back. (store_test.cc runs the single-node cases on Redis too.)
 #include <gtest/gtest.h>

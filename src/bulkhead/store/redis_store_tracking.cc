@@ -1,4 +1,4 @@
-// RedisStore's job tracking (#13): each operation is one script (redis_scripts/track_*.lua, with
+// RedisStore's job tracking: each operation is one script (redis_scripts/track_*.lua, with
 // track_lib.lua); a record is the hash {NS}:track:JID (layout in redis_scripts/README.md).
 #include <cstdlib>
 

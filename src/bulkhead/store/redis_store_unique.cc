@@ -1,4 +1,4 @@
-// RedisStore's unique-job locks and cron firing claims (#13). Layout: redis_scripts/README.md.
+// RedisStore's unique-job locks and cron firing claims. Layout: redis_scripts/README.md.
 #include <algorithm>
 #include <cstdlib>
 

@@ -13,9 +13,9 @@ namespace bulkhead {
 //   signing_keys(key_id, pem): ActivityPub signing keys (PEM private keys); FLUSH keeps them.
 //   host_states(host, ...): the failing state of delivery hosts (HostStateRecord; times in µs
 //     since the epoch, 0 = none); a row exists only while its host is failing; FLUSH keeps them.
-//   unique_locks(key, jid, until_us): unique-job locks (#13; expired rows are purged lazily);
+//   unique_locks(key, jid, until_us): unique-job locks (expired rows are purged lazily);
 //     FLUSH deletes them.
-//   cron_firings(entry, due_us): each cron entry's last claimed firing (#13); FLUSH keeps them.
+//   cron_firings(entry, due_us): each cron entry's last claimed firing; FLUSH keeps them.
 //   records(space, key, value): the Enterprise features' records (batches, batch members and
 //     callbacks, job tracking; store/batch_book.h, store/track_book.h); FLUSH deletes them.
 // A new database file is created with mode 0600 (SQLite gives its -wal and -shm files the same

@@ -29,7 +29,7 @@ struct SqliteStatements {
   sqlite3_stmt* put_host = nullptr;        // ?1 host .. ?7 retry_after_until
   sqlite3_stmt* delete_host = nullptr;     // ?1 host
   sqlite3_stmt* set_commit_seq = nullptr;  // ?1 meta.commit_seq
-  // Unique jobs and cron (#13).
+  // Unique jobs and cron.
   sqlite3_stmt* put_unique_lock = nullptr;     // ?1 key, ?2 jid, ?3 until_us
   sqlite3_stmt* delete_unique_lock = nullptr;  // ?1 key
   sqlite3_stmt* set_cron_firing = nullptr;     // ?1 entry, ?2 due_us

@@ -107,7 +107,7 @@ class Store {
   // store (PutHostState, RemoveHostState). Set, cleared, called as the wake handler is.
   using HostStateHandler = std::function<void(const std::string& host)>;
   virtual void SetHostStateHandler(HostStateHandler handler) {}
-  // Worker signals across nodes (#12): a quiet or terminate ("quiet", "terminate") for the worker
+  // Worker signals across nodes: a quiet or terminate ("quiet", "terminate") for the worker
   // `wid`, or for every worker (empty wid), sent through another node sharing this store with
   // PublishWorkerSignal. Set, cleared, called as the wake handler is. Like Faktory's own, a signal
   // is not stored: a node that does not hear it (its subscription down at that moment) does not
@@ -117,7 +117,7 @@ class Store {
   // Sends a worker signal to the other nodes sharing this store; nothing on a store one process
   // owns (there is no other node). Fire and forget.
   virtual void PublishWorkerSignal(const std::string& wid, const std::string& state) {}
-  // Worker rosters across nodes (#12). A store shared by several nodes keeps each live node's
+  // Worker rosters across nodes. A store shared by several nodes keeps each live node's
   // roster: the text `source` returns (the engine's EncodeRoster), written with every heartbeat of
   // this node and gone with it (a graceful stop, a reap, or its heartbeat's TTL). Null clears it.
   // A store one process owns keeps none (there is no other node to read it).
@@ -158,7 +158,7 @@ class Store {
   // commit without delaying the answer (a crash before that leaves the job queued: at-least-once).
   virtual void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) = 0;
   // A worker's FETCH: as Fetch, and in the same step records `wid` (its HELLO wid) as the holder
-  // of the job it reserves, as SetHolder does (#14), so a worker's FETCH is one store call.
+  // of the job it reserves, as SetHolder does, so a worker's FETCH is one store call.
   virtual void FetchFor(const std::vector<std::string>& queues, const std::string& wid,
                         TimePoint now, JobCallback cb) = 0;
   // Ends a reservation and, in the same change, counts one processed job (total and the day of
@@ -230,7 +230,7 @@ class Store {
   // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.
   virtual void List(JobState set, size_t offset, size_t limit, JobsCallback cb) = 0;
 
-  // --- Queue throttling (#13; queue_throttle.h) ---
+  // --- Queue throttling (queue_throttle.h) ---
   // Fetch, where a listed queue with a throttle in `throttled` whose slots are all held (in all,
   // or by throttled.wid for a per-worker throttle) counts as empty, and the job handed out of a
   // throttled queue takes a slot, in the same atomic step (so the limit holds across the nodes
@@ -243,7 +243,7 @@ class Store {
   // The use of each throttle at `now`, in the order given. A read.
   virtual void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                             ThrottleUsesCallback cb) = 0;
-  // --- Unique jobs and cron (#13) ---
+  // --- Unique jobs and cron ---
   // Unique jobs: PUSH and the lock in one atomic change. AlreadyExists when the jid is known (as
   // Push). Otherwise, when `lock.key` is free at `now` (never taken, expired, released, or held by
   // job.jid itself), takes it for job.jid until lock.until and adds the job as Push does; when
@@ -261,7 +261,7 @@ class Store {
   // The last claimed firing of every entry that has one (entry -> due time).
   using CronFiringsCallback = std::function<void(Result<std::map<std::string, TimePoint>>)>;
   virtual void ListCronFirings(CronFiringsCallback cb) = 0;
-  // --- Batches (#13; the rules are in store/batch_record.h) ---
+  // --- Batches (the rules are in store/batch_record.h) ---
   // Besides these, Ack and FailReserved of a batch member or callback job count it in its batch
   // and push the callbacks that became due, in the same change as the ACK or FAIL itself; so does
   // BatchCommit. A callback is pushed into the scheduled set due at `now`, exactly once.
@@ -284,7 +284,7 @@ class Store {
   virtual void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) = 0;
   virtual void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) = 0;
 
-  // --- Job tracking (#13; store/track_record.h) ---
+  // --- Job tracking (store/track_record.h) ---
   // Besides these, Fetch, Ack and FailReserved of a followed job set its state (working; success;
   // dead when `next` is kDead, else failed) in the same change.
   using TrackCallback = std::function<void(Result<std::optional<TrackRecord>>)>;
@@ -298,7 +298,7 @@ class Store {
   // Deletes up to `limit` records past their 30 minutes; `cb` gets how many.
   virtual void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) = 0;
 
-  // --- #14 jid lookup / wid (the dashboard's search and Busy page) ---
+  // --- Job lookup by jid and reservation holders (the dashboard's search and Busy page) ---
   // The job `jid` wherever it is (job.state says where: a queue, a sorted set, or reserved; the
   // score as List gives it, 0 for a queued job on Redis), or nullopt when unknown. One lookup,
   // whatever the backlog. A read.
@@ -317,7 +317,7 @@ class Store {
   // Up to `limit` reserved jobs that have a holder, with it, in no particular order. A read.
   virtual void ListHeld(size_t limit, HeldJobsCallback cb) = 0;
 
-  // --- Cluster membership (#12: the delivery caps hold for the whole cluster) ---
+  // --- Cluster membership (the delivery caps hold for the whole cluster) ---
   // How many live nodes share this store, this one included, as last learned (Redis: at Open and
   // at each heartbeat, the registered nodes whose alive key exists). At least 1; always 1 for a
   // store one process owns. Loop thread.

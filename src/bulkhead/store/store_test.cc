@@ -492,7 +492,7 @@ TEST_P(StoreTest, FlushKeepsHostStates) {
   }
 }
 
-// --- Unique jobs and cron (#13) ---
+// --- Unique jobs and cron ---
 
 TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
   auto push_unique = [&](const std::string& jid, TimePoint now, Duration length = 60s) {
@@ -618,7 +618,7 @@ INSTANTIATE_TEST_SUITE_P(Embedded, StoreTest, kEmbeddedStores, EmbeddedStoreName
 // The same cases on a real redis-server (testing/shared_redis.h).
 INSTANTIATE_TEST_SUITE_P(Redis, StoreTest, ::testing::Values("redis"));
 
-// --- Queue throttling (#13) ---
+// --- Queue throttling ---
 
 std::vector<QueueThrottle> Concurrency(const std::string& queue, int n,
                                        Duration timeout = std::chrono::seconds(30)) {
@@ -1203,7 +1203,7 @@ TEST(MemoryStoreTest, IsNeverDegraded) {
   EXPECT_EQ(store.degraded_reason(), "");
 }
 
-// --- Batches (#13; store/batch_record.h) ---
+// --- Batches (store/batch_record.h) ---
 
 class BatchStoreTest : public StoreTest {
  protected:
@@ -1433,7 +1433,7 @@ TEST_P(BatchStoreTest, FlushDeletesBatches) {
 INSTANTIATE_TEST_SUITE_P(Embedded, BatchStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, BatchStoreTest, ::testing::Values("redis"));
 
-// --- Job tracking (#13; store/track_record.h) ---
+// --- Job tracking (store/track_record.h) ---
 
 class TrackStoreTest : public StoreTest {
  protected:
@@ -1557,7 +1557,7 @@ TEST_P(TrackStoreTest, FlushDeletesRecords) {
 INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
 
-// --- #14 jid lookup / wid (Store::FindJob, SetHolder, ListHeld) ---
+// --- Job lookup by jid and reservation holders (Store::FindJob, SetHolder, ListHeld) ---
 
 class LookupStoreTest : public StoreTest {
  protected:
@@ -1758,7 +1758,7 @@ TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
   node_b->Close();
 }
 
-// #12: quiet/terminate sent through one node reach the other nodes' handlers (the engine applies
+// Quiet/terminate sent through one node reach the other nodes' handlers (the engine applies
 // them to its workers), not the sender's own.
 TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
   if (!Redis()) GTEST_SKIP() << "one process owns an embedded store: there is no other node";
@@ -1788,7 +1788,7 @@ TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
   node_b->Close();
 }
 
-// #12: each node's worker roster goes to the store with its heartbeat (at once when its source is
+// Each node's worker roster goes to the store with its heartbeat (at once when its source is
 // set); the other nodes list it, not their own, and it is gone once its node stops. A store one
 // process owns keeps none.
 TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {

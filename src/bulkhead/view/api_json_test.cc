@@ -27,7 +27,7 @@ TEST(ApiJsonTest, Workers) {
 }
 
 // The hosts JSON as the dispatcher rendered it before the views moved here (its exact string),
-// plus breaker_open_until, last_error and last_error_at (#14).
+// plus breaker_open_until, last_error and last_error_at.
 TEST(ApiJsonTest, HostsJsonHasOneObjectPerHost) {
   EXPECT_EQ(RenderHostsJson(HostViewsFrom(DeliverySnapshot{})), "[]");
   EXPECT_EQ(RenderHostsJson(HostViewsFrom(TwoHosts())),

@@ -1,4 +1,4 @@
-// ClusterView: this node's share of the cluster-wide delivery caps (#12), as INFO shows it under
+// ClusterView: this node's share of the cluster-wide delivery caps, as INFO shows it under
 // "delivery": {"cluster_nodes", "max_in_flight", "in_flight", "host_cap_min", "host_cap_max"}.
 // Built from the dispatcher's DeliverySnapshot on the server's side, parsed back from the INFO
 // document on a client's (view/info_json.h). The same figures are on /metrics

@@ -1,4 +1,4 @@
-// The [[cron]] entries' figures (engine_snapshot.h CronEntrySnapshot; issue #13) in INFO and
+// The [[cron]] entries' figures (engine_snapshot.h CronEntrySnapshot) in INFO and
 // `bulkhead stats`: the "cron" object of INFO's "faktory" (present only when an entry is
 // configured), its reading back for `bulkhead stats`, and the CRON table of `bulkhead stats`.
 //

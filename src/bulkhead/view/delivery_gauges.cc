@@ -40,7 +40,7 @@ const DeliveryFamily kDeliveryFamilies[] = {
     {mn::kHostCap, mn::kHostCapHelp, HostGauge::kCap},
     {mn::kHostBreakerOpen, mn::kHostBreakerOpenHelp, HostGauge::kBreakerOpen},
     {mn::kParkedJobs, mn::kParkedJobsHelp, std::nullopt, Parked},
-    // Cluster-wide caps (#12).
+    // Cluster-wide caps.
     {mn::kClusterNodes, mn::kClusterNodesHelp, std::nullopt, ClusterNodes},
     {mn::kDeliveryMaxInflight, mn::kDeliveryMaxInflightHelp, std::nullopt, MaxInFlight},
     {mn::kDeliveryHostCapMax, mn::kDeliveryHostCapMaxHelp, std::nullopt, HostCapMax},

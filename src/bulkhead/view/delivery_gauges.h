@@ -1,7 +1,7 @@
 // The delivery engine's figures on /metrics and StatsD that come from its state (not those counted
 // per attempt, which the dispatcher records itself): bulkhead_host_inflight, bulkhead_host_cap,
-// bulkhead_host_breaker_open (per host), bulkhead_parked_jobs, and the cluster share of the caps
-// (#12): bulkhead_cluster_nodes, bulkhead_delivery_max_inflight, bulkhead_delivery_host_cap_max.
+// bulkhead_host_breaker_open (per host), bulkhead_parked_jobs, and the cluster share of the caps:
+// bulkhead_cluster_nodes, bulkhead_delivery_max_inflight, bulkhead_delivery_host_cap_max.
 //
 // Every figure is read at collection time from the DeliverySnapshot the event loop last published
 // (Dispatcher::PublishSnapshot, Dispatcher::published_snapshot()), never from the live

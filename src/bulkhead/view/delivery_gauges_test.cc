@@ -130,7 +130,7 @@ TEST(DeliveryGaugesTest, MissingAndCountedOnceTheSnapshotIsTooOld) {
   RemoveDeliveryGauges(registry);
 }
 
-// Cluster-wide caps (#12): the node count and this node's share of the caps, as published.
+// Cluster-wide caps: the node count and this node's share of the caps, as published.
 TEST(DeliveryGaugesTest, ClusterShareLines) {
   ManualClock clock;
   TopNLabels labels(clock, TopNLabelsOptions{});

@@ -21,7 +21,7 @@ json TaskJson(const TaskSnapshot& task, size_t size, const char* jobs_key) {
           {"wall_time_sec", std::chrono::duration<double>(task.wall).count()}};
 }
 
-// Unique, expiring and cron jobs (#13), only once there is something to show (so that a server that
+// Unique, expiring and cron jobs, only once there is something to show (so that a server that
 // does not use them answers Faktory's document unchanged): "unique":{"locks","denied"} and
 // "expired":{queue:count}, this node's counts since start.
 void AddJobOptionsJson(const EngineSnapshot& e, json& faktory) {
@@ -29,7 +29,7 @@ void AddJobOptionsJson(const EngineSnapshot& e, json& faktory) {
     faktory["unique"] = {{"locks", e.unique.taken}, {"denied", e.unique.denied}};
   }
   if (!e.jobs_expired.empty()) faktory["expired"] = e.jobs_expired;
-  // Cron entries (#13): view/cron_view.h.
+  // Cron entries: view/cron_view.h.
   if (!e.cron.empty()) faktory["cron"] = CronJson(e.cron);
 }
 
@@ -43,7 +43,7 @@ json FaktoryJson(const EngineSnapshot& e) {
       {"Dead", TaskJson(t.dead, e.dead, "enqueued")},
       {"Busy", TaskJson(t.busy, e.working, "reaped")},
       {"Workers", TaskJson(t.workers, e.worker_count, "reaped")},
-      // Faktory Enterprise's batch counters (#13), its names: closed = committed.
+      // Faktory Enterprise's batch counters, its names: closed = committed.
       {"batch",
        {{"created", e.batches.created},
         {"closed", e.batches.committed},
@@ -118,8 +118,8 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
         {"used_memory_mb", info.server.used_memory_mb}}},
   };
   if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
-  if (info.delivery) doc["delivery"] = ClusterJsonValue(*info.delivery);    // #12
-  if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);  // #13
+  if (info.delivery) doc["delivery"] = ClusterJsonValue(*info.delivery);
+  if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);
   return DumpJson(doc);
 }
 
@@ -162,15 +162,15 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
       ParseTask(tasks, "Scheduled", "enqueued"), ParseTask(tasks, "Retries", "enqueued"),
       ParseTask(tasks, "Dead", "enqueued"), ParseTask(tasks, "Busy", "reaped"),
       ParseTask(tasks, "Workers", "reaped")};
-  e.throttles = ParseThrottlesJson(Member(doc, "throttles"));  // #13
+  e.throttles = ParseThrottlesJson(Member(doc, "throttles"));
   const json& batch = Member(tasks, "batch");
   e.batches = BatchCounts{.created = Int(batch, "created"),
                           .committed = Int(batch, "closed"),
                           .expired = Int(batch, "expired"),
                           .succeeded = Int(batch, "successful")};
-  e.cron = ParseCronJson(Member(fk, "cron"));  // #13
+  e.cron = ParseCronJson(Member(fk, "cron"));
   if (const json& delivery = Member(doc, "delivery"); delivery.is_object()) {
-    out.delivery = ParseClusterJson(delivery);  // #12
+    out.delivery = ParseClusterJson(delivery);
   }
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {

@@ -30,7 +30,7 @@ struct InfoSnapshot {
   EngineSnapshot engine;
   ServerFigures server;
   std::optional<std::vector<HostView>> hosts;  // nullopt: no dispatcher (INFO has no "hosts" key)
-  // This node's share of the cluster-wide delivery caps (#12); nullopt: no dispatcher (no
+  // This node's share of the cluster-wide delivery caps; nullopt: no dispatcher (no
   // "delivery" key).
   std::optional<ClusterView> delivery;
 };

@@ -1,4 +1,4 @@
-// Unique, expiring and cron figures (#13) in INFO and /metrics.
+// Unique, expiring and cron figures in INFO and /metrics.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -48,14 +48,14 @@ SampleCallback PerQueue(const Source& src, bool latency) {
   });
 }
 
-// One sample per queue throttle (#13; view/throttle_view.h).
+// One sample per queue throttle (view/throttle_view.h).
 SampleCallback PerThrottle(const Source& src, ThrottleFigure figure) {
   return FromLatest(src, [figure](const EngineSnapshot& s) -> Samples {
     return ThrottleSamples(s.throttles, figure);
   });
 }
 
-// One sample per key of a map of the snapshot (#13: expired jobs by queue, cron entries).
+// One sample per key of a map of the snapshot (expired jobs by queue, cron entries).
 template <typename Read>
 SampleCallback PerKey(const Source& src, Read read) {
   return FromLatest(src, [read](const EngineSnapshot& s) -> Samples {
@@ -73,7 +73,7 @@ std::vector<std::pair<std::string, double>> CronFigures(const EngineSnapshot& e,
   return out;
 }
 
-// The batch counters, one sample per event (#13).
+// The batch counters, one sample per event.
 SampleCallback BatchEvents(const Source& src) {
   return FromLatest(src, [](const EngineSnapshot& s) -> Samples {
     const BatchCounts& b = s.batches;
@@ -138,7 +138,7 @@ const FamilyRow kFamilies[] = {
      mn::kPushDuplicatesTotalHelp,
      {},
      [](const Source& s) { return Value(s, &EngineSnapshot::push_duplicates); }},
-    // Unique, expiring and cron jobs (#13).
+    // Unique, expiring and cron jobs.
     {kCounter,
      mn::kUniqueLocksTotal,
      mn::kUniqueLocksTotalHelp,
@@ -185,7 +185,7 @@ const FamilyRow kFamilies[] = {
      mn::kStoreDegradedHelp,
      {},
      [](const Source& s) { return Value(s, &EngineSnapshot::store_degraded); }},
-    // Queue throttling (#13).
+    // Queue throttling.
     {kGauge, mn::kThrottleLimit, mn::kThrottleLimitHelp, mn::kLabelQueue,
      [](const Source& s) { return PerThrottle(s, ThrottleFigure::kLimit); }},
     {kGauge, mn::kThrottleInUse, mn::kThrottleInUseHelp, mn::kLabelQueue,

@@ -39,7 +39,7 @@ void AppendHosts(std::string& out, const std::vector<HostView>& hosts) {
   }
 }
 
-// The BATCH table (#13), only once a batch counter is non-zero.
+// The BATCH table, only once a batch counter is non-zero.
 void AppendBatches(std::string& out, const BatchCounts& b) {
   if (b.created == 0 && b.committed == 0 && b.expired == 0 && b.succeeded == 0) return;
   Appendf(out, "\n%-32s %10s\n", "BATCH", "COUNT");
@@ -69,10 +69,10 @@ std::string RenderStatsText(const InfoSnapshot& info) {
   Appendf(out, "%-32s %10lld\n", "retries", Ll(e.retries));
   Appendf(out, "%-32s %10lld\n", "dead", Ll(e.dead));
   Appendf(out, "%-32s %10lld\n", "working", Ll(e.working));
-  AppendThrottlesText(out, e.throttles);                      // #13
-  AppendBatches(out, e.batches);                              // #13
-  AppendCronText(out, e.cron);                                // #13
-  if (const std::optional<ClusterView>& d = info.delivery) {  // #12
+  AppendThrottlesText(out, e.throttles);
+  AppendBatches(out, e.batches);
+  AppendCronText(out, e.cron);
+  if (const std::optional<ClusterView>& d = info.delivery) {
     Appendf(out, "\ndelivery  cluster_nodes=%lld  in_flight=%lld/%lld  host_cap=%lld..%lld\n",
             Ll(d->cluster_nodes), Ll(d->in_flight), Ll(d->max_in_flight), Ll(d->host_cap_min),
             Ll(d->host_cap_max));

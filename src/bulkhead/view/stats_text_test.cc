@@ -119,7 +119,7 @@ TEST(StatsTextTest, FromInfoWithoutQueuesAsksNothing) {
   EXPECT_FALSE(asked);
 }
 
-// Batch counters and cron entries (#13), as `bulkhead stats` reads them back from INFO.
+// Batch counters and cron entries, as `bulkhead stats` reads them back from INFO.
 InfoSnapshot WithBatchesAndCron() {
   InfoSnapshot info = ExampleSnapshot();
   info.engine.batches = BatchCounts{.created = 4, .committed = 3, .expired = 1, .succeeded = 2};

@@ -1,4 +1,4 @@
-// The queue throttles' figures (engine_snapshot.h ThrottleSnapshot; issue #13) in each view: the
+// The queue throttles' figures (engine_snapshot.h ThrottleSnapshot) in each view: the
 // "throttles" object of INFO and /api/info (present only when a throttle is configured, so INFO
 // without throttles is unchanged), its reading back for `bulkhead stats`, the THROTTLE table of
 // `bulkhead stats`, and the samples of the /metrics families bulkhead_throttle_*.

@@ -1,7 +1,7 @@
 -- ACK, one or more (the ACKs of one turn of the caller's loop, in order). ARGV: P, day, node, then
 -- per ACK: jid, now (µs), and, when `node` handed the job out, the reservation's expiry (µs) and
 -- queue as its FETCH answered them (else two ''). For each: ends the reservation, releases the
--- job's unique lock (#13) and counts one processed job in the same step.
+-- job's unique lock and counts one processed job in the same step.
 -- Returns one element per ACK: 1 when it ended the reservation given (the job is not read: the
 -- node has its header), {header, score} of another job that was reserved, or false.
 -- Batches, tracking and unique locks are looked at only when their keys exist (an ACK creates

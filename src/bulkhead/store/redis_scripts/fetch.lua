@@ -1,7 +1,7 @@
 -- FETCH, one or more (the fetches of one turn of the caller's loop, in order). ARGV: P, node, then
 -- per fetch: now_us, holder (a worker's wid, or ''), the number of its queues, its queues. Each
 -- fetch in turn reserves the oldest job of its first non-empty, unpaused queue until its now + the
--- job's reserve_for, through `node`, and records its holder in {NS}:wid (#14) as set_holder.lua
+-- job's reserve_for, through `node`, and records its holder in {NS}:wid as set_holder.lua
 -- does. Returns three elements per fetch, in one flat array: jid, value, score of the job it
 -- reserved, or false, false, false (Redis converts every table a script returns, probing it for
 -- its error and map fields: one table per job cost more than its three strings).

@@ -1,4 +1,4 @@
--- The job `jid` wherever it is (#14: the dashboard's search). ARGV: P, jid. Returns {value, score}
+-- The job `jid` wherever it is (the dashboard's search). ARGV: P, jid. Returns {value, score}
 -- (score '' when the job is queued) or false. The score is looked up in every sorted set, so this
 -- script does not read the header.
 local jid = ARGV[2]

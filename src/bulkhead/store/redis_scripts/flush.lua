@@ -1,4 +1,4 @@
--- FLUSH: every job, queue, counter, pause flag, unique lock, batch and tracking record (#13).
+-- FLUSH: every job, queue, counter, pause flag, unique lock, batch and tracking record.
 -- Signing keys, host states, cron firings, the node registry and the layout stay. ARGV: P.
 -- Every throttle slot belongs to a reserved job.
 for _, jid in ipairs(redis.call('ZRANGE', P .. 'working', 0, -1)) do
@@ -14,7 +14,7 @@ for _, jid in ipairs(redis.call('ZRANGE', P .. 'track_expiry', 0, -1)) do
   redis.call('DEL', P .. 'track:' .. jid)
 end
 redis.call('DEL', P .. 'track_expiry', P .. 'batches', P .. 'batch_members', P .. 'batch_cbs', P .. 'batch_expiry')
-redis.call('DEL', P .. 'wid')  -- #14: reservation holders
+redis.call('DEL', P .. 'wid')  -- reservation holders
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
 -- Unique locks, through their index (no KEYS: on a Redis shared with other applications that

@@ -1,6 +1,6 @@
 -- A node's heartbeat. ARGV: P, node, ttl_ms[, roster]. Sets {NS}:alive:NODE (expiring after
 -- ttl_ms) and registers the node in {NS}:nodes; with `roster`, sets {NS}:roster:NODE to it with
--- the same expiry (#12: its workers, for the other nodes' views). Returns {had, live}: had is 1, or 0 when the alive key was
+-- the same expiry (its workers, for the other nodes' views). Returns {had, live}: had is 1, or 0 when the alive key was
 -- missing (first beat, or the node was silent longer than its TTL and may have been reaped); live
 -- counts the registered nodes whose alive key exists, this one included (the cluster size the
 -- delivery caps are shared by; {NS}:nodes names them: no KEYS, no SCAN).

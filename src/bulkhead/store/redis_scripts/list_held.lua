@@ -1,4 +1,4 @@
--- Reserved jobs with a holder (#14; README, "Reservation holders"). ARGV: P, limit. Returns
+-- Reserved jobs with a holder (README, "Reservation holders"). ARGV: P, limit. Returns
 -- {jid, wid, value, score, ...}, at most `limit` jobs; an entry whose job is no longer reserved
 -- (left by a node of an older build, which does not drop entries) is skipped and deleted.
 local limit = tonumber(ARGV[2])

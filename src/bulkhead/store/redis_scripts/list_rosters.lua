@@ -1,4 +1,4 @@
--- The worker rosters of the other live nodes (#12; README, "Worker rosters"). ARGV: P, node.
+-- The worker rosters of the other live nodes (README, "Worker rosters"). ARGV: P, node.
 -- Returns {node, roster, ...} for every registered node other than `node` whose alive key and
 -- roster exist, by node.
 local out = {}

@@ -74,7 +74,7 @@ local function wake(node, queue, n)
   redis.call('PUBLISH', P .. 'wake', node .. ' ' .. (n or 1) .. ' ' .. queue)
 end
 
--- Queue throttling (#13): releases the throttle slot jid holds in `queue`, if any (README,
+-- Queue throttling: releases the throttle slot jid holds in `queue`, if any (README,
 -- "Queue throttles"). Called whenever a job leaves the working set. With `node` (the node that
 -- reserved it), a released slot wakes the other nodes' FETCHes waiting on `queue` (a slot may be
 -- all they wait for).
@@ -144,7 +144,7 @@ local function call_many(cmd, key, items, step)
   return out
 end
 
--- Records the workers holding reservations (#14; README, "Reservation holders"): jid_wids is
+-- Records the workers holding reservations (README, "Reservation holders"): jid_wids is
 -- {jid, wid, ...}.
 local function record_holders(jid_wids)
   keep_large('h', P .. 'wid')
@@ -171,7 +171,7 @@ end
 -- by_node[NODE] leave NODE's reservation set. Throttle slots are the caller's (release_slot).
 local function end_reservations(jids, by_node)
   call_many('ZREM', P .. 'working', jids)
-  call_many('HDEL', P .. 'wid', jids)  -- #14: their holders (README)
+  call_many('HDEL', P .. 'wid', jids)  -- their holders (README)
   for node, list in pairs(by_node) do call_many('SREM', P .. 'reserved:' .. node, list) end
 end
 
@@ -232,7 +232,7 @@ local function count(name, delta, day)
   end
 end
 
--- Unique jobs (#13): {NS}:unique:KEY = "JID|UNTIL_US" (the holder and the lock's expiry on the
+-- Unique jobs: {NS}:unique:KEY = "JID|UNTIL_US" (the holder and the lock's expiry on the
 -- pushing node's clock), with {NS}:unique_jid:JID = KEY beside it; both keys also expire (PX).
 -- The holder of `value`, or nil when `value` is nil or expired at now_us.
 local function unique_holder(value, now_us)

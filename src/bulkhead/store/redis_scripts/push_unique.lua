@@ -1,4 +1,4 @@
--- PUSH of a unique job (#13). ARGV: P, jid, value, score, node, lock key, lock expiry (µs), now
+-- PUSH of a unique job. ARGV: P, jid, value, score, node, lock key, lock expiry (µs), now
 -- (µs), key TTL (ms). Takes the lock and adds the job in one step. Returns 1, 0 when the jid is
 -- held, -1 when another job holds the lock unexpired at `now`.
 local jid, v, key = ARGV[2], ARGV[3], ARGV[6]

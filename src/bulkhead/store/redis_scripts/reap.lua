@@ -6,7 +6,7 @@
 -- expiry, as across a Faktory restart (they stay in working until an ACK or FAIL through any node,
 -- or their expiry). Its alive key, reservation set and roster are deleted and it leaves {NS}:nodes
 -- in the same step, so no reaper touches what it handed over. Returns {node, given back, handed over}.
--- mode 'lost' (#12): `node`'s connection came back after a loss; the listed jids are reservations
+-- mode 'lost': `node`'s connection came back after a loss; the listed jids are reservations
 -- of `node` that none of its callers knows of (their FETCH reply was lost with the connection):
 -- each still reserved by `node` is given back, its queue woken with the sender 'reclaim:NODE' (so
 -- that `node` itself hears it too: its own FETCHes may wait on that queue). Returns how many were.

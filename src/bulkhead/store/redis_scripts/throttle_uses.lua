@@ -1,4 +1,4 @@
--- Queue throttles' use (#13), read only. ARGV: P, now_us, then per throttle (queue, per_worker
+-- Queue throttles' use, read only. ARGV: P, now_us, then per throttle (queue, per_worker
 -- '1'/'0', timeout_us). Returns {in_use, max_per_worker, ...}, one pair per throttle: the slots
 -- taken after now - timeout, and for per_worker the most of them one wid holds.
 local now = tonumber(ARGV[2])

@@ -1,4 +1,4 @@
--- Job tracking (#13): the rules of store/track_record.h, as store/track_book.cc applies them for
+-- Job tracking: the rules of store/track_record.h, as store/track_book.cc applies them for
 -- the embedded stores. Prepended (after the prelude) to fetch, ack, fail_reserved and track_*,
 -- so that a followed job's state changes in the same step as the job.
 -- {NS}:track:JID is a hash: state ('' while not followed), percent, desc, updated (µs); the

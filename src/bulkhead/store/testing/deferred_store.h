@@ -143,7 +143,7 @@ class DeferredStore : public Store {
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
     inner_->List(set, offset, limit, Later(std::move(cb)));
   }
-  // Unique jobs and cron (#13).
+  // Unique jobs and cron.
   void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override {
     inner_->PushUnique(std::move(job), lock, now, Later(std::move(durable)));
   }
@@ -157,7 +157,7 @@ class DeferredStore : public Store {
     inner_->ListCronFirings(Later(std::move(cb)));
   }
 
-  // Queue throttling (#13).
+  // Queue throttling.
   void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
                       TimePoint now, JobCallback cb) override {
     inner_->FetchThrottled(queues, throttled, now, Later(std::move(cb)));
@@ -167,7 +167,7 @@ class DeferredStore : public Store {
     inner_->ThrottleUses(throttles, now, Later(std::move(cb)));
   }
 
-  // Batches (#13).
+  // Batches.
   void BatchNew(BatchRecord batch, TimePoint now, Done durable) override {
     inner_->BatchNew(std::move(batch), now, Later(std::move(durable)));
   }
@@ -188,7 +188,7 @@ class DeferredStore : public Store {
     inner_->GetBatchCounts(Later(std::move(cb)));
   }
 
-  // Tracking (#13).
+  // Tracking.
   void TrackSet(TrackUpdate update, TimePoint now, Done durable) override {
     inner_->TrackSet(std::move(update), now, Later(std::move(durable)));
   }
@@ -201,7 +201,7 @@ class DeferredStore : public Store {
   void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override {
     inner_->ExpireTracks(now, limit, Later(std::move(cb)));
   }
-  // #14 jid lookup / wid.
+  // Job lookup by jid and reservation holders.
   void FindJob(const std::string& jid, JobCallback cb) override {
     inner_->FindJob(jid, Later(std::move(cb)));
   }
