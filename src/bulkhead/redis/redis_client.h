@@ -47,7 +47,9 @@
 //
 // Callbacks (the first-attempt callback, the hook, the state and message handlers, replies)
 // always run later, on the loop, never inside the call that takes them, and none runs once the
-// client is destroyed. The first-attempt callback runs before the state handler of that attempt.
+// client is destroyed; the exception is Fail, which runs the state handler (and an unanswered
+// first-attempt callback) before it returns. The first-attempt callback runs before the state
+// handler of that attempt, and never after Stop.
 // Threading: not thread-safe; every method on the io_context's thread, except
 // unavailable_reason(), which any thread may call. The io_context (and options.clock) must
 // outlive the client.
