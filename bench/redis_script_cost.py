@@ -4,7 +4,9 @@
 Pushes N jobs in calls of 256 (push.lua), then fetches them in calls of 32 with four calls (128
 jobs) in flight and acknowledges each call's jobs in one ack.lua call, as RedisStore coalesces a
 pipelined worker's FETCHes and ACKs. The scripts are composed as store/redis_scripts.cc composes
-them (prelude + libraries + body) from SCRIPTS_DIR, which may hold an earlier commit's scripts:
+them (the prelude, the libraries a script's first line names, `-- uses: batch_lib track_lib`, then
+the script) from SCRIPTS_DIR, which may hold an earlier commit's scripts (from before that line:
+their libraries were fixed in C++, and are here too):
 ack.lua's arguments (with or without the reservation an ACK names) and fetch.lua's answer (a table
 per fetch, or one flat array) are read as that version writes them.
 
@@ -24,12 +26,18 @@ def main():
         with open(f"{scripts_dir}/{name}.lua") as f:
             return f.read()
 
-    prelude = text("prelude")
-    scripts = {
-        "push": prelude + "\n" + text("push"),
-        "fetch": prelude + "\n" + text("track_lib") + "\n" + text("fetch"),
-        "ack": prelude + "\n" + text("batch_lib") + "\n" + text("track_lib") + "\n" + text("ack"),
-    }
+    before_uses = {"fetch": ["track_lib"], "ack": ["batch_lib", "track_lib"]}
+
+    def compose(name):
+        body = text(name)
+        first = body.split("\n", 1)[0]
+        if first.startswith("-- uses:"):
+            libraries = first[len("-- uses:"):].split()
+        else:
+            libraries = before_uses.get(name, [])
+        return "\n".join([text("prelude")] + [text(lib) for lib in libraries] + [body])
+
+    scripts = {name: compose(name) for name in ("push", "fetch", "ack")}
     names_reservation = "acker" in text("ack")  # ARGV: P, day, node; jid, now, expiry, queue
 
     sock = socket.create_connection(("127.0.0.1", port))

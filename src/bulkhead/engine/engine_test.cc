@@ -3,16 +3,15 @@
 #include "bulkhead/engine/engine.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/simulated_clock.h"
+#include "bulkhead/util/testing/log_capture.h"
 
 namespace bulkhead {
 namespace {
@@ -455,28 +454,6 @@ class UnreachableStore final : public DeferredStore {
     DeferredStore::PurgeDead(now, limit, std::move(cb));
   }
   bool down_ = false;
-};
-
-// Captures what spdlog's default logger writes while it lives.
-class LogCapture {
- public:
-  LogCapture() : saved_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  }
-  ~LogCapture() { spdlog::set_default_logger(saved_); }
-  size_t Count(const std::string& needle) const {
-    std::string text = out_.str();
-    size_t n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-      ++n;
-    }
-    return n;
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> saved_;
 };
 
 TEST_P(EngineTest, PeriodicTasksLogAnUnavailableStoreOncePerStateChange) {

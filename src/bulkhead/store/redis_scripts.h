@@ -1,32 +1,36 @@
-// RedisScripts: the Redis store's server-side scripts (redis_scripts/*.lua, embedded at build
-// time), each with the shared prelude prepended: the exact text to load into Redis. Every script
-// takes KEYS[1] = "{NS}:jobs" and ARGV[1] = "{NS}:"; each file's first lines say the rest.
+// StoreScripts: the Redis store's server-side scripts (redis_scripts/*.lua, embedded at build
+// time; README.md there), each composed into the exact text to load into Redis: prelude.lua, then
+// the libraries its first line names (`-- uses: batch_lib track_lib`), then the script, joined by
+// newlines. Every script takes KEYS[1] = "{NS}:jobs" and ARGV[1] = "{NS}:"; each file's first
+// lines say the rest. A script is known by its file name as a Script (redis_script_id.h, generated
+// by CMakeLists.txt: fetch_throttled.lua is Script::kFetchThrottled), so adding one is adding its
+// file.
 #pragma once
 
-#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bulkhead/redis/redis_script.h"
+#include "bulkhead/store/redis_script_id.h"
 
 namespace bulkhead {
 
-struct RedisScripts {
-  std::string push, fetch, ack, get_working, extend, move, fail_reserved, remove, enqueue_due,
-      range, purge_dead, mutate, clear, set_paused, remove_queues, count_outcome, flush, stats,
-      heartbeat, reap, lease,
-      // Queue throttling.
-      fetch_throttled, throttle_uses;
-  // Unique jobs and cron.
-  std::string push_unique, release_unique, claim_cron;
-  // Batches: batch_lib.lua is prepended (after the prelude) to these and to ack and
-  // fail_reserved.
-  std::string batch_new, batch_commit, push_member, batch_expire;
-  // Tracking: track_lib.lua is prepended (after the prelude) to these and to fetch, ack
-  // and fail_reserved.
-  std::string track_set, track_pushed, track_get, track_expire;
-  // Job lookup by jid and reservation holders.
-  std::string find_job, set_holder, list_held;
-  std::string list_rosters;  // the other nodes' worker rosters
-};
+class StoreScripts {
+ public:
+  // Composed and hashed (SHA1) once per process; immutable, so any thread may use it.
+  static const StoreScripts& Get();
 
-// Built once; never changes. Any thread.
-const RedisScripts& StoreRedisScripts();
+  const RedisScript& operator[](Script script) const {
+    return scripts_[static_cast<size_t>(script)];
+  }
+  // Every script, in Script order (the SCRIPT LOADs of a connect).
+  const std::vector<RedisScript>& all() const { return scripts_; }
+  // The file name without ".lua".
+  static std::string_view Name(Script script);
+
+ private:
+  StoreScripts();
+  std::vector<RedisScript> scripts_;
+};
 
 }  // namespace bulkhead

@@ -13,22 +13,23 @@
 //   refusing a write for memory (maxmemory, OOM) answers ResourceExhausted with Redis's reason;
 //   any other error reply Internal naming the step. Never degraded (Redis keeps no sticky state
 //   to lose): when the connection comes back, calls succeed again.
-// - The subscriber connection sends PING every heartbeat_every (it sends nothing else), so a
-//   half-open socket there is taken for lost within heartbeat_every + 10 s, like the commands'.
-// - Losing the connection (or a command unanswered for 10 s, plus the WAIT timeout) starts
-//   reconnecting in the background with backoff (100 ms doubling to 5 s; Sentinel URLs ask the
-//   Sentinels again for the primary), re-loading the scripts before any other command and
-//   re-subscribing to {NS}:wake. Calls made meanwhile answer Unavailable at once, without waiting
-//   for the server: unavailable_reason() says why ("store unavailable: redis HOST:PORT: connection
-//   refused, retrying") from the loss until the command connection is ready again. The loss and
-//   the return are logged once each.
+// - Connections: two RedisClients (redis/redis_client.h says how each stays up: reconnect with
+//   backoff, Sentinel, READONLY, availability, one log line per change), one for commands (a
+//   command unanswered for 10 s, plus the WAIT timeout, ends it as lost) and one subscribed to
+//   {NS}:wake, {NS}:hosts and {NS}:signals (a PING every heartbeat_every, so a half-open socket
+//   there is taken for lost within heartbeat_every + 10 s). Each connect of the commands' client
+//   loads the scripts before any other command (its on-connected hook). While it is down, calls
+//   answer Unavailable at once, and unavailable_reason() is "store unavailable: " + its reason
+//   ("store unavailable: redis HOST:PORT: connection refused, retrying"). Once it is back the
+//   store gives back the reservations whose FETCH reply the loss swallowed
+//   (redis_store_reclaim.cc) and refreshes its alive key.
 // - Unreachable at start (refused, timed out, name not resolving; Sentinels not answering): Open
-//   returns OK after its first attempt and the store is unavailable until the reconnect loop
-//   (same backoff) connects; it then does what Open does (layout check, register, scripts,
-//   heartbeat and reaper, subscription) before any call is let through. A namespace of another
-//   layout version or a refused password found then is fatal: the fatal handler gets the error
-//   (store.h SetFatalHandler) and the store stays unavailable, retrying no more. Reachable at
-//   start, both still fail Open.
+//   returns OK after its first attempt and the store is unavailable until the commands' client
+//   connects; it then does what Open does (layout check, register, scripts, heartbeat and reaper,
+//   subscription) before any call is let through. A namespace of another layout version or a
+//   refused password found then is fatal: the fatal handler gets the error (store.h
+//   SetFatalHandler) and the store stays unavailable, retrying no more. Reachable at start, both
+//   still fail Open.
 // - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
 // - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
 //   reports a replica holds the write; otherwise Unavailable naming the timeout.
@@ -42,8 +43,9 @@
 //   as across a Faktory restart, until an ACK or FAIL through any node or their expiry. Timers
 //   run on the io_context; their commands are never held behind a Mutate.
 //
-// Threading: not thread-safe; every method on the io_context's thread, which runs the callbacks.
-// The io_context must outlive the store; Open runs it (bounded) until the store is ready.
+// Threading: not thread-safe; every method on the io_context's thread, which runs the callbacks,
+// except unavailable_reason() (any thread). The io_context must outlive the store; Open runs it
+// (bounded) until the store is ready.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -51,15 +53,13 @@
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "bulkhead/redis/redis_connection.h"
-#include "bulkhead/redis/redis_script.h"
+#include "bulkhead/redis/redis_client.h"
 #include "bulkhead/redis/redis_url.h"
-#include "bulkhead/redis/sentinel_resolver.h"
+#include "bulkhead/store/redis_script_id.h"
 #include "bulkhead/store/store.h"
 
 namespace bulkhead {
@@ -84,6 +84,8 @@ struct RedisStoreOptions {
   // gives them back at once instead of handing them over to their expiry.
   std::vector<std::string> give_back_at_stop;
 };
+
+class StoreScripts;
 
 class RedisStore final : public Store {
  public:
@@ -217,31 +219,26 @@ class RedisStore final : public Store {
   void PauseHeartbeatsForTests(bool paused) { heartbeats_paused_ = paused; }
 
  private:
-  struct Scripts;
   using ReplyCallback = std::function<void(Result<RedisReply>)>;
 
   // Runs `script` with ARGV = prefix, args...; `cb` gets the reply, or the Status the reply
   // means (transport failure, error reply; see the header comment) with `step` in its message.
   // While a multi-step Mutate runs, the call is held and sent after it (calls take effect in
   // order); SendEval is Mutate's own, never held.
-  void Eval(const RedisScript& script, const char* step, std::vector<std::string> args,
-            ReplyCallback cb);
-  void SendEval(const RedisScript& script, const char* step, std::vector<std::string> args,
-                ReplyCallback cb);
+  void Eval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
+  void SendEval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
   // Sends a plain command, with the same mapping (and holding) as Eval.
   void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb);
   void SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
-  // SendEval and SendCommand answer Unavailable(unavailable_reason()) at once while the store is
-  // unavailable; the Raw forms send anyway (the script loads and the layout check, which run
-  // before the store is available again).
-  void RawEval(const RedisScript& script, const char* step, std::vector<std::string> args,
-               ReplyCallback cb);
+  // The commands' on-connected hook sends with these (RedisClient::SendRaw): they go before the
+  // store is available; a transport failure reaches `cb` as the client reported it
+  // (AnsweringSetup), so that it becomes the client's reason as it is.
+  void RawEval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
   void RawCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
-  // Wraps `cb` for a reply to `step`: a READONLY reply starts following the new primary, and an
-  // error reply or a transport failure reaches `cb` as the Status ReplyError makes of it.
-  ReplyCallback Answering(const char* step, ReplyCallback cb);
-  // Posts Unavailable(unavailable_reason()) to `cb`.
-  void AnswerUnavailable(ReplyCallback cb);
+  // Wraps `cb` for a reply to `step`: an error reply or a transport failure reaches `cb` as the
+  // Status ReplyError makes of it (AnsweringSetup: an error reply only).
+  static ReplyCallback Answering(const char* step, ReplyCallback cb);
+  static ReplyCallback AnsweringSetup(const char* step, ReplyCallback cb);
   // Ends a multi-step Mutate: sends the calls held meanwhile, in order, until one starts another.
   void ReleaseHeld();
   // Coalescing (redis_store_coalesce.cc): Push, Fetch (FetchFor) and Ack calls made one after
@@ -255,7 +252,7 @@ class RedisStore final : public Store {
                 ReplyCallback cb);
   void FlushBatch();
   // Eval, then (durability = "replicated") WAIT for one replica before answering.
-  void EvalReplicated(const RedisScript& script, const char* step, std::vector<std::string> args,
+  void EvalReplicated(Script script, const char* step, std::vector<std::string> args,
                       ReplyCallback cb);
   // The Status a transport result or an error reply means; OK for any other reply.
   static Status ReplyError(const Result<RedisReply>& r, const char* step);
@@ -271,37 +268,26 @@ class RedisStore final : public Store {
   // Open's steps (and Close's), each run to completion on the io_context within the open
   // deadline.
   Status RunUntilDone(const std::function<bool()>& done, const std::string& what);
+  // The options of the commands' client, or (`subscriber`) of the subscription's.
+  RedisClientOptions ClientOptions(bool subscriber) const;
+  // The commands' on-connected hook: loads the scripts and, until it has passed once, runs the
+  // layout check. A layout of another version, or any failure but a transport one during Open,
+  // fails the client for good (RedisClient::Fail); other failures let it retry.
+  void OnCommandsConnected(RedisClient::DoneCallback done);
+  // The commands' client changed state: back after a loss, it reclaims and refreshes the alive
+  // key; available for the first time after Open returned (Redis was unreachable at start), it
+  // starts the subscription and the liveness timers; failed after Open returned, it is fatal.
+  void OnCommandsState(RedisClientState state, const Status& cause);
   // Checks or writes the layout version and registers the node (the first heartbeat); `done` gets
   // FailedPrecondition naming both versions when the namespace has another one.
   void SendLayoutCheck(std::function<void(Status)> done);
-  // The rest of Open once the command connection is ready after Open returned (Redis was
-  // unreachable at start): the layout check, then the store is available, subscribes, and starts
-  // the liveness timers. A fatal finding goes to Fatal.
-  void FinishLateOpen();
-  void Fatal(const Status& error);
-  // The availability signal (unavailable_reason); logged by the callers, once per change.
-  void SetUnavailable(std::string reason);
-  void SetAvailable();
-  // Sends SCRIPT LOAD for every script (ahead of every later command on the connection).
+  // Sends SCRIPT LOAD for every script.
   void SendScriptLoads(std::function<void(Status)> done);
-
-  // The options of `subscriber`'s connection to the server at `endpoint`.
-  RedisConnectOptions ConnectOptions(bool subscriber, const RedisEndpoint& endpoint) const;
-  // Connection loss: reconnects that connection in the background, with backoff (`subscriber`
-  // names which of the two).
-  void OnLost(bool subscriber, const Status& cause);
-  void ScheduleReconnect(bool subscriber);
-  // Resolves the primary (Sentinel URLs; otherwise the URL's server) and connects `subscriber`'s
-  // connection, replacing it when the primary moved; the commands connection loads the scripts
-  // first, the subscriber subscribes. `done` gets the outcome.
-  void Connect(bool subscriber, std::function<void(Status)> done);
-  void ConnectTo(bool subscriber, const RedisEndpoint& endpoint, std::function<void(Status)> done);
+  void Fatal(const Status& cause);
+  void OnMessage(const std::string& channel, const std::string& message);
   void OnWakeMessage(const std::string& message);
   void OnHostsMessage(const std::string& message);
   void OnSignalsMessage(const std::string& message);
-  // A command answered READONLY: the server is a replica now; reconnect (Sentinel: to the new
-  // primary).
-  void OnReadOnly();
 
   // Node liveness (redis_store_liveness.cc). Heartbeat sends one refresh unless one is still
   // unanswered (its failure is the reconnect's to report).
@@ -325,7 +311,7 @@ class RedisStore final : public Store {
   void ReclaimLostReservations();
   void ReadReservedSet(std::function<void(const std::vector<std::string>*)> done);
   void KeepStillReserved(const std::vector<std::string>& members);
-  // Stops the timers, closes both connections; nothing is sent. Close and AbandonForTests end here.
+  // Stops the timers and both clients; nothing is sent. Close and AbandonForTests end here.
   void CloseConnections();
 
   // "YYYY-MM-DD" of `now` (UTC), formatted once per day.
@@ -335,27 +321,20 @@ class RedisStore final : public Store {
   RedisStoreOptions options_;
   const std::string prefix_;  // "{NS}:"
   const std::string jobs_key_;
-  std::unique_ptr<Scripts> scripts_;
-  std::unique_ptr<RedisConnection> conn_;  // commands
-  std::unique_ptr<RedisConnection> sub_;   // subscribed to {NS}:wake
-  // Per connection (0: commands, 1: subscriber): the pending reconnect's timer and next delay.
-  std::unique_ptr<SentinelResolver> resolver_[2];  // Sentinel URLs only
-  std::unique_ptr<boost::asio::steady_timer> reconnect_timer_[2];
-  std::chrono::milliseconds backoff_[2];
-  bool reconnecting_[2] = {false, false};
+  const StoreScripts& scripts_;
+  const std::unique_ptr<RedisClient> commands_;
+  const std::unique_ptr<RedisClient> subscriber_;  // {NS}:wake, {NS}:hosts, {NS}:signals
   WakeHandler wake_handler_;
   HostStateHandler host_state_handler_;
   WorkerSignalHandler worker_signal_handler_;
   RosterSource roster_source_;
   FatalHandler fatal_handler_;
-  // available_: calls go to the server (loop thread only); unavailable_reason_ mirrors it for
-  // other threads (empty while available).
-  bool available_ = false;
-  mutable std::mutex unavailable_mu_;
-  std::string unavailable_reason_;
-  // The layout check has passed on this store (Open, or FinishLateOpen); a fatal error was found.
+  // Open is running (it reports what the clients find itself); the layout check has passed on
+  // this store (Open, or the first connect after it); the subscription and the liveness timers
+  // were started.
+  bool opening_ = false;
   bool opened_ = false;
-  bool fatal_ = false;
+  bool started_ = false;
   bool closed_ = false;
   // Close has begun: no heartbeat or reaper pass starts any more (none may follow the stop step).
   bool stopping_ = false;

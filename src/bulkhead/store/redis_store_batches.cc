@@ -46,7 +46,7 @@ void RedisStore::BatchNew(BatchRecord batch, TimePoint now, Done durable) {
     return EncodeRedisJob(scheduled);
   };
   std::string bid = batch.bid, parent = batch.parent_bid;
-  EvalReplicated(scripts_->batch_new, "batch_new",
+  EvalReplicated(Script::kBatchNew, "batch_new",
                  {bid, Us(now), parent, batch.description, Us(batch.created_us), batch.complete.jid,
                   value(batch.complete), batch.success.jid, value(batch.success)},
                  [bid, parent, durable = std::move(durable)](Result<RedisReply> r) {
@@ -90,7 +90,7 @@ void RedisStore::BatchGet(const std::string& bid, TimePoint now, BatchCallback c
 }
 
 void RedisStore::BatchCommit(const std::string& bid, TimePoint now, Done durable) {
-  EvalReplicated(scripts_->batch_commit, "batch_commit", {bid, Us(now)},
+  EvalReplicated(Script::kBatchCommit, "batch_commit", {bid, Us(now)},
                  [bid, durable = std::move(durable)](Result<RedisReply> r) {
                    if (!r.ok()) return durable(r.status());
                    if (r->integer() == 0) return durable(NoSuchBatch(bid));
@@ -102,7 +102,7 @@ void RedisStore::PushBatchMember(JobRecord job, const std::string& bid, TimePoin
                                  Done durable) {
   std::string jid = job.jid;
   EvalReplicated(
-      scripts_->push_member, "push_member",
+      Script::kPushMember, "push_member",
       {jid, EncodeRedisJob(job), Us(job.score), options_.node_id, bid, Us(now)},
       [jid, bid, durable = std::move(durable)](Result<RedisReply> r) {
         if (!r.ok()) return durable(r.status());
@@ -115,7 +115,7 @@ void RedisStore::PushBatchMember(JobRecord job, const std::string& bid, TimePoin
 }
 
 void RedisStore::ExpireBatches(TimePoint now, size_t limit, CountCallback cb) {
-  Eval(scripts_->batch_expire, "batch_expire", {Us(now), std::to_string(limit)},
+  Eval(Script::kBatchExpire, "batch_expire", {Us(now), std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(static_cast<size_t>(r->integer()));

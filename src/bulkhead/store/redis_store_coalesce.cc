@@ -81,14 +81,14 @@ void RedisStore::FlushBatch() {
   };
   switch (kind) {
     case BatchKind::kPush:
-      EvalReplicated(scripts_->push, "push", std::move(args), std::move(answer));
+      EvalReplicated(Script::kPush, "push", std::move(args), std::move(answer));
       break;
     case BatchKind::kAck:
-      EvalReplicated(scripts_->ack, "ack", std::move(args), std::move(answer));
+      EvalReplicated(Script::kAck, "ack", std::move(args), std::move(answer));
       break;
     case BatchKind::kFetch:
     case BatchKind::kNone:
-      Eval(scripts_->fetch, "fetch", std::move(args), std::move(answer));
+      Eval(Script::kFetch, "fetch", std::move(args), std::move(answer));
       break;
   }
 }

@@ -38,7 +38,7 @@ void RedisStore::Heartbeat() {
   std::vector<std::string> args{options_.node_id, std::to_string(options_.heartbeat_ttl.count())};
   if (roster_source_) args.push_back(roster_source_());
   // Never held behind a Mutate: a long one must not let the alive key expire.
-  SendEval(scripts_->heartbeat, "heartbeat", std::move(args),
+  SendEval(Script::kHeartbeat, "heartbeat", std::move(args),
            [this, alive = std::weak_ptr<bool>(alive_)](Result<RedisReply> r) {
              if (alive.expired()) return;
              heartbeat_in_flight_ = false;
@@ -90,7 +90,7 @@ void RedisStore::ScheduleReap() {
 }
 
 void RedisStore::ReapDeadNodes(CountCallback done) {
-  SendEval(scripts_->reap, "reap", {options_.node_id, NowUs(), "others"},
+  SendEval(Script::kReap, "reap", {options_.node_id, NowUs(), "others"},
            [this, alive = std::weak_ptr<bool>(alive_), done](Result<RedisReply> r) {
              if (!r.ok()) return done(r.status());
              size_t total = 0;
@@ -114,10 +114,11 @@ void RedisStore::HandOverAtStop() {
   // alive key goes only after they are answered.
   Status s = RunUntilDone(
       [this] {
-        return !conn_ || !conn_->ready() || (!exclusive_ && held_.empty() && conn_->pending() == 0);
+        return !commands_->available() ||
+               (!exclusive_ && held_.empty() && commands_->pending() == 0);
       },
       "answer its last commands at stop");
-  if (!s.ok() || !conn_ || !conn_->ready()) {
+  if (!s.ok() || !commands_->available()) {
     spdlog::warn(
         "redis store: node {} stops without handing its reservations over ({}); the other "
         "nodes give them back once its alive key expires",
@@ -128,7 +129,7 @@ void RedisStore::HandOverAtStop() {
   auto reply = std::make_shared<std::optional<Result<RedisReply>>>();
   std::vector<std::string> args{options_.node_id, NowUs(), "stop"};
   args.insert(args.end(), options_.give_back_at_stop.begin(), options_.give_back_at_stop.end());
-  SendEval(scripts_->reap, "stop", std::move(args),
+  SendEval(Script::kReap, "stop", std::move(args),
            [reply](Result<RedisReply> r) { *reply = std::move(r); });
   s = RunUntilDone([&] { return reply->has_value(); }, "hand its reservations over at stop");
   if (!s.ok() || !(*reply)->ok()) {
@@ -151,11 +152,11 @@ void RedisStore::HandOverAtStop() {
 
 void RedisStore::SetRosterSource(RosterSource source) {
   roster_source_ = std::move(source);
-  if (roster_source_ && opened_ && available_) Heartbeat();
+  if (roster_source_ && opened_ && commands_->available()) Heartbeat();
 }
 
 void RedisStore::ListOtherRosters(RostersCallback cb) {
-  Eval(scripts_->list_rosters, "list_rosters", {options_.node_id},
+  Eval(Script::kListRosters, "list_rosters", {options_.node_id},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          std::vector<NodeRoster> out;

@@ -23,7 +23,7 @@ int64_t ScoreUs(const RedisReply& r) {
 }  // namespace
 
 void RedisStore::FindJob(const std::string& jid, JobCallback cb) {
-  Eval(scripts_->find_job, "find_job", {jid}, [jid, cb = std::move(cb)](Result<RedisReply> r) {
+  Eval(Script::kFindJob, "find_job", {jid}, [jid, cb = std::move(cb)](Result<RedisReply> r) {
     if (!r.ok()) return cb(r.status());
     if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
     const auto& e = r->elements();
@@ -34,14 +34,14 @@ void RedisStore::FindJob(const std::string& jid, JobCallback cb) {
 }
 
 void RedisStore::SetHolder(const std::string& jid, const std::string& wid, Done durable) {
-  Eval(scripts_->set_holder, "set_holder", {jid, wid},
+  Eval(Script::kSetHolder, "set_holder", {jid, wid},
        [durable = std::move(durable)](Result<RedisReply> r) {
          if (durable) durable(r.ok() ? Status::Ok() : r.status());
        });
 }
 
 void RedisStore::ListHeld(size_t limit, HeldJobsCallback cb) {
-  Eval(scripts_->list_held, "list_held", {std::to_string(limit)},
+  Eval(Script::kListHeld, "list_held", {std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          std::vector<HeldJob> held;

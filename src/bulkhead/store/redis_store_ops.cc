@@ -116,19 +116,18 @@ void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable)
 }
 
 void RedisStore::GetWorking(const std::string& jid, JobCallback cb) {
-  Eval(scripts_->get_working, "get_working", {jid},
-       [jid, cb = std::move(cb)](Result<RedisReply> r) {
-         if (!r.ok()) return cb(r.status());
-         if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
-         const auto& e = r->elements();
-         auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
-         if (!job.ok()) return cb(job.status());
-         cb(std::optional<JobRecord>(std::move(*job)));
-       });
+  Eval(Script::kGetWorking, "get_working", {jid}, [jid, cb = std::move(cb)](Result<RedisReply> r) {
+    if (!r.ok()) return cb(r.status());
+    if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
+    const auto& e = r->elements();
+    auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
+    if (!job.ok()) return cb(job.status());
+    cb(std::optional<JobRecord>(std::move(*job)));
+  });
 }
 
 void RedisStore::ExtendReservation(const std::string& jid, TimePoint until, Done durable) {
-  Eval(scripts_->extend, "extend", {jid, Us(until)},
+  Eval(Script::kExtend, "extend", {jid, Us(until)},
        [jid, durable = std::move(durable)](Result<RedisReply> r) {
          if (!r.ok()) return durable(r.status());
          if (r->integer() == 0) return durable(Status::NotFound("job " + jid + " is not reserved"));
@@ -139,7 +138,7 @@ void RedisStore::ExtendReservation(const std::string& jid, TimePoint until, Done
 void RedisStore::Move(JobRecord job, TimePoint now, Done durable) {
   if (job.state == JobState::kQueued) SetEnqueuedAt(job, ToUnixMicros(now));
   std::string jid = job.jid;
-  Eval(scripts_->move, "move",
+  Eval(Script::kMove, "move",
        {jid, EncodeRedisJob(job, options_.node_id), Us(job.score), options_.node_id},
        [jid, durable = std::move(durable)](Result<RedisReply> r) {
          if (!r.ok()) return durable(r.status());
@@ -157,7 +156,7 @@ void RedisStore::FailReserved(const std::string& jid, TimePoint reserved_until,
     value = EncodeRedisJob(*next, options_.node_id);
     score = Us(next->score);
   }
-  EvalReplicated(scripts_->fail_reserved, "fail",
+  EvalReplicated(Script::kFailReserved, "fail",
                  {jid, Us(reserved_until), std::move(value), score, count_failure ? "1" : "0",
                   Day(now), options_.node_id, Us(now)},
                  [jid, durable = std::move(durable)](Result<RedisReply> r) {
@@ -171,11 +170,11 @@ void RedisStore::FailReserved(const std::string& jid, TimePoint reserved_until,
 }
 
 void RedisStore::Remove(const std::string& jid, Done durable) {
-  Eval(scripts_->remove, "remove", {jid}, OkOr(std::move(durable)));
+  Eval(Script::kRemove, "remove", {jid}, OkOr(std::move(durable)));
 }
 
 void RedisStore::EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) {
-  Eval(scripts_->enqueue_due, "enqueue_due",
+  Eval(Script::kEnqueueDue, "enqueue_due",
        {SetName(set), Us(now), std::to_string(limit), options_.node_id},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
@@ -191,7 +190,7 @@ void RedisStore::EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallb
 }
 
 void RedisStore::ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) {
-  Eval(scripts_->range, "expired_reservations", {"working", "due", Us(now), std::to_string(limit)},
+  Eval(Script::kRange, "expired_reservations", {"working", "due", Us(now), std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(DecodeTriples(*r));
@@ -199,7 +198,7 @@ void RedisStore::ExpiredReservations(TimePoint now, size_t limit, JobsCallback c
 }
 
 void RedisStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
-  Eval(scripts_->purge_dead, "purge_dead", {Us(now), std::to_string(limit)},
+  Eval(Script::kPurgeDead, "purge_dead", {Us(now), std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(static_cast<size_t>(r->integer()));
@@ -232,7 +231,7 @@ void RedisStore::Mutate(MutateOp op, JobState set, const MutateFilter& filter, T
 }
 
 void RedisStore::ClearSet(std::string set, size_t cleared, CountCallback durable) {
-  SendEval(scripts_->clear, "clear", {set, std::to_string(kMutatePage)},
+  SendEval(Script::kClear, "clear", {set, std::to_string(kMutatePage)},
            [this, alive = std::weak_ptr<bool>(alive_), set, cleared,
             durable = std::move(durable)](Result<RedisReply> r) mutable {
              if (!r.ok()) return durable(r.status());
@@ -260,7 +259,7 @@ void RedisStore::MutateMatching(MutateOp op, const std::string& set, MutateFilte
   std::weak_ptr<bool> alive = alive_;
   *page = [this, alive, scan, weak_page = std::weak_ptr<std::function<void()>>(page)] {
     auto self = weak_page.lock();
-    SendEval(scripts_->range, "mutate",
+    SendEval(Script::kRange, "mutate",
              {scan->set, "index", std::to_string(scan->offset),
               std::to_string(scan->offset + kMutatePage - 1)},
              [this, alive, scan, self](Result<RedisReply> r) {
@@ -297,7 +296,7 @@ void RedisStore::ApplyMutate(MutateOp op, std::string set,
   std::vector<std::string> args{name, set, Us(now_us), Us(dead_until_us), options_.node_id};
   size_t to = std::min(jids->size(), from + kMutatePage);
   args.insert(args.end(), jids->begin() + from, jids->begin() + to);
-  SendEval(scripts_->mutate, "mutate", std::move(args),
+  SendEval(Script::kMutate, "mutate", std::move(args),
            [this, alive = std::weak_ptr<bool>(alive_), op, set, jids, to, now_us, dead_until_us,
             changed, durable = std::move(durable)](Result<RedisReply> r) mutable {
              if (!r.ok()) return durable(r.status());
@@ -311,21 +310,21 @@ void RedisStore::ApplyMutate(MutateOp op, std::string set,
 void RedisStore::SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) {
   std::vector<std::string> args{paused ? "1" : "0", options_.node_id};
   args.insert(args.end(), queues.begin(), queues.end());
-  Eval(scripts_->set_paused, "set_paused", std::move(args), OkOr(std::move(durable)));
+  Eval(Script::kSetPaused, "set_paused", std::move(args), OkOr(std::move(durable)));
 }
 
 void RedisStore::RemoveQueues(const std::vector<std::string>& queues, Done durable) {
-  Eval(scripts_->remove_queues, "remove_queues", queues, OkOr(std::move(durable)));
+  Eval(Script::kRemoveQueues, "remove_queues", queues, OkOr(std::move(durable)));
 }
 
 void RedisStore::CountOutcome(int64_t processed, int64_t failures, TimePoint now) {
-  Eval(scripts_->count_outcome, "count_outcome",
+  Eval(Script::kCountOutcome, "count_outcome",
        {std::to_string(processed), std::to_string(failures), Day(now)},
        [](Result<RedisReply>) {});  // no callback: a lost count is lost (as with a crash)
 }
 
 void RedisStore::Flush(Done durable) {
-  Eval(scripts_->flush, "flush", {}, OkOr(std::move(durable)));
+  Eval(Script::kFlush, "flush", {}, OkOr(std::move(durable)));
 }
 
 }  // namespace bulkhead

@@ -74,7 +74,7 @@ void RedisStore::ReclaimLostReservations() {
     }
     KeepStillReserved(*members);
     if (args.size() == 3) return;
-    SendEval(scripts_->reap, "reclaim", std::move(args),
+    SendEval(Script::kReap, "reclaim", std::move(args),
              [this, alive = std::weak_ptr<bool>(alive_)](Result<RedisReply> r) {
                if (alive.expired() || !r.ok()) return;
                const int64_t n = r->integer();

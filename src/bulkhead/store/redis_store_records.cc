@@ -116,7 +116,7 @@ void RedisStore::TryLease(const std::string& name, Duration ttl,
                           std::function<void(Result<bool>)> cb) {
   int64_t ms =
       std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count());
-  Eval(scripts_->lease, "lease", {name, options_.node_id, std::to_string(ms), "take"},
+  Eval(Script::kLease, "lease", {name, options_.node_id, std::to_string(ms), "take"},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(r->integer() == 1);
@@ -124,7 +124,7 @@ void RedisStore::TryLease(const std::string& name, Duration ttl,
 }
 
 void RedisStore::ReleaseLease(const std::string& name) {
-  Eval(scripts_->lease, "lease", {name, options_.node_id, "1", "release"},
+  Eval(Script::kLease, "lease", {name, options_.node_id, "1", "release"},
        [](Result<RedisReply>) {});
 }
 
@@ -143,7 +143,7 @@ void RedisStore::ListHostStates(HostStatesCallback cb) {
 }
 
 void RedisStore::Stats(std::function<void(Result<StoreStats>)> cb) {
-  Eval(scripts_->stats, "stats", {}, [cb = std::move(cb)](Result<RedisReply> r) {
+  Eval(Script::kStats, "stats", {}, [cb = std::move(cb)](Result<RedisReply> r) {
     if (!r.ok()) return cb(r.status());
     const auto& e = r->elements();
     if (e.size() < 6) return cb(Status::Internal("redis store stats: short reply"));
@@ -179,7 +179,7 @@ void RedisStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb
                      : set == JobState::kRetry   ? "retry"
                      : set == JobState::kDead    ? "dead"
                                                  : "working";
-  Eval(scripts_->range, "list",
+  Eval(Script::kRange, "list",
        {name, "index", std::to_string(offset), std::to_string(offset + limit - 1)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());

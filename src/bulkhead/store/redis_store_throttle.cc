@@ -25,7 +25,7 @@ void RedisStore::FetchThrottled(const std::vector<std::string>& queues,
                 {t.queue, std::to_string(t.limit), t.per_worker ? "1" : "0", Micros(t.timeout)});
   }
   args.insert(args.end(), queues.begin(), queues.end());
-  Eval(scripts_->fetch_throttled, "fetch_throttled", std::move(args),
+  Eval(Script::kFetchThrottled, "fetch_throttled", std::move(args),
        [this, cb = std::move(cb)](Result<RedisReply> r) { HandOut(r, cb); });
 }
 
@@ -38,7 +38,7 @@ void RedisStore::ThrottleUses(const std::vector<QueueThrottle>& throttles, TimeP
     args.insert(args.end(), {t.queue, t.per_worker ? "1" : "0", Micros(t.timeout)});
     queues.push_back(t.queue);
   }
-  Eval(scripts_->throttle_uses, "throttle_uses", std::move(args),
+  Eval(Script::kThrottleUses, "throttle_uses", std::move(args),
        [queues = std::move(queues), cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          if (!r->is_array() || r->elements().size() != 2 * queues.size()) {

@@ -9,7 +9,7 @@
 namespace bulkhead {
 
 void RedisStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
-  Eval(scripts_->track_set, "track_set",
+  Eval(Script::kTrackSet, "track_set",
        {update.jid, Us(now), update.percent ? std::to_string(*update.percent) : std::string(),
         update.desc ? "1" : "0", update.desc.value_or("")},
        [durable = std::move(durable)](Result<RedisReply> r) {
@@ -18,14 +18,14 @@ void RedisStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
 }
 
 void RedisStore::TrackPushed(const std::string& jid, TimePoint now, Done durable) {
-  Eval(scripts_->track_pushed, "track_pushed", {jid, Us(now)},
+  Eval(Script::kTrackPushed, "track_pushed", {jid, Us(now)},
        [durable = std::move(durable)](Result<RedisReply> r) {
          durable(r.ok() ? Status::Ok() : r.status());
        });
 }
 
 void RedisStore::TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) {
-  Eval(scripts_->track_get, "track_get", {jid, Us(now)},
+  Eval(Script::kTrackGet, "track_get", {jid, Us(now)},
        [jid, cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          if (!r->is_array() || r->elements().size() != 4) return cb(std::optional<TrackRecord>());
@@ -42,7 +42,7 @@ void RedisStore::TrackGet(const std::string& jid, TimePoint now, TrackCallback c
 }
 
 void RedisStore::ExpireTracks(TimePoint now, size_t limit, CountCallback cb) {
-  Eval(scripts_->track_expire, "track_expire", {Us(now), std::to_string(limit)},
+  Eval(Script::kTrackExpire, "track_expire", {Us(now), std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(static_cast<size_t>(r->integer()));

@@ -17,7 +17,7 @@ void RedisStore::PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now
       1000;
   std::string jid = job.jid;
   EvalReplicated(
-      scripts_->push_unique, "push_unique",
+      Script::kPushUnique, "push_unique",
       {jid, EncodeRedisJob(job), std::to_string(job.score), options_.node_id, lock.key,
        std::to_string(ToUnixMicros(lock.until)), std::to_string(ToUnixMicros(now)),
        std::to_string(ttl_ms)},
@@ -32,14 +32,14 @@ void RedisStore::PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now
 }
 
 void RedisStore::ReleaseUniqueLock(const std::string& jid, Done durable) {
-  Eval(scripts_->release_unique, "release_unique", {jid},
+  Eval(Script::kReleaseUnique, "release_unique", {jid},
        [durable = std::move(durable)](Result<RedisReply> r) {
          if (durable) durable(r.ok() ? Status::Ok() : r.status());
        });
 }
 
 void RedisStore::ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) {
-  EvalReplicated(scripts_->claim_cron, "claim_cron", {entry, std::to_string(ToUnixMicros(due))},
+  EvalReplicated(Script::kClaimCron, "claim_cron", {entry, std::to_string(ToUnixMicros(due))},
                  [durable = std::move(durable)](Result<RedisReply> r) {
                    if (!r.ok()) return durable(r.status());
                    durable(r->integer() == 1);

@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- ACK, one or more (the ACKs of one turn of the caller's loop, in order). ARGV: P, day, node, then
 -- per ACK: jid, now (µs), and, when `node` handed the job out, the reservation's expiry (µs) and
 -- queue as its FETCH answered them (else two ''). For each: ends the reservation, releases the

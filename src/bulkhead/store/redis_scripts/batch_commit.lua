@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- BATCH COMMIT. ARGV: P, bid, now. Returns 1, or 0 when the batch is unknown or expired.
 local bid, now = ARGV[2], ARGV[3]
 local k = blive(bid, now)

@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- Deletes batches whose expiry passed. ARGV: P, now, limit. Returns how many.
 local now = ARGV[2]
 local due = redis.call('ZRANGEBYSCORE', P .. 'batch_expiry', '-inf', now, 'LIMIT', 0, ARGV[3])

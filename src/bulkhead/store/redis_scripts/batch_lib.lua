@@ -1,6 +1,7 @@
 -- Batches: the rules of store/batch_record.h, as store/batch_book.cc applies them for the
--- embedded stores. Prepended (after the prelude) to ack, fail_reserved and the batch_* scripts,
--- so that a member's ACK or FAIL, its batch's counts and the callback's push are one step.
+-- embedded stores. Prepended (after the prelude) to every script whose first line names it
+-- (`-- uses: batch_lib`: ack, fail_reserved, the batch_* scripts), so that a member's ACK or FAIL,
+-- its batch's counts and the callback's push are one step.
 local BATCH_RETENTION_US = 86400000000
 local MEMBERS = P .. 'batch_members'
 local CALLBACKS = P .. 'batch_cbs'

@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- BATCH NEW. ARGV: P, bid, now, parent_bid, description, created_us, complete_jid, complete
 -- value, success_jid, success value (a callback's value: the job as scheduled; '' when none).
 -- Returns 1, 0 when the bid is taken, -1 when the parent is unknown.

@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- Ends a failed reservation if it is still the one the caller read. ARGV: P, jid, reserved_until_us,
 -- next value ('' deletes the job), next score, count_failure ('1'/'0'), day, node, now (µs).
 -- Returns 1, or 0 (no change) when jid is not reserved until reserved_until_us.

@@ -1,3 +1,4 @@
+-- uses: track_lib
 -- FETCH, one or more (the fetches of one turn of the caller's loop, in order). ARGV: P, node, then
 -- per fetch: now_us, holder (a worker's wid, or ''), the number of its queues, its queues. Each
 -- fetch in turn reserves the oldest job of its first non-empty, unpaused queue until its now + the

@@ -1,3 +1,4 @@
+-- uses: track_lib
 -- FETCH with queue throttles. ARGV: P, now_us, node, wid, n, then n throttles as
 -- (queue, limit, per_worker '1'/'0', timeout_us), then the queues in order. As fetch.lua, except
 -- that a throttled queue whose slots are all held (in all, or by `wid` when per_worker) counts as

@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- PUSH of a batch member. ARGV: P, jid, value, score, node, bid, now. Returns 1, 0 when the jid is
 -- held, -1 when the batch is unknown or expired (nothing changes then).
 local jid, v, bid = ARGV[2], ARGV[3], ARGV[6]

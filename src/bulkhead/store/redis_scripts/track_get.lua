@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- TRACK GET. ARGV: P, jid, now. Returns {state, updated, percent or false, desc or false}, or
 -- false when there is no live record.
 local k = tlive(ARGV[2], ARGV[3])

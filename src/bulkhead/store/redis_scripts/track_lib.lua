@@ -1,6 +1,7 @@
 -- Job tracking: the rules of store/track_record.h, as store/track_book.cc applies them for
--- the embedded stores. Prepended (after the prelude) to fetch, ack, fail_reserved and track_*,
--- so that a followed job's state changes in the same step as the job.
+-- the embedded stores. Prepended (after the prelude) to every script whose first line names it
+-- (`-- uses: track_lib`: fetch, ack, fail_reserved, track_*), so that a followed job's state
+-- changes in the same step as the job.
 -- {NS}:track:JID is a hash: state ('' while not followed), percent, desc, updated (µs); the
 -- sorted set {NS}:track_expiry holds JID with score updated + 30 minutes.
 local TRACK_TTL_US = 1800000000

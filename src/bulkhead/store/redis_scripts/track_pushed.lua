@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- A job pushed with custom.track = 1. ARGV: P, jid, now. Follows it as enqueued when the store
 -- holds it outside working (a refused PUSH of an unknown batch leaves no job: nothing changes).
 local jid, now = ARGV[2], ARGV[3]

@@ -1,3 +1,4 @@
+-- uses: batch_lib track_lib
 -- TRACK SET. ARGV: P, jid, now, percent ('' keeps it), desc flag ('1' sets desc), desc.
 local jid, now = ARGV[2], ARGV[3]
 local k = tlive(jid, now)
