@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "bulkhead/config/config.h"
+#include "bulkhead/util/secret_file.h"
 
 namespace bulkhead {
 namespace {
@@ -24,13 +24,10 @@ void PrintPublicKey(const VapidKey& key, bool mastodon_form, std::ostream& out) 
 Result<VapidKeyVariables> ImportedVariables(const std::string& env_file,
                                             const VapidKeyVariables& environment) {
   if (env_file.empty()) return environment;
-  std::ifstream in(env_file, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + env_file);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string text = buf.str();
-  VapidKeyVariables variables = VapidKeyVariablesFromEnvFile(text, env_file);
-  OPENSSL_cleanse(text.data(), text.size());
+  Result<std::string> text = ReadSecretFile(env_file, "env");
+  if (!text.ok()) return text.status();
+  VapidKeyVariables variables = VapidKeyVariablesFromEnvFile(*text, env_file);
+  OPENSSL_cleanse(text->data(), text->size());
   return variables;
 }
 

@@ -139,10 +139,12 @@ void AttemptRunner::ReturnForRetry(const DeliveryJob& job, const std::string& er
 }
 
 bool AttemptRunner::LastAttempt(const DeliveryJob& job) const {
-  // Mirrors RetryPolicy::Decide: this failure's retry_count is the previous one + 1 (0 at first).
+  // Mirrors RetryPolicy::Decide: this failure's retry_count is the previous one + 1 (0 at first);
+  // the job ends when it reaches `retry` — dead, or discarded with retry 0 (Faktory's rule), which
+  // ends the delivery all the same, so the app is told either way.
   int retry = job.retry.value_or(p_.engine.config().RetryFor(job.jobtype));
   int count = job.last_retry_count ? *job.last_retry_count + 1 : 0;
-  return retry != 0 && count >= retry;
+  return count >= retry;
 }
 
 void AttemptRunner::CountAttemptsIn(CounterFamily* deliveries, HistogramFamily* latency,

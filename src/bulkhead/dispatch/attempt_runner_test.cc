@@ -199,6 +199,20 @@ TEST_P(AttemptRunnerTest, LastRetryFailingIsDeadWithTheStatusOfItsAnswer) {
   EXPECT_EQ(outcomes[0]["args"][0]["context"], json({{"hook_id", 3}}));
 }
 
+// retry 0: the first failure ends the job — discarded, not kept dead (Faktory's rule) — and the
+// app is told, as for any delivery that will not be retried.
+TEST_P(AttemptRunnerTest, RetryZeroEndsAtTheFirstFailureAndIsReported) {
+  DeliveryJob job = Reserve("webhook", {{"url", "https://hooks.example/x"}}, {{"retry", 0}});
+  Run(job, ScriptedTransport::Status(503));
+  EXPECT_TRUE(List(JobState::kDead).empty());
+  EXPECT_TRUE(List(JobState::kRetry).empty());
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["args"][0]["event"], "delivery_dead");
+  EXPECT_EQ(outcomes[0]["args"][0]["status"], 503);
+}
+
 TEST_P(AttemptRunnerTest, GoneSubscriptionIsReportedWithItsStatusAndContext) {
   DeliveryJob job =
       Reserve("webpush", {{"subscription",

@@ -2,13 +2,11 @@
 
 #include <openssl/crypto.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
+
+#include "bulkhead/util/secret_file.h"
 
 namespace bulkhead {
 namespace {
@@ -43,21 +41,6 @@ std::string_view EnvFileValue(std::string_view value) {
 }
 
 bool LooksLikePem(std::string_view text) { return text.find("-----BEGIN ") != std::string::npos; }
-
-// The whole file, or NotFound / PermissionDenied / Unavailable naming it.
-Result<std::string> ReadKeyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    std::string msg = "cannot read VAPID key file " + path + ": " + std::strerror(err);
-    if (err == ENOENT) return Status::NotFound(msg);
-    if (err == EACCES) return Status::PermissionDenied(msg);
-    return Status::Unavailable(msg);
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
 
 }  // namespace
 
@@ -116,7 +99,7 @@ std::string VapidKeyPath(const Config& config) {
 }
 
 Result<VapidKey> LoadVapidKeyFile(const std::string& path) {
-  Result<std::string> text = ReadKeyFile(path);
+  Result<std::string> text = ReadSecretFile(path, "VAPID key");
   if (!text.ok()) return text.status();
   Result<VapidKey> key = Status::Internal("unread");
   if (LooksLikePem(*text)) {

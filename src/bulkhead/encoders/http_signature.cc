@@ -11,13 +11,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/target_url.h"
 #include "bulkhead/util/ascii.h"
 #include "bulkhead/util/base64.h"
+#include "bulkhead/util/secret_file.h"
 
 namespace bulkhead {
 namespace {
@@ -85,19 +84,10 @@ Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
 }
 
 Result<SigningKey> SigningKey::LoadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    std::string msg = "cannot read signing key file " + path + ": " + std::strerror(err);
-    if (err == ENOENT) return Status::NotFound(msg);
-    if (err == EACCES) return Status::PermissionDenied(msg);
-    return Status::Unavailable(msg);
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string pem = buf.str();
-  Result<SigningKey> key = FromPem(pem);
-  OPENSSL_cleanse(pem.data(), pem.size());
+  Result<std::string> pem = ReadSecretFile(path, "signing key");
+  if (!pem.ok()) return pem.status();
+  Result<SigningKey> key = FromPem(*pem);
+  OPENSSL_cleanse(pem->data(), pem->size());
   if (!key.ok()) return Status(key.status().code(), path + ": " + key.status().message());
   return key;
 }

@@ -8,14 +8,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/p256.h"
 #include "bulkhead/encoders/target_url.h"
 #include "bulkhead/util/base64.h"
+#include "bulkhead/util/secret_file.h"
 
 namespace bulkhead {
 namespace {
@@ -62,19 +61,10 @@ Result<VapidKey> VapidKey::FromPem(std::string_view pem) {
 }
 
 Result<VapidKey> VapidKey::LoadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    std::string msg = "cannot read VAPID key file " + path + ": " + std::strerror(err);
-    if (err == ENOENT) return Status::NotFound(msg);
-    if (err == EACCES) return Status::PermissionDenied(msg);
-    return Status::Unavailable(msg);
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string pem = buf.str();
-  Result<VapidKey> key = FromPem(pem);
-  OPENSSL_cleanse(pem.data(), pem.size());
+  Result<std::string> pem = ReadSecretFile(path, "VAPID key");
+  if (!pem.ok()) return pem.status();
+  Result<VapidKey> key = FromPem(*pem);
+  OPENSSL_cleanse(pem->data(), pem->size());
   if (!key.ok()) return Status::InvalidArgument(path + ": " + key.status().message());
   return key;
 }
