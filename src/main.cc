@@ -29,6 +29,9 @@ ENVIRONMENT
                      `keys` sends it as the HTTP API's bearer token
   FAKTORY_URL        server for push/info/stats, e.g. tcp://:password@127.0.0.1:7419, or
                      tcp+tls://:password@host:7419 for a server with a TLS certificate
+  VAPID_PRIVATE_KEY  Mastodon's Web Push key pair (its .env.production, its form): serve and
+  VAPID_PUBLIC_KEY   vapid-key sign with it instead of the key file; vapid-key import writes it
+                     into the key file
 
 FILES
   ./data/bulkhead.db  the default embedded store (sqlite:<data-dir>/bulkhead.db)
@@ -48,6 +51,8 @@ EXAMPLES
                                                   register an actor's ActivityPub signing key
   bulkhead keys list                              key ids, sizes and fingerprints
   bulkhead vapid-key --data-dir /var/lib/bulkhead the public key browsers subscribe with
+  bulkhead vapid-key import --env-file /home/mastodon/live/.env.production --data-dir /var/lib/bulkhead
+                                                  sign with Mastodon's VAPID key pair
   bulkhead replay --baseline                      the incident, replayed on loopback
 
 See README.md and docs/ for the protocol, configuration and operations.)";
@@ -81,7 +86,10 @@ int main(int argc, char** argv) {
   if (replay_exit >= 0) return replay_exit;
 
   if (version.selected()) return Finish(version.Run(std::cout));
-  if (vapid_key.selected()) return Finish(vapid_key.Run(std::cout, std::cerr));
+  if (vapid_key.selected()) {
+    return Finish(
+        vapid_key.Run(std::cout, std::cerr, bulkhead::VapidKeyVariablesFromEnvironment()));
+  }
   if (keys.selected()) return Finish(keys.Run(std::cout));
   if (serve.selected()) return Finish(serve.Run());
   if (push.selected()) return Finish(push.Run(std::cin, std::cout));

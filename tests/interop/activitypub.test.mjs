@@ -63,17 +63,19 @@ function keysCli(server, args, { password } = {}) {
   });
 }
 
-// A local inbox: records every request (method, url, headers, raw body) and answers 202.
-async function startInbox(defer) {
+// A local inbox: records every request (method, url, headers, raw body) and answers
+// status(request) (default 202).
+async function startInbox(defer, status = () => 202) {
   const received = [];
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      received.push({
+      const request = {
         method: req.method, url: req.url, headers: { ...req.headers }, body: Buffer.concat(chunks),
-      });
-      res.writeHead(202).end();
+      };
+      received.push(request);
+      res.writeHead(status(request)).end();
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -86,10 +88,10 @@ async function startInbox(defer) {
 
 // The checks a receiving server makes: the signature over the signed headers verifies with the
 // actor's public key, and the Digest header is the SHA-256 of the body received.
-function signatureVerifies(request, publicKeyPem) {
+function signatureVerifies(request, publicKeyPem, signedHeaders = SIGNED_HEADERS) {
   const parsed = httpSignature.parseRequest(
     { method: request.method, url: request.url, headers: request.headers },
-    { headers: SIGNED_HEADERS, clockSkew: 300 });
+    { headers: signedHeaders, clockSkew: 300 });
   assert.equal(parsed.keyId, KEY_ID);
   assert.equal(parsed.algorithm, 'RSA-SHA256');
   return httpSignature.verifySignature(parsed, publicKeyPem);
@@ -257,3 +259,68 @@ test('with a password the keys API needs the bearer token; bad keys are refused 
   assert.equal(listed.stdout.trim().split('\n').length, 1, listed.stdout);
   assert.ok(!server.stderr.includes('PRIVATE KEY'), 'the server never logs key material');
 });
+
+// What Mastodon's ActivityPub::DeliveryWorker does that a job must be able to say: the activity
+// as the JSON bytes Mastodon serialised (the Digest covers them), and follower synchronisation's
+// Collection-Synchronization header, signed with the others (app/lib/request.rb). And a 4xx is
+// dead at once, reported with its status and the job's context.
+test('a string activity arrives byte for byte with Collection-Synchronization signed; a 403 is dead with its status',
+  async (t) => {
+    const defer = cleanupStack(t);
+    const server = await startServer(defer, { config: 'allow_private_targets = true\n' });
+    const inbox = await startInbox(defer, (req) => (req.url.startsWith('/forbidden') ? 403 : 202));
+    const { publicKey, privateKey } = rsaKeyPair();
+    const added = await keysCli(server, ['add', KEY_ID, writePrivate(server.dataDir, 'alice.pem', privateKey)]);
+    assert.equal(added.code, 0, added.stderr);
+    const client = newClient(defer, server);
+
+    // Spacing, key order, escapes and non-ASCII as the application wrote them.
+    const activity = '{"@context":"https://www.w3.org/ns/activitystreams",  "type" :"Create",\n' +
+      '"id":"https://social.example/users/alice/statuses/2/activity","object":{"content":' +
+      '"caf\\u00e9 Grüße \\"q\\"","n":1.50}}\n';
+    const sync = 'collectionId="https://social.example/users/alice/followers", ' +
+      'url="https://social.example/users/alice/followers_synchronization", ' +
+      'digest="b08ab6951c7d6cc2b91e17ebd9557da7fae02489728e9ea8d4fc1fa6c2e1bd1e"';
+    await client.push({
+      jid: 'ap-string-0001', jobtype: 'activitypub', queue: 'push',
+      args: [{ inbox: inbox.url, activity, key_id: KEY_ID, headers: { 'Collection-Synchronization': sync } }],
+    });
+    const [request] = await waitFor(() => (inbox.received.length > 0 ? inbox.received : null),
+      { message: 'the activity to reach the inbox' });
+    assert.ok(request.body.equals(Buffer.from(activity, 'utf8')), `body: ${request.body}`);
+    assert.ok(digestMatches(request), 'the Digest header matches the bytes sent');
+    assert.equal(request.headers['collection-synchronization'], sync);
+    assert.match(request.headers.signature,
+      /headers="\(request-target\) host date digest content-type collection-synchronization"/);
+    assert.ok(signatureVerifies(request, publicKey, [...SIGNED_HEADERS, 'collection-synchronization']),
+      'http-signature verifies the signature over collection-synchronization too');
+    const changed = { ...request, headers: { ...request.headers, 'collection-synchronization': `${sync} ` } };
+    assert.ok(!signatureVerifies(changed, publicKey), 'a changed Collection-Synchronization fails');
+    await waitUntilSettled(client, 'the delivery to be acknowledged');
+
+    // Headers other than Collection-Synchronization are refused at PUSH, naming the rule.
+    await assert.rejects(client.push({
+      jid: 'ap-header-0001', jobtype: 'activitypub', queue: 'push',
+      args: [{ inbox: inbox.url, activity, key_id: KEY_ID, headers: { 'User-Agent': 'x' } }],
+    }), /an activitypub job may set only Collection-Synchronization/);
+
+    const forbidden = inbox.url.replace('/inbox', '/forbidden/inbox');
+    const context = { status_id: '110', account_id: 3 };
+    await client.push({
+      jid: 'ap-forbidden-01', jobtype: 'activitypub', queue: 'push',
+      args: [{ inbox: forbidden, activity, key_id: KEY_ID, context }],
+    });
+    const dead = await waitFor(async () => {
+      const job = await client.fetch('bulkhead');
+      return job ?? null;
+    }, { timeout: 15_000, message: 'the bulkhead.delivery_dead job' });
+    assert.equal(dead.jobtype, 'bulkhead.delivery_dead');
+    const { at, ...outcome } = dead.args[0];
+    assert.ok(!Number.isNaN(Date.parse(at)));
+    assert.deepEqual(outcome, {
+      event: 'delivery_dead', host: new URL(forbidden).host, status: 403, reason: 'http 403',
+      jid: 'ap-forbidden-01', jobtype: 'activitypub', url: forbidden, context,
+    });
+    await client.ack(dead.jid);
+    assert.equal(inbox.received.length, 2, 'the 403 was not retried');
+  });

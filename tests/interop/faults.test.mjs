@@ -412,7 +412,8 @@ test('a permanent 4xx is dead at once and reported to the app as bulkhead.delive
   const client = new faktory.Client({ url: server.url });
   defer(() => client.close());
   const url = refusing.url('/hook/bad');
-  const jid = await client.job('webhook', { url, body: 'x' }).push();
+  const context = { hook_id: 17, note: 'Grüße' };
+  const jid = await client.job('webhook', { url, body: 'x', context }).push();
 
   const seen = [];
   const worker = new faktory.Worker({
@@ -424,7 +425,14 @@ test('a permanent 4xx is dead at once and reported to the app as bulkhead.delive
   await worker.work();
   defer(() => worker.stop());
   await waitFor(() => seen.length === 1, { timeout: 15_000, message: 'the bulkhead.delivery_dead job handled' });
-  assert.deepEqual(seen[0], [jid, 'webhook', 'http 400', url]);
+  // One argument, the outcome object (docs/deliveries.md, "Outcome jobs").
+  assert.equal(seen[0].length, 1);
+  const { at, ...outcome } = seen[0][0];
+  assert.ok(Math.abs(Date.parse(at) - Date.now()) < 60_000, `at is now: ${at}`);
+  assert.deepEqual(outcome, {
+    event: 'delivery_dead', host: hostOf(refusing), status: 400, reason: 'http 400', jid,
+    jobtype: 'webhook', url, context,
+  });
   const i = await client.info();
   assert.equal(i.faktory.sets.dead, 1, 'the job is dead');
   assert.equal(i.faktory.sets.retries, 0, 'and not retried');

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -16,6 +19,7 @@
 #include "bulkhead/client/stats_command.h"
 #include "bulkhead/client/vapid_key_command.h"
 #include "bulkhead/client/version_command.h"
+#include "bulkhead/util/base64.h"
 
 namespace bulkhead {
 namespace {
@@ -155,7 +159,7 @@ TEST(CommandsTest, VapidKeyCreatesTheKeyOnceAndPrintsThePublicKey) {
     VapidKeyCommand vapid(app);
     Parse(app, {"vapid-key", "--data-dir", dir.string()});
     std::ostringstream out, err;
-    Status s = vapid.Run(out, err);
+    Status s = vapid.Run(out, err, VapidKeyVariables());
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(out.str().size(), 88u) << "87 base64url characters and a newline";
     if (run == 0) {
@@ -169,6 +173,130 @@ TEST(CommandsTest, VapidKeyCreatesTheKeyOnceAndPrintsThePublicKey) {
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// A Mastodon-format pair (see encoders/vapid_test.cc: a 31-byte scalar, `=`-padded).
+constexpr char kMastodonPrivate[] = "XbYDni16aOCDzlqiQzKwN5Gbe9-8rx-lmgOUBY-A1w==";
+constexpr char kMastodonPublic[] =
+    "BHLWOVoCus4gsxUKZigP_qOs3RYO_2pZcffGRq9n1BiAfVKodRiXh5UyipiNjbpkCIDh8FFbqwdykC_nNkPEneU=";
+
+class VapidKeyImportTest : public ::testing::Test {
+ protected:
+  VapidKeyImportTest()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("bulkhead_vapid_import_test_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    mastodon_.private_key = kMastodonPrivate;
+    mastodon_.public_key = kMastodonPublic;
+  }
+  ~VapidKeyImportTest() override { std::filesystem::remove_all(dir_); }
+
+  struct Ran {
+    Status status;
+    std::string out;
+    std::string err;
+  };
+  Ran Run(std::vector<std::string> args, const VapidKeyVariables& env) {
+    CLI::App app;
+    VapidKeyCommand vapid(app);
+    Parse(app, std::move(args));
+    EXPECT_TRUE(vapid.selected());
+    std::ostringstream out, err;
+    Status s = vapid.Run(out, err, env);
+    return {s, out.str(), err.str()};
+  }
+  std::string KeyFile() const { return (dir_ / "keys" / "vapid.pem").string(); }
+  std::string DataDir() const { return (dir_ / "keys").string(); }
+
+  std::filesystem::path dir_;
+  VapidKeyVariables mastodon_;
+};
+
+TEST_F(VapidKeyImportTest, ImportWritesMastodonsKeyAsAPrivateFileAndPrintsItsPublicKey) {
+  Ran r = Run({"vapid-key", "import", "--data-dir", DataDir()}, mastodon_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, std::string(kMastodonPublic).substr(0, 87) + "\n");
+  EXPECT_NE(r.err.find("imported VAPID_PRIVATE_KEY (the environment) into " + KeyFile()),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find(kMastodonPrivate), std::string::npos);
+  EXPECT_EQ(r.err.find("XbYDni"), std::string::npos) << "never the private key";
+  struct stat st {};
+  ASSERT_EQ(::stat(KeyFile().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  // Afterwards the server's key, without the variables, is Mastodon's: compare in its form.
+  r = Run({"vapid-key", "--data-dir", DataDir(), "--mastodon"}, VapidKeyVariables());
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, std::string("VAPID_PUBLIC_KEY=") + kMastodonPublic + "\n");
+  EXPECT_EQ(r.err, "");
+
+  // Importing it again changes nothing.
+  r = Run({"vapid-key", "import", "--data-dir", DataDir()}, mastodon_);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_NE(r.err.find("already holds this key"), std::string::npos) << r.err;
+}
+
+TEST_F(VapidKeyImportTest, ImportReadsAnEnvFileAndRefusesToReplaceAnotherKeyUnlessForced) {
+  ASSERT_TRUE(Run({"vapid-key", "--data-dir", DataDir()}, VapidKeyVariables()).status.ok())
+      << "a generated key first";
+  const std::string env = (dir_ / ".env.production").string();
+  std::ofstream(env) << "LOCAL_DOMAIN=social.example\nVAPID_PRIVATE_KEY=" << kMastodonPrivate
+                     << "\nVAPID_PUBLIC_KEY=" << kMastodonPublic << "\n";
+  Ran r =
+      Run({"vapid-key", "import", "--env-file", env, "--data-dir", DataDir()}, VapidKeyVariables());
+  EXPECT_EQ(r.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status.message().find(KeyFile() + " holds another VAPID key"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("--force replaces it"), std::string::npos);
+  r = Run({"vapid-key", "import", "--env-file", env, "--force", "--data-dir", DataDir()},
+          VapidKeyVariables());
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(r.err.find("(" + env + ")"), std::string::npos) << r.err;
+  r = Run({"vapid-key", "--data-dir", DataDir(), "--mastodon"}, VapidKeyVariables());
+  EXPECT_EQ(r.out, std::string("VAPID_PUBLIC_KEY=") + kMastodonPublic + "\n");
+}
+
+TEST_F(VapidKeyImportTest, ImportRefusesBadVariablesAndNeverOverwritesAFileThatIsNotPem) {
+  VapidKeyVariables mismatched = mastodon_;
+  mismatched.public_key = VapidKey::Generate()->PublicKeyMastodonForm();
+  Ran r = Run({"vapid-key", "import", "--data-dir", DataDir()}, mismatched);
+  EXPECT_EQ(r.status.message(),
+            "VAPID_PUBLIC_KEY is not the public key of VAPID_PRIVATE_KEY (the environment)");
+  EXPECT_FALSE(std::filesystem::exists(KeyFile())) << "nothing written";
+  r = Run({"vapid-key", "import", "--data-dir", DataDir()}, VapidKeyVariables());
+  EXPECT_EQ(r.status.message(), "VAPID_PRIVATE_KEY is not set in the environment");
+
+  // vapid_private_key_file naming Mastodon's env file itself: read, never replaced.
+  const std::string env = (dir_ / ".env.production").string();
+  const std::string text = std::string("VAPID_PRIVATE_KEY=") + kMastodonPrivate + "\n";
+  std::ofstream(env) << text;
+  const std::string config = (dir_ / "bulkhead.toml").string();
+  std::ofstream(config) << "vapid_private_key_file = \"" << env << "\"\n";
+  r = Run({"vapid-key", "import", "--force", "--config", config}, mismatched);
+  EXPECT_FALSE(r.status.ok());
+  VapidKeyVariables other;
+  other.private_key = Base64UrlEncode(std::string(31, '\x11'));
+  r = Run({"vapid-key", "import", "--force", "--config", config}, other);
+  EXPECT_EQ(r.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status.message().find(env + " is not a PEM key file"), std::string::npos)
+      << r.status.message();
+  std::ifstream in(env);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, text);
+  r = Run({"vapid-key", "--config", config, "--mastodon"}, VapidKeyVariables());
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, std::string("VAPID_PUBLIC_KEY=") + kMastodonPublic + "\n")
+      << "the server reads Mastodon's lines from the file";
+}
+
+TEST_F(VapidKeyImportTest, PrintingWithTheVariablesSetCreatesNoFile) {
+  Ran r = Run({"vapid-key", "--data-dir", DataDir()}, mastodon_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, std::string(kMastodonPublic).substr(0, 87) + "\n");
+  EXPECT_NE(r.err.find("the key of VAPID_PRIVATE_KEY (the environment)"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(KeyFile()));
 }
 
 }  // namespace

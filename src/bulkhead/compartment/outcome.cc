@@ -86,24 +86,36 @@ Outcome Classify(JobKind kind, const AttemptResult& r) {
 
   const int code = r.http_status;
   std::string reason = "http " + std::to_string(code);
-  if (code >= 200 && code <= 299)
-    return {OutcomeClass::kOk, HostSignal::kHealthy, std::move(reason)};
+  if (code >= 200 && code <= 299) {
+    return {OutcomeClass::kOk, HostSignal::kHealthy, std::move(reason), code};
+  }
   if (code == 429 || code == 503) {
-    return {OutcomeClass::kRetryable, HostSignal::kOverloaded, std::move(reason)};
+    return {OutcomeClass::kRetryable, HostSignal::kOverloaded, std::move(reason), code};
   }
   if (code == 408 || (code >= 500 && code <= 599)) {
-    return {OutcomeClass::kRetryable, HostSignal::kFailure, std::move(reason)};
+    return {OutcomeClass::kRetryable, HostSignal::kFailure, std::move(reason), code};
   }
   if (kind == JobKind::kWebPush && (code == 404 || code == 410)) {
-    return {OutcomeClass::kGone, HostSignal::kHealthy, std::move(reason)};
+    return {OutcomeClass::kGone, HostSignal::kHealthy, std::move(reason), code};
   }
   if (code >= 400 && code <= 499) {
-    return {OutcomeClass::kPermanent, HostSignal::kHealthy, std::move(reason)};
+    return {OutcomeClass::kPermanent, HostSignal::kHealthy, std::move(reason), code};
   }
   // 1xx or 3xx: the host answered, so it is reachable. Anything else is not an HTTP status at all;
   // say nothing about the host.
   const HostSignal host = (code >= 100 && code <= 399) ? HostSignal::kHealthy : HostSignal::kNone;
-  return {OutcomeClass::kPermanent, host, std::move(reason)};
+  return {OutcomeClass::kPermanent, host, std::move(reason), code};
+}
+
+int HttpStatusOfReason(std::string_view reason) {
+  constexpr std::string_view kPrefix = "http ";
+  if (reason.size() != kPrefix.size() + 3 || reason.substr(0, kPrefix.size()) != kPrefix) return 0;
+  int code = 0;
+  for (char c : reason.substr(kPrefix.size())) {
+    if (c < '0' || c > '9') return 0;
+    code = code * 10 + (c - '0');
+  }
+  return code >= 100 && code <= 599 ? code : 0;
 }
 
 }  // namespace bulkhead

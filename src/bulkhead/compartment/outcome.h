@@ -42,6 +42,8 @@ struct Outcome {
   HostSignal host = HostSignal::kNone;
   // Short machine-friendly explanation, e.g. "http 404", "timeout"; stored as the dead reason.
   std::string reason;
+  // The HTTP status of the answer; 0 when there was none (a transport failure).
+  int http_status = 0;
 };
 
 // Classifies `r` for a job of type `kind`. Total: every input maps to exactly one outcome.
@@ -64,5 +66,9 @@ struct Outcome {
 // "connection_reset", "tls_error", "blocked_address", "too_many_redirects", "other" (kept stable:
 // they are stored as dead reasons; TransportErrorName gives the fine kind).
 Outcome Classify(JobKind kind, const AttemptResult& r);
+
+// The HTTP status a reason Classify wrote stands for: "http 503" → 503; 0 for any other text
+// (transport failures, reasons of other origins). For reasons read back from a stored failure.
+int HttpStatusOfReason(std::string_view reason);
 
 }  // namespace bulkhead

@@ -143,6 +143,28 @@ TEST(OutcomeTest, OtherLocalErrorsAreRetryableWithoutHostSignal) {
   }
 }
 
+// Outcome jobs carry the status of the answer (docs/deliveries.md); a transport failure has none,
+// not even a status left over from a partial response.
+TEST(OutcomeTest, EveryHttpAnswerCarriesItsStatusAndTransportFailuresNone) {
+  for (JobKind kind : kAllKinds) {
+    for (int code : {100, 201, 302, 400, 404, 408, 410, 429, 500, 503}) {
+      EXPECT_EQ(Http(kind, code).http_status, code) << code;
+    }
+    EXPECT_EQ(Classify(kind, {TransportError::kTimeoutTotal, 201}).http_status, 0);
+    EXPECT_EQ(Classify(kind, {TransportError::kSsrfRefused, 0}).http_status, 0);
+  }
+}
+
+TEST(OutcomeTest, HttpStatusOfReasonReadsBackWhatClassifyWrote) {
+  for (int code : {101, 200, 404, 410, 503, 599}) {
+    EXPECT_EQ(HttpStatusOfReason(Http(JobKind::kWebhook, code).reason), code) << code;
+  }
+  for (const char* other : {"timeout", "timeout: Connection timed out", "http 99", "http 600",
+                            "http 50x", "http 5031", "HTTP 503", "host unavailable", ""}) {
+    EXPECT_EQ(HttpStatusOfReason(other), 0) << other;
+  }
+}
+
 TEST(OutcomeTest, Names) {
   EXPECT_STREQ(OutcomeClassName(OutcomeClass::kGone), "gone");
   EXPECT_STREQ(HostSignalName(HostSignal::kOverloaded), "overloaded");

@@ -149,6 +149,8 @@ struct Config {
   std::string vapid_private_key_file;  // empty: <data_dir>/vapid.pem (created once)
   std::string vapid_subject = "mailto:postmaster@localhost";  // VAPID `sub`: mailto: or https:
   std::string delivery_outcomes_queue = "bulkhead";           // where outcome jobs are pushed
+  // "object" (one OutcomeRecord object) or "positional" (the arguments of earlier versions).
+  std::string delivery_outcome_args = "object";
   // [delivery] and its per-type tables. The older top-level keys activitypub_deadline_hours and
   // webhook_deadline_hours still set delivery.activitypub/webhook.deadline_hours.
   DeliverySettings delivery;

@@ -244,9 +244,13 @@ std::vector<Setting> JobRows() {
        .allowed = {"trace", "debug", "info", "warn", "warning", "error", "err", "critical", "off"}},
       {.key = "vapid_private_key_file",
        .field = MemberField<&Config::vapid_private_key_file>(),
-       .doc = "Web Push VAPID key (PEM), created with mode 0600 on first start",
-       .details = "with `store = \"memory:\"` and no file, a key for this process only; "
-                  "`bulkhead vapid-key` prints its public key",
+       .doc = "Web Push VAPID key (PEM, or Mastodon's VAPID_PRIVATE_KEY=/VAPID_PUBLIC_KEY= "
+              "lines), created (PEM, mode 0600) on first start",
+       .details = "VAPID_PRIVATE_KEY and VAPID_PUBLIC_KEY in the environment (Mastodon's "
+                  "names and form) win over it; with `store = \"memory:\"` and no file, a key for "
+                  "this process only; `bulkhead vapid-key` prints the public key in effect, "
+                  "`bulkhead vapid-key import` writes Mastodon's key into the file "
+                  "(docs/operations.md, \"The VAPID key\")",
        .shown_default = "<data_dir>/vapid.pem"},
       {.key = "vapid_subject",
        .field = MemberField<&Config::vapid_subject>(),
@@ -259,6 +263,12 @@ std::vector<Setting> JobRows() {
               "bulkhead.host_unavailable and bulkhead.host_available jobs",
        .check = CheckNotEmpty,
        .values = "not empty"},
+      {.key = "delivery_outcome_args",
+       .field = MemberField<&Config::delivery_outcome_args>(),
+       .doc = "the arguments of those jobs: object = one JSON object (docs/deliveries.md, "
+              "\"Outcome jobs\"); positional = the positional arguments of earlier versions",
+       .details = "positional is deprecated and goes in the next release",
+       .allowed = {"object", "positional"}},
   };
 }
 

@@ -38,7 +38,7 @@ void AttemptRunner::Refused(const DeliveryJob& job, const Grant& grant, const St
   p_.compartments.OnResult(
       grant, Outcome{OutcomeClass::kPermanent, HostSignal::kNone, std::string(error.message())},
       Duration::zero(), now);
-  Dead(job, "InvalidDeliveryJob", std::string(error.message()));
+  Dead(job, "InvalidDeliveryJob", std::string(error.message()), 0);
 }
 
 void AttemptRunner::Release(const Grant& grant, TimePoint started, TimePoint now) {
@@ -80,57 +80,71 @@ void AttemptRunner::Finish(const DeliveryJob& job, const Outcome& outcome,
       options.discard = true;
       p_.engine.Fail(job.jid, FailureReport{"SubscriptionGone", outcome.reason, {}},
                      LogDone("FAIL", job.jid), options);
-      p_.outcomes.WebPushGone(job);
+      p_.outcomes.WebPushGone(job, outcome.http_status, outcome.reason);
       return;
     }
     case OutcomeClass::kPermanent:
-      Dead(job, "DeliveryRefused", outcome.reason);
+      Dead(job, "DeliveryRefused", outcome.reason, outcome.http_status);
       return;
     case OutcomeClass::kRetryable:
       break;
   }
   if (now >= job.deadline) {
-    Expire(job);
+    ExpireAfter(job, outcome.reason, outcome.http_status);
     return;
   }
+  Retry(job, "DeliveryFailed", outcome.reason, outcome.http_status, retry_after);
+}
+
+void AttemptRunner::Retry(const DeliveryJob& job, const std::string& errtype,
+                          const std::string& reason, int status,
+                          std::optional<TimePoint> not_before) {
   bool last = LastAttempt(job);
   FailOptions options;
-  options.not_before = retry_after;
-  p_.engine.Fail(job.jid, FailureReport{"DeliveryFailed", outcome.reason, {}},
-                 LogDone("FAIL", job.jid), options);
+  options.not_before = not_before;
+  p_.engine.Fail(job.jid, FailureReport{errtype, reason, {}}, LogDone("FAIL", job.jid), options);
   if (last) {
     ++p_.stats.dead;
-    p_.outcomes.DeliveryDead(job, outcome.reason);
+    p_.outcomes.DeliveryDead(job, reason, status);
   } else {
     ++p_.stats.retried;
   }
 }
 
 void AttemptRunner::Dead(const DeliveryJob& job, const std::string& errtype,
-                         const std::string& reason) {
+                         const std::string& reason, int status) {
   ++p_.stats.dead;
   FailOptions options;
   options.dead = true;
   p_.engine.Fail(job.jid, FailureReport{errtype, reason, {}}, LogDone("FAIL", job.jid), options);
-  p_.outcomes.DeliveryDead(job, reason);
+  p_.outcomes.DeliveryDead(job, reason, status);
 }
 
 void AttemptRunner::Expire(const DeliveryJob& job) {
-  ++p_.stats.expired;
-  Dead(job, "HostUnavailable", "host unavailable");
+  // The last failure is the one its payload records (an earlier attempt, on any node).
+  ExpireAfter(job, job.last_failure, HttpStatusOfReason(job.last_failure));
 }
 
-void AttemptRunner::ReturnForRetry(const std::string& jid, const std::string& errtype,
+void AttemptRunner::ExpireAfter(const DeliveryJob& job, const std::string& last_failure,
+                                int status) {
+  ++p_.stats.expired;
+  std::string reason = kHostUnavailableReason;
+  if (!last_failure.empty()) reason += " (last: " + last_failure + ")";
+  Dead(job, "HostUnavailable", reason, status);
+}
+
+void AttemptRunner::ReturnForRetry(const DeliveryJob& job, const std::string& errtype,
                                    const std::string& reason) {
-  ++p_.stats.retried;
-  p_.engine.Fail(jid, FailureReport{errtype, reason, {}}, LogDone("FAIL", jid));
+  Retry(job, errtype, reason, 0, std::nullopt);
 }
 
 bool AttemptRunner::LastAttempt(const DeliveryJob& job) const {
-  // Mirrors RetryPolicy::Decide: this failure's retry_count is the previous one + 1 (0 at first).
+  // Mirrors RetryPolicy::Decide: this failure's retry_count is the previous one + 1 (0 at first);
+  // the job ends when it reaches `retry` — dead, or discarded with retry 0 (Faktory's rule), which
+  // ends the delivery all the same, so the app is told either way.
   int retry = job.retry.value_or(p_.engine.config().RetryFor(job.jobtype));
   int count = job.last_retry_count ? *job.last_retry_count + 1 : 0;
-  return retry != 0 && count >= retry;
+  return count >= retry;
 }
 
 void AttemptRunner::CountAttemptsIn(CounterFamily* deliveries, HistogramFamily* latency,

@@ -7,7 +7,9 @@
 //             the job: ok → ACK; webpush 404/410 → discarded + bulkhead.webpush_gone; permanent →
 //             dead + bulkhead.delivery_dead; retryable → FAIL through the job's retry count, not
 //             before the host's Retry-After (the last one also pushes bulkhead.delivery_dead);
-//             past the job's deadline → dead "host unavailable".
+//             past the job's deadline → dead "host unavailable (last: <the failure>)".
+//   Every outcome job carries the HTTP status of the answer that decided it (none for network
+//   failures; for a deadline passed while waiting, that of the failure the job's payload records).
 //
 // The runner holds no job: the dispatcher's HeldJobs ledger does, and hands the job in.
 // Not thread-safe: event loop thread only. Everything passed to the constructor must outlive it.
@@ -30,6 +32,10 @@
 #include "bulkhead/transport/transport.h"
 
 namespace bulkhead {
+
+// The reason (and dead-set message) of a job whose deadline passed; " (last: …)" follows when an
+// attempt failed before.
+inline constexpr char kHostUnavailableReason[] = "host unavailable";
 
 class AttemptRunner {
  public:
@@ -65,12 +71,14 @@ class AttemptRunner {
   // The attempt was cancelled by a shutdown: gives the slot back; the job stays reserved.
   void Release(const Grant& grant, TimePoint started, TimePoint now);
 
-  // Sends the job dead with `reason` and pushes bulkhead.delivery_dead.
-  void Dead(const DeliveryJob& job, const std::string& errtype, const std::string& reason);
-  // The job's deadline passed while it waited: dead "host unavailable".
+  // Sends the job dead with `reason` and pushes bulkhead.delivery_dead with `status` (0: none).
+  void Dead(const DeliveryJob& job, const std::string& errtype, const std::string& reason,
+            int status);
+  // The job's deadline passed while it waited: dead "host unavailable (last: <its last failure>)".
   void Expire(const DeliveryJob& job);
-  // Hands a job that could not be parked (its host's backlog is full) back to the retry schedule.
-  void ReturnForRetry(const std::string& jid, const std::string& errtype,
+  // Hands a job that could not be parked (its host's backlog is full) back to the retry schedule
+  // (dead, with bulkhead.delivery_dead, when it was its last retry).
+  void ReturnForRetry(const DeliveryJob& job, const std::string& errtype,
                       const std::string& reason);
 
   // Counts each attempt in bulkhead_deliveries_total and bulkhead_delivery_latency_seconds with
@@ -80,6 +88,11 @@ class AttemptRunner {
  private:
   void Finish(const DeliveryJob& job, const Outcome& outcome, std::optional<TimePoint> retry_after,
               TimePoint now);
+  // FAIL through the retry count, not before `not_before`; the last also pushes delivery_dead.
+  void Retry(const DeliveryJob& job, const std::string& errtype, const std::string& reason,
+             int status, std::optional<TimePoint> not_before);
+  // Dead past the deadline, `last_failure` (and its `status`) being what failed last.
+  void ExpireAfter(const DeliveryJob& job, const std::string& last_failure, int status);
   bool LastAttempt(const DeliveryJob& job) const;
   void CountAttempt(const std::string& host, std::string_view outcome, Duration latency);
 

@@ -32,12 +32,14 @@ class AttemptRunnerTest : public ::testing::TestWithParam<StoreTiming> {
                              *outcomes_, dconfig_, stats_});
   }
 
-  // Pushes `args0` as a job of `jobtype` and reserves it; returns it read as a delivery job.
-  DeliveryJob Reserve(const std::string& jobtype, json args0) {
+  // Pushes `args0` as a job of `jobtype` (with the fields of `extra`) and reserves it; returns it
+  // read as a delivery job.
+  DeliveryJob Reserve(const std::string& jobtype, json args0, json extra = json::object()) {
     json doc = {{"jid", "job-" + std::to_string(next_++) + "-abcdef"},
                 {"jobtype", jobtype},
                 {"queue", "q"},
                 {"args", json::array({args0})}};
+    doc.update(extra);
     auto record = ParseJobDocument(doc, clock_.Now());
     EXPECT_TRUE(record.ok());
     engine_->Push(std::move(*record), [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
@@ -142,8 +144,14 @@ TEST_P(AttemptRunnerTest, PermanentRefusalGoesDeadWithAnOutcomeJob) {
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kDeliveryDeadJobType);
-  EXPECT_EQ(outcomes[0]["args"][0], job.jid);
-  EXPECT_EQ(outcomes[0]["args"][3], "https://hooks.example/x");
+  const json& outcome = outcomes[0]["args"][0];
+  EXPECT_EQ(outcome["event"], "delivery_dead");
+  EXPECT_EQ(outcome["jid"], job.jid);
+  EXPECT_EQ(outcome["jobtype"], "webhook");
+  EXPECT_EQ(outcome["url"], "https://hooks.example/x");
+  EXPECT_EQ(outcome["host"], "hooks.example");
+  EXPECT_EQ(outcome["status"], 400);
+  EXPECT_EQ(outcome["reason"], "http 400");
 }
 
 TEST_P(AttemptRunnerTest, RetryableFailurePastTheDeadlineIsHostUnavailable) {
@@ -151,9 +159,79 @@ TEST_P(AttemptRunnerTest, RetryableFailurePastTheDeadlineIsHostUnavailable) {
   Run(job, ScriptedTransport::Error(TransportError::kConnectRefused), hours(25));
   auto dead = List(JobState::kDead);
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(json::parse(dead[0].payload)["failure"]["message"], "host unavailable");
+  const std::string message = json::parse(dead[0].payload)["failure"]["message"];
+  EXPECT_EQ(message.rfind("host unavailable (last: connect_error", 0), 0u) << message;
   EXPECT_EQ(stats_.expired, 1);
   EXPECT_EQ(stats_.dead, 1);
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["args"][0]["reason"], message);
+  EXPECT_TRUE(outcomes[0]["args"][0]["status"].is_null()) << "no HTTP answer";
+}
+
+// Past the deadline after an HTTP answer: the outcome carries that answer's status, so the app
+// can tell a host that kept answering 503 from a 4xx.
+TEST_P(AttemptRunnerTest, DeadlinePassedAfterAnHttpAnswerCarriesItsStatus) {
+  DeliveryJob job = Webhook();
+  Run(job, ScriptedTransport::Status(503), hours(25));
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["args"][0]["reason"], "host unavailable (last: http 503)");
+  EXPECT_EQ(outcomes[0]["args"][0]["status"], 503);
+}
+
+// The last retry spent: the job is dead (the engine's retry policy) and the app is told, with the
+// status of the answer.
+TEST_P(AttemptRunnerTest, LastRetryFailingIsDeadWithTheStatusOfItsAnswer) {
+  // Two failures already: this one is the third, and the job retries twice.
+  DeliveryJob job =
+      Reserve("webhook", {{"url", "https://hooks.example/x"}, {"context", {{"hook_id", 3}}}},
+              {{"retry", 2}, {"failure", {{"retry_count", 1}, {"message", "http 502"}}}});
+  ASSERT_EQ(job.last_retry_count, 1);
+  EXPECT_EQ(job.last_failure, "http 502");
+  Run(job, ScriptedTransport::Status(500));
+  EXPECT_EQ(List(JobState::kDead).size(), 1u);
+  EXPECT_EQ(stats_.dead, 1);
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["args"][0]["status"], 500);
+  EXPECT_EQ(outcomes[0]["args"][0]["reason"], "http 500");
+  EXPECT_EQ(outcomes[0]["args"][0]["context"], json({{"hook_id", 3}}));
+}
+
+// retry 0: the first failure ends the job — discarded, not kept dead (Faktory's rule) — and the
+// app is told, as for any delivery that will not be retried.
+TEST_P(AttemptRunnerTest, RetryZeroEndsAtTheFirstFailureAndIsReported) {
+  DeliveryJob job = Reserve("webhook", {{"url", "https://hooks.example/x"}}, {{"retry", 0}});
+  Run(job, ScriptedTransport::Status(503));
+  EXPECT_TRUE(List(JobState::kDead).empty());
+  EXPECT_TRUE(List(JobState::kRetry).empty());
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["args"][0]["event"], "delivery_dead");
+  EXPECT_EQ(outcomes[0]["args"][0]["status"], 503);
+}
+
+TEST_P(AttemptRunnerTest, GoneSubscriptionIsReportedWithItsStatusAndContext) {
+  DeliveryJob job =
+      Reserve("webpush", {{"subscription",
+                           {{"endpoint", "https://push.example/sub/9"},
+                            {"keys",
+                             {{"p256dh", VapidKey::Generate()->public_key_b64url()},
+                              {"auth", "AAAAAAAAAAAAAAAAAAAAAA"}}}}},
+                          {"context", {{"web_push_subscription_id", 9}, {"user", "alice"}}}});
+  Grant grant = GrantFor(job);
+  runner_->Conclude(job, grant, clock_.Now(), ScriptedTransport::Status(404), clock_.Now());
+  Settle(io_);
+  EXPECT_TRUE(List(JobState::kDead).empty()) << "discarded, not dead";
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0]["jobtype"], kWebPushGoneJobType);
+  const json& outcome = outcomes[0]["args"][0];
+  EXPECT_EQ(outcome["status"], 404);
+  EXPECT_EQ(outcome["url"], "https://push.example/sub/9");
+  EXPECT_EQ(outcome["context"], json({{"web_push_subscription_id", 9}, {"user", "alice"}}));
 }
 
 TEST_P(AttemptRunnerTest, UnbuildableRequestIsRefusedAndFreesTheSlot) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "bulkhead/encoders/header_list.h"
 #include "bulkhead/encoders/http_signature.h"
 #include "bulkhead/encoders/target_url.h"
 #include "bulkhead/encoders/webpush_request.h"
@@ -30,19 +31,6 @@ Status ReadTarget(DeliveryJob& job, const nlohmann::json& value, const std::stri
   return Status::Ok();
 }
 
-bool IsToken(std::string_view s) {
-  if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) ||
-           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
-  });
-}
-
-bool IsFieldValue(std::string_view s) {
-  return std::none_of(s.begin(), s.end(),
-                      [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; });
-}
-
 Status ReadWebhook(DeliveryJob& job, const nlohmann::json& arg, const DeliveryJobOptions& options) {
   Status s =
       ReadTarget(job, arg.contains("url") ? arg["url"] : nlohmann::json(), "args[0].url", options);
@@ -58,14 +46,46 @@ Status ReadWebhook(DeliveryJob& job, const nlohmann::json& arg, const DeliveryJo
     const auto& h = arg["headers"];
     if (!h.is_object()) return Bad(job, "args[0].headers must be an object of strings");
     for (const auto& [name, value] : h.items()) {
-      if (!IsToken(name)) return Bad(job, "args[0].headers: \"" + name + "\" is not a header name");
-      if (!value.is_string() || !IsFieldValue(value.get<std::string>())) {
+      if (!IsHeaderFieldName(name))
+        return Bad(job, "args[0].headers: \"" + name + "\" is not a header name");
+      if (!value.is_string() || !IsHeaderFieldValue(value.get<std::string>())) {
         return Bad(job, "args[0].headers." + name + " must be a string without control characters");
       }
       if (EqualsIgnoreCase(name, "host") || EqualsIgnoreCase(name, "content-length") ||
           EqualsIgnoreCase(name, "transfer-encoding")) {
         return Bad(job, "args[0].headers." + name + " is set by bulkhead");
       }
+    }
+  }
+  return Status::Ok();
+}
+
+// The headers an activitypub job may add: those Mastodon adds to a delivery besides the ones
+// bulkhead sets (app/lib/request.rb; app/workers/activitypub/delivery_worker.rb), each signed.
+constexpr const char* kActivityPubHeaders[] = {"Collection-Synchronization"};
+
+Status ReadActivityPubHeaders(const DeliveryJob& job, const nlohmann::json& arg) {
+  auto h = arg.find("headers");
+  if (h == arg.end() || h->is_null()) return Status::Ok();
+  if (!h->is_object()) return Bad(job, "args[0].headers must be an object of strings");
+  for (const auto& item : h->items()) {
+    const std::string& name = item.key();
+    const nlohmann::json& value = item.value();
+    bool allowed = std::any_of(std::begin(kActivityPubHeaders), std::end(kActivityPubHeaders),
+                               [&](const char* k) { return EqualsIgnoreCase(name, k); });
+    if (!allowed) {
+      return Bad(job, "args[0].headers: \"" + name +
+                          "\" cannot be set; an activitypub job may set only "
+                          "Collection-Synchronization");
+    }
+    if (!value.is_string() || value.get<std::string>().empty() ||
+        !IsHeaderFieldValue(value.get<std::string>())) {
+      return Bad(job, "args[0].headers." + name +
+                          " must be a non-empty string without control characters");
+    }
+    if (value.get<std::string>().size() > kMaxActivityPubHeaderBytes) {
+      return Bad(job, "args[0].headers." + name + " is longer than " +
+                          std::to_string(kMaxActivityPubHeaderBytes) + " bytes");
     }
   }
   return Status::Ok();
@@ -87,7 +107,35 @@ Status ReadActivityPub(DeliveryJob& job, const nlohmann::json& arg,
   if (keys && !keys->Find(key_id)) {
     return Bad(job, "args[0].key_id: no signing key is registered for \"" + key_id + "\"");
   }
+  return ReadActivityPubHeaders(job, arg);
+}
+
+// args[0].context: absent, null, or an object of at most kMaxDeliveryContextBytes.
+Status ReadContext(DeliveryJob& job, const nlohmann::json& arg) {
+  auto c = arg.find("context");
+  if (c == arg.end() || c->is_null()) return Status::Ok();
+  if (!c->is_object()) return Bad(job, "args[0].context must be a JSON object");
+  const size_t size = c->dump().size();
+  if (size > kMaxDeliveryContextBytes) {
+    return Bad(job, "args[0].context is " + std::to_string(size) + " bytes as JSON; at most " +
+                        std::to_string(kMaxDeliveryContextBytes));
+  }
+  job.context = *c;
   return Status::Ok();
+}
+
+// The field of args[0] that names the delivery's target.
+const nlohmann::json* TargetOf(JobKind kind, const nlohmann::json& arg) {
+  const nlohmann::json* holder = &arg;
+  const char* field = kind == JobKind::kActivityPub ? "inbox" : "url";
+  if (kind == JobKind::kWebPush) {
+    auto sub = arg.find("subscription");
+    if (sub == arg.end() || !sub->is_object()) return nullptr;
+    holder = &*sub;
+    field = "endpoint";
+  }
+  auto it = holder->find(field);
+  return it == holder->end() ? nullptr : &*it;
 }
 
 }  // namespace
@@ -121,7 +169,10 @@ Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobO
   if (auto f = doc.find("failure"); f != doc.end() && f->is_object()) {
     auto rc = f->find("retry_count");
     if (rc != f->end() && rc->is_number_integer()) job.last_retry_count = rc->get<int>();
+    auto message = f->find("message");
+    if (message != f->end() && message->is_string()) job.last_failure = message->get<std::string>();
   }
+  if (Status s = ReadContext(job, arg); !s.ok()) return s;
 
   switch (job.kind) {
     case JobKind::kWebPush: {
@@ -148,6 +199,29 @@ Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobO
       break;
     }
   }
+  return job;
+}
+
+DeliveryJob ReadRefusedDeliveryJob(const JobRecord& record) {
+  DeliveryJob job;
+  job.jid = record.jid;
+  job.jobtype = record.jobtype;
+  auto kind = JobKindFromName(record.jobtype);
+  auto doc = nlohmann::json::parse(record.payload, nullptr, false);
+  if (!kind || !doc.is_object()) return job;
+  job.kind = *kind;
+  auto args = doc.find("args");
+  if (args == doc.end() || !args->is_array() || args->empty() || !(*args)[0].is_object()) {
+    return job;
+  }
+  const nlohmann::json& arg = (*args)[0];
+  if (const nlohmann::json* target = TargetOf(job.kind, arg); target && target->is_string()) {
+    if (auto url = ParseTargetUrl(target->get<std::string>()); url.ok()) {
+      job.url = target->get<std::string>();
+      job.host = url->Authority();
+    }
+  }
+  if (!ReadContext(job, arg).ok()) job.context = nullptr;
   return job;
 }
 
@@ -180,8 +254,14 @@ Result<HttpRequest> BuildDeliveryRequest(const DeliveryJob& job, VapidSigner* si
       }
       const auto& activity = arg["activity"];
       req.method = "POST";
+      // A string is the body as the application serialised it: its bytes, unchanged.
       req.body = activity.is_string() ? activity.get<std::string>() : activity.dump();
-      auto headers = SignHttpRequest("POST", job.url, req.body, key_id, *key, clock);
+      HeaderList extra;
+      if (auto h = arg.find("headers"); h != arg.end() && h->is_object()) {
+        for (const auto& [name, value] : h->items()) extra.emplace_back(name, value);
+      }
+      auto headers = SignHttpRequest("POST", job.url, req.body, key_id, *key, clock,
+                                     kActivityJsonContentType, extra);
       if (!headers.ok()) return headers.status();
       for (auto& [n, v] : *headers) req.headers.push_back({n, v});
       return req;

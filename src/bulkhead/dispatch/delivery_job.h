@@ -1,15 +1,21 @@
 // DeliveryJob: one built-in delivery job (webpush, activitypub, webhook) read from its Faktory
 // payload, and the HTTP request that delivers it. Pure functions: no I/O, no state, so PUSH-time
-// validation and the dispatcher share exactly one reading of a job.
+// validation and the dispatcher share exactly one reading of a job. docs/deliveries.md documents
+// the arguments for the application's authors.
 //
 // Job arguments (`args[0]`, one JSON object):
 //   webpush:     see encoders/webpush_request.h ({"subscription": {...}, "payload": ..., "ttl":
-//   ...}) activitypub: {"inbox": URL, "activity": OBJECT or STRING, "key_id": KEY URI}
+//                ..., "unsubscribe_url": ...})
+//   activitypub: {"inbox": URL, "activity": OBJECT or STRING, "key_id": KEY URI,
+//                 "headers": {"Collection-Synchronization": VALUE} (optional)}
 //                POST, Content-Type application/activity+json, HTTP-signed with the key the
-//                KeyRing holds for key_id (draft-cavage, rsa-sha256).
+//                KeyRing holds for key_id (draft-cavage, rsa-sha256); a string activity is the
+//                body byte for byte; Collection-Synchronization is sent and signed.
 //   webhook:     {"url": URL, "method": "POST" (default; GET, PUT, PATCH, DELETE),
 //                 "headers": {NAME: VALUE, ...} (optional), "body": STRING or JSON (optional;
 //                 JSON is sent serialised, with Content-Type application/json unless given)}
+//   every kind:  "context": OBJECT (optional, at most kMaxDeliveryContextBytes serialised),
+//                echoed unchanged in every outcome job of the delivery (outcome_record.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,6 +30,11 @@
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
+
+// The largest `context` a job may carry, serialised as JSON.
+inline constexpr size_t kMaxDeliveryContextBytes = 4096;
+// The largest value of an activitypub job's Collection-Synchronization header.
+inline constexpr size_t kMaxActivityPubHeaderBytes = 4096;
 
 struct DeliveryJobOptions {
   // Accept http:// targets (local test services); https only otherwise.
@@ -49,6 +60,10 @@ struct DeliveryJob {
   // previous failure (nullopt = no failure yet). Used to tell whether a failure is the last.
   std::optional<int> retry;
   std::optional<int> last_retry_count;
+  // The message of the previous failure (`failure.message`, e.g. "http 503"; empty: none yet).
+  std::string last_failure;
+  // args[0].context (null when absent): echoed in the delivery's outcome jobs.
+  nlohmann::json context;
 };
 
 // Reads and validates a stored delivery job. InvalidArgument names the field and the problem
@@ -56,6 +71,11 @@ struct DeliveryJob {
 // `keys` may be null (key_id then only has to be a non-empty string).
 Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
                                      const KeyRing* keys);
+
+// What can still be read of a job ParseDeliveryJob refuses (it was accepted at PUSH, but e.g. its
+// key was removed since), for the outcome of its end: jid and jobtype always; the target URL and
+// host, and the context, when they read as valid.
+DeliveryJob ReadRefusedDeliveryJob(const JobRecord& record);
 
 // Builds the HTTP request for `job`. `signer` is needed for webpush jobs, `keys` for activitypub.
 // InvalidArgument when the job cannot be sent as it is (e.g. its key_id was removed), Internal

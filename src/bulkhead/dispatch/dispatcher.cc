@@ -30,7 +30,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
       clock_(clock),
       config_(std::move(config)),
       compartments_(config_.compartments, rng),
-      outcomes_(engine, clock, config_.outcomes_queue, stats_),
+      outcomes_(engine, clock, config_.outcomes_queue, stats_, config_.outcome_args),
       host_states_(engine.store(), compartments_, outcomes_, clock),
       runner_(AttemptRunner::Parts{engine, transport, signer, keys, clock, compartments_,
                                    host_states_, outcomes_, config_, stats_}),
@@ -225,10 +225,8 @@ void Dispatcher::Accept(JobRecord record) {
   auto parsed = ParseDeliveryJob(record, config_.jobs, &keys_);
   if (!parsed.ok()) {
     // Accepted at PUSH but unreadable now (e.g. allow_private_targets or a key was removed since).
-    DeliveryJob job;
-    job.jid = record.jid;
-    job.jobtype = record.jobtype;
-    runner_.Dead(job, "InvalidDeliveryJob", std::string(parsed.status().message()));
+    runner_.Dead(ReadRefusedDeliveryJob(record), "InvalidDeliveryJob",
+                 std::string(parsed.status().message()), 0);
     return;
   }
   const TimePoint reserved_until = FromUnixMicros(record.score);  // kWorking: the expiry
@@ -280,8 +278,8 @@ void Dispatcher::ParkFresh(TimePoint now) {
       Status s = compartments_.Park(host, jid, now);
       if (s.ok() || held_.Find(jid) == nullptr) continue;
       // The host's backlog is full: hand the job back to the retry schedule.
-      held_.Forget(jid);
-      runner_.ReturnForRetry(jid, "HostBacklogFull", std::string(s.message()));
+      HeldJob dropped = held_.Forget(jid);
+      runner_.ReturnForRetry(dropped.job, "HostBacklogFull", std::string(s.message()));
     }
   }
 }

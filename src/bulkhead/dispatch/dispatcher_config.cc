@@ -60,6 +60,8 @@ DispatcherConfig MakeDispatcherConfig(const Config& config) {
   const DeliverySettings& d = config.delivery;
   DispatcherConfig dc;
   dc.outcomes_queue = config.delivery_outcomes_queue;
+  dc.outcome_args = config.delivery_outcome_args == "positional" ? OutcomeArgs::kPositional
+                                                                 : OutcomeArgs::kObject;
   dc.jobs.allow_private_targets = config.allow_private_targets;
   dc.jobs.activitypub_deadline = std::chrono::hours(d.activitypub.deadline_hours);
   dc.jobs.webhook_deadline = std::chrono::hours(d.webhook.deadline_hours);

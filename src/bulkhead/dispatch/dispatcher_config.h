@@ -10,6 +10,7 @@
 #include "bulkhead/compartment/host_compartments.h"
 #include "bulkhead/config/config.h"
 #include "bulkhead/dispatch/delivery_job.h"
+#include "bulkhead/dispatch/outcome_record.h"
 #include "bulkhead/metrics/top_n_labels.h"
 #include "bulkhead/transport/transport.h"
 
@@ -29,6 +30,8 @@ void ApplyDeliveryDefaults(Config& config);
 struct DispatcherConfig {
   // Where outcome jobs are pushed.
   std::string outcomes_queue = "bulkhead";
+  // The form of their arguments.
+  OutcomeArgs outcome_args = OutcomeArgs::kObject;
   DeliveryJobOptions jobs;
   // A Retry-After further ahead than this is cut to it.
   Duration max_retry_after = std::chrono::hours(1);

@@ -27,6 +27,8 @@ TEST(MakeDispatcherConfigTest, DefaultsMatchTheCompiledInOnes) {
   DispatcherConfig dc = MakeDispatcherConfig(config);
   DispatcherConfig compiled;
   EXPECT_EQ(dc.outcomes_queue, compiled.outcomes_queue);
+  EXPECT_EQ(dc.outcome_args, OutcomeArgs::kObject);
+  EXPECT_EQ(dc.outcome_args, compiled.outcome_args);
   EXPECT_EQ(dc.max_retry_after, compiled.max_retry_after);
   EXPECT_EQ(dc.jobs.activitypub_deadline, compiled.jobs.activitypub_deadline);
   EXPECT_EQ(dc.jobs.webhook_deadline, compiled.jobs.webhook_deadline);
@@ -59,6 +61,7 @@ TEST(MakeDispatcherConfigTest, DefaultsMatchTheCompiledInOnes) {
 TEST(MakeDispatcherConfigTest, EverySettingReachesItsPlace) {
   Config config;
   config.delivery_outcomes_queue = "outcomes";
+  config.delivery_outcome_args = "positional";
   config.allow_private_targets = true;
   DeliverySettings& d = config.delivery;
   d.global_max_in_flight = 64;
@@ -84,6 +87,7 @@ TEST(MakeDispatcherConfigTest, EverySettingReachesItsPlace) {
   DispatcherConfig dc = MakeDispatcherConfig(config);
   using std::chrono::milliseconds;
   EXPECT_EQ(dc.outcomes_queue, "outcomes");
+  EXPECT_EQ(dc.outcome_args, OutcomeArgs::kPositional);
   EXPECT_TRUE(dc.jobs.allow_private_targets);
   EXPECT_EQ(dc.jobs.activitypub_deadline, hours(72));
   EXPECT_EQ(dc.jobs.webhook_deadline, hours(6));

@@ -20,6 +20,7 @@
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 #include "bulkhead/util/base64.h"
+#include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
 namespace {
@@ -277,7 +278,11 @@ TEST_P(DispatcherTest, GoneSubscriptionIsDiscardedAndReported) {
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kWebPushGoneJobType);
   EXPECT_EQ(outcomes[0]["queue"], "bulkhead");
-  EXPECT_EQ(outcomes[0]["args"], json::array({"https://push.example/sub/gone", "delivery1"}));
+  const json& gone = outcomes[0]["args"][0];
+  EXPECT_EQ(gone["event"], "webpush_gone");
+  EXPECT_EQ(gone["url"], "https://push.example/sub/gone");
+  EXPECT_EQ(gone["jid"], "delivery1");
+  EXPECT_EQ(gone["status"], 410);
 }
 
 TEST_P(DispatcherTest, PermanentClientErrorGoesDeadWithReason) {
@@ -292,8 +297,12 @@ TEST_P(DispatcherTest, PermanentClientErrorGoesDeadWithReason) {
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kDeliveryDeadJobType);
-  EXPECT_EQ(outcomes[0]["args"],
-            json::array({"delivery1", "webhook", "http 400", "https://hooks.example/x"}));
+  const json& dead_outcome = outcomes[0]["args"][0];
+  EXPECT_EQ(dead_outcome["jid"], "delivery1");
+  EXPECT_EQ(dead_outcome["jobtype"], "webhook");
+  EXPECT_EQ(dead_outcome["reason"], "http 400");
+  EXPECT_EQ(dead_outcome["status"], 400);
+  EXPECT_EQ(dead_outcome["url"], "https://hooks.example/x");
 }
 
 TEST_P(DispatcherTest, ServerErrorRetriesThroughTheRetryCount) {
@@ -353,11 +362,13 @@ TEST_P(DispatcherTest, JobPastItsDeadlineIsDeadAsHostUnavailable) {
   EXPECT_EQ(transport.calls.size(), 1u) << "an expired job is not sent again";
   auto dead = List(JobState::kDead);
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
+  EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable (last: http 502)")
+      << "the last failure, read from the job's payload";
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kDeliveryDeadJobType);
-  EXPECT_EQ(outcomes[0]["args"][2], "host unavailable");
+  EXPECT_EQ(outcomes[0]["args"][0]["reason"], "host unavailable (last: http 502)");
+  EXPECT_EQ(outcomes[0]["args"][0]["status"], 502);
 }
 
 TEST_P(DispatcherTest, ParkedJobExpiresOnTheTimerWithoutAnAttempt) {
@@ -489,6 +500,45 @@ TEST_P(DispatcherTest, ParkedJobsKeepTheirReservationPastADay) {
   EXPECT_EQ(PayloadOf(dead[0])["failure"]["message"], "host unavailable");
 }
 
+// A host whose parked backlog is full hands further jobs back to the retry schedule; on a job's
+// last retry that makes it dead, and the app is told (as for any other last failure).
+TEST_P(DispatcherTest, BacklogFullOnTheLastRetryIsDeadAndReported) {
+  dconfig_.compartments.compartment.max_parked = 1;
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Push(Webhook("https://dead.example/" + std::to_string(i))).ok());
+    transport.Answer(i, ScriptedTransport::Error(TransportError::kConnectRefused));
+  }
+  ASSERT_TRUE(Push(Webhook("https://dead.example/parked")).ok());
+  EXPECT_EQ(dispatcher_->compartments().Find("dead.example")->parked_count(), 1u);
+  json last = Webhook("https://dead.example/last", {{"context", {{"n", 1}}}});
+  last["jid"] = "last-retry";
+  last["retry"] = 1;
+  last["failure"] = {{"retry_count", 0}, {"message", "connect_error"}};
+  ASSERT_TRUE(Push(last).ok());
+  json spare = Webhook("https://dead.example/spare");
+  spare["jid"] = "spare-job";
+  ASSERT_TRUE(Push(spare).ok());
+  EXPECT_EQ(transport.calls.size(), 2u);
+
+  auto dead = List(JobState::kDead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].jid, "last-retry");
+  EXPECT_EQ(PayloadOf(dead[0])["failure"]["errtype"], "HostBacklogFull");
+  auto retry = List(JobState::kRetry);
+  EXPECT_TRUE(std::any_of(retry.begin(), retry.end(),
+                          [](const JobRecord& r) { return r.jid == "spare-job"; }));
+  auto outcomes = Outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  const json& outcome = outcomes[0]["args"][0];
+  EXPECT_EQ(outcome["event"], "delivery_dead");
+  EXPECT_EQ(outcome["jid"], "last-retry");
+  EXPECT_EQ(outcome["url"], "https://dead.example/last");
+  EXPECT_EQ(outcome["context"], json({{"n", 1}}));
+  EXPECT_TRUE(outcome["status"].is_null());
+}
+
 TEST_P(DispatcherTest, InFlightJobsAreNotRenewed) {
   ScriptedTransport transport;
   StartDispatcher(transport);
@@ -513,7 +563,12 @@ TEST_P(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);
-  EXPECT_EQ(outcomes[0]["args"], json::array({"flaky.example"}));
+  const json unavailable = outcomes[0]["args"][0];  // a copy: outcomes is read again below
+  EXPECT_EQ(unavailable["host"], "flaky.example");
+  EXPECT_EQ(unavailable["event"], "host_unavailable");
+  EXPECT_EQ(unavailable["reason"].get<std::string>().rfind("connect_error", 0), 0u);
+  EXPECT_TRUE(unavailable["status"].is_null());
+  EXPECT_FALSE(unavailable.contains("jid"));
   EXPECT_TRUE(HostSnapshot("flaky.example").unavailable);
 
   ASSERT_TRUE(Push(Webhook("https://flaky.example/3")).ok());
@@ -526,6 +581,8 @@ TEST_P(DispatcherTest, HostUnavailableAndAvailableAreReported) {
   outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kHostAvailableJobType);
+  EXPECT_EQ(outcomes[0]["args"][0]["host"], "flaky.example");
+  EXPECT_EQ(outcomes[0]["args"][0]["since"], unavailable["since"]) << "the period that ended";
 }
 
 TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
@@ -733,7 +790,9 @@ TEST_P(DispatcherTest, FailingSinceSurvivesRestartsSoUnavailableCountsFromTheFir
   auto outcomes = Outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0]["jobtype"], kHostUnavailableJobType);
-  EXPECT_EQ(outcomes[0]["args"], json::array({"flaky.example"}));
+  EXPECT_EQ(outcomes[0]["args"][0]["host"], "flaky.example");
+  EXPECT_EQ(outcomes[0]["args"][0]["since"], FormatRfc3339(failed_at))
+      << "failing since the first failure, before the restart";
   std::vector<HostStateRecord> saved = SavedHosts();
   ASSERT_EQ(saved.size(), 1u);
   EXPECT_TRUE(saved[0].unavailable);

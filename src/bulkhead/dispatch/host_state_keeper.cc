@@ -100,7 +100,8 @@ void HostStateKeeper::CheckAvailability(const std::string& host, TimePoint now) 
     unavailable_hosts_.insert(host);
     spdlog::warn("delivery: host {} is unavailable (failing continuously)", host);
     const Compartment* c = compartments_.Find(host);
-    outcomes_.HostUnavailable(host, c ? c->failing_since() : std::nullopt);
+    outcomes_.HostUnavailable(host, c ? c->failing_since() : std::nullopt,
+                              c ? c->last_error() : std::string());
   } else if (!unavailable && was) {
     unavailable_hosts_.erase(host);
     spdlog::info("delivery: host {} is available again", host);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "bulkhead/compartment/outcome.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/util/rng.h"
 
@@ -31,36 +32,64 @@ std::string PeriodJid(const char* prefix, const std::string& host, std::optional
 
 }  // namespace
 
-void OutcomeJobs::WebPushGone(const DeliveryJob& job) {
-  Push(kWebPushGoneJobType, nlohmann::json::array({job.url, job.jid}), "bh-gone-" + job.jid);
+OutcomeRecord OutcomeJobs::AboutDelivery(const char* event, const DeliveryJob& job,
+                                         const std::string& reason, int status) const {
+  OutcomeRecord r;
+  r.event = event;
+  r.at = clock_.Now();
+  r.host = job.host;
+  if (status > 0) r.status = status;
+  r.reason = reason;
+  r.jid = job.jid;
+  r.jobtype = job.jobtype;
+  r.url = job.url;
+  r.context = job.context;
+  return r;
 }
 
-void OutcomeJobs::DeliveryDead(const DeliveryJob& job, const std::string& reason) {
-  Push(kDeliveryDeadJobType, nlohmann::json::array({job.jid, job.jobtype, reason, job.url}),
-       "bh-dead-" + job.jid);
+void OutcomeJobs::WebPushGone(const DeliveryJob& job, int status, const std::string& reason) {
+  Push(AboutDelivery(kEventWebPushGone, job, reason, status), "bh-gone-" + job.jid);
 }
 
-void OutcomeJobs::HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since) {
-  Push(kHostUnavailableJobType, nlohmann::json::array({host}),
-       PeriodJid("bh-unavailable-", host, failing_since));
+void OutcomeJobs::DeliveryDead(const DeliveryJob& job, const std::string& reason, int status) {
+  Push(AboutDelivery(kEventDeliveryDead, job, reason, status), "bh-dead-" + job.jid);
+}
+
+void OutcomeJobs::HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since,
+                                  const std::string& last_error) {
+  OutcomeRecord r;
+  r.event = kEventHostUnavailable;
+  r.at = clock_.Now();
+  r.host = host;
+  r.reason = last_error;
+  if (int status = HttpStatusOfReason(last_error); status > 0) r.status = status;
+  r.since = failing_since;
+  Push(r, PeriodJid("bh-unavailable-", host, failing_since));
 }
 
 void OutcomeJobs::HostAvailable(const std::string& host, std::optional<TimePoint> failing_since) {
-  Push(kHostAvailableJobType, nlohmann::json::array({host}),
-       PeriodJid("bh-available-", host, failing_since));
+  OutcomeRecord r;
+  r.event = kEventHostAvailable;
+  r.at = clock_.Now();
+  r.host = host;
+  r.since = failing_since;
+  Push(r, PeriodJid("bh-available-", host, failing_since));
 }
 
-void OutcomeJobs::Push(const std::string& jobtype, nlohmann::json args, std::string jid) {
+void OutcomeJobs::Push(const OutcomeRecord& record, std::string jid) {
+  const std::string jobtype = OutcomeJobType(record.event);
   if (jid.empty()) jid = RandomHex(12);
+  nlohmann::json args = form_ == OutcomeArgs::kPositional ? PositionalOutcomeArgs(record)
+                                                          : nlohmann::json::array({ToJson(record)});
   nlohmann::json doc = {
       {"jid", std::move(jid)}, {"jobtype", jobtype}, {"queue", queue_}, {"args", std::move(args)}};
-  auto record = ParseJobDocument(std::move(doc), clock_.Now());
-  if (!record.ok()) {
-    spdlog::error("delivery: cannot build {} job: {}", jobtype, record.status().message());
+  auto job = ParseJobDocument(std::move(doc), clock_.Now());
+  if (!job.ok()) {
+    spdlog::error("delivery: cannot build {} job: {}", jobtype, job.status().message());
     return;
   }
   ++stats_.outcome_jobs;
-  engine_.Push(std::move(*record), [jobtype](Status s) {
+  engine_.Push(std::move(*job), [jobtype](Status s) {
     if (!s.ok()) spdlog::warn("delivery: push of {} failed: {}", jobtype, s.message());
   });
 }

@@ -1,10 +1,12 @@
 // OutcomeJobs: the ordinary Faktory jobs the delivery engine pushes for the application's workers
-// to tell them what became of a delivery or a host:
-//   bulkhead.webpush_gone     args [endpoint, jid]
-//   bulkhead.delivery_dead    args [jid, jobtype, reason, url]
-//   bulkhead.host_unavailable args [host]   (compartment/compartment.h's rule: failing
-//   bulkhead.host_available   args [host]    continuously for unavailable_after; cleared by a
-//                                            healthy answer)
+// to tell them what became of a delivery or a host, each with one argument, the event's
+// OutcomeRecord object (outcome_record.h; docs/deliveries.md):
+//   bulkhead.webpush_gone     a webpush subscription answered 404/410: the job is discarded
+//   bulkhead.delivery_dead    a delivery will not be retried (refused, retries spent, deadline)
+//   bulkhead.host_unavailable (compartment/compartment.h's rule: failing continuously for
+//   bulkhead.host_available    unavailable_after; cleared by a healthy answer)
+// With OutcomeArgs::kPositional (delivery_outcome_args = "positional", deprecated) the arguments
+// are the positional ones of earlier versions instead (PositionalOutcomeArgs).
 //
 // Once per event across nodes: an outcome job's jid is derived from its event, and a PUSH
 // of a jid the store holds changes nothing (Engine::Push), so the same event pushed again — by
@@ -29,6 +31,7 @@
 
 #include "bulkhead/dispatch/delivery_job.h"
 #include "bulkhead/dispatch/delivery_snapshot.h"
+#include "bulkhead/dispatch/outcome_record.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/util/clock.h"
 
@@ -43,16 +46,21 @@ inline constexpr char kHostAvailableJobType[] = "bulkhead.host_available";
 class OutcomeJobs {
  public:
   // Counts each job handed to the engine in `stats.outcome_jobs`.
-  OutcomeJobs(Engine& engine, const Clock& clock, std::string queue, DispatcherStats& stats)
-      : engine_(engine), clock_(clock), queue_(std::move(queue)), stats_(stats) {}
+  OutcomeJobs(Engine& engine, const Clock& clock, std::string queue, DispatcherStats& stats,
+              OutcomeArgs form = OutcomeArgs::kObject)
+      : engine_(engine), clock_(clock), queue_(std::move(queue)), stats_(stats), form_(form) {}
   OutcomeJobs(const OutcomeJobs&) = delete;
   OutcomeJobs& operator=(const OutcomeJobs&) = delete;
 
-  void WebPushGone(const DeliveryJob& job);
-  void DeliveryDead(const DeliveryJob& job, const std::string& reason);
+  // `status`: the HTTP status of the answer (404 or 410).
+  void WebPushGone(const DeliveryJob& job, int status, const std::string& reason);
+  // `status`: the HTTP status of the answer that decided it (0: none, JSON null).
+  void DeliveryDead(const DeliveryJob& job, const std::string& reason, int status);
   // `failing_since`: the start of the failing period that made the host unavailable (nullopt:
-  // unknown, the job gets a fresh jid).
-  void HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since);
+  // unknown, the job gets a fresh jid); `last_error`: the host's last failure as Classify
+  // worded it (empty: unknown).
+  void HostUnavailable(const std::string& host, std::optional<TimePoint> failing_since,
+                       const std::string& last_error);
   // `failing_since`: the start of the failing period that ended (nullopt: unknown, a fresh jid).
   void HostAvailable(const std::string& host, std::optional<TimePoint> failing_since);
 
@@ -60,13 +68,17 @@ class OutcomeJobs {
   int64_t pushed() const { return stats_.outcome_jobs; }
 
  private:
-  // Pushes an outcome job with `jid` (empty: a fresh one).
-  void Push(const std::string& jobtype, nlohmann::json args, std::string jid);
+  // The record of a delivery event of `job`.
+  OutcomeRecord AboutDelivery(const char* event, const DeliveryJob& job, const std::string& reason,
+                              int status) const;
+  // Pushes the outcome job of `record` with `jid` (empty: a fresh one).
+  void Push(const OutcomeRecord& record, std::string jid);
 
   Engine& engine_;
   const Clock& clock_;
   const std::string queue_;
   DispatcherStats& stats_;
+  const OutcomeArgs form_;
 };
 
 }  // namespace bulkhead

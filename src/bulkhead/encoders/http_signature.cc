@@ -11,13 +11,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/target_url.h"
 #include "bulkhead/util/ascii.h"
 #include "bulkhead/util/base64.h"
+#include "bulkhead/util/secret_file.h"
 
 namespace bulkhead {
 namespace {
@@ -29,6 +28,21 @@ using encoders_internal::NoPassphrase;
 using encoders_internal::OpenSslError;
 
 constexpr int kMinRsaBits = 2048;
+
+// Extra headers must be real header fields and must not stand in for the ones signed anyway.
+Status CheckExtraHeaders(const HeaderList& extra) {
+  for (const auto& [name, value] : extra) {
+    if (!IsHeaderFieldName(name))
+      return Status::InvalidArgument("\"" + name + "\" is not a header name");
+    for (const char* own : {"host", "date", "digest", "content-type", "signature"}) {
+      if (EqualsIgnoreCase(name, own)) {
+        return Status::InvalidArgument(name + " is set by the signer");
+      }
+    }
+    if (!IsHeaderFieldValue(value)) return Status::InvalidArgument(name + " has a control byte");
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -70,19 +84,10 @@ Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
 }
 
 Result<SigningKey> SigningKey::LoadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    std::string msg = "cannot read signing key file " + path + ": " + std::strerror(err);
-    if (err == ENOENT) return Status::NotFound(msg);
-    if (err == EACCES) return Status::PermissionDenied(msg);
-    return Status::Unavailable(msg);
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string pem = buf.str();
-  Result<SigningKey> key = FromPem(pem);
-  OPENSSL_cleanse(pem.data(), pem.size());
+  Result<std::string> pem = ReadSecretFile(path, "signing key");
+  if (!pem.ok()) return pem.status();
+  Result<SigningKey> key = FromPem(*pem);
+  OPENSSL_cleanse(pem->data(), pem->size());
   if (!key.ok()) return Status(key.status().code(), path + ": " + key.status().message());
   return key;
 }
@@ -167,7 +172,7 @@ std::string DigestHeaderValue(std::string_view body) {
 Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url,
                                    std::string_view body, std::string_view key_id,
                                    const SigningKey& key, const Clock& clock,
-                                   std::string_view content_type) {
+                                   std::string_view content_type, const HeaderList& extra) {
   Result<TargetUrl> target = ParseTargetUrl(url);
   if (!target.ok()) return Status::InvalidArgument("inbox URL: " + target.status().message());
   if (method.empty()) return Status::InvalidArgument("HTTP method is empty");
@@ -187,13 +192,19 @@ Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) return Status::InvalidArgument("Content-Type has a control byte");
   }
+  if (Status s = CheckExtraHeaders(extra); !s.ok()) return s;
 
   HeaderList headers;
-  headers.reserve(5);
+  headers.reserve(5 + extra.size());
   headers.emplace_back("Host", target->Authority());
   headers.emplace_back("Date", FormatImfFixdate(clock.Now()));
   headers.emplace_back("Digest", DigestHeaderValue(body));
   headers.emplace_back("Content-Type", std::string(content_type));
+  std::string signed_names = kDeliverySignedHeaders;
+  for (const auto& [name, value] : extra) {
+    headers.emplace_back(name, value);
+    signed_names += " " + AsciiLower(name);
+  }
 
   std::string signing_string = "(request-target): " + AsciiLower(method) + " " + target->target;
   for (const auto& [name, value] : headers) {
@@ -204,9 +215,9 @@ Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url
   }
   Result<std::string> sig = key.SignRsaSha256(signing_string);
   if (!sig.ok()) return sig.status();
-  headers.emplace_back("Signature",
-                       "keyId=\"" + std::string(key_id) + "\",algorithm=\"rsa-sha256\",headers=\"" +
-                           kDeliverySignedHeaders + "\",signature=\"" + Base64Encode(*sig) + "\"");
+  headers.emplace_back("Signature", "keyId=\"" + std::string(key_id) +
+                                        "\",algorithm=\"rsa-sha256\",headers=\"" + signed_names +
+                                        "\",signature=\"" + Base64Encode(*sig) + "\"");
   return headers;
 }
 

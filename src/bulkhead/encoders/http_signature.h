@@ -6,11 +6,16 @@
 //   Date: <IMF-fixdate, e.g. "Fri, 15 Jan 2027 08:00:00 GMT">
 //   Digest: SHA-256=<base64 of SHA-256(body)>
 //   Content-Type: <content type>
+//   [the caller's extra headers, e.g. Collection-Synchronization: <value>]
 //   Signature: keyId="<key id>",algorithm="rsa-sha256",
-//              headers="(request-target) host date digest content-type",signature="<base64>"
+//              headers="(request-target) host date digest content-type[ <extra names>]",
+//              signature="<base64>"
 // where the signature is RSASSA-PKCS1-v1_5 with SHA-256 over the signing string
 //   "(request-target): post /inbox\nhost: …\ndate: …\ndigest: SHA-256=…\ncontent-type: …"
-// ((request-target) = lowercase method, space, path and query as in the URL).
+//   [+ "\ncollection-synchronization: …" for each extra header]
+// ((request-target) = lowercase method, space, path and query as in the URL). Mastodon signs every
+// header it sends but User-Agent and Accept-Encoding, so a follower-synchronisation delivery signs
+// `(request-target) host date digest content-type collection-synchronization`.
 #pragma once
 
 #include <memory>
@@ -53,8 +58,10 @@ class SigningKey {
   std::shared_ptr<EVP_PKEY> key_;
 };
 
-// The signed header list, for building and for tests.
+// The signed header list, for building and for tests (extra headers' names follow it).
 inline constexpr char kDeliverySignedHeaders[] = "(request-target) host date digest content-type";
+// What ActivityPub deliveries are sent as.
+inline constexpr char kActivityJsonContentType[] = "application/activity+json";
 
 // IMF-fixdate (RFC 9110 §5.6.7): "Sun, 06 Nov 1994 08:49:37 GMT"; sub-second part dropped.
 std::string FormatImfFixdate(TimePoint t);
@@ -63,11 +70,14 @@ std::string FormatImfFixdate(TimePoint t);
 std::string DigestHeaderValue(std::string_view body);
 
 // Signs a delivery request. `url` must be an absolute http(s) URL; `key_id` is the actor's key URI
-// (it must not contain '"', '\\' or control characters). Returns the headers listed above, to be
-// sent together with the body unchanged. InvalidArgument for a bad URL, method or key id.
+// (it must not contain '"', '\\' or control characters). `extra` headers are sent and signed after
+// Content-Type, in their order; their names must be tokens other than the ones above. Returns the
+// headers listed above, to be sent together with the body unchanged. InvalidArgument for a bad
+// URL, method, key id or extra header.
 Result<HeaderList> SignHttpRequest(std::string_view method, std::string_view url,
                                    std::string_view body, std::string_view key_id,
                                    const SigningKey& key, const Clock& clock,
-                                   std::string_view content_type = "application/activity+json");
+                                   std::string_view content_type = kActivityJsonContentType,
+                                   const HeaderList& extra = {});
 
 }  // namespace bulkhead

@@ -157,6 +157,45 @@ TEST_F(HttpSignatureTest, DateFollowsTheClockAndDefaultPortIsOmitted) {
             "Thu, 31 Dec 2026 23:59:59 GMT");
 }
 
+// Follower synchronisation (Mastodon's ActivityPub::DeliveryWorker with synchronize_followers):
+// Collection-Synchronization is sent after Content-Type and signed, as app/lib/request.rb signs
+// every header but User-Agent and Accept-Encoding.
+TEST_F(HttpSignatureTest, ExtraHeadersAreSentAndSignedAfterContentType) {
+  const std::string sync =
+      "collectionId=\"https://bulkhead.example/users/bob/followers\", "
+      "url=\"https://bulkhead.example/users/bob/followers_synchronization\", "
+      "digest=\"b08ab6951c7d6cc2b91e17ebd9557da7fae02489728e9ea8d4fc1fa6c2e1bd1e\"";
+  Result<HeaderList> headers =
+      SignHttpRequest("POST", kUrl, kBody, kKeyId, *key_, clock_, kActivityJsonContentType,
+                      {{"Collection-Synchronization", sync}});
+  ASSERT_TRUE(headers.ok()) << headers.status().ToString();
+  ASSERT_EQ(headers->size(), 6u);
+  EXPECT_EQ((*headers)[4], std::make_pair(std::string("Collection-Synchronization"), sync));
+  const std::string signature = *FindHeader(*headers, "Signature");
+  EXPECT_EQ(SignatureParam(signature, "headers"),
+            "(request-target) host date digest content-type collection-synchronization");
+  std::string sig = *Base64Decode(SignatureParam(signature, "signature"));
+  EXPECT_TRUE(VerifyRsaSha256(
+      key_->PublicKeyPem(),
+      std::string(kExpectedSigningString) + "\ncollection-synchronization: " + sync, sig));
+  EXPECT_FALSE(VerifyRsaSha256(key_->PublicKeyPem(), kExpectedSigningString, sig))
+      << "the header is covered";
+}
+
+TEST_F(HttpSignatureTest, ExtraHeadersCannotReplaceTheSignedOnesOrCarryControls) {
+  for (const char* name : {"Host", "date", "Digest", "content-type", "Signature"}) {
+    auto r = SignHttpRequest("POST", kUrl, kBody, kKeyId, *key_, clock_, kActivityJsonContentType,
+                             {{name, "x"}});
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name;
+  }
+  EXPECT_FALSE(SignHttpRequest("POST", kUrl, kBody, kKeyId, *key_, clock_, kActivityJsonContentType,
+                               {{"Bad Name", "x"}})
+                   .ok());
+  EXPECT_FALSE(SignHttpRequest("POST", kUrl, kBody, kKeyId, *key_, clock_, kActivityJsonContentType,
+                               {{"X-Ok", "a\r\nInjected: 1"}})
+                   .ok());
+}
+
 TEST_F(HttpSignatureTest, RefusesBadInputs) {
   EXPECT_FALSE(SignHttpRequest("POST", "not a url", kBody, kKeyId, *key_, clock_).ok());
   EXPECT_FALSE(SignHttpRequest("POST", kUrl, kBody, "bad\"id", *key_, clock_).ok());
@@ -239,14 +278,20 @@ TEST_F(HttpSignatureTest, NpmHttpSignatureVerifies) {
     std::string url;
     std::string path;
     std::string body;
+    HeaderList extra;
   };
+  const HeaderList sync = {{"Collection-Synchronization",
+                            "collectionId=\"https://b.example/f\", url=\"https://b.example/s\", "
+                            "digest=\"00ff\""}};
   std::vector<Case> cases = {
-      {key_.get(), kUrl, "/users/alice/inbox?x=1", kBody},
-      {&*generated, "https://mastodon.example/inbox", "/inbox", R"({"a":"ü"})"},
-      {&*generated, "http://127.0.0.1:3000/users/x/inbox", "/users/x/inbox", ""},
+      {key_.get(), kUrl, "/users/alice/inbox?x=1", kBody, {}},
+      {&*generated, "https://mastodon.example/inbox", "/inbox", R"({"a":"ü"})", {}},
+      {&*generated, "http://127.0.0.1:3000/users/x/inbox", "/users/x/inbox", "", {}},
+      {&*generated, "https://mastodon.example/inbox", "/inbox", kBody, sync},
   };
   for (const Case& c : cases) {
-    Result<HeaderList> headers = SignHttpRequest("POST", c.url, c.body, kKeyId, *c.key, clock_);
+    Result<HeaderList> headers = SignHttpRequest("POST", c.url, c.body, kKeyId, *c.key, clock_,
+                                                 kActivityJsonContentType, c.extra);
     ASSERT_TRUE(headers.ok());
     json hs = json::object();
     for (const auto& [n, v] : *headers) hs[n] = v;
@@ -263,8 +308,10 @@ TEST_F(HttpSignatureTest, NpmHttpSignatureVerifies) {
     EXPECT_TRUE(out["digest_ok"].get<bool>()) << c.url;
     EXPECT_EQ(out["key_id"], kKeyId);
     EXPECT_EQ(out["algorithm"], "RSA-SHA256");  // http-signature upper-cases it
-    EXPECT_EQ(out["signed_headers"],
-              json::parse(R"j(["(request-target)","host","date","digest","content-type"])j"));
+    json signed_headers =
+        json::parse(R"j(["(request-target)","host","date","digest","content-type"])j");
+    if (!c.extra.empty()) signed_headers.push_back("collection-synchronization");
+    EXPECT_EQ(out["signed_headers"], signed_headers);
   }
   // And a tampered body is caught by the digest check.
   Result<HeaderList> headers = SignHttpRequest("POST", kUrl, kBody, kKeyId, *key_, clock_);

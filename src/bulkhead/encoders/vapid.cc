@@ -8,14 +8,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "bulkhead/encoders/openssl_util.h"
 #include "bulkhead/encoders/p256.h"
 #include "bulkhead/encoders/target_url.h"
 #include "bulkhead/util/base64.h"
+#include "bulkhead/util/secret_file.h"
 
 namespace bulkhead {
 namespace {
@@ -62,37 +61,56 @@ Result<VapidKey> VapidKey::FromPem(std::string_view pem) {
 }
 
 Result<VapidKey> VapidKey::LoadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    std::string msg = "cannot read VAPID key file " + path + ": " + std::strerror(err);
-    if (err == ENOENT) return Status::NotFound(msg);
-    if (err == EACCES) return Status::PermissionDenied(msg);
-    return Status::Unavailable(msg);
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string pem = buf.str();
-  Result<VapidKey> key = FromPem(pem);
-  OPENSSL_cleanse(pem.data(), pem.size());
+  Result<std::string> pem = ReadSecretFile(path, "VAPID key");
+  if (!pem.ok()) return pem.status();
+  Result<VapidKey> key = FromPem(*pem);
+  OPENSSL_cleanse(pem->data(), pem->size());
   if (!key.ok()) return Status::InvalidArgument(path + ": " + key.status().message());
   return key;
 }
 
 Result<VapidKey> VapidKey::FromBase64Url(std::string_view private_key_b64url,
-                                         std::string_view public_key_b64url) {
+                                         std::string_view public_key_b64url,
+                                         const VapidKeyNames& names) {
+  const std::string priv(names.private_key);
+  const std::string pub(names.public_key);
   Result<std::string> scalar = Base64Decode(private_key_b64url);
-  if (!scalar.ok()) return Status::InvalidArgument("VAPID private key is not base64url");
+  if (!scalar.ok()) {
+    return Status::InvalidArgument(priv + " is not base64url (" + scalar.status().message() + ")");
+  }
+  constexpr size_t kShortest = encoders_internal::kP256ScalarSize - 2;
+  if (scalar->size() < kShortest || scalar->size() > encoders_internal::kP256ScalarSize) {
+    size_t size = scalar->size();
+    OPENSSL_cleanse(scalar->data(), scalar->size());
+    return Status::InvalidArgument(priv + " is not a P-256 private key: " + std::to_string(size) +
+                                   " bytes, must be 32");
+  }
+  scalar->insert(0, encoders_internal::kP256ScalarSize - scalar->size(), '\0');
   Result<EvpPkeyPtr> key = encoders_internal::P256KeyFromPrivateScalar(*scalar);
   OPENSSL_cleanse(scalar->data(), scalar->size());
-  if (!key.ok()) return Status::InvalidArgument("VAPID private key: " + key.status().message());
+  if (!key.ok()) {
+    return Status::InvalidArgument(priv +
+                                   " is not a valid P-256 private key (zero, or not below the "
+                                   "curve order)");
+  }
   Result<VapidKey> out = FromPkey(encoders_internal::ShareKey(std::move(*key)));
   if (!out.ok() || public_key_b64url.empty()) return out;
   Result<std::string> given = Base64Decode(public_key_b64url);
-  if (!given.ok()) return Status::InvalidArgument("VAPID public key is not base64url");
-  if (*given != out->public_key()) {
-    return Status::InvalidArgument("VAPID public key does not match the private key");
+  if (!given.ok()) {
+    return Status::InvalidArgument(pub + " is not base64url (" + given.status().message() + ")");
   }
+  if (Result<EvpPkeyPtr> point = encoders_internal::P256PublicKeyFromPoint(*given); !point.ok()) {
+    return Status::InvalidArgument(pub + " is not a P-256 public key: " + point.status().message());
+  }
+  if (*given != out->public_key()) {
+    return Status::InvalidArgument(pub + " is not the public key of " + priv);
+  }
+  return out;
+}
+
+std::string VapidKey::PublicKeyMastodonForm() const {
+  std::string out = public_key_b64url_;
+  while (out.size() % 4 != 0) out += '=';
   return out;
 }
 

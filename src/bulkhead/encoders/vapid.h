@@ -22,6 +22,12 @@ typedef struct evp_pkey_st EVP_PKEY;
 
 namespace bulkhead {
 
+// What VapidKey::FromBase64Url's errors call the two halves (e.g. Mastodon's variable names).
+struct VapidKeyNames {
+  std::string_view private_key = "VAPID private key";
+  std::string_view public_key = "VAPID public key";
+};
+
 // A VAPID key pair. Immutable after creation; copies share the key; safe to use from several
 // threads. The private key is never turned into a string a caller could log: the only way it
 // leaves the object is SaveFile().
@@ -32,10 +38,15 @@ class VapidKey {
   static Result<VapidKey> FromPem(std::string_view pem);
   // Reads FromPem's input from a file. NotFound / PermissionDenied when it cannot be read.
   static Result<VapidKey> LoadFile(const std::string& path);
-  // The raw forms Mastodon's VAPID_PRIVATE_KEY / VAPID_PUBLIC_KEY settings hold: base64url of the
-  // 32-byte private scalar and, optionally, of the 65-byte public point, which must then match.
+  // The raw forms Mastodon's VAPID_PRIVATE_KEY / VAPID_PUBLIC_KEY settings hold (Ruby's
+  // Base64.urlsafe_encode64 of the private scalar and of the uncompressed public point): base64url
+  // or standard base64, `=`-padded or not; the scalar big-endian, 32 bytes or shorter when its
+  // leading bytes are zero (Ruby's OpenSSL::BN#to_s(2) drops them; down to 30 bytes accepted, as
+  // shorter is almost surely a truncated value). The public point is optional; when given it must
+  // be the private key's. InvalidArgument names the half and the problem, never the key.
   static Result<VapidKey> FromBase64Url(std::string_view private_key_b64url,
-                                        std::string_view public_key_b64url = {});
+                                        std::string_view public_key_b64url = {},
+                                        const VapidKeyNames& names = VapidKeyNames());
 
   // Writes the private key as PKCS#8 PEM. The file is written under a temporary name created with
   // mode 0600 and renamed over `path`, so readers never see a partial or world-readable key.
@@ -45,6 +56,9 @@ class VapidKey {
   // and the applicationServerKey browsers subscribe with).
   const std::string& public_key() const { return public_key_; }
   const std::string& public_key_b64url() const { return public_key_b64url_; }
+  // The public key as Mastodon's VAPID_PUBLIC_KEY holds it: base64url with `=` padding (88
+  // characters), for an operator to compare with the application's setting.
+  std::string PublicKeyMastodonForm() const;
 
   // ES256: ECDSA P-256 over SHA-256(data); returns the raw 64-byte R‖S signature.
   Result<std::string> SignEs256(std::string_view data) const;

@@ -1,6 +1,8 @@
 #include "bulkhead/encoders/vapid.h"
 
 #include <gtest/gtest.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/pem.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -232,6 +234,105 @@ TEST_F(VapidTest, FromBase64UrlMatchesRfc8291ApplicationServerKey) {
   EXPECT_EQ(key->public_key_b64url(), kPublic);
   EXPECT_FALSE(VapidKey::FromBase64Url(kPrivate, NewKey().public_key_b64url()).ok());
   EXPECT_FALSE(VapidKey::FromBase64Url("AAAA").ok());
+}
+
+// A pair as Mastodon writes it (lib/tasks/mastodon.rake → the webpush gem's VapidKey): Ruby's
+// Base64.urlsafe_encode64 (padded) of OpenSSL::BN#to_s(2) of the private scalar — 31 bytes here,
+// its leading zero byte dropped — and of the uncompressed public point. Generated for this test
+// only (Node's crypto, a scalar with a leading zero byte); kMastodonPem is the same key as PKCS#8.
+constexpr char kMastodonPrivate[] = "XbYDni16aOCDzlqiQzKwN5Gbe9-8rx-lmgOUBY-A1w==";
+constexpr char kMastodonPublic[] =
+    "BHLWOVoCus4gsxUKZigP_qOs3RYO_2pZcffGRq9n1BiAfVKodRiXh5UyipiNjbpkCIDh8FFbqwdykC_nNkPEneU=";
+constexpr char kMastodonPrivate32[] =
+    "AF22A54temjgg85aokMysDeRm3vfvK8fpZoDlAWPgNc";  // npm web-push
+constexpr char kMastodonPem[] = R"(-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgAF22A54temjgg85a
+okMysDeRm3vfvK8fpZoDlAWPgNehRANCAARy1jlaArrOILMVCmYoD/6jrN0WDv9q
+WXH3xkavZ9QYgH1SqHUYl4eVMoqYjY26ZAiA4fBRW6sHcpAv5zZDxJ3l
+-----END PRIVATE KEY-----
+)";
+
+TEST_F(VapidTest, ImportsMastodonsFormIncludingAShortPaddedScalar) {
+  Result<VapidKey> pem = VapidKey::FromPem(kMastodonPem);
+  ASSERT_TRUE(pem.ok());
+  for (const char* priv : {kMastodonPrivate, kMastodonPrivate32}) {
+    for (std::string_view pub : {std::string_view(kMastodonPublic), std::string_view()}) {
+      Result<VapidKey> key = VapidKey::FromBase64Url(priv, pub);
+      ASSERT_TRUE(key.ok()) << key.status().ToString();
+      EXPECT_EQ(key->public_key(), pem->public_key()) << priv;
+      EXPECT_EQ(key->public_key_b64url() + "=", kMastodonPublic);
+      EXPECT_EQ(key->PublicKeyMastodonForm(), kMastodonPublic);
+      // It signs as that key: the signature verifies with the public point Mastodon publishes.
+      Result<std::string> sig = key->SignEs256("data");
+      ASSERT_TRUE(sig.ok());
+      EXPECT_TRUE(VerifyEs256(*Base64Decode(kMastodonPublic), "data", *sig));
+    }
+  }
+}
+
+// Fresh pairs written the way Ruby writes them, some with short scalars (one in 256 has a leading
+// zero byte: enough draws to see several).
+TEST_F(VapidTest, ImportsFreshPairsInRubysEncoding) {
+  auto ruby = [](std::string_view bytes) {
+    std::string b64 = Base64Encode(bytes);
+    for (char& c : b64) c = c == '+' ? '-' : c == '/' ? '_' : c;
+    return b64;
+  };
+  int short_scalars = 0;
+  for (int i = 0; i < 2000 && short_scalars < 3; ++i) {
+    encoders_internal::EvpPkeyPtr pkey(EVP_EC_gen("P-256"));
+    ASSERT_TRUE(pkey);
+    BIGNUM* d = nullptr;
+    ASSERT_EQ(EVP_PKEY_get_bn_param(pkey.get(), OSSL_PKEY_PARAM_PRIV_KEY, &d), 1);
+    std::string scalar(static_cast<size_t>(BN_num_bytes(d)), '\0');
+    BN_bn2bin(d, reinterpret_cast<unsigned char*>(scalar.data()));  // minimal, as BN#to_s(2)
+    BN_clear_free(d);
+    short_scalars += scalar.size() < 32;
+    std::string point = *encoders_internal::P256PublicPoint(pkey.get());
+    Result<VapidKey> key = VapidKey::FromBase64Url(ruby(scalar), ruby(point));
+    ASSERT_TRUE(key.ok()) << key.status().ToString() << " (" << scalar.size() << " bytes)";
+    EXPECT_EQ(key->public_key(), point);
+  }
+  EXPECT_GE(short_scalars, 1) << "no short scalar drawn";
+}
+
+TEST_F(VapidTest, RefusesBadMastodonKeysNamingWhy) {
+  const VapidKeyNames names{"VAPID_PRIVATE_KEY", "VAPID_PUBLIC_KEY"};
+  auto error = [&](std::string_view priv, std::string_view pub) {
+    Result<VapidKey> key = VapidKey::FromBase64Url(priv, pub, names);
+    EXPECT_FALSE(key.ok());
+    EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument);
+    return key.status().message();
+  };
+  EXPECT_EQ(error(kMastodonPrivate, NewKey().PublicKeyMastodonForm()),
+            "VAPID_PUBLIC_KEY is not the public key of VAPID_PRIVATE_KEY");
+  EXPECT_EQ(error("not*base64", ""),
+            "VAPID_PRIVATE_KEY is not base64url (invalid base64: unexpected character at offset "
+            "3)");
+  EXPECT_EQ(error(kMastodonPrivate, "BHLW!A"),
+            "VAPID_PUBLIC_KEY is not base64url (invalid base64: unexpected character at offset 4)");
+  EXPECT_EQ(error("AAAA", ""), "VAPID_PRIVATE_KEY is not a P-256 private key: 3 bytes, must be 32");
+  EXPECT_EQ(error(Base64UrlEncode(std::string(33, '\x01')), ""),
+            "VAPID_PRIVATE_KEY is not a P-256 private key: 33 bytes, must be 32");
+  const std::string invalid =
+      "VAPID_PRIVATE_KEY is not a valid P-256 private key (zero, or not below the curve order)";
+  EXPECT_EQ(error(Base64UrlEncode(std::string(32, '\0')), ""), invalid);
+  EXPECT_EQ(error(Base64UrlEncode(std::string(32, '\xff')), ""), invalid);
+  // The order n of P-256 itself.
+  EXPECT_EQ(error("_____wAAAAD__________7zm-q2nF56E87nKwvxjJVE", ""), invalid);
+  EXPECT_EQ(
+      error(kMastodonPrivate, Base64UrlEncode(std::string(64, '\x04'))),
+      "VAPID_PUBLIC_KEY is not a P-256 public key: P-256 public key must be 65 bytes, got 64");
+  std::string off_curve(65, '\x01');
+  off_curve[0] = '\x04';
+  EXPECT_EQ(error(kMastodonPrivate, Base64UrlEncode(off_curve))
+                .rfind("VAPID_PUBLIC_KEY is not a P-256 public key: ", 0),
+            0u);
+  // No message carries key material.
+  for (std::string_view pub : {std::string_view(kMastodonPublic), std::string_view("x")}) {
+    std::string message = error(std::string(kMastodonPrivate) + "!", pub);
+    EXPECT_EQ(message.find("XbYDni"), std::string::npos) << message;
+  }
 }
 
 TEST_F(VapidTest, ConcurrentCallersShareTheCache) {

@@ -19,6 +19,17 @@ Result<std::string> RequiredString(const nlohmann::json& obj, const char* key, c
   return it->get<std::string>();
 }
 
+// `text` as the URL `field` names: https, or http too with allow_plain_http.
+Result<TargetUrl> ReadUrl(const std::string& text, const char* field,
+                          const WebPushArgsOptions& options) {
+  Result<TargetUrl> url = ParseTargetUrl(text);
+  if (!url.ok()) return Status::InvalidArgument(std::string(field) + ": " + url.status().message());
+  if (url->scheme != "https" && !options.allow_plain_http) {
+    return Status::InvalidArgument(std::string(field) + ": URL scheme must be https");
+  }
+  return url;
+}
+
 // subscription.endpoint (its URL checked) and subscription.keys into `out`.
 Status ParseSubscription(const nlohmann::json& arg, const WebPushArgsOptions& options,
                          WebPushArgs& out) {
@@ -28,11 +39,8 @@ Status ParseSubscription(const nlohmann::json& arg, const WebPushArgsOptions& op
   }
   Result<std::string> endpoint = RequiredString(*sub, "endpoint", "subscription.endpoint");
   if (!endpoint.ok()) return endpoint.status();
-  Result<TargetUrl> url = ParseTargetUrl(*endpoint);
-  if (!url.ok()) return Status::InvalidArgument("subscription.endpoint: " + url.status().message());
-  if (url->scheme != "https" && !options.allow_plain_http) {
-    return Status::InvalidArgument("subscription.endpoint: URL scheme must be https");
-  }
+  Result<TargetUrl> url = ReadUrl(*endpoint, "subscription.endpoint", options);
+  if (!url.ok()) return url.status();
   out.endpoint = std::move(*endpoint);
   out.endpoint_url = std::move(*url);
 
@@ -114,6 +122,18 @@ Status ParsePushHeaders(const nlohmann::json& arg, const WebPushArgsOptions& opt
   return Status::Ok();
 }
 
+// unsubscribe_url, sent as Mastodon's Unsubscribe-URL header.
+Status ParseUnsubscribeUrl(const nlohmann::json& arg, const WebPushArgsOptions& options,
+                           WebPushArgs& out) {
+  if (auto it = arg.find("unsubscribe_url"); it != arg.end() && !it->is_null()) {
+    if (!it->is_string()) return Status::InvalidArgument("unsubscribe_url must be a URL string");
+    Result<TargetUrl> url = ReadUrl(it->get<std::string>(), "unsubscribe_url", options);
+    if (!url.ok()) return url.status();
+    out.unsubscribe_url = it->get<std::string>();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
@@ -126,6 +146,7 @@ Result<WebPushArgs> ParseWebPushArgs(const nlohmann::json& arg_in,
   if (Status s = ParseSubscription(*arg, options, out); !s.ok()) return s;
   if (Status s = ParsePayload(*arg, out); !s.ok()) return s;
   if (Status s = ParsePushHeaders(*arg, options, out); !s.ok()) return s;
+  if (Status s = ParseUnsubscribeUrl(*arg, options, out); !s.ok()) return s;
   return out;
 }
 
@@ -143,6 +164,7 @@ Result<WebPushRequest> BuildWebPushRequest(const WebPushArgs& args, VapidSigner&
   req.headers.emplace_back("TTL", std::to_string(args.ttl));
   req.headers.emplace_back("Urgency", args.urgency);
   if (args.topic) req.headers.emplace_back("Topic", *args.topic);
+  if (args.unsubscribe_url) req.headers.emplace_back("Unsubscribe-URL", *args.unsubscribe_url);
 
   Result<std::string> token = signer.Token(args.endpoint_url.Origin());
   if (!token.ok()) return token.status();

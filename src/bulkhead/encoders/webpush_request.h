@@ -7,16 +7,22 @@
 //    "ttl": 172800,                      optional, integer seconds in [0, max_ttl], default 172800
 //    "urgency": "normal",                optional: very-low | low | normal | high
 //    "topic": "abc",                     optional: 1–32 chars of the base64url alphabet
-//    "content_encoding": "aes128gcm"}    optional: aes128gcm (default) | aesgcm
+//    "content_encoding": "aes128gcm",    optional: aes128gcm (default) | aesgcm
+//    "unsubscribe_url": URL}             optional: sent as Unsubscribe-URL (https; http only with
+//                                        allow_plain_http)
 // Unknown fields are ignored.
 //
 // Request produced (header order as listed):
 //   POST <endpoint>
-//   TTL, Urgency, [Topic], [Content-Encoding, Content-Type: application/octet-stream],
+//   TTL, Urgency, [Topic], [Unsubscribe-URL],
+//   [Content-Encoding, Content-Type: application/octet-stream],
 //   aes128gcm: Authorization: vapid t=<JWT>,k=<key>
 //   aesgcm:    Encryption: salt=…, Crypto-Key: dh=…;p256ecdsa=<key>, Authorization: WebPush <JWT>
 //              (the legacy scheme Mastodon and npm web-push send with aesgcm)
 //   Content-Length
+// Unsubscribe-URL is not a standard header: Mastodon sends it with every push (a URL a push relay
+// may DELETE to remove a subscription its own service reported gone; app/lib/web_push_request.rb),
+// and Mastodon's relays read it (mastodon/webpush-apn-relay).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +57,7 @@ struct WebPushArgs {
   int64_t ttl = kDefaultWebPushTtl;
   std::string urgency = "normal";
   std::optional<std::string> topic;
+  std::optional<std::string> unsubscribe_url;
   ContentEncoding encoding = ContentEncoding::kAes128gcm;
 };
 

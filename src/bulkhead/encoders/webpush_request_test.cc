@@ -188,6 +188,49 @@ TEST_F(WebPushRequestTest, NoPayloadMeansNoBodyAndNoEncryptionHeaders) {
   EXPECT_EQ(*FindHeader(req->headers, "Content-Length"), "0");
 }
 
+// Mastodon's request (app/lib/web_push_request.rb, 4.4+): Ttl 172800, Urgency normal, the
+// non-standard Unsubscribe-URL header, no Topic; aes128gcm for `standard` subscriptions, else
+// the legacy aesgcm. Both encodings carry Unsubscribe-URL unchanged.
+TEST_F(WebPushRequestTest, UnsubscribeUrlIsSentAsMastodonsHeader) {
+  const std::string unsubscribe =
+      "https://social.example/api/web/push_subscriptions/42/unsubscribe?token=a%2Fb_c-d";
+  for (const char* encoding : {"aes128gcm", "aesgcm"}) {
+    json job = Job(encoding);
+    job["unsubscribe_url"] = unsubscribe;
+    Result<WebPushArgs> args = ParseWebPushArgs(job);
+    ASSERT_TRUE(args.ok()) << args.status().ToString();
+    EXPECT_EQ(args->unsubscribe_url, unsubscribe);
+    Result<WebPushRequest> req = BuildWebPushRequest(job, *signer_);
+    ASSERT_TRUE(req.ok()) << req.status().ToString();
+    EXPECT_EQ(Names(req->headers).rfind("TTL;Urgency;Unsubscribe-URL;Content-Encoding;", 0), 0u)
+        << Names(req->headers);
+    EXPECT_EQ(*FindHeader(req->headers, "unsubscribe-url"), unsubscribe);
+    EXPECT_EQ(*FindHeader(req->headers, "TTL"), "172800");
+    EXPECT_EQ(*FindHeader(req->headers, "Urgency"), "normal");
+    EXPECT_FALSE(FindHeader(req->headers, "Topic"));
+  }
+  json job = Job();
+  EXPECT_FALSE(ParseWebPushArgs(job)->unsubscribe_url.has_value());
+  EXPECT_FALSE(FindHeader(BuildWebPushRequest(job, *signer_)->headers, "Unsubscribe-URL"));
+}
+
+TEST_F(WebPushRequestTest, UnsubscribeUrlMustBeAnHttpsUrl) {
+  json job = Job();
+  job["unsubscribe_url"] = "http://social.example/unsubscribe";
+  EXPECT_EQ(ErrorOf(job), "unsubscribe_url: URL scheme must be https");
+  WebPushArgsOptions plain;
+  plain.allow_plain_http = true;
+  EXPECT_TRUE(ValidateWebPushArgs(job, plain).ok()) << "http with private targets allowed";
+  job["unsubscribe_url"] = 42;
+  EXPECT_EQ(ErrorOf(job), "unsubscribe_url must be a URL string");
+  job["unsubscribe_url"] = "https://social.example/u\r\nX-Injected: 1";
+  EXPECT_EQ(ErrorOf(job).rfind("unsubscribe_url: ", 0), 0u);
+  job["unsubscribe_url"] = "mailto:ops@social.example";
+  EXPECT_EQ(ErrorOf(job).rfind("unsubscribe_url: ", 0), 0u);
+  job["unsubscribe_url"] = nullptr;
+  EXPECT_TRUE(ValidateWebPushArgs(job).ok()) << "null is absent";
+}
+
 TEST_F(WebPushRequestTest, AudienceKeepsNonDefaultPort) {
   json job = Job();
   job["subscription"]["endpoint"] = "https://Push.Example:8443/p/1";

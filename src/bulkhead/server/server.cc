@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "bulkhead/dispatch/vapid_key_file.h"
+#include "bulkhead/dispatch/vapid_key_source.h"
 #include "bulkhead/http/bearer_auth.h"
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/metrics/node_metrics.h"
@@ -268,6 +268,30 @@ Status CheckDescriptorBudget(const Config& config) {
   return Status::Ok();
 }
 
+Result<VapidKey> Server::LoadServerVapidKey() {
+  // Precedence and forms: dispatch/vapid_key_source.h. Only public keys are ever logged.
+  VapidKeyVariables variables = VapidKeyVariablesFromEnvironment();
+  std::error_code ec;
+  if (!variables.private_key && !variables.public_key && config_.StoreUrl() == "memory:" &&
+      config_.vapid_private_key_file.empty() &&
+      !std::filesystem::exists(VapidKeyPath(config_), ec)) {
+    // "memory:" keeps nothing on disk; run `bulkhead vapid-key` first for a lasting key.
+    Result<VapidKey> key = VapidKey::Generate();
+    if (key.ok()) {
+      spdlog::warn("memory store and no {}: using a VAPID key that ends with this process",
+                   VapidKeyPath(config_));
+    }
+    return key;
+  }
+  Result<ServerVapidKey> resolved = ResolveVapidKey(config_, variables, /*create=*/true);
+  if (!resolved.ok()) return resolved.status();
+  if (resolved->created) spdlog::info("generated the VAPID key {}", resolved->source);
+  if (!resolved->warning.empty()) spdlog::warn("{}", resolved->warning);
+  spdlog::info("VAPID key from {}: public key {}", resolved->source,
+               resolved->key.public_key_b64url());
+  return std::move(resolved->key);
+}
+
 Status Server::StartDelivery() {
   TransportOptions transport_options;
   transport_options.ssrf.allow_private_targets = config_.allow_private_targets;
@@ -281,21 +305,8 @@ Status Server::StartDelivery() {
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
 
-  std::string key_path = VapidKeyPath(config_);
-  std::error_code ec;
-  Result<VapidKey> key = Status::Internal("no VAPID key");
-  if (config_.StoreUrl() == "memory:" && config_.vapid_private_key_file.empty() &&
-      !std::filesystem::exists(key_path, ec)) {
-    // "memory:" keeps nothing on disk; run `bulkhead vapid-key` first for a lasting key.
-    key = VapidKey::Generate();
-    if (!key.ok()) return key.status();
-    spdlog::warn("memory store and no {}: using a VAPID key that ends with this process", key_path);
-  } else {
-    bool created = false;
-    key = LoadOrCreateVapidKey(key_path, &created);
-    if (!key.ok()) return key.status();
-    if (created) spdlog::info("generated the VAPID key {}", key_path);
-  }
+  Result<VapidKey> key = LoadServerVapidKey();
+  if (!key.ok()) return key.status();
   auto signer = VapidSigner::Create(*key, config_.vapid_subject, clock_);
   if (!signer.ok()) return signer.status();
   vapid_signer_ = std::move(*signer);

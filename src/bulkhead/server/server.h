@@ -92,6 +92,8 @@ class Server {
   Status RegisterGuardMetrics();
   // Transport, VAPID signer and Dispatcher for the built-in delivery jobs.
   Status StartDelivery();
+  // The VAPID key in effect (dispatch/vapid_key_source.h), logged by its public key and source.
+  Result<VapidKey> LoadServerVapidKey();
   // The steps of Start, in this order among the others there.
   Status OpenStore();
   Status RegisterStoreUpGauge();

@@ -16,7 +16,8 @@
 //   reset          reads the request head, then resets the connection (TCP RST)
 //   tls-hang       accepts TCP, reads the ClientHello, never speaks TLS
 //   respond        answers every request with respond(request, index) → { status, headers, body }
-//                  (default 200); `requests` also records the answer given
+//                  (default 200); `requests` also records the request's headers (lowercase
+//                  names) and the answer given
 //
 // A "refused" peer needs no server: closedPort() returns a port nothing listens on.
 import http from 'node:http';
@@ -159,7 +160,10 @@ class RespondingServer {
   }
 
   onRequest(req, res) {
-    const record = { requestAt: performance.now(), method: req.method, path: req.url, answer: null };
+    const record = {
+      requestAt: performance.now(), method: req.method, path: req.url, headers: { ...req.headers },
+      answer: null,
+    };
     const index = this.requests.length;
     this.requests.push(record);
     req.resume();
