@@ -1,0 +1,78 @@
+// The fan-out's summary: a table of every run and the ratios measured within the run (bulkhead
+// against the Sidekiq way, against the machine's crypto limit, raised caps against defaults, and
+// healthy hosts' rate beside never-answering hosts against their rate alone). Printed, and
+// written as Markdown for docs/benchmarks.md. Returns false when a receiver check failed.
+import fs from 'node:fs';
+
+const f = (x, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', {
+  minimumFractionDigits: d, maximumFractionDigits: d,
+}) : '?');
+const ratio = (a, b) => (a > 0 && b > 0 ? (a / b).toFixed(2) : 'n/a');
+
+function table(results) {
+  const rows = [
+    '| run | delivered | s | deliveries/s | CPU s / 1,000 | peak RSS MB | TLS handshakes (resumed) | connections | PUSH→arrival p50 / p99 ms |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of results) {
+    const split = r.cpuSplit ? ` (Sidekiq ${f((1000 * r.cpuSplit.sidekiq) / r.delivered, 2)} + redis)` : '';
+    rows.push(`| ${r.name} | ${f(r.delivered)}${r.complete ? '' : ` of ${f(r.expected)} (cut)`} | ` +
+      `${f(r.seconds, 1)} | ${f(r.rate)} | ${f(r.cpuPer1000, 2)}${split} | ${f(r.peakRssMb)} | ` +
+      `${f(r.handshakes)} (${f(r.resumed)}) | ${f(r.connections)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} |`);
+  }
+  return rows;
+}
+
+function ratios({ limits, results }) {
+  const by = Object.fromEntries(results.map((r) => [r.name, r]));
+  const rate = (n) => by[n]?.rate;
+  const lines = [];
+  for (const s of ['fast', 'slow', 'stuck']) {
+    const sk = rate(`${s}-ap-sidekiq`);
+    lines.push(`${s}: activitypub deliveries/s, bulkhead / Sidekiq way: defaults ` +
+      `${ratio(rate(`${s}-ap-bulkhead-defaults`), sk)}, caps raised ${ratio(rate(`${s}-ap-bulkhead-raised`), sk)}`);
+  }
+  const cpuB = by['fast-ap-bulkhead-defaults']?.cpuPer1000;
+  const cpuS = by['fast-ap-sidekiq']?.cpuPer1000;
+  lines.push(`fast: CPU per activitypub delivery, Sidekiq way (Sidekiq + redis) / bulkhead defaults: ${ratio(cpuS, cpuB)}`);
+  for (const caps of ['defaults', 'raised']) {
+    const ap = ['fast', 'slow', 'stuck'].map((s) => `${s} ${ratio(rate(`${s}-ap-bulkhead-${caps}`), limits.rsaSign)}`);
+    const wp = ['fast', 'slow'].map((s) => `${s} ${ratio(rate(`${s}-wp-bulkhead-${caps}`), limits.pushTwoOps)}`);
+    lines.push(`bulkhead ${caps}: activitypub/s ÷ RSA-2048 sign limit (${f(limits.rsaSign)}/s on ` +
+      `${limits.cores} cores): ${ap.join(', ')}; webpush/s ÷ P-256 limit for one ECDH + one ECDSA sign ` +
+      `(${f(limits.pushTwoOps)}/s): ${wp.join(', ')}`);
+  }
+  for (const [s, k] of [['fast', 'ap'], ['slow', 'ap'], ['stuck', 'ap'], ['fast', 'wp'], ['slow', 'wp']]) {
+    lines.push(`${s} ${k}: caps raised / defaults ${ratio(rate(`${s}-${k}-bulkhead-raised`), rate(`${s}-${k}-bulkhead-defaults`))}`);
+  }
+  const keep = (a, b) => {
+    const x = rate(a) / rate(b);
+    return Number.isFinite(x) ? `${x.toFixed(2)} (${x >= 0.95 ? 'meets' : 'BELOW'} 0.95)` : 'n/a';
+  };
+  lines.push(`never-answering hosts: healthy hosts' rate beside them / alone (fast): bulkhead defaults ` +
+    `${keep('stuck-ap-bulkhead-defaults', 'fast-ap-bulkhead-defaults')}, caps raised ` +
+    `${keep('stuck-ap-bulkhead-raised', 'fast-ap-bulkhead-raised')}, Sidekiq way ` +
+    `${keep('stuck-ap-sidekiq', 'fast-ap-sidekiq')}`);
+  return lines;
+}
+
+export function printReport(summary, mdFile) {
+  const rows = table(summary.results);
+  const lines = ratios(summary);
+  console.log('--- summary');
+  for (const l of rows) console.log(l);
+  console.log('--- ratios (same run)');
+  for (const l of lines) console.log(l);
+  const l = summary.limits;
+  fs.writeFileSync(mdFile, [
+    `openssl speed -multi ${l.cores}: RSA-2048 ${f(l.rsaSign)} signs/s; P-256 ECDH ${f(l.ecdh)}/s, ` +
+      `ECDSA ${f(l.ecdsaSign)} signs/s`, '', ...rows, '', ...lines.map((x) => `- ${x}`), '',
+  ].join('\n'));
+  const bad = summary.results.filter((r) => r.failures > 0 ||
+    (r.kind === 'activitypub' ? r.checked.signature : r.checked.push) === 0);
+  for (const r of bad) {
+    console.log(`${r.name}: receiver checks FAILED (${r.failures} failures, checked ${JSON.stringify(r.checked)}): ` +
+      `${r.failureSamples.join(' | ')}`);
+  }
+  return bad.length === 0;
+}
