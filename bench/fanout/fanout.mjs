@@ -37,7 +37,7 @@ const DEFAULTS = {
   FANOUT_WEBPUSH: 50000, FANOUT_WEBPUSH_SLOW_DEFAULT: 3000, FANOUT_SIDEKIQ_FAST: 5000,
   FANOUT_SIDEKIQ_SLOW: 1000, FANOUT_SIDEKIQ_STUCK: 2000, FANOUT_FAST_MS: 50, FANOUT_SLOW_MS: 1000,
   FANOUT_STUCK_PERCENT: 5, FANOUT_SAMPLE: 100, FANOUT_RECEIVERS: 2, FANOUT_PROTOCOL: 'h2',
-  FANOUT_RUN_TIMEOUT: 240, FANOUT_SPEED_SECONDS: 3,
+  FANOUT_RUN_TIMEOUT: 240, FANOUT_SPEED_SECONDS: 2,
 };
 const env = (k) => process.env[k] || DEFAULTS[k];
 const num = (k) => Number(env(k));
@@ -70,10 +70,13 @@ function world(out) {
   };
 }
 
-// The list of runs: [scenario, sender, caps, kind, count].
+// The list of runs: [scenario, sender, caps, kind, count]. The never-answering scenario runs each
+// sender twice back to back: its healthy deliveries alone ('alone'), then all of them ('stuck'),
+// so that the ratio of the healthy rates compares runs minutes apart at most.
 function plan() {
   const ap = num('FANOUT_HOSTS') * num('FANOUT_INBOXES_PER_HOST');
   const wp = num('FANOUT_WEBPUSH');
+  const skStuck = Math.min(ap, num('FANOUT_SIDEKIQ_STUCK'));
   return [
     ['fast', 'bulkhead', 'defaults', 'activitypub', ap], ['fast', 'bulkhead', 'raised', 'activitypub', ap],
     ['fast', 'sidekiq', null, 'activitypub', Math.min(ap, num('FANOUT_SIDEKIQ_FAST'))],
@@ -82,8 +85,9 @@ function plan() {
     ['slow', 'sidekiq', null, 'activitypub', Math.min(ap, num('FANOUT_SIDEKIQ_SLOW'))],
     ['slow', 'bulkhead', 'defaults', 'webpush', Math.min(wp, num('FANOUT_WEBPUSH_SLOW_DEFAULT'))],
     ['slow', 'bulkhead', 'raised', 'webpush', wp],
-    ['stuck', 'bulkhead', 'defaults', 'activitypub', ap], ['stuck', 'bulkhead', 'raised', 'activitypub', ap],
-    ['stuck', 'sidekiq', null, 'activitypub', Math.min(ap, num('FANOUT_SIDEKIQ_STUCK'))],
+    ['alone', 'bulkhead', 'defaults', 'activitypub', ap], ['stuck', 'bulkhead', 'defaults', 'activitypub', ap],
+    ['alone', 'bulkhead', 'raised', 'activitypub', ap], ['stuck', 'bulkhead', 'raised', 'activitypub', ap],
+    ['alone', 'sidekiq', null, 'activitypub', skStuck], ['stuck', 'sidekiq', null, 'activitypub', skStuck],
   ].map(([scenario, sender, caps, kind, count]) => ({
     scenario, sender, caps, kind, count,
     name: `${scenario}-${kind === 'activitypub' ? 'ap' : 'wp'}-${sender}${caps ? `-${caps}` : ''}`,
@@ -104,8 +108,11 @@ function spec(run, w, port) {
       w.pushKeys[k % w.pushKeys.length], w.pushPayload, run.name));
     return { ...base, indices, stuck: () => false, payload: jobs };
   }
-  const indices = w.apOrder.slice(0, run.count);
-  const stuck = (k) => stuckOn && w.stuckSet.has(Math.floor(k / w.perHost));
+  const onStuckHost = (k) => w.stuckSet.has(Math.floor(k / w.perHost));
+  const first = w.apOrder.slice(0, run.count);
+  // 'alone': the same deliveries less those to the hosts that never answer in 'stuck'.
+  const indices = run.scenario === 'alone' ? first.filter((k) => !onStuckHost(k)) : first;
+  const stuck = (k) => stuckOn && onStuckHost(k);
   const urls = indices.map((k) => inboxUrl(w.hosts, k, w.perHost, port));
   const payload = run.sender === 'sidekiq' ? { activity: w.activity, urls }
     : urls.map((u, i) => activityPubJob(indices[i], u, w.activity, run.name));
@@ -123,13 +130,18 @@ function sender(run, w, out, redis) {
 
 function printRun(r) {
   const f = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '?');
-  console.log(`${r.name}: ${f(r.rate)} deliveries/s (${r.delivered}/${r.expected} in ${f(r.seconds, 1)} s` +
-    `${r.complete ? '' : ', CUT'}); cpu ${f(r.cpuPer1000, 2)} s/1000; peak RSS ${f(r.peakRssMb)} MB; ` +
+  console.log(`${r.name} (load ${f(r.load, 1)}): ${f(r.rate)} deliveries/s (${r.delivered}/${r.expected} in ${f(r.seconds, 1)} s` +
+    `${r.complete ? '' : ', CUT'}, pushed in ${f(r.pushSeconds, 1)} s); cpu ${f(r.cpuPer1000, 2)} s/1000; peak RSS ${f(r.peakRssMb)} MB; ` +
     `TLS handshakes ${r.handshakes} (${r.resumed} resumed, ${r.h2} h2), connections ${r.connections}; ` +
     `PUSH->arrival p50 ${f(r.p50Ms)} ms p99 ${f(r.p99Ms)} ms; receivers ${f(100 * r.receiverCores)} % of a core; ` +
     `retries ${r.leftovers.retries} dead ${r.leftovers.dead}; checked ${JSON.stringify(r.checked)}` +
     `${r.failures ? `; FAILURES ${r.failures}: ${r.failureSamples.join(' | ')}` : ''}`);
   if (r.profile) console.log(`  perf (bulkhead, flat):\n${r.profile.map((l) => `  ${l}`).join('\n')}`);
+}
+
+function printLimits(when, l) {
+  console.log(`${when} (-multi ${l.cores}): RSA-2048 ${l.rsaSign.toFixed(0)} signs/s; P-256 ECDH ` +
+    `${l.ecdh.toFixed(0)}/s, ECDSA ${l.ecdsaSign.toFixed(0)} signs/s (one of each: ${l.pushTwoOps.toFixed(0)} pushes/s)`);
 }
 
 async function main() {
@@ -140,10 +152,9 @@ async function main() {
   console.log(`fan-out: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ` +
     `fd hard limit ${fs.readFileSync('/proc/self/limits', 'utf8').match(/Max open files\s+\d+\s+(\d+)/)[1]}`);
   const w = world(out);
-  const limits = await measureMachineLimits({ cores: os.cpus().length, seconds: num('FANOUT_SPEED_SECONDS') });
-  console.log(`openssl speed -multi ${limits.cores}: RSA-2048 ${limits.rsaSign.toFixed(0)} signs/s; ` +
-    `P-256 ECDH ${limits.ecdh.toFixed(0)}/s, ECDSA ${limits.ecdsaSign.toFixed(0)} signs/s ` +
-    `(one of each: ${limits.pushTwoOps.toFixed(0)} pushes/s)`);
+  const speed = () => measureMachineLimits({ cores: os.cpus().length, seconds: num('FANOUT_SPEED_SECONDS') });
+  const before = await speed();
+  printLimits('openssl speed, before the runs', before);
   const receivers = await new ReceiverPool({
     hosts: [...w.hosts.inboxes, ...w.hosts.pushes], tls: w.pki, processes: num('FANOUT_RECEIVERS'),
     protocol: env('FANOUT_PROTOCOL'),
@@ -159,17 +170,26 @@ async function main() {
       `port ${receivers.port}, ${receivers.count} processes, ${env('FANOUT_PROTOCOL')}; ` +
       `${w.stuckHosts.length} hosts never answer in the stuck runs`);
     for (const run of plan()) {
+      const load = os.loadavg()[0];
       const r = await runOne(spec(run, w, receivers.port), sender(run, w, out, redis), receivers, {
-        timeoutMs: num('FANOUT_RUN_TIMEOUT') * 1000, perfDir: process.env.FANOUT_PERF === '1' ? out : null,
+        timeoutMs: num('FANOUT_RUN_TIMEOUT') * 1000,
+        perfDir: process.env.FANOUT_PERF === '1' && run.sender === 'bulkhead' ? out : null,
       });
-      results.push({ ...run, ...r });
-      printRun(r);
+      results.push({ ...run, ...r, load });
+      printRun(results.at(-1));
     }
   } finally {
     await receivers.stop();
     await redis.stop();
   }
-  const summary = { date: new Date().toISOString(), limits, results, seconds: (Date.now() - started) / 1000 };
+  // The machine's limit moves with the other load on it: measured before and after, averaged.
+  const after = await speed();
+  printLimits('openssl speed, after the runs', after);
+  const limits = Object.fromEntries(Object.keys(before).map((k) => [k, (before[k] + after[k]) / 2]));
+  const summary = {
+    date: new Date().toISOString(), limits, limitsBefore: before, limitsAfter: after, results,
+    seconds: (Date.now() - started) / 1000,
+  };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify(summary, null, 1));
   const ok = printReport(summary, path.join(out, 'summary.md'));
   console.log(`fan-out: ${summary.seconds.toFixed(0)} s in all; figures in ${out}/summary.{json,md}`);

@@ -23,12 +23,16 @@ async function startPerf(pid, file) {
   return perf;
 }
 
+// The profile by library, then the busiest symbols (one line each, trimmed).
 async function perfReport(perf, file) {
   await perf.stop('SIGINT');
-  const r = await run('perf', ['report', '-i', file, '--stdio', '--no-children', '--sort', 'dso,symbol',
-    '--percent-limit', '1']);
-  const lines = r.stdout.split('\n').filter((l) => /^\s+\d/.test(l)).slice(0, 25);
-  fs.writeFileSync(`${file}.txt`, r.stdout);
+  const top = async (sort, n) => {
+    const r = await run('perf', ['report', '-i', file, '--stdio', '--no-children', '--sort', sort]);
+    return r.stdout.split('\n').filter((l) => /^\s+\d/.test(l)).slice(0, n)
+      .map((l) => l.replace(/\s+/g, ' ').trim().slice(0, 110));
+  };
+  const lines = [`by library: ${(await top('dso', 8)).join('; ')}`, ...(await top('dso,symbol', 15))];
+  fs.writeFileSync(`${file}.txt`, `${lines.join('\n')}\n`);
   return lines;
 }
 
@@ -70,19 +74,21 @@ export async function runOne(spec, sender, receivers, { timeoutMs, perfDir }) {
   const expected = spec.indices.filter((k) => !spec.stuck(k)).length;
   await receivers.configure({ delayMs: spec.delayMs, stuck: spec.stuckNames });
   await receivers.reset(spec.capacity);
-  await sender.start();
   let perf = null;
   const perfFile = perfDir ? path.join(perfDir, `perf-${spec.name}.data`) : null;
   try {
+    await sender.start();
     if (perfFile) perf = await startPerf(sender.pids[0], perfFile);
     const receiverCpu0 = receivers.pids.reduce((s, pid) => s + cpuSeconds(pid), 0);
     const cpu0 = sender.cpu();
+    const split0 = sender.cpuOf?.();
     const t0 = wallMs();
     const batches = await sender.push(spec.payload);
     const pushSeconds = (wallMs() - t0) / 1000;
     const { stats, complete, failed } = await waitForArrivals(receivers, expected, timeoutMs);
     const cpu = sender.cpu() - cpu0;
-    const cpuSplit = sender.cpuOf?.();
+    const split1 = sender.cpuOf?.();
+    const cpuSplit = split0 && Object.fromEntries(Object.keys(split0).map((k) => [k, split1[k] - split0[k]]));
     const receiverCpu = receivers.pids.reduce((s, pid) => s + cpuSeconds(pid), 0) - receiverCpu0;
     const peakRssMb = sender.peakRssKb() / 1024;
     const leftovers = await sender.leftovers();

@@ -60,7 +60,9 @@ export class SidekiqSender {
     this.service = new Service('sidekiq', 'sidekiq', ['-r', path.join(HERE, 'sidekiq', 'delivery_worker.rb'),
       '-c', String(SIDEKIQ_THREADS), '-q', 'push', '-t', '2'],
     { env, cwd: dir, logFile: path.join(dir, 'sidekiq.log') }).start();
-    await this.service.waitOutput(/Starting processing/);
+    // Ready once its heartbeat registered the process (Sidekiq's `processes` set).
+    await this.service.waitFor(async () => Number(await redis.cli('scard', 'processes')) > 0,
+      'its heartbeat in redis');
   }
 
   // Pushes one job per URL in order; returns [{at, start, count}] per push_bulk call.

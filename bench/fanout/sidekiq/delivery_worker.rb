@@ -26,6 +26,9 @@ require 'sidekiq'
 require 'socket'
 require 'uri'
 
+# redis-rb 4.8 warns at every BRPOP Sidekiq 6.4 makes (a positional timeout).
+Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
+
 module Fanout
   TIMEOUT = { connect_timeout: 5, read_timeout: 10, write_timeout: 10, read_deadline: 30 }.freeze
   KEY_PEM = File.read(ENV.fetch('FANOUT_KEY_FILE')).freeze
