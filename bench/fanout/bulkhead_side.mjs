@@ -47,6 +47,7 @@ export class BulkheadSender {
       '--http', `127.0.0.1:${httpPort}`, '--store', `sqlite:${path.join(dir, 'store.db')}`,
       '--data-dir', dir, '--config', config], { logFile: path.join(dir, 'bulkhead.log') }).start();
     await this.service.waitPort(port);
+    this.httpPort = httpPort;
     const added = await run(binary, ['keys', 'add', keyId, keyPemFile, '--http', `127.0.0.1:${httpPort}`]);
     if (added.code !== 0) throw new Error(`bulkhead keys add failed: ${added.stderr}`);
     this.client = new faktory.Client({ url: `tcp://127.0.0.1:${port}` });
@@ -69,10 +70,20 @@ export class BulkheadSender {
 
   peakRssKb() { return peakRssKb(this.service.pid); }
 
-  // What the store says afterwards: jobs waiting for a retry, dead.
+  // What the store says afterwards: jobs waiting for a retry, dead; when some failed, the hosts'
+  // last errors (GET /api/hosts), most frequent first.
   async leftovers() {
     const { sets } = (await this.client.info()).faktory;
-    return { retries: sets.retries, dead: sets.dead };
+    const out = { retries: sets.retries, dead: sets.dead };
+    if (sets.retries + sets.dead > 0) {
+      const hosts = await (await fetch(`http://127.0.0.1:${this.httpPort}/api/hosts`)).json();
+      const counts = new Map();
+      for (const h of hosts.hosts ?? hosts) {
+        if (h.last_error) counts.set(h.last_error, (counts.get(h.last_error) ?? 0) + 1);
+      }
+      out.errors = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([e, n]) => `${e} (${n} hosts)`);
+    }
+    return out;
   }
 
   async stop() {

@@ -134,7 +134,8 @@ function printRun(r) {
     `${r.complete ? '' : ', CUT'}, pushed in ${f(r.pushSeconds, 1)} s); cpu ${f(r.cpuPer1000, 2)} s/1000; peak RSS ${f(r.peakRssMb)} MB; ` +
     `TLS handshakes ${r.handshakes} (${r.resumed} resumed, ${r.h2} h2), connections ${r.connections}; ` +
     `PUSH->arrival p50 ${f(r.p50Ms)} ms p99 ${f(r.p99Ms)} ms; receivers ${f(100 * r.receiverCores)} % of a core; ` +
-    `retries ${r.leftovers.retries} dead ${r.leftovers.dead}; checked ${JSON.stringify(r.checked)}` +
+    `retries ${r.leftovers.retries} dead ${r.leftovers.dead}` +
+    `${r.leftovers.errors ? ` (hosts' last errors: ${r.leftovers.errors.join(', ')})` : ''}; checked ${JSON.stringify(r.checked)}` +
     `${r.failures ? `; FAILURES ${r.failures}: ${r.failureSamples.join(' | ')}` : ''}`);
   if (r.profile) console.log(`  perf (bulkhead, flat):\n${r.profile.map((l) => `  ${l}`).join('\n')}`);
 }
