@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { BulkheadSender } from './bulkhead_side.mjs';
-import { measureMachineLimits } from './machine_limit.mjs';
+import { measureMachineLimits, measureP256, measureRsa } from './machine_limit.mjs';
 import { makePki } from './pki.mjs';
 import { ReceiverPool } from './receiver_pool.mjs';
 import { printReport } from './report.mjs';
@@ -130,7 +130,8 @@ function sender(run, w, out, redis) {
 
 function printRun(r) {
   const f = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '?');
-  console.log(`${r.name} (load ${f(r.load, 1)}): ${f(r.rate)} deliveries/s (${r.delivered}/${r.expected} in ${f(r.seconds, 1)} s` +
+  const limit = r.limit ? `, crypto limit just before ${f(r.limit)}/s` : '';
+  console.log(`${r.name} (load ${f(r.load, 1)}${limit}): ${f(r.rate)} deliveries/s (${r.delivered}/${r.expected} in ${f(r.seconds, 1)} s` +
     `${r.complete ? '' : ', CUT'}, pushed in ${f(r.pushSeconds, 1)} s); cpu ${f(r.cpuPer1000, 2)} s/1000; peak RSS ${f(r.peakRssMb)} MB; ` +
     `TLS handshakes ${r.handshakes} (${r.resumed} resumed, ${r.h2} h2), connections ${r.connections}; ` +
     `PUSH->arrival p50 ${f(r.p50Ms)} ms p99 ${f(r.p99Ms)} ms; receivers ${f(100 * r.receiverCores)} % of a core; ` +
@@ -172,11 +173,15 @@ async function main() {
       `${w.stuckHosts.length} hosts never answer in the stuck runs`);
     for (const run of plan()) {
       const load = os.loadavg()[0];
+      // The crypto limit just before each bulkhead run, as the load on the machine moves.
+      const cores = os.cpus().length;
+      const limit = run.sender !== 'bulkhead' ? null : run.kind === 'activitypub'
+        ? (await measureRsa({ cores, seconds: 1 })).rsaSign : (await measureP256({ cores, seconds: 1 })).pushTwoOps;
       const r = await runOne(spec(run, w, receivers.port), sender(run, w, out, redis), receivers, {
         timeoutMs: num('FANOUT_RUN_TIMEOUT') * 1000,
         perfDir: process.env.FANOUT_PERF === '1' && run.sender === 'bulkhead' ? out : null,
       });
-      results.push({ ...run, ...r, load });
+      results.push({ ...run, ...r, load, limit });
       printRun(results.at(-1));
     }
   } finally {

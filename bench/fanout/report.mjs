@@ -35,12 +35,15 @@ function ratios({ limits, results }) {
   const cpuB = by['fast-ap-bulkhead-defaults']?.cpuPer1000;
   const cpuS = by['fast-ap-sidekiq']?.cpuPer1000;
   lines.push(`fast: CPU per activitypub delivery, Sidekiq way (Sidekiq + redis) / bulkhead defaults: ${ratio(cpuS, cpuB)}`);
+  // Each bulkhead run against the limit measured just before it (`limit`), and against the mean
+  // of the limits measured before and after all runs.
+  const vsLimit = (n, mean) => (by[n] ? `${ratio(by[n].rate, by[n].limit)} (${ratio(by[n].rate, mean)})` : 'n/a');
   for (const caps of ['defaults', 'raised']) {
-    const ap = ['fast', 'slow', 'stuck'].map((s) => `${s} ${ratio(rate(`${s}-ap-bulkhead-${caps}`), limits.rsaSign)}`);
-    const wp = ['fast', 'slow'].map((s) => `${s} ${ratio(rate(`${s}-wp-bulkhead-${caps}`), limits.pushTwoOps)}`);
-    lines.push(`bulkhead ${caps}: activitypub/s ÷ RSA-2048 sign limit (${f(limits.rsaSign)}/s on ` +
-      `${limits.cores} cores): ${ap.join(', ')}; webpush/s ÷ P-256 limit for one ECDH + one ECDSA sign ` +
-      `(${f(limits.pushTwoOps)}/s): ${wp.join(', ')}`);
+    const ap = ['fast', 'slow', 'stuck'].map((s) => `${s} ${vsLimit(`${s}-ap-bulkhead-${caps}`, limits.rsaSign)}`);
+    const wp = ['fast', 'slow'].map((s) => `${s} ${vsLimit(`${s}-wp-bulkhead-${caps}`, limits.pushTwoOps)}`);
+    lines.push(`bulkhead ${caps}: activitypub/s ÷ RSA-2048 sign limit of the ${limits.cores} cores just ` +
+      `before the run (in brackets: ÷ the mean of before/after all runs, ${f(limits.rsaSign)}/s): ${ap.join(', ')}; ` +
+      `webpush/s ÷ P-256 limit for one ECDH + one ECDSA sign per push (mean ${f(limits.pushTwoOps)}/s): ${wp.join(', ')}`);
   }
   for (const [s, k] of [['fast', 'ap'], ['slow', 'ap'], ['stuck', 'ap'], ['fast', 'wp'], ['slow', 'wp']]) {
     lines.push(`${s} ${k}: caps raised / defaults ${ratio(rate(`${s}-${k}-bulkhead-raised`), rate(`${s}-${k}-bulkhead-defaults`))}`);
@@ -53,6 +56,10 @@ function ratios({ limits, results }) {
     `bulkhead defaults ${keep('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, caps raised ` +
     `${keep('stuck-ap-bulkhead-raised', 'alone-ap-bulkhead-raised')}, Sidekiq way ` +
     `${keep('stuck-ap-sidekiq', 'alone-ap-sidekiq')}`);
+  const cpuUp = (a, b) => ratio(by[a]?.cpuPer1000, by[b]?.cpuPer1000);
+  lines.push(`never-answering hosts: CPU per healthy delivery beside them / alone: bulkhead defaults ` +
+    `${cpuUp('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, caps raised ` +
+    `${cpuUp('stuck-ap-bulkhead-raised', 'alone-ap-bulkhead-raised')}, Sidekiq way ${cpuUp('stuck-ap-sidekiq', 'alone-ap-sidekiq')}`);
   // openssl speed divides by CPU user time (its -elapsed is off): signs per CPU-second, which
   // other load on the machine moves far less than it moves rates per wall-clock second.
   const perCpu = (n) => (by[n] ? 1000 / by[n].cpuPer1000 : NaN);
