@@ -135,6 +135,7 @@ function printRun(r) {
     `${r.complete ? '' : ', CUT'}, pushed in ${f(r.pushSeconds, 1)} s); cpu ${f(r.cpuPer1000, 2)} s/1000; peak RSS ${f(r.peakRssMb)} MB; ` +
     `TLS handshakes ${r.handshakes} (${r.resumed} resumed, ${r.h2} h2), connections ${r.connections}; ` +
     `PUSH->arrival p50 ${f(r.p50Ms)} ms p99 ${f(r.p99Ms)} ms; receivers ${f(100 * r.receiverCores)} % of a core; ` +
+    `${r.duplicates || r.incomplete ? `arrived twice ${r.duplicates}, given up mid-request ${r.incomplete}; ` : ''}` +
     `retries ${r.leftovers.retries} dead ${r.leftovers.dead}` +
     `${r.leftovers.errors ? ` (hosts' last errors: ${r.leftovers.errors.join(', ')})` : ''}; checked ${JSON.stringify(r.checked)}` +
     `${r.failures ? `; FAILURES ${r.failures}: ${r.failureSamples.join(' | ')}` : ''}`);
@@ -173,9 +174,9 @@ async function main() {
       `${w.stuckHosts.length} hosts never answer in the stuck runs`);
     for (const run of plan()) {
       const load = os.loadavg()[0];
-      // The crypto limit just before each bulkhead run, as the load on the machine moves.
+      // The crypto limit just before each run, as the load on the machine moves.
       const cores = os.cpus().length;
-      const limit = run.sender !== 'bulkhead' ? null : run.kind === 'activitypub'
+      const limit = run.kind === 'activitypub'
         ? (await measureRsa({ cores, seconds: 1 })).rsaSign : (await measureP256({ cores, seconds: 1 })).pushTwoOps;
       const r = await runOne(spec(run, w, receivers.port), sender(run, w, out, redis), receivers, {
         timeoutMs: num('FANOUT_RUN_TIMEOUT') * 1000,

@@ -6,7 +6,8 @@
 // Per request: the Digest of every activitypub delivery is checked, the draft-cavage signature of
 // a sample (every `sampleEvery`-th); every push must name aes128gcm, a TTL and a VAPID
 // Authorization, a sample is decrypted with the subscriber's keys and its VAPID token verified
-// (checks.mjs). A request that fails is answered 401/400 and counted with its reason. A request
+// (checks.mjs). A request that fails is answered 401/400 and counted with its reason (one whose
+// body is shorter than its Content-Length was given up by the client: counted apart). A request
 // that passes is answered after `delayMs` (202 for inboxes, 201 for push services, RFC 8030 §5),
 // or never at a host named in `stuck`. The arrival time of each delivery (body fully read,
 // performance.timeOrigin + now(), comparable across processes) is kept by delivery index.
@@ -28,7 +29,7 @@ const MAX_FAILURE_SAMPLES = 5;
 function freshStats() {
   return {
     connections: 0, handshakes: 0, resumed: 0, h2Handshakes: 0, tlsErrors: 0, requests: 0,
-    healthy: 0, stuckHeld: 0, duplicates: 0, unknown: 0,
+    healthy: 0, delivered: 0, stuckHeld: 0, duplicates: 0, unknown: 0, incomplete: 0,
     checked: { digest: 0, signature: 0, push: 0, vapid: 0 },
     failures: 0, failureSamples: [],
   };
@@ -130,6 +131,13 @@ export class Receiver {
       : host.kind === 'inbox' ? inboxIndex(host.index, path, this.config.inboxesPerHost)
         : pushIndex(path);
     const kind = host?.kind === 'inbox' ? 'activitypub' : 'webpush';
+    // Fewer bytes than the Content-Length: the client reset the stream or closed the connection
+    // before its body was sent (it gave up on the attempt, and knows it). Not a delivery.
+    const length = req.headers['content-length'];
+    if (length !== undefined && Number(length) !== body.length) {
+      this.stats.incomplete += 1;
+      return;
+    }
     if (index < 0 || index >= this.arrivals[kind].length) {
       this.stats.unknown += 1;
       this.fail(`${req.method} ${authority}${path}: no such delivery`);
@@ -144,8 +152,12 @@ export class Receiver {
       this.answer(res, kind === 'activitypub' ? 401 : 400, 0);
       return;
     }
-    if (this.arrivals[kind][index] > 0) this.stats.duplicates += 1;
-    else this.arrivals[kind][index] = at;
+    if (this.arrivals[kind][index] > 0) {
+      this.stats.duplicates += 1;
+    } else {
+      this.arrivals[kind][index] = at;
+      if (!this.config.stuck.has(name)) this.stats.delivered += 1;
+    }
     if (this.config.stuck.has(name)) {
       this.stats.stuckHeld += 1;  // never answered: the client's deadline ends it
       return;
@@ -181,7 +193,10 @@ export class Receiver {
     const keys = this.config.pushKeys;
     this.stats.checked.push += 1;
     const decrypted = checkPush(headers, body, keys[index % keys.length], this.config.pushPayload);
-    if (decrypted) return decrypted;
+    if (decrypted) {
+      return `${decrypted} (body ${body.length} bytes, Content-Length ${headers['content-length'] ?? 'none'}, ` +
+        `record header ${body.subarray(0, 21).toString('hex')}, key ${index % keys.length})`;
+    }
     this.stats.checked.vapid += 1;
     return checkVapid(headers, origin);
   }

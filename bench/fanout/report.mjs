@@ -48,14 +48,22 @@ function ratios({ limits, results }) {
   for (const [s, k] of [['fast', 'ap'], ['slow', 'ap'], ['stuck', 'ap'], ['fast', 'wp'], ['slow', 'wp']]) {
     lines.push(`${s} ${k}: caps raised / defaults ${ratio(rate(`${s}-${k}-bulkhead-raised`), rate(`${s}-${k}-bulkhead-defaults`))}`);
   }
-  const keep = (a, b) => {
-    const x = rate(a) / rate(b);
+  const keep2 = (a, b) => {
+    const x = a / b;
     return Number.isFinite(x) ? `${x.toFixed(2)} (${x >= 0.95 ? 'meets' : 'BELOW'} 0.95)` : 'n/a';
   };
+  const keep = (a, b) => keep2(rate(a), rate(b));
   lines.push(`never-answering hosts: healthy hosts' rate beside them / alone (run just before): ` +
     `bulkhead defaults ${keep('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, caps raised ` +
     `${keep('stuck-ap-bulkhead-raised', 'alone-ap-bulkhead-raised')}, Sidekiq way ` +
     `${keep('stuck-ap-sidekiq', 'alone-ap-sidekiq')}`);
+  // The same, each rate first divided by the RSA limit measured just before its run: the other
+  // load on the machine, which moves both, then cancels out.
+  const adjusted = (a, b) => keep2(by[a] && by[a].rate / by[a].limit, by[b] && by[b].rate / by[b].limit);
+  lines.push(`never-answering hosts, each rate ÷ the RSA limit just before its run (other load ` +
+    `cancels out): bulkhead defaults ${adjusted('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, ` +
+    `caps raised ${adjusted('stuck-ap-bulkhead-raised', 'alone-ap-bulkhead-raised')}, Sidekiq way ` +
+    `${adjusted('stuck-ap-sidekiq', 'alone-ap-sidekiq')}`);
   const cpuUp = (a, b) => ratio(by[a]?.cpuPer1000, by[b]?.cpuPer1000);
   lines.push(`never-answering hosts: CPU per healthy delivery beside them / alone: bulkhead defaults ` +
     `${cpuUp('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, caps raised ` +
