@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 import { cpuSeconds, peakRssKb, run, Service } from './procs.mjs';
-import { wallMs } from './receiver.mjs';
+import { clockMs } from './receiver.mjs';
 import { freePort } from './receiver_pool.mjs';
 
 const require = createRequire(new URL('../../tests/package.json', import.meta.url));
@@ -58,7 +58,7 @@ export class BulkheadSender {
     const batches = [];
     for (let start = 0; start < jobs.length; start += BATCH) {
       const batch = jobs.slice(start, start + BATCH);
-      batches.push({ at: wallMs(), start, count: batch.length });
+      batches.push({ at: clockMs(), start, count: batch.length });
       const rejected = await this.client.pushBulk(batch);
       const jids = Object.keys(rejected);
       if (jids.length > 0) throw new Error(`PUSHB refused ${jids.length} jobs: ${rejected[jids[0]].reason}`);

@@ -10,19 +10,20 @@
 // body is shorter than its Content-Length was given up by the client: counted apart). A request
 // that passes is answered after `delayMs` (202 for inboxes, 201 for push services, RFC 8030 §5),
 // or never at a host named in `stuck`. The arrival time of each delivery (body fully read,
-// performance.timeOrigin + now(), comparable across processes) is kept by delivery index.
+// CLOCK_MONOTONIC, comparable across processes) is kept by delivery index.
 //
 // Used in-process by tests/interop/fanout_receivers.test.mjs and, one per CPU-sized share of the
 // hosts, in child processes by the benchmark (receiver_process.mjs).
 import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
-import { performance } from 'node:perf_hooks';
 
 import { checkDigest, checkPush, checkSignature, checkVapid } from './checks.mjs';
 import { inboxIndex, pushIndex } from './topology.mjs';
 
-export const wallMs = () => performance.timeOrigin + performance.now();
+// Milliseconds on CLOCK_MONOTONIC (libuv's hrtime), one clock for every process on the machine
+// (Ruby reads it too, sidekiq/push.rb), which a step of the wall clock does not move.
+export const clockMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 const MAX_FAILURE_SAMPLES = 5;
 
@@ -119,7 +120,7 @@ export class Receiver {
   }
 
   onComplete(req, res, body) {
-    const at = wallMs();
+    const at = clockMs();
     this.stats.requests += 1;
     // Over HTTP/2 the Host is the :authority (a front proxy passes it on as Host).
     const authority = req.headers[':authority'] ?? req.headers.host ?? '';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { cpuSeconds, run, Service, sleep } from './procs.mjs';
-import { wallMs } from './receiver.mjs';
+import { clockMs } from './receiver.mjs';
 
 const POLL_MS = 100;
 
@@ -82,9 +82,9 @@ export async function runOne(spec, sender, receivers, { timeoutMs, perfDir }) {
     const receiverCpu0 = receivers.pids.reduce((s, pid) => s + cpuSeconds(pid), 0);
     const cpu0 = sender.cpu();
     const split0 = sender.cpuOf?.();
-    const t0 = wallMs();
+    const t0 = clockMs();
     const batches = await sender.push(spec.payload);
-    const pushSeconds = (wallMs() - t0) / 1000;
+    const pushSeconds = (clockMs() - t0) / 1000;
     const { stats, complete, failed } = await waitForArrivals(receivers, expected, timeoutMs);
     const cpu = sender.cpu() - cpu0;
     const split1 = sender.cpuOf?.();
