@@ -57,13 +57,6 @@ function ratios({ limits, results }) {
     `bulkhead defaults ${keep('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, caps raised ` +
     `${keep('stuck-ap-bulkhead-raised', 'alone-ap-bulkhead-raised')}, Sidekiq way ` +
     `${keep('stuck-ap-sidekiq', 'alone-ap-sidekiq')}`);
-  // The same, each rate first divided by the RSA limit measured just before its run: the other
-  // load on the machine, which moves both, then cancels out.
-  const adjusted = (a, b) => keep2(by[a] && by[a].rate / by[a].limit, by[b] && by[b].rate / by[b].limit);
-  lines.push(`never-answering hosts, each rate ÷ the RSA limit just before its run (other load ` +
-    `cancels out): bulkhead defaults ${adjusted('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, ` +
-    `caps raised ${adjusted('stuck-ap-bulkhead-raised', 'alone-ap-bulkhead-raised')}, Sidekiq way ` +
-    `${adjusted('stuck-ap-sidekiq', 'alone-ap-sidekiq')}`);
   const cpuUp = (a, b) => ratio(by[a]?.cpuPer1000, by[b]?.cpuPer1000);
   lines.push(`never-answering hosts: CPU per healthy delivery beside them / alone: bulkhead defaults ` +
     `${cpuUp('stuck-ap-bulkhead-defaults', 'alone-ap-bulkhead-defaults')}, caps raised ` +
