@@ -20,7 +20,7 @@ CronScheduler::~CronScheduler() { Stop(); }
 
 void CronScheduler::Start() {
   if (entries_.empty()) return;
-  store_.ListCronFirings(Guarded([this](Result<std::map<std::string, TimePoint>> firings) {
+  store_.cron_claims().List(Guarded([this](Result<std::map<std::string, TimePoint>> firings) {
     if (!firings.ok()) {
       spdlog::warn("cron: reading the last firings failed ({}); looking anyway",
                    firings.status().message());
@@ -71,7 +71,7 @@ void CronScheduler::Fire(size_t index, TimePoint due) {
   Entry& e = entries_[index];
   std::optional<TimePoint> before = e.attempted;
   e.attempted = due;
-  store_.ClaimCronFiring(
+  store_.cron_claims().Claim(
       e.config.name, due, Guarded([this, index, due, before](Result<bool> claimed) {
         Entry& e = entries_[index];
         if (!claimed.ok()) {

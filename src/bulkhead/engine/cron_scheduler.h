@@ -2,7 +2,7 @@
 // are due, UTC, through the engine's PUSH (so unique and expiring options apply as to any job).
 //
 // Exactly once per due time, across restarts and across nodes sharing a store: before pushing, the
-// scheduler claims (entry, due time) in the store (Store::ClaimCronFiring, an atomic
+// scheduler claims (entry, due time) in the store (CronClaims::Claim, an atomic
 // compare-and-set of the entry's last claimed due time, durable); only the node whose claim wins
 // pushes, with a fresh jid. Catch-up: a due time is fired only while it is less than a minute old
 // (kCatchUp): every due time of the last minute after the entry's last claimed one fires, in

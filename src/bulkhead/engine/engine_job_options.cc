@@ -54,12 +54,12 @@ bool Engine::AdmitFetched(const JobRecord& job) {
     // As Faktory logs it ("JID <jid>: Halt: job expired"); once: the job is gone after this.
     spdlog::info("JID {}: job expired", jid);
     expired_by_queue_[job.queue]++;
-    store_.ReleaseUniqueLock(jid, log_failure("releasing the unique lock of an expired job"));
+    store_.unique_locks().Release(jid, log_failure("releasing the unique lock of an expired job"));
     store_.Remove(jid, log_failure("deleting the expired job"));
     return false;
   }
   if (unique && UniqueUntilStart(doc)) {
-    store_.ReleaseUniqueLock(jid, log_failure("releasing the unique lock at start"));
+    store_.unique_locks().Release(jid, log_failure("releasing the unique lock at start"));
   }
   return true;
 }
@@ -74,15 +74,15 @@ void Engine::PushToStore(JobRecord job, std::optional<UniqueLock> lock, const st
     store_.Push(std::move(job), std::move(answer));
     return;
   }
-  store_.PushUnique(std::move(job), *lock, clock_.Now(),
-                    Guarded([this, answer = std::move(answer)](Status st) {
-                      if (st.ok()) {
-                        unique_counts_.taken++;
-                      } else if (IsNotUnique(st)) {
-                        unique_counts_.denied++;
-                      }
-                      answer(st);
-                    }));
+  store_.unique_locks().Push(std::move(job), *lock, clock_.Now(),
+                             Guarded([this, answer = std::move(answer)](Status st) {
+                               if (st.ok()) {
+                                 unique_counts_.taken++;
+                               } else if (IsNotUnique(st)) {
+                                 unique_counts_.denied++;
+                               }
+                               answer(st);
+                             }));
 }
 
 }  // namespace bulkhead

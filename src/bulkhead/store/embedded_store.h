@@ -26,6 +26,9 @@
 #include <string>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/embedded_context.h"
+#include "bulkhead/store/embedded_cron_claims.h"
+#include "bulkhead/store/embedded_unique_locks.h"
 #include "bulkhead/store/memory_state.h"
 #include "bulkhead/store/store.h"
 
@@ -78,11 +81,9 @@ class EmbeddedStore final : public Store {
                       TimePoint now, JobCallback cb) override;
   void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                     ThrottleUsesCallback cb) override;
-  // Unique jobs and cron (embedded_store_unique.cc).
-  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
-  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
-  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
-  void ListCronFirings(CronFiringsCallback cb) override;
+  // The parts (embedded_<part>.h).
+  UniqueLocks& unique_locks() override { return unique_locks_; }
+  CronClaims& cron_claims() override { return cron_claims_; }
   // Batches.
   void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
   void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
@@ -102,28 +103,12 @@ class EmbeddedStore final : public Store {
   void ListHeld(size_t limit, HeldJobsCallback cb) override;
 
  private:
-  // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.
-  void Apply(const Done& durable, const std::function<Status(std::vector<Change>&)>& change);
-  // Ok, or the Unavailable status every change is refused with while degraded.
-  Status Writable() const;
-  // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or
-  // nothing changed).
-  void Commit(std::vector<Change> changes, std::function<void(Status)> durable);
-  // Fetch, FetchFor and FetchThrottled (throttled null: no throttles): the reservation, its
-  // holder (when `holder` is not empty) and, for a followed job, its tracking state (working) in
-  // one change.
-  void FetchUnder(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
-                  const std::string& holder, TimePoint now, JobCallback cb);
-
   const std::string name_;
-  std::unique_ptr<ChangeLog> log_;
-  MemoryState state_;
-  bool closed_ = false;
-  // Appends the processed/failures counter changes (total and the day of `now`) to `changes`.
-  void AddOutcome(int64_t processed, int64_t failures, TimePoint now, std::vector<Change>& changes);
-  // The UTC day of the last CountOutcome ("YYYY-MM-DD") and its day number since the epoch.
-  int64_t counted_day_number_ = -1;
-  std::string counted_day_;
+  // The state, its log and the steps of a change, shared with the parts.
+  EmbeddedContext context_;
+  MemoryState& state_ = context_.state();
+  EmbeddedUniqueLocks unique_locks_{context_};
+  EmbeddedCronClaims cron_claims_{context_};
 };
 
 }  // namespace bulkhead

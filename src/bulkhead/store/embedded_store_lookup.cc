@@ -10,13 +10,10 @@ void EmbeddedStore::FindJob(const std::string& jid, JobCallback cb) {
 }
 
 void EmbeddedStore::SetHolder(const std::string& jid, const std::string& wid, Done durable) {
-  if (Status w = Writable(); !w.ok()) {
-    if (durable) durable(w);
-    return;
-  }
+  if (context_.Refused(durable)) return;
   std::vector<Change> changes;
   state_.SetHolder(jid, wid, changes);
-  Commit(std::move(changes), std::move(durable));
+  context_.Commit(std::move(changes), std::move(durable));
 }
 
 void EmbeddedStore::ListHeld(size_t limit, HeldJobsCallback cb) {

@@ -131,7 +131,7 @@ class MemoryState {
   // --- Unique jobs and cron (memory_state_unique.cc; contracts in store.h) ---
   void LoadUniqueLock(const std::string& key, std::string jid, int64_t until_us);
   void LoadCronFiring(const std::string& entry, int64_t due_us);
-  // Add under the lock `key` (Store::PushUnique): FailedPrecondition NotUniqueStatus() when
+  // Add under the lock `key` (UniqueLocks::Push): FailedPrecondition NotUniqueStatus() when
   // another jid holds it unexpired at now_us, AlreadyExists when the jid is known.
   Status AddUnique(JobRecord job, const std::string& key, int64_t until_us, int64_t now_us,
                    std::vector<Change>& out);

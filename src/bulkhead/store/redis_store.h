@@ -59,7 +59,10 @@
 
 #include "bulkhead/redis/redis_client.h"
 #include "bulkhead/redis/redis_url.h"
+#include "bulkhead/store/redis_calls.h"
+#include "bulkhead/store/redis_cron_claims.h"
 #include "bulkhead/store/redis_script_id.h"
+#include "bulkhead/store/redis_unique_locks.h"
 #include "bulkhead/store/store.h"
 
 namespace bulkhead {
@@ -87,7 +90,7 @@ struct RedisStoreOptions {
 
 class StoreScripts;
 
-class RedisStore final : public Store {
+class RedisStore final : public Store, private RedisCalls {
  public:
   // The layout version this build writes and reads ({NS}:meta `layout`).
   static constexpr int kLayoutVersion = 2;
@@ -168,11 +171,9 @@ class RedisStore final : public Store {
                       TimePoint now, JobCallback cb) override;
   void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                     ThrottleUsesCallback cb) override;
-  // Unique jobs and cron (redis_store_unique.cc).
-  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
-  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
-  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
-  void ListCronFirings(CronFiringsCallback cb) override;
+  // The parts (redis_<part>.h).
+  UniqueLocks& unique_locks() override { return unique_locks_; }
+  CronClaims& cron_claims() override { return cron_claims_; }
   // Batches (redis_store_batches.cc, scripts batch_*.lua).
   void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
   void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
@@ -219,16 +220,17 @@ class RedisStore final : public Store {
   void PauseHeartbeatsForTests(bool paused) { heartbeats_paused_ = paused; }
 
  private:
-  using ReplyCallback = std::function<void(Result<RedisReply>)>;
-
-  // Runs `script` with ARGV = prefix, args...; `cb` gets the reply, or the Status the reply
-  // means (transport failure, error reply; see the header comment) with `step` in its message.
-  // While a multi-step Mutate runs, the call is held and sent after it (calls take effect in
-  // order); SendEval is Mutate's own, never held.
-  void Eval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
+  // RedisCalls (redis_calls.h), what the parts call: Eval, EvalReplicated, Command (each held
+  // behind a multi-step Mutate; SendEval and SendCommand are Mutate's own, never held), HandOut.
+  void Eval(Script script, const char* step, std::vector<std::string> args,
+            ReplyCallback cb) override;
+  void EvalReplicated(Script script, const char* step, std::vector<std::string> args,
+                      ReplyCallback cb) override;
+  void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb) override;
+  void HandOut(const Result<RedisReply>& reply, const JobCallback& cb) override;
+  const std::string& key_prefix() const override { return prefix_; }
+  const std::string& node() const override { return options_.node_id; }
   void SendEval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
-  // Sends a plain command, with the same mapping (and holding) as Eval.
-  void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb);
   void SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
   // The commands' on-connected hook sends with these (RedisClient::SendRaw): they go before the
   // store is available; a transport failure reaches `cb` as the client reported it
@@ -251,9 +253,6 @@ class RedisStore final : public Store {
   void Coalesce(BatchKind kind, std::string_view key, std::vector<std::string> item,
                 ReplyCallback cb);
   void FlushBatch();
-  // Eval, then (durability = "replicated") WAIT for one replica before answering.
-  void EvalReplicated(Script script, const char* step, std::vector<std::string> args,
-                      ReplyCallback cb);
   // The Status a transport result or an error reply means; OK for any other reply.
   static Status ReplyError(const Result<RedisReply>& r, const char* step);
 
@@ -301,13 +300,11 @@ class RedisStore final : public Store {
   // node count handler when it changed) and returns `had`.
   int64_t NoteHeartbeat(const RedisReply& reply);
   // Reclaim of reservations whose FETCH reply was lost (redis_store_reclaim.cc).
-  // HandOut: answers a FETCH's `cb` from its reply ({jid, value, score}: a job, reserved; anything
-  // else: none) and remembers a job handed out with its reservation, so that a reclaim keeps it
+  // HandOut (above) remembers a job handed out with its reservation, so that a reclaim keeps it
   // and its ACK names the reservation (Ack).
   // ReclaimLostReservations: after a reconnect, gives back the reservations of this node that are
   // not remembered. ReadReservedSet: SMEMBERS of this node's reservations (null on failure).
   // KeepStillReserved: prunes handed_out_ to `members`.
-  void HandOut(const Result<RedisReply>& reply, const JobCallback& cb);
   void ReclaimLostReservations();
   void ReadReservedSet(std::function<void(const std::vector<std::string>*)> done);
   void KeepStillReserved(const std::vector<std::string>& members);
@@ -371,6 +368,9 @@ class RedisStore final : public Store {
   std::string day_;
   // Cleared by the destructor: timers and posted work check it before touching the store.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // The parts (store.h), over this store's calls.
+  RedisUniqueLocks unique_locks_{*this};
+  RedisCronClaims cron_claims_{*this};
 };
 
 }  // namespace bulkhead

@@ -30,13 +30,15 @@
 #include <vector>
 
 #include "bulkhead/store/batch_record.h"
+#include "bulkhead/store/cron_claims.h"
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/queue_throttle.h"
+#include "bulkhead/store/store_callbacks.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/store/track_record.h"
-#include "bulkhead/store/unique_lock.h"
+#include "bulkhead/store/unique_locks.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
 
@@ -46,12 +48,8 @@ class io_context;
 
 namespace bulkhead {
 
-class Store {
+class Store : public StoreCallbacks {
  public:
-  using Done = std::function<void(Status)>;
-  using JobCallback = std::function<void(Result<std::optional<JobRecord>>)>;
-  using JobsCallback = std::function<void(Result<std::vector<JobRecord>>)>;
-  using CountCallback = std::function<void(Result<size_t>)>;
   struct StoredSigningKey {
     std::string key_id;
     std::string pem;
@@ -243,24 +241,6 @@ class Store {
   // The use of each throttle at `now`, in the order given. A read.
   virtual void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                             ThrottleUsesCallback cb) = 0;
-  // --- Unique jobs and cron ---
-  // Unique jobs: PUSH and the lock in one atomic change. AlreadyExists when the jid is known (as
-  // Push). Otherwise, when `lock.key` is free at `now` (never taken, expired, released, or held by
-  // job.jid itself), takes it for job.jid until lock.until and adds the job as Push does; when
-  // another jid holds it, changes nothing and answers NotUniqueStatus(). A job holds at most one
-  // lock. Ack releases the lock its jid holds in the same change; FAIL, retries, death and removal
-  // keep it until it expires. FLUSH deletes every lock. Locks survive a restart (sqlite:, Redis).
-  virtual void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) = 0;
-  // Releases the lock `jid` holds, if any (no error when it holds none).
-  virtual void ReleaseUniqueLock(const std::string& jid, Done durable) = 0;
-  // Cron: claims the firing of cron entry `entry` due at `due` (atomically, for every node sharing
-  // the store): true when the entry's last claimed firing is before `due` (or there is none), which
-  // is then recorded as `due`; false (no change) when it is at or after `due`. FLUSH keeps these.
-  using ClaimCallback = std::function<void(Result<bool>)>;
-  virtual void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) = 0;
-  // The last claimed firing of every entry that has one (entry -> due time).
-  using CronFiringsCallback = std::function<void(Result<std::map<std::string, TimePoint>>)>;
-  virtual void ListCronFirings(CronFiringsCallback cb) = 0;
   // --- Batches (the rules are in store/batch_record.h) ---
   // Besides these, Ack and FailReserved of a batch member or callback job count it in its batch
   // and push the callbacks that became due, in the same change as the ACK or FAIL itself; so does
@@ -326,6 +306,12 @@ class Store {
   // as the wake handler is; a store one process owns never calls it.
   using NodeCountHandler = std::function<void(size_t nodes)>;
   virtual void SetNodeCountHandler(NodeCountHandler handler) {}
+
+  // --- The parts: each a small interface of its own, provided by every store ---
+  // Unique jobs (unique_locks.h).
+  virtual UniqueLocks& unique_locks() = 0;
+  // Cron firing claims (cron_claims.h).
+  virtual CronClaims& cron_claims() = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

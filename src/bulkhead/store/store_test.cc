@@ -497,7 +497,7 @@ TEST_P(StoreTest, FlushKeepsHostStates) {
 TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
   auto push_unique = [&](const std::string& jid, TimePoint now, Duration length = 60s) {
     return Await<Status>([&](auto cb) {
-      store_->PushUnique(MakeJob(jid), UniqueLock{"k1", now + length}, now, cb);
+      store_->unique_locks().Push(MakeJob(jid), UniqueLock{"k1", now + length}, now, cb);
     });
   };
   ASSERT_TRUE(push_unique("uniq-00001", now_).ok());
@@ -505,9 +505,10 @@ TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
   // The refused job was not added; a job without the lock is not checked; another key is free.
   EXPECT_EQ(Stats().enqueued, 1u);
   ASSERT_TRUE(Push(MakeJob("uniq-plain1")).ok());
-  EXPECT_TRUE(Await<Status>([&](auto cb) {
-                store_->PushUnique(MakeJob("uniq-other"), UniqueLock{"k2", now_ + 60s}, now_, cb);
-              }).ok());
+  EXPECT_TRUE(
+      Await<Status>([&](auto cb) {
+        store_->unique_locks().Push(MakeJob("uniq-other"), UniqueLock{"k2", now_ + 60s}, now_, cb);
+      }).ok());
   // The jid test comes first: a known jid is AlreadyExists, whatever the lock.
   EXPECT_EQ(push_unique("uniq-00001", now_).code(), StatusCode::kAlreadyExists);
   // ACK releases the lock.
@@ -528,14 +529,15 @@ TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
 TEST_P(StoreTest, UniqueLockReleaseRetryAndFlush) {
   auto push_unique = [&](const std::string& jid) {
     return Await<Status>([&](auto cb) {
-      store_->PushUnique(MakeJob(jid), UniqueLock{"k", now_ + 600s}, now_, cb);
+      store_->unique_locks().Push(MakeJob(jid), UniqueLock{"k", now_ + 600s}, now_, cb);
     });
   };
   ASSERT_TRUE(push_unique("uniq-r-0001").ok());
   // Releasing for a jid that holds nothing changes nothing.
-  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->ReleaseUniqueLock("nobody", cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->unique_locks().Release("nobody", cb); }).ok());
   EXPECT_TRUE(IsNotUnique(push_unique("uniq-r-0002")));
-  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->ReleaseUniqueLock("uniq-r-0001", cb); }).ok());
+  ASSERT_TRUE(
+      Await<Status>([&](auto cb) { store_->unique_locks().Release("uniq-r-0001", cb); }).ok());
   ASSERT_TRUE(push_unique("uniq-r-0002").ok());
   // A failed job waiting for its retry keeps its lock.
   Fetch({"default"});
@@ -559,11 +561,11 @@ TEST_P(StoreTest, UniqueLockReleaseRetryAndFlush) {
 
 TEST_P(StoreTest, CronFiringIsClaimedOncePerDueTime) {
   auto claim = [&](const std::string& entry, TimePoint due) {
-    return *Await<Result<bool>>([&](auto cb) { store_->ClaimCronFiring(entry, due, cb); });
+    return *Await<Result<bool>>([&](auto cb) { store_->cron_claims().Claim(entry, due, cb); });
   };
   auto firings = [&] {
     return *Await<Result<std::map<std::string, TimePoint>>>(
-        [&](auto cb) { store_->ListCronFirings(cb); });
+        [&](auto cb) { store_->cron_claims().List(cb); });
   };
   EXPECT_TRUE(firings().empty());
   EXPECT_TRUE(claim("Minutely", now_));
@@ -588,13 +590,13 @@ TEST_P(StoreTest, TwoNodesClaimAFiringAndTakeALockOnce) {
   ASSERT_TRUE(other);
   // Both nodes at once, neither waiting for the other's answer.
   std::optional<Result<bool>> a, b;
-  store_->ClaimCronFiring("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
-  other->ClaimCronFiring("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
+  store_->cron_claims().Claim("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
+  other->cron_claims().Claim("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
   std::optional<Status> pa, pb;
-  store_->PushUnique(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
-                     [&](Status s) { pa = s; });
-  other->PushUnique(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
-                    [&](Status s) { pb = s; });
+  store_->unique_locks().Push(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
+                              [&](Status s) { pa = s; });
+  other->unique_locks().Push(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
+                             [&](Status s) { pb = s; });
   loop_.RunUntil([&] { return a && b && pa && pb; });
   ASSERT_TRUE(a->ok() && b->ok());
   EXPECT_NE(**a, **b) << "exactly one node claims the firing";
