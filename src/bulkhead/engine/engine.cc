@@ -200,10 +200,10 @@ void Engine::Push(JobRecord job, Done done) {
                 done(st);
               }));
   if (tracked) {  // right after the Push: no FETCH of the job comes between (store.h)
-    store_.TrackPushed(jid, clock_.Now(), Guarded([jid](Status s) {
-                         if (!s.ok())
-                           spdlog::warn("job {}: tracking not started: {}", jid, s.message());
-                       }));
+    store_.tracks().Pushed(jid, clock_.Now(), Guarded([jid](Status s) {
+                             if (!s.ok())
+                               spdlog::warn("job {}: tracking not started: {}", jid, s.message());
+                           }));
   }
   if (queued) WakeWaiters(queue, 1);
 }
@@ -504,7 +504,7 @@ void Engine::Snapshot(std::function<void(Result<EngineSnapshot>)> cb) {
     out.unique = unique_counts_;
     out.jobs_expired = expired_by_queue_;
     out.cron = cron_->Snapshot(out.now);
-    store_.GetBatchCounts(Guarded(
+    store_.batches().Counts(Guarded(
         [this, out = std::move(out), cb = std::move(cb)](Result<BatchCounts> batches) mutable {
           if (!batches.ok()) return cb(batches.status());
           out.batches = *batches;
@@ -619,16 +619,16 @@ void Engine::RunDeadPurgeOnce() {
                        spdlog::info("purged {} dead jobs past their retention", purged);
                      Count(tasks_.dead, purged, start);
                    }));
-  store_.ExpireBatches(clock_.Now(), kScanBatch, Guarded([](Result<size_t> n) {
-                         if (!n.ok()) {
-                           spdlog::warn("batch expiry: {}", n.status().message());
-                         } else if (*n > 0) {
-                           spdlog::info("deleted {} expired batches", *n);
-                         }
-                       }));
-  store_.ExpireTracks(clock_.Now(), kScanBatch, Guarded([](Result<size_t> n) {
-                        if (!n.ok()) spdlog::warn("tracking expiry: {}", n.status().message());
-                      }));
+  store_.batches().Expire(clock_.Now(), kScanBatch, Guarded([](Result<size_t> n) {
+                            if (!n.ok()) {
+                              spdlog::warn("batch expiry: {}", n.status().message());
+                            } else if (*n > 0) {
+                              spdlog::info("deleted {} expired batches", *n);
+                            }
+                          }));
+  store_.tracks().Expire(clock_.Now(), kScanBatch, Guarded([](Result<size_t> n) {
+                           if (!n.ok()) spdlog::warn("tracking expiry: {}", n.status().message());
+                         }));
 }
 
 }  // namespace bulkhead

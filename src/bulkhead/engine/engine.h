@@ -258,7 +258,7 @@ class Engine {
   // dropped: logged, counted, deleted with its unique lock); releases the lock of a job unique
   // until start.
   bool AdmitFetched(const JobRecord& job);
-  // Store::Push; UniqueLocks::Push with `lock` (counting its outcome); Store::PushBatchMember when
+  // Store::Push; UniqueLocks::Push with `lock` (counting its outcome); BatchStore::PushMember when
   // the job joins batch `bid` (never both: Push refuses that).
   void PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
                    Done answer);

@@ -67,7 +67,7 @@ bool Engine::AdmitFetched(const JobRecord& job) {
 void Engine::PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
                          Done answer) {
   if (!lock && !bid.empty()) {  // batches
-    store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(answer));
+    store_.batches().PushMember(std::move(job), bid, clock_.Now(), std::move(answer));
     return;
   }
   if (!lock) {

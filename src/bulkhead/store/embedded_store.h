@@ -26,8 +26,10 @@
 #include <string>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/embedded_batches.h"
 #include "bulkhead/store/embedded_context.h"
 #include "bulkhead/store/embedded_cron_claims.h"
+#include "bulkhead/store/embedded_tracks.h"
 #include "bulkhead/store/embedded_unique_locks.h"
 #include "bulkhead/store/memory_state.h"
 #include "bulkhead/store/store.h"
@@ -84,18 +86,8 @@ class EmbeddedStore final : public Store {
   // The parts (embedded_<part>.h).
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
-  // Batches.
-  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
-  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
-  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
-  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
-  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
-  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
-  // Tracking.
-  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
-  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
-  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
-  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
+  BatchStore& batches() override { return batches_; }
+  TrackStore& tracks() override { return tracks_; }
   // Job lookup by jid and reservation holders (embedded_store_lookup.cc): MemoryState's holder
   // records, made durable by the log as records of space "holder".
   void FindJob(const std::string& jid, JobCallback cb) override;
@@ -109,6 +101,8 @@ class EmbeddedStore final : public Store {
   MemoryState& state_ = context_.state();
   EmbeddedUniqueLocks unique_locks_{context_};
   EmbeddedCronClaims cron_claims_{context_};
+  EmbeddedBatches batches_{context_};
+  EmbeddedTracks tracks_{context_};
 };
 
 }  // namespace bulkhead

@@ -59,9 +59,11 @@
 
 #include "bulkhead/redis/redis_client.h"
 #include "bulkhead/redis/redis_url.h"
+#include "bulkhead/store/redis_batches.h"
 #include "bulkhead/store/redis_calls.h"
 #include "bulkhead/store/redis_cron_claims.h"
 #include "bulkhead/store/redis_script_id.h"
+#include "bulkhead/store/redis_tracks.h"
 #include "bulkhead/store/redis_unique_locks.h"
 #include "bulkhead/store/store.h"
 
@@ -174,18 +176,8 @@ class RedisStore final : public Store, private RedisCalls {
   // The parts (redis_<part>.h).
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
-  // Batches (redis_store_batches.cc, scripts batch_*.lua).
-  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
-  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
-  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
-  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
-  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
-  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
-  // Tracking (redis_store_tracking.cc, scripts track_*.lua).
-  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
-  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
-  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
-  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
+  BatchStore& batches() override { return batches_; }
+  TrackStore& tracks() override { return tracks_; }
   // Job lookup by jid and reservation holders (redis_store_lookup.cc): HGET of {NS}:jobs;
   // holders in the hash {NS}:wid (jid -> wid; redis_scripts/README.md).
   void FindJob(const std::string& jid, JobCallback cb) override;
@@ -371,6 +363,8 @@ class RedisStore final : public Store, private RedisCalls {
   // The parts (store.h), over this store's calls.
   RedisUniqueLocks unique_locks_{*this};
   RedisCronClaims cron_claims_{*this};
+  RedisBatches batches_{*this};
+  RedisTracks tracks_{*this};
 };
 
 }  // namespace bulkhead

@@ -816,16 +816,16 @@ TEST_F(RedisStoreTest, BatchMembersAckedThroughThreeNodesAtOnceFireEachCallbackO
   batch.created_us = ToUnixMicros(now_);
   batch.complete = MakeJob("cb-complete-race", "callbacks");
   batch.success = MakeJob("cb-success-race1", "callbacks");
-  ASSERT_TRUE(Await<Status>([&](auto cb) { a->BatchNew(batch, now_, cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { a->batches().New(batch, now_, cb); }).ok());
   constexpr int kMembers = 30;
   for (int i = 0; i < kMembers; ++i) {
     Store& via = *nodes[i % 3];
     ASSERT_TRUE(Await<Status>([&](auto cb) {
-                  via.PushBatchMember(MakeJob("member-race-" + std::to_string(100 + i)), batch.bid,
-                                      now_, cb);
+                  via.batches().PushMember(MakeJob("member-race-" + std::to_string(100 + i)),
+                                           batch.bid, now_, cb);
                 }).ok());
   }
-  ASSERT_TRUE(Await<Status>([&](auto cb) { b->BatchCommit(batch.bid, now_, cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { b->batches().Commit(batch.bid, now_, cb); }).ok());
   for (int i = 0; i < kMembers; ++i) ASSERT_TRUE(Fetch(*nodes[i % 3], {"default"})->has_value());
   // Every ACK sent before any is answered, spread over the three nodes.
   int answered = 0;
@@ -854,8 +854,8 @@ TEST_F(RedisStoreTest, BatchMembersAckedThroughThreeNodesAtOnceFireEachCallbackO
   scheduled = Redis({"ZRANGE", Key("scheduled"), "0", "-1"});
   ASSERT_EQ(scheduled.elements().size(), 1u);
   EXPECT_EQ(scheduled.elements()[0].str(), "cb-success-race1");
-  auto status =
-      Await<Result<std::optional<BatchRecord>>>([&](auto cb) { c->BatchGet(batch.bid, now_, cb); });
+  auto status = Await<Result<std::optional<BatchRecord>>>(
+      [&](auto cb) { c->batches().Get(batch.bid, now_, cb); });
   ASSERT_TRUE(status.ok() && status->has_value());
   EXPECT_EQ((*status)->pending, 0);
   EXPECT_EQ((*status)->total, kMembers);

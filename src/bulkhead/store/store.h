@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bulkhead/store/batch_record.h"
+#include "bulkhead/store/batch_store.h"
 #include "bulkhead/store/cron_claims.h"
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
@@ -37,7 +37,7 @@
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_callbacks.h"
 #include "bulkhead/store/store_stats.h"
-#include "bulkhead/store/track_record.h"
+#include "bulkhead/store/track_store.h"
 #include "bulkhead/store/unique_locks.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
@@ -241,43 +241,6 @@ class Store : public StoreCallbacks {
   // The use of each throttle at `now`, in the order given. A read.
   virtual void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
                             ThrottleUsesCallback cb) = 0;
-  // --- Batches (the rules are in store/batch_record.h) ---
-  // Besides these, Ack and FailReserved of a batch member or callback job count it in its batch
-  // and push the callbacks that became due, in the same change as the ACK or FAIL itself; so does
-  // BatchCommit. A callback is pushed into the scheduled set due at `now`, exactly once.
-  using BatchCallback = std::function<void(Result<std::optional<BatchRecord>>)>;
-  // Creates `batch` (bid, parent_bid, description, created_us and the callbacks set; the rest
-  // is the store's), uncommitted, expiring kBatchUncommittedTtlUs after created_us; counts it
-  // created. With parent_bid, the parent gains it as a member in the same change. NotFound "No
-  // such batch <parent_bid>" when the parent is unknown; AlreadyExists when the bid is taken.
-  virtual void BatchNew(BatchRecord batch, TimePoint now, Done durable) = 0;
-  // The batch, or nullopt when unknown or expired at `now`.
-  virtual void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) = 0;
-  // Commits the batch (counted once) and fires what is due. NotFound "No such batch <bid>".
-  virtual void BatchCommit(const std::string& bid, TimePoint now, Done durable) = 0;
-  // Push(job), with the job joining batch `bid` (total and pending + 1) in the same change.
-  // NotFound "No such batch <bid>" (and no job) when the batch is unknown or expired.
-  virtual void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
-                               Done durable) = 0;
-  // Deletes up to `limit` batches whose expiry passed (uncommitted ones are counted expired; a
-  // child among them leaves its parent's counts); `cb` gets how many.
-  virtual void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) = 0;
-  virtual void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) = 0;
-
-  // --- Job tracking (store/track_record.h) ---
-  // Besides these, Fetch, Ack and FailReserved of a followed job set its state (working; success;
-  // dead when `next` is kDead, else failed) in the same change.
-  using TrackCallback = std::function<void(Result<std::optional<TrackRecord>>)>;
-  // TRACK SET: percent and desc (those given), updated at `now`; the record is made if missing.
-  virtual void TrackSet(TrackUpdate update, TimePoint now, Done durable) = 0;
-  // Starts following `jid` (pushed with custom.track = 1) as enqueued, when the store holds it
-  // outside working. Made right after Push (calls take effect in order: no FETCH comes between).
-  virtual void TrackPushed(const std::string& jid, TimePoint now, Done durable) = 0;
-  // The record of `jid`, or nullopt when there is none or it expired at `now`.
-  virtual void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) = 0;
-  // Deletes up to `limit` records past their 30 minutes; `cb` gets how many.
-  virtual void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) = 0;
-
   // --- Job lookup by jid and reservation holders (the dashboard's search and Busy page) ---
   // The job `jid` wherever it is (job.state says where: a queue, a sorted set, or reserved; the
   // score as List gives it, 0 for a queued job on Redis), or nullopt when unknown. One lookup,
@@ -312,6 +275,10 @@ class Store : public StoreCallbacks {
   virtual UniqueLocks& unique_locks() = 0;
   // Cron firing claims (cron_claims.h).
   virtual CronClaims& cron_claims() = 0;
+  // Batches (batch_store.h).
+  virtual BatchStore& batches() = 0;
+  // Job tracking (track_store.h).
+  virtual TrackStore& tracks() = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

@@ -1209,7 +1209,7 @@ TEST(MemoryStoreTest, IsNeverDegraded) {
 
 class BatchStoreTest : public StoreTest {
  protected:
-  // A callback job of batch `bid` (as BatchNew gets it from the engine).
+  // A callback job of batch `bid` (as BatchStore::New gets it from the engine).
   static JobRecord Callback(const std::string& jid, const std::string& bid, const char* which) {
     JobRecord job = MakeJob(jid, "callbacks");
     auto doc = nlohmann::json::parse(job.payload);
@@ -1225,19 +1225,20 @@ class BatchStoreTest : public StoreTest {
     b.created_us = ToUnixMicros(now_);
     if (complete) b.complete = Callback("cb-complete-" + bid, bid, "complete");
     if (success) b.success = Callback("cb-success-" + bid, bid, "success");
-    return Await<Status>([&](auto cb) { store_->BatchNew(b, now_, cb); });
+    return Await<Status>([&](auto cb) { store_->batches().New(b, now_, cb); });
   }
   std::optional<BatchRecord> Get(const std::string& bid) {
     auto r = Await<Result<std::optional<BatchRecord>>>(
-        [&](auto cb) { store_->BatchGet(bid, now_, cb); });
+        [&](auto cb) { store_->batches().Get(bid, now_, cb); });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::nullopt;
   }
   Status Commit(const std::string& bid) {
-    return Await<Status>([&](auto cb) { store_->BatchCommit(bid, now_, cb); });
+    return Await<Status>([&](auto cb) { store_->batches().Commit(bid, now_, cb); });
   }
   Status Join(const std::string& jid, const std::string& bid) {
-    return Await<Status>([&](auto cb) { store_->PushBatchMember(MakeJob(jid), bid, now_, cb); });
+    return Await<Status>(
+        [&](auto cb) { store_->batches().PushMember(MakeJob(jid), bid, now_, cb); });
   }
   // FETCHes `jid` (it must be the head of "default") and FAILs it into the retry set.
   void FetchAndFail(const std::string& jid) {
@@ -1267,7 +1268,7 @@ class BatchStoreTest : public StoreTest {
     return out;
   }
   BatchCounts Counts() {
-    return *Await<Result<BatchCounts>>([&](auto cb) { store_->GetBatchCounts(cb); });
+    return *Await<Result<BatchCounts>>([&](auto cb) { store_->batches().Counts(cb); });
   }
   static std::string Summary(const BatchRecord& b) {
     return "total=" + std::to_string(b.total) + " pending=" + std::to_string(b.pending) +
@@ -1321,7 +1322,7 @@ TEST_P(BatchStoreTest, MembersAreCountedOnceAndEachCallbackFiresOnceInOrder) {
   // Kept for a day after its success, then deleted (not counted as expired).
   now_ += std::chrono::microseconds(kBatchRetentionUs);
   EXPECT_FALSE(Get("b-lifecycle0001").has_value());
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 1u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->batches().Expire(now_, 10, cb); }), 1u);
   EXPECT_EQ(Counts().expired, 0);
 }
 
@@ -1394,11 +1395,11 @@ TEST_P(BatchStoreTest, UncommittedBatchesExpireAfterThirtyMinutes) {
   ASSERT_TRUE(Commit("b-kept00000001").ok());
   now_ += 30min - 1us;
   EXPECT_TRUE(Get("b-expire000001").has_value());
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 0u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->batches().Expire(now_, 10, cb); }), 0u);
   now_ += 1us;
   EXPECT_FALSE(Get("b-expire000001").has_value());
   EXPECT_EQ(Join("late-job", "b-expire000001").message(), "No such batch b-expire000001");
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 1u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->batches().Expire(now_, 10, cb); }), 1u);
   EXPECT_EQ(Counts().expired, 1);
   EXPECT_TRUE(Get("b-kept00000001").has_value()) << "a committed batch does not expire";
 }
@@ -1441,7 +1442,7 @@ class TrackStoreTest : public StoreTest {
  protected:
   std::optional<TrackRecord> Get(const std::string& jid) {
     auto r = Await<Result<std::optional<TrackRecord>>>(
-        [&](auto cb) { store_->TrackGet(jid, now_, cb); });
+        [&](auto cb) { store_->tracks().Get(jid, now_, cb); });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::nullopt;
   }
@@ -1451,11 +1452,11 @@ class TrackStoreTest : public StoreTest {
   }
   Status Set(const std::string& jid, std::optional<int> percent, std::optional<std::string> desc) {
     TrackUpdate u{.jid = jid, .percent = percent, .desc = desc};
-    return Await<Status>([&](auto cb) { store_->TrackSet(u, now_, cb); });
+    return Await<Status>([&](auto cb) { store_->tracks().Set(u, now_, cb); });
   }
   void PushTracked(const std::string& jid) {
     ASSERT_TRUE(Push(MakeJob(jid)).ok());
-    ASSERT_TRUE(Await<Status>([&](auto cb) { store_->TrackPushed(jid, now_, cb); }).ok());
+    ASSERT_TRUE(Await<Status>([&](auto cb) { store_->tracks().Pushed(jid, now_, cb); }).ok());
   }
   Status FailInto(const JobRecord& reserved, JobState state) {
     JobRecord next = reserved;
@@ -1542,10 +1543,10 @@ TEST_P(TrackStoreTest, RecordsLiveThirtyMinutesAfterTheirLastUpdateAndSurviveARe
   EXPECT_EQ(r->state, "enqueued");
   EXPECT_EQ(r->percent, 60);
   EXPECT_EQ(r->desc, "half");
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 0u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->tracks().Expire(now_, 10, cb); }), 0u);
   now_ += 1us;
   EXPECT_FALSE(Get("tracked-ttl").has_value());
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 1u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->tracks().Expire(now_, 10, cb); }), 1u);
   ASSERT_TRUE(Fetch({"default"}));
   EXPECT_FALSE(Get("tracked-ttl").has_value()) << "an expired record is not followed again";
 }

@@ -19,8 +19,10 @@
 #include <utility>
 
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/deferred_batches.h"
 #include "bulkhead/store/testing/deferred_cron_claims.h"
 #include "bulkhead/store/testing/deferred_later.h"
+#include "bulkhead/store/testing/deferred_tracks.h"
 #include "bulkhead/store/testing/deferred_unique_locks.h"
 
 namespace bulkhead {
@@ -37,7 +39,9 @@ class DeferredStore : public Store {
       : inner_(&inner),
         later_(std::move(poster)),
         unique_locks_(inner.unique_locks(), later_),
-        cron_claims_(inner.cron_claims(), later_) {}
+        cron_claims_(inner.cron_claims(), later_),
+        batches_(inner.batches(), later_),
+        tracks_(inner.tracks(), later_) {}
 
   std::string_view Name() const override { return inner_->Name(); }
   bool shared() const override { return inner_->shared(); }
@@ -154,6 +158,8 @@ class DeferredStore : public Store {
   // The parts.
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
+  BatchStore& batches() override { return batches_; }
+  TrackStore& tracks() override { return tracks_; }
 
   // Queue throttling.
   void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
@@ -165,40 +171,6 @@ class DeferredStore : public Store {
     inner_->ThrottleUses(throttles, now, later_(std::move(cb)));
   }
 
-  // Batches.
-  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override {
-    inner_->BatchNew(std::move(batch), now, later_(std::move(durable)));
-  }
-  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override {
-    inner_->BatchGet(bid, now, later_(std::move(cb)));
-  }
-  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override {
-    inner_->BatchCommit(bid, now, later_(std::move(durable)));
-  }
-  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
-                       Done durable) override {
-    inner_->PushBatchMember(std::move(job), bid, now, later_(std::move(durable)));
-  }
-  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override {
-    inner_->ExpireBatches(now, limit, later_(std::move(cb)));
-  }
-  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override {
-    inner_->GetBatchCounts(later_(std::move(cb)));
-  }
-
-  // Tracking.
-  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override {
-    inner_->TrackSet(std::move(update), now, later_(std::move(durable)));
-  }
-  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override {
-    inner_->TrackPushed(jid, now, later_(std::move(durable)));
-  }
-  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override {
-    inner_->TrackGet(jid, now, later_(std::move(cb)));
-  }
-  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override {
-    inner_->ExpireTracks(now, limit, later_(std::move(cb)));
-  }
   // Job lookup by jid and reservation holders.
   void FindJob(const std::string& jid, JobCallback cb) override {
     inner_->FindJob(jid, later_(std::move(cb)));
@@ -219,6 +191,8 @@ class DeferredStore : public Store {
   const Later later_;
   DeferredUniqueLocks unique_locks_;
   DeferredCronClaims cron_claims_;
+  DeferredBatches batches_;
+  DeferredTracks tracks_;
 };
 
 }  // namespace bulkhead

@@ -1,15 +1,13 @@
-// RedisStore's job tracking: each operation is one script (redis_scripts/track_*.lua, with
-// track_lib.lua); a record is the hash {NS}:track:JID (layout in redis_scripts/README.md).
 #include <cstdlib>
 
-#include "bulkhead/store/redis_store.h"
+#include "bulkhead/store/redis_tracks.h"
 #include "bulkhead/store/redis_store_scripts.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
 
-void RedisStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
-  Eval(Script::kTrackSet, "track_set",
+void RedisTracks::Set(TrackUpdate update, TimePoint now, Done durable) {
+  calls_.Eval(Script::kTrackSet, "track_set",
        {update.jid, Us(now), update.percent ? std::to_string(*update.percent) : std::string(),
         update.desc ? "1" : "0", update.desc.value_or("")},
        [durable = std::move(durable)](Result<RedisReply> r) {
@@ -17,15 +15,15 @@ void RedisStore::TrackSet(TrackUpdate update, TimePoint now, Done durable) {
        });
 }
 
-void RedisStore::TrackPushed(const std::string& jid, TimePoint now, Done durable) {
-  Eval(Script::kTrackPushed, "track_pushed", {jid, Us(now)},
+void RedisTracks::Pushed(const std::string& jid, TimePoint now, Done durable) {
+  calls_.Eval(Script::kTrackPushed, "track_pushed", {jid, Us(now)},
        [durable = std::move(durable)](Result<RedisReply> r) {
          durable(r.ok() ? Status::Ok() : r.status());
        });
 }
 
-void RedisStore::TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) {
-  Eval(Script::kTrackGet, "track_get", {jid, Us(now)},
+void RedisTracks::Get(const std::string& jid, TimePoint now, TrackCallback cb) {
+  calls_.Eval(Script::kTrackGet, "track_get", {jid, Us(now)},
        [jid, cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          if (!r->is_array() || r->elements().size() != 4) return cb(std::optional<TrackRecord>());
@@ -41,8 +39,8 @@ void RedisStore::TrackGet(const std::string& jid, TimePoint now, TrackCallback c
        });
 }
 
-void RedisStore::ExpireTracks(TimePoint now, size_t limit, CountCallback cb) {
-  Eval(Script::kTrackExpire, "track_expire", {Us(now), std::to_string(limit)},
+void RedisTracks::Expire(TimePoint now, size_t limit, CountCallback cb) {
+  calls_.Eval(Script::kTrackExpire, "track_expire", {Us(now), std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(static_cast<size_t>(r->integer()));

@@ -1,11 +1,8 @@
-// RedisStore's batches: each operation is one script (redis_scripts/batch_*.lua and
-// push_member.lua, with batch_lib.lua); a batch is the hash {NS}:batch:BID (layout in
-// redis_scripts/README.md).
 #include <cstdlib>
 #include <map>
 
+#include "bulkhead/store/redis_batches.h"
 #include "bulkhead/store/redis_job_codec.h"
-#include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/redis_store_scripts.h"
 #include "bulkhead/util/clock.h"
 
@@ -38,7 +35,7 @@ JobRecord Callback(const std::map<std::string, std::string>& h, const std::strin
 
 }  // namespace
 
-void RedisStore::BatchNew(BatchRecord batch, TimePoint now, Done durable) {
+void RedisBatches::New(BatchRecord batch, TimePoint now, Done durable) {
   auto value = [](const JobRecord& job) {
     if (job.jid.empty()) return std::string();
     JobRecord scheduled = job;
@@ -46,7 +43,7 @@ void RedisStore::BatchNew(BatchRecord batch, TimePoint now, Done durable) {
     return EncodeRedisJob(scheduled);
   };
   std::string bid = batch.bid, parent = batch.parent_bid;
-  EvalReplicated(Script::kBatchNew, "batch_new",
+  calls_.EvalReplicated(Script::kBatchNew, "batch_new",
                  {bid, Us(now), parent, batch.description, Us(batch.created_us), batch.complete.jid,
                   value(batch.complete), batch.success.jid, value(batch.success)},
                  [bid, parent, durable = std::move(durable)](Result<RedisReply> r) {
@@ -59,8 +56,8 @@ void RedisStore::BatchNew(BatchRecord batch, TimePoint now, Done durable) {
                  });
 }
 
-void RedisStore::BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) {
-  Command("batch_get", {"HGETALL", prefix_ + "batch:" + bid},
+void RedisBatches::Get(const std::string& bid, TimePoint now, BatchCallback cb) {
+  calls_.Command("batch_get", {"HGETALL", calls_.key_prefix() + "batch:" + bid},
           [bid, now_us = ToUnixMicros(now), cb = std::move(cb)](Result<RedisReply> r) {
             if (!r.ok()) return cb(r.status());
             std::map<std::string, std::string> h;
@@ -89,8 +86,8 @@ void RedisStore::BatchGet(const std::string& bid, TimePoint now, BatchCallback c
           });
 }
 
-void RedisStore::BatchCommit(const std::string& bid, TimePoint now, Done durable) {
-  EvalReplicated(Script::kBatchCommit, "batch_commit", {bid, Us(now)},
+void RedisBatches::Commit(const std::string& bid, TimePoint now, Done durable) {
+  calls_.EvalReplicated(Script::kBatchCommit, "batch_commit", {bid, Us(now)},
                  [bid, durable = std::move(durable)](Result<RedisReply> r) {
                    if (!r.ok()) return durable(r.status());
                    if (r->integer() == 0) return durable(NoSuchBatch(bid));
@@ -98,12 +95,12 @@ void RedisStore::BatchCommit(const std::string& bid, TimePoint now, Done durable
                  });
 }
 
-void RedisStore::PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
+void RedisBatches::PushMember(JobRecord job, const std::string& bid, TimePoint now,
                                  Done durable) {
   std::string jid = job.jid;
-  EvalReplicated(
+  calls_.EvalReplicated(
       Script::kPushMember, "push_member",
-      {jid, EncodeRedisJob(job), Us(job.score), options_.node_id, bid, Us(now)},
+      {jid, EncodeRedisJob(job), Us(job.score), calls_.node(), bid, Us(now)},
       [jid, bid, durable = std::move(durable)](Result<RedisReply> r) {
         if (!r.ok()) return durable(r.status());
         if (r->integer() < 0) return durable(NoSuchBatch(bid));
@@ -114,18 +111,18 @@ void RedisStore::PushBatchMember(JobRecord job, const std::string& bid, TimePoin
       });
 }
 
-void RedisStore::ExpireBatches(TimePoint now, size_t limit, CountCallback cb) {
-  Eval(Script::kBatchExpire, "batch_expire", {Us(now), std::to_string(limit)},
+void RedisBatches::Expire(TimePoint now, size_t limit, CountCallback cb) {
+  calls_.Eval(Script::kBatchExpire, "batch_expire", {Us(now), std::to_string(limit)},
        [cb = std::move(cb)](Result<RedisReply> r) {
          if (!r.ok()) return cb(r.status());
          cb(static_cast<size_t>(r->integer()));
        });
 }
 
-void RedisStore::GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) {
-  Command(
+void RedisBatches::Counts(std::function<void(Result<BatchCounts>)> cb) {
+  calls_.Command(
       "batch_counts",
-      {"HMGET", prefix_ + "stats", kBatchCreatedCounter, kBatchCommittedCounter,
+      {"HMGET", calls_.key_prefix() + "stats", kBatchCreatedCounter, kBatchCommittedCounter,
        kBatchExpiredCounter, kBatchSucceededCounter},
       [cb = std::move(cb)](Result<RedisReply> r) {
         if (!r.ok()) return cb(r.status());
