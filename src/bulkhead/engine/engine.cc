@@ -255,8 +255,8 @@ void Engine::Probe(uint64_t ticket) {
   } else if (throttles.empty()) {
     store_.Fetch(w.queues, clock_.Now(), std::move(answer));
   } else {
-    store_.FetchThrottled(w.queues, ThrottledFetch{std::move(throttles), w.wid}, clock_.Now(),
-                          std::move(answer));
+    store_.throttles().Fetch(w.queues, ThrottledFetch{std::move(throttles), w.wid}, clock_.Now(),
+                             std::move(answer));
   }
 }
 

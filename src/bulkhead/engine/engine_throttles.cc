@@ -37,7 +37,7 @@ void Engine::AddThrottleUses(EngineSnapshot out, std::function<void(Result<Engin
     return;
   }
   TimePoint now = out.now;
-  store_.ThrottleUses(
+  store_.throttles().Uses(
       throttles_.all(), now,
       Guarded([this, out = std::move(out),
                cb = std::move(cb)](Result<std::vector<ThrottleUse>> uses) mutable {

@@ -35,16 +35,6 @@ void EmbeddedStore::FetchFor(const std::vector<std::string>& queues, const std::
   context_.Fetch(queues, nullptr, wid, now, std::move(cb));
 }
 
-void EmbeddedStore::FetchThrottled(const std::vector<std::string>& queues,
-                                   const ThrottledFetch& throttled, TimePoint now, JobCallback cb) {
-  context_.Fetch(queues, &throttled, throttled.wid, now, std::move(cb));
-}
-
-void EmbeddedStore::ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                                 ThrottleUsesCallback cb) {
-  cb(state_.ThrottleUses(throttles, ToUnixMicros(now)));
-}
-
 void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
   if (context_.Refused(durable)) return;
   std::vector<Change> changes;
@@ -232,6 +222,11 @@ void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state
 
 void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {
   cb(state_.List(set, offset, limit));
+}
+
+void EmbeddedStore::FindJob(const std::string& jid, JobCallback cb) {
+  const JobRecord* job = state_.FindJob(jid);
+  cb(job ? std::optional<JobRecord>(*job) : std::nullopt);
 }
 
 }  // namespace bulkhead

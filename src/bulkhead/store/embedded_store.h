@@ -29,6 +29,8 @@
 #include "bulkhead/store/embedded_batches.h"
 #include "bulkhead/store/embedded_context.h"
 #include "bulkhead/store/embedded_cron_claims.h"
+#include "bulkhead/store/embedded_holders.h"
+#include "bulkhead/store/embedded_throttles.h"
 #include "bulkhead/store/embedded_tracks.h"
 #include "bulkhead/store/embedded_unique_locks.h"
 #include "bulkhead/store/memory_state.h"
@@ -76,23 +78,15 @@ class EmbeddedStore final : public Store {
   void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
+  void FindJob(const std::string& jid, JobCallback cb) override;
 
-  // Queue throttling. Slots live in memory beside the working set; after a restart every
-  // stored reservation holds a slot again (see store/throttle_slots.h).
-  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
-                      TimePoint now, JobCallback cb) override;
-  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                    ThrottleUsesCallback cb) override;
   // The parts (embedded_<part>.h).
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
   BatchStore& batches() override { return batches_; }
   TrackStore& tracks() override { return tracks_; }
-  // Job lookup by jid and reservation holders (embedded_store_lookup.cc): MemoryState's holder
-  // records, made durable by the log as records of space "holder".
-  void FindJob(const std::string& jid, JobCallback cb) override;
-  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
-  void ListHeld(size_t limit, HeldJobsCallback cb) override;
+  ThrottleStore& throttles() override { return throttles_; }
+  HolderStore& holders() override { return holders_; }
 
  private:
   const std::string name_;
@@ -103,6 +97,8 @@ class EmbeddedStore final : public Store {
   EmbeddedCronClaims cron_claims_{context_};
   EmbeddedBatches batches_{context_};
   EmbeddedTracks tracks_{context_};
+  EmbeddedThrottles throttles_{context_};
+  EmbeddedHolders holders_{context_};
 };
 
 }  // namespace bulkhead

@@ -62,7 +62,9 @@
 #include "bulkhead/store/redis_batches.h"
 #include "bulkhead/store/redis_calls.h"
 #include "bulkhead/store/redis_cron_claims.h"
+#include "bulkhead/store/redis_holders.h"
 #include "bulkhead/store/redis_script_id.h"
+#include "bulkhead/store/redis_throttles.h"
 #include "bulkhead/store/redis_tracks.h"
 #include "bulkhead/store/redis_unique_locks.h"
 #include "bulkhead/store/store.h"
@@ -166,23 +168,16 @@ class RedisStore final : public Store, private RedisCalls {
   void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
+  // find_job.lua: one HGET of {NS}:jobs and the score.
+  void FindJob(const std::string& jid, JobCallback cb) override;
 
-  // Queue throttling (redis_store_throttle.cc, fetch_throttled.lua): the slots are sorted
-  // sets in Redis, shared by every node and kept across restarts.
-  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
-                      TimePoint now, JobCallback cb) override;
-  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                    ThrottleUsesCallback cb) override;
   // The parts (redis_<part>.h).
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
   BatchStore& batches() override { return batches_; }
   TrackStore& tracks() override { return tracks_; }
-  // Job lookup by jid and reservation holders (redis_store_lookup.cc): HGET of {NS}:jobs;
-  // holders in the hash {NS}:wid (jid -> wid; redis_scripts/README.md).
-  void FindJob(const std::string& jid, JobCallback cb) override;
-  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
-  void ListHeld(size_t limit, HeldJobsCallback cb) override;
+  ThrottleStore& throttles() override { return throttles_; }
+  HolderStore& holders() override { return holders_; }
 
   std::string node_id() const override { return options_.node_id; }
 
@@ -365,6 +360,8 @@ class RedisStore final : public Store, private RedisCalls {
   RedisCronClaims cron_claims_{*this};
   RedisBatches batches_{*this};
   RedisTracks tracks_{*this};
+  RedisThrottles throttles_{*this};
+  RedisHolders holders_{*this};
 };
 
 }  // namespace bulkhead

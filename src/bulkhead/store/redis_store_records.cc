@@ -1,5 +1,5 @@
 // RedisStore's reads and its records beside the jobs: signing keys ({NS}:keys), host states
-// ({NS}:hosts, one JSON object per host), Stats and List.
+// ({NS}:hosts, one JSON object per host), Stats, List and FindJob (find_job.lua).
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cmath>
@@ -163,6 +163,17 @@ void RedisStore::Stats(std::function<void(Result<StoreStats>)> cb) {
       s.queues.emplace(e[i].str(), q);
     }
     cb(std::move(s));
+  });
+}
+
+void RedisStore::FindJob(const std::string& jid, JobCallback cb) {
+  Eval(Script::kFindJob, "find_job", {jid}, [jid, cb = std::move(cb)](Result<RedisReply> r) {
+    if (!r.ok()) return cb(r.status());
+    if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
+    const auto& e = r->elements();
+    auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
+    if (!job.ok()) return cb(job.status());
+    cb(std::optional<JobRecord>(std::move(*job)));
   });
 }
 

@@ -353,7 +353,8 @@ TEST_F(RedisStoreTest, TheReservationKeysStayOutOfTheListpackEncoding) {
       [&](auto cb) { a->List(JobState::kWorking, 0, 10, cb); });
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 3u);
-  auto held = Await<Result<std::vector<Store::HeldJob>>>([&](auto cb) { a->ListHeld(10, cb); });
+  auto held =
+      Await<Result<std::vector<HolderStore::HeldJob>>>([&](auto cb) { a->holders().List(10, cb); });
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(held->size(), 3u);
 

@@ -31,12 +31,13 @@
 
 #include "bulkhead/store/batch_store.h"
 #include "bulkhead/store/cron_claims.h"
+#include "bulkhead/store/holder_store.h"
 #include "bulkhead/store/host_state_record.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
-#include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_callbacks.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/throttle_store.h"
 #include "bulkhead/store/track_store.h"
 #include "bulkhead/store/unique_locks.h"
 #include "bulkhead/util/clock.h"
@@ -156,7 +157,7 @@ class Store : public StoreCallbacks {
   // commit without delaying the answer (a crash before that leaves the job queued: at-least-once).
   virtual void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) = 0;
   // A worker's FETCH: as Fetch, and in the same step records `wid` (its HELLO wid) as the holder
-  // of the job it reserves, as SetHolder does, so a worker's FETCH is one store call.
+  // of the job it reserves, as HolderStore::Set does, so a worker's FETCH is one store call.
   virtual void FetchFor(const std::vector<std::string>& queues, const std::string& wid,
                         TimePoint now, JobCallback cb) = 0;
   // Ends a reservation and, in the same change, counts one processed job (total and the day of
@@ -228,37 +229,11 @@ class Store : public StoreCallbacks {
   // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.
   virtual void List(JobState set, size_t offset, size_t limit, JobsCallback cb) = 0;
 
-  // --- Queue throttling (queue_throttle.h) ---
-  // Fetch, where a listed queue with a throttle in `throttled` whose slots are all held (in all,
-  // or by throttled.wid for a per-worker throttle) counts as empty, and the job handed out of a
-  // throttled queue takes a slot, in the same atomic step (so the limit holds across the nodes
-  // sharing the store). A slot is released when its job leaves the working set and `timeout`
-  // after the FETCH; the slots survive a restart (see each implementation). A non-empty
-  // throttled.wid is recorded as the holder of the job reserved, in the same step (as FetchFor).
-  virtual void FetchThrottled(const std::vector<std::string>& queues,
-                              const ThrottledFetch& throttled, TimePoint now, JobCallback cb) = 0;
-  using ThrottleUsesCallback = std::function<void(Result<std::vector<ThrottleUse>>)>;
-  // The use of each throttle at `now`, in the order given. A read.
-  virtual void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                            ThrottleUsesCallback cb) = 0;
-  // --- Job lookup by jid and reservation holders (the dashboard's search and Busy page) ---
+  // --- Job lookup by jid (the dashboard's search) ---
   // The job `jid` wherever it is (job.state says where: a queue, a sorted set, or reserved; the
   // score as List gives it, 0 for a queued job on Redis), or nullopt when unknown. One lookup,
   // whatever the backlog. A read.
   virtual void FindJob(const std::string& jid, JobCallback cb) = 0;
-  // Records that worker `wid` (its HELLO wid) holds the reservation of `jid` (a worker's FETCH
-  // records it in its own step: FetchFor, FetchThrottled). No change (and OK) when `jid` is not
-  // reserved. The record ends with the reservation (ACK, FAIL, give-back, Move, Remove, FLUSH);
-  // a later FETCH of the same job records its own holder or none. Every node sharing the store
-  // sees it; it survives a restart as the reservation does (sqlite:, Redis).
-  virtual void SetHolder(const std::string& jid, const std::string& wid, Done durable) = 0;
-  struct HeldJob {
-    JobRecord job;  // reserved (kWorking), score = reservation expiry
-    std::string wid;
-  };
-  using HeldJobsCallback = std::function<void(Result<std::vector<HeldJob>>)>;
-  // Up to `limit` reserved jobs that have a holder, with it, in no particular order. A read.
-  virtual void ListHeld(size_t limit, HeldJobsCallback cb) = 0;
 
   // --- Cluster membership (the delivery caps hold for the whole cluster) ---
   // How many live nodes share this store, this one included, as last learned (Redis: at Open and
@@ -279,6 +254,10 @@ class Store : public StoreCallbacks {
   virtual BatchStore& batches() = 0;
   // Job tracking (track_store.h).
   virtual TrackStore& tracks() = 0;
+  // Queue throttling (throttle_store.h).
+  virtual ThrottleStore& throttles() = 0;
+  // Reservation holders (holder_store.h).
+  virtual HolderStore& holders() = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

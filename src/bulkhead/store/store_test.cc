@@ -633,7 +633,7 @@ class ThrottleStoreTest : public StoreTest {
                      const std::string& wid = "w1", std::optional<TimePoint> at = std::nullopt) {
     using R = Result<std::optional<JobRecord>>;
     R r = Await<R>([&](auto cb) {
-      store_->FetchThrottled(queues, ThrottledFetch{throttles, wid}, at.value_or(now_), cb);
+      store_->throttles().Fetch(queues, ThrottledFetch{throttles, wid}, at.value_or(now_), cb);
     });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() && r->has_value() ? (*r)->jid : "";
@@ -641,7 +641,7 @@ class ThrottleStoreTest : public StoreTest {
   std::vector<ThrottleUse> Uses(const std::vector<QueueThrottle>& throttles,
                                 std::optional<TimePoint> at = std::nullopt) {
     using R = Result<std::vector<ThrottleUse>>;
-    R r = Await<R>([&](auto cb) { store_->ThrottleUses(throttles, at.value_or(now_), cb); });
+    R r = Await<R>([&](auto cb) { store_->throttles().Uses(throttles, at.value_or(now_), cb); });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::vector<ThrottleUse>{};
   }
@@ -1506,7 +1506,7 @@ TEST_P(TrackStoreTest, AFollowedJobFetchedFromAThrottledQueueIsWorking) {
   now_ += 1s;
   ThrottledFetch throttled{{QueueThrottle{.queue = "default", .limit = 1}}, "w1"};
   auto job = Await<Result<std::optional<JobRecord>>>(
-      [&](auto cb) { store_->FetchThrottled({"default"}, throttled, now_, cb); });
+      [&](auto cb) { store_->throttles().Fetch({"default"}, throttled, now_, cb); });
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   ASSERT_TRUE(job->has_value());
   EXPECT_EQ(State("tracked-thr"), "working");
@@ -1560,7 +1560,7 @@ TEST_P(TrackStoreTest, FlushDeletesRecords) {
 INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
 
-// --- Job lookup by jid and reservation holders (Store::FindJob, SetHolder, ListHeld) ---
+// --- Job lookup by jid and reservation holders (Store::FindJob, HolderStore::Set and List) ---
 
 class LookupStoreTest : public StoreTest {
  protected:
@@ -1577,7 +1577,7 @@ class LookupStoreTest : public StoreTest {
   }
   Status SetHolder(const std::string& jid, const std::string& wid) {
     std::optional<Status> result;
-    store_->SetHolder(jid, wid, [&](Status s) { result = s; });
+    store_->holders().Set(jid, wid, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
@@ -1585,7 +1585,7 @@ class LookupStoreTest : public StoreTest {
   std::vector<std::string> Held() {
     std::vector<std::string> out;
     bool done = false;
-    store_->ListHeld(100, [&](Result<std::vector<Store::HeldJob>> r) {
+    store_->holders().List(100, [&](Result<std::vector<HolderStore::HeldJob>> r) {
       done = true;
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       for (const auto& h : *r) {
@@ -1721,7 +1721,7 @@ TEST_P(LookupStoreTest, AThrottledFetchRecordsItsHolderInTheSameStep) {
     std::optional<JobRecord> job;
     bool done = false;
     ThrottledFetch throttled{{QueueThrottle{.queue = "thr", .limit = 5}}, wid};
-    store_->FetchThrottled({"thr"}, throttled, now_, [&](Result<std::optional<JobRecord>> r) {
+    store_->throttles().Fetch({"thr"}, throttled, now_, [&](Result<std::optional<JobRecord>> r) {
       done = true;
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       job = *r;
@@ -1751,7 +1751,7 @@ TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
   loop_.RunUntil([&] { return fetched; });
   ASSERT_TRUE(got);
   std::optional<Status> set;
-  node_b->SetHolder(got->jid, "wid-on-b", [&](Status s) { set = s; });
+  node_b->holders().Set(got->jid, "wid-on-b", [&](Status s) { set = s; });
   loop_.RunUntil([&] { return set.has_value(); });
   ASSERT_TRUE(set->ok());
   EXPECT_EQ(Held(), (std::vector<std::string>{"shared-held-01=wid-on-b"}));

@@ -21,7 +21,9 @@
 #include "bulkhead/store/store.h"
 #include "bulkhead/store/testing/deferred_batches.h"
 #include "bulkhead/store/testing/deferred_cron_claims.h"
+#include "bulkhead/store/testing/deferred_holders.h"
 #include "bulkhead/store/testing/deferred_later.h"
+#include "bulkhead/store/testing/deferred_throttles.h"
 #include "bulkhead/store/testing/deferred_tracks.h"
 #include "bulkhead/store/testing/deferred_unique_locks.h"
 
@@ -41,7 +43,9 @@ class DeferredStore : public Store {
         unique_locks_(inner.unique_locks(), later_),
         cron_claims_(inner.cron_claims(), later_),
         batches_(inner.batches(), later_),
-        tracks_(inner.tracks(), later_) {}
+        tracks_(inner.tracks(), later_),
+        throttles_(inner.throttles(), later_),
+        holders_(inner.holders(), later_) {}
 
   std::string_view Name() const override { return inner_->Name(); }
   bool shared() const override { return inner_->shared(); }
@@ -160,26 +164,11 @@ class DeferredStore : public Store {
   CronClaims& cron_claims() override { return cron_claims_; }
   BatchStore& batches() override { return batches_; }
   TrackStore& tracks() override { return tracks_; }
+  ThrottleStore& throttles() override { return throttles_; }
+  HolderStore& holders() override { return holders_; }
 
-  // Queue throttling.
-  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
-                      TimePoint now, JobCallback cb) override {
-    inner_->FetchThrottled(queues, throttled, now, later_(std::move(cb)));
-  }
-  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                    ThrottleUsesCallback cb) override {
-    inner_->ThrottleUses(throttles, now, later_(std::move(cb)));
-  }
-
-  // Job lookup by jid and reservation holders.
   void FindJob(const std::string& jid, JobCallback cb) override {
     inner_->FindJob(jid, later_(std::move(cb)));
-  }
-  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override {
-    inner_->SetHolder(jid, wid, later_(std::move(durable)));
-  }
-  void ListHeld(size_t limit, HeldJobsCallback cb) override {
-    inner_->ListHeld(limit, later_(std::move(cb)));
   }
 
   Store& inner() { return *inner_; }
@@ -193,6 +182,8 @@ class DeferredStore : public Store {
   DeferredCronClaims cron_claims_;
   DeferredBatches batches_;
   DeferredTracks tracks_;
+  DeferredThrottles throttles_;
+  DeferredHolders holders_;
 };
 
 }  // namespace bulkhead
