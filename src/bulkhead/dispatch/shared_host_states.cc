@@ -34,8 +34,8 @@ void SharedHostStates::Start() {
 }
 
 void SharedHostStates::OnChanged(const std::string& host) {
-  store_.ListHostStates([this, alive = alive_, host, seq = keeper_.write_seq(host)](
-                            Result<std::vector<HostStateRecord>> records) {
+  store_.host_states().List([this, alive = alive_, host, seq = keeper_.write_seq(host)](
+                                Result<std::vector<HostStateRecord>> records) {
     if (!*alive) return;
     // This node wrote the host after the read was sent: the store holds that write (or a later
     // node's, which is announced again), not what the read saw.

@@ -173,51 +173,6 @@ void EmbeddedStore::Flush(Done durable) {
   context_.Commit(std::move(changes), std::move(durable));
 }
 
-void EmbeddedStore::PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) {
-  if (context_.Refused(durable)) return;
-  std::vector<Change> changes;
-  state_.PutSigningKey(key_id, pem, changes);
-  context_.Commit(std::move(changes), std::move(durable));
-}
-
-void EmbeddedStore::RemoveSigningKey(const std::string& key_id, Done durable) {
-  if (context_.Refused(durable)) return;
-  std::vector<Change> changes;
-  if (!state_.RemoveSigningKey(key_id, changes)) {
-    durable(Status::NotFound("no signing key is registered for \"" + key_id + "\""));
-    return;
-  }
-  context_.Commit(std::move(changes), std::move(durable));
-}
-
-void EmbeddedStore::ListSigningKeys(SigningKeysCallback cb) {
-  std::vector<StoredSigningKey> keys;
-  keys.reserve(state_.signing_keys().size());
-  for (const auto& [key_id, pem] : state_.signing_keys()) keys.push_back({key_id, pem});
-  cb(std::move(keys));
-}
-
-void EmbeddedStore::PutHostState(const HostStateRecord& record, Done durable) {
-  if (context_.Refused(durable)) return;
-  std::vector<Change> changes;
-  state_.PutHostState(record, changes);
-  context_.Commit(std::move(changes), std::move(durable));
-}
-
-void EmbeddedStore::RemoveHostState(const std::string& host, Done durable) {
-  if (context_.Refused(durable)) return;
-  std::vector<Change> changes;
-  state_.RemoveHostState(host, changes);
-  context_.Commit(std::move(changes), std::move(durable));
-}
-
-void EmbeddedStore::ListHostStates(HostStatesCallback cb) {
-  std::vector<HostStateRecord> records;
-  records.reserve(state_.host_states().size());
-  for (const auto& [host, record] : state_.host_states()) records.push_back(record);
-  cb(std::move(records));
-}
-
 void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state_.Stats()); }
 
 void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {

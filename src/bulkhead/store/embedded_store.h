@@ -30,6 +30,8 @@
 #include "bulkhead/store/embedded_context.h"
 #include "bulkhead/store/embedded_cron_claims.h"
 #include "bulkhead/store/embedded_holders.h"
+#include "bulkhead/store/embedded_host_states.h"
+#include "bulkhead/store/embedded_signing_keys.h"
 #include "bulkhead/store/embedded_throttles.h"
 #include "bulkhead/store/embedded_tracks.h"
 #include "bulkhead/store/embedded_unique_locks.h"
@@ -70,12 +72,6 @@ class EmbeddedStore final : public Store {
   void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
   void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
   void Flush(Done durable) override;
-  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
-  void RemoveSigningKey(const std::string& key_id, Done durable) override;
-  void ListSigningKeys(SigningKeysCallback cb) override;
-  void PutHostState(const HostStateRecord& record, Done durable) override;
-  void RemoveHostState(const std::string& host, Done durable) override;
-  void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
   void FindJob(const std::string& jid, JobCallback cb) override;
@@ -87,6 +83,8 @@ class EmbeddedStore final : public Store {
   TrackStore& tracks() override { return tracks_; }
   ThrottleStore& throttles() override { return throttles_; }
   HolderStore& holders() override { return holders_; }
+  SigningKeyStore& signing_keys() override { return signing_keys_; }
+  HostStateStore& host_states() override { return host_states_; }
 
  private:
   const std::string name_;
@@ -99,6 +97,8 @@ class EmbeddedStore final : public Store {
   EmbeddedTracks tracks_{context_};
   EmbeddedThrottles throttles_{context_};
   EmbeddedHolders holders_{context_};
+  EmbeddedSigningKeys signing_keys_{context_};
+  EmbeddedHostStates host_states_{context_};
 };
 
 }  // namespace bulkhead

@@ -63,7 +63,9 @@
 #include "bulkhead/store/redis_calls.h"
 #include "bulkhead/store/redis_cron_claims.h"
 #include "bulkhead/store/redis_holders.h"
+#include "bulkhead/store/redis_host_states.h"
 #include "bulkhead/store/redis_script_id.h"
+#include "bulkhead/store/redis_signing_keys.h"
 #include "bulkhead/store/redis_throttles.h"
 #include "bulkhead/store/redis_tracks.h"
 #include "bulkhead/store/redis_unique_locks.h"
@@ -105,7 +107,7 @@ class RedisStore final : public Store, private RedisCalls {
   std::string_view Name() const override { return "redis"; }
   bool shared() const override { return true; }
   void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
-  // PutHostState and RemoveHostState publish "NODE HOST" on {NS}:hosts; the handler runs for the
+  // Host states publish "NODE HOST" on {NS}:hosts (redis_host_states.h); the handler runs for the
   // other nodes' messages.
   void SetHostStateHandler(HostStateHandler handler) override {
     host_state_handler_ = std::move(handler);
@@ -160,12 +162,6 @@ class RedisStore final : public Store, private RedisCalls {
   void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
   void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
   void Flush(Done durable) override;
-  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
-  void RemoveSigningKey(const std::string& key_id, Done durable) override;
-  void ListSigningKeys(SigningKeysCallback cb) override;
-  void PutHostState(const HostStateRecord& record, Done durable) override;
-  void RemoveHostState(const std::string& host, Done durable) override;
-  void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
   // find_job.lua: one HGET of {NS}:jobs and the score.
@@ -178,6 +174,8 @@ class RedisStore final : public Store, private RedisCalls {
   TrackStore& tracks() override { return tracks_; }
   ThrottleStore& throttles() override { return throttles_; }
   HolderStore& holders() override { return holders_; }
+  SigningKeyStore& signing_keys() override { return signing_keys_; }
+  HostStateStore& host_states() override { return host_states_; }
 
   std::string node_id() const override { return options_.node_id; }
 
@@ -362,6 +360,8 @@ class RedisStore final : public Store, private RedisCalls {
   RedisTracks tracks_{*this};
   RedisThrottles throttles_{*this};
   RedisHolders holders_{*this};
+  RedisSigningKeys signing_keys_{*this};
+  RedisHostStates host_states_{*this};
 };
 
 }  // namespace bulkhead

@@ -62,13 +62,13 @@ TEST_F(RedisStoreHostsTest, AHostStateChangeIsAnnouncedToTheOtherNodes) {
   HostStateRecord record;
   record.host = "dead.example:443";
   record.breaker_open_until_us = 1'700'000'030'000'000;
-  Wait(*a, [&](Store::Done done) { a->PutHostState(record, done); });
+  Wait(*a, [&](Store::Done done) { a->host_states().Put(record, done); });
   loop_.RunUntil([&] { return heard_b.size() == 1; });
-  Wait(*a, [&](Store::Done done) { a->RemoveHostState(record.host, done); });
+  Wait(*a, [&](Store::Done done) { a->host_states().Remove(record.host, done); });
   loop_.RunUntil([&] { return heard_b.size() == 2; });
   EXPECT_EQ(heard_b, (std::vector<std::string>{"dead.example:443", "dead.example:443"}));
   // B's own change reaches A; once it has, A's own two would have too (one channel, in order).
-  Wait(*b, [&](Store::Done done) { b->RemoveHostState("other.example", done); });
+  Wait(*b, [&](Store::Done done) { b->host_states().Remove("other.example", done); });
   loop_.RunUntil([&] { return !heard_a.empty(); });
   EXPECT_EQ(heard_a, std::vector<std::string>{"other.example"});
   a->Close();

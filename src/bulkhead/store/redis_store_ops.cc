@@ -56,12 +56,6 @@ Result<std::vector<JobRecord>> DecodeTriples(const RedisReply& r) {
   return jobs;
 }
 
-// Done(Status) from a reply callback that only needs success.
-std::function<void(Result<RedisReply>)> OkOr(Store::Done done) {
-  return
-      [done = std::move(done)](Result<RedisReply> r) { done(r.ok() ? Status::Ok() : r.status()); };
-}
-
 }  // namespace
 
 void RedisStore::Push(JobRecord job, Done durable) {

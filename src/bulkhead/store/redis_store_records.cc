@@ -1,5 +1,5 @@
-// RedisStore's reads and its records beside the jobs: signing keys ({NS}:keys), host states
-// ({NS}:hosts, one JSON object per host), Stats, List and FindJob (find_job.lua).
+// RedisStore's reads: Stats, List and FindJob (find_job.lua); and the cluster's leases and worker
+// signals.
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cmath>
@@ -12,32 +12,6 @@
 namespace bulkhead {
 namespace {
 
-std::string HostStateJson(const HostStateRecord& r) {
-  return nlohmann::json{{"breaker_open_until_us", r.breaker_open_until_us},
-                        {"breaker_series_openings", r.breaker_series_openings},
-                        {"breaker_openings", r.breaker_openings},
-                        {"failing_since_us", r.failing_since_us},
-                        {"unavailable", r.unavailable},
-                        {"retry_after_until_us", r.retry_after_until_us}}
-      .dump();
-}
-
-Result<HostStateRecord> ParseHostState(const std::string& host, const std::string& text) {
-  auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) {
-    return Status::Internal("redis store: the stored state of host " + host + " is not JSON");
-  }
-  HostStateRecord r;
-  r.host = host;
-  r.breaker_open_until_us = doc.value("breaker_open_until_us", int64_t{0});
-  r.breaker_series_openings = doc.value("breaker_series_openings", int32_t{0});
-  r.breaker_openings = doc.value("breaker_openings", int64_t{0});
-  r.failing_since_us = doc.value("failing_since_us", int64_t{0});
-  r.unavailable = doc.value("unavailable", false);
-  r.retry_after_until_us = doc.value("retry_after_until_us", int64_t{0});
-  return r;
-}
-
 int64_t Number(const RedisReply& r) {
   if (r.is_integer()) return r.integer();
   std::string_view s = r.str();
@@ -45,70 +19,11 @@ int64_t Number(const RedisReply& r) {
   return std::strtoll(std::string(s).c_str(), nullptr, 10);
 }
 
-// {field, value, ...} (HGETALL) as pairs ordered by field.
-std::vector<std::pair<std::string, std::string>> SortedPairs(const RedisReply& r) {
-  std::vector<std::pair<std::string, std::string>> out;
-  const auto& e = r.elements();
-  for (size_t i = 0; i + 1 < e.size(); i += 2) out.emplace_back(e[i].str(), e[i + 1].str());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
-
-void RedisStore::PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) {
-  Command("put_signing_key", {"HSET", prefix_ + "keys", key_id, pem},
-          [durable = std::move(durable)](Result<RedisReply> r) {
-            durable(r.ok() ? Status::Ok() : r.status());
-          });
-}
-
-void RedisStore::RemoveSigningKey(const std::string& key_id, Done durable) {
-  Command(
-      "remove_signing_key", {"HDEL", prefix_ + "keys", key_id},
-      [key_id, durable = std::move(durable)](Result<RedisReply> r) {
-        if (!r.ok()) return durable(r.status());
-        if (r->integer() == 0) {
-          return durable(Status::NotFound("no signing key is registered for \"" + key_id + "\""));
-        }
-        durable(Status::Ok());
-      });
-}
-
-void RedisStore::ListSigningKeys(SigningKeysCallback cb) {
-  Command("list_signing_keys", {"HGETALL", prefix_ + "keys"},
-          [cb = std::move(cb)](Result<RedisReply> r) {
-            if (!r.ok()) return cb(r.status());
-            std::vector<StoredSigningKey> keys;
-            for (auto& [id, pem] : SortedPairs(*r)) keys.push_back({id, pem});
-            cb(std::move(keys));
-          });
-}
-
-// Host state changes are announced on {NS}:hosts ("NODE HOST") right after the write, on the same
-// connection, so a node that hears of one reads the new state.
-void RedisStore::PutHostState(const HostStateRecord& record, Done durable) {
-  Command("put_host_state", {"HSET", prefix_ + "hosts", record.host, HostStateJson(record)},
-          [durable = std::move(durable)](Result<RedisReply> r) {
-            durable(r.ok() ? Status::Ok() : r.status());
-          });
-  Command("publish_host_state",
-          {"PUBLISH", prefix_ + "hosts", options_.node_id + " " + record.host},
-          [](Result<RedisReply>) {});
-}
 
 void RedisStore::PublishWorkerSignal(const std::string& wid, const std::string& state) {
   Command("publish_worker_signal",
           {"PUBLISH", prefix_ + "signals", options_.node_id + " " + state + " " + wid},
-          [](Result<RedisReply>) {});
-}
-
-void RedisStore::RemoveHostState(const std::string& host, Done durable) {
-  Command("remove_host_state", {"HDEL", prefix_ + "hosts", host},
-          [durable = std::move(durable)](Result<RedisReply> r) {
-            durable(r.ok() ? Status::Ok() : r.status());
-          });
-  Command("publish_host_state", {"PUBLISH", prefix_ + "hosts", options_.node_id + " " + host},
           [](Result<RedisReply>) {});
 }
 
@@ -126,20 +41,6 @@ void RedisStore::TryLease(const std::string& name, Duration ttl,
 void RedisStore::ReleaseLease(const std::string& name) {
   Eval(Script::kLease, "lease", {name, options_.node_id, "1", "release"},
        [](Result<RedisReply>) {});
-}
-
-void RedisStore::ListHostStates(HostStatesCallback cb) {
-  Command("list_host_states", {"HGETALL", prefix_ + "hosts"},
-          [cb = std::move(cb)](Result<RedisReply> r) {
-            if (!r.ok()) return cb(r.status());
-            std::vector<HostStateRecord> records;
-            for (auto& [host, text] : SortedPairs(*r)) {
-              auto record = ParseHostState(host, text);
-              if (!record.ok()) return cb(record.status());
-              records.push_back(std::move(*record));
-            }
-            cb(std::move(records));
-          });
 }
 
 void RedisStore::Stats(std::function<void(Result<StoreStats>)> cb) {

@@ -124,7 +124,7 @@ TEST_F(RedisStoreTest, ASecondStoreOnTheNamespaceSeesEverything) {
   ASSERT_TRUE(Push(*a, MakeJob("job-last-001", "other")).ok());
   std::string pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
   ASSERT_TRUE(
-      Await<Status>([&](auto cb) { a->PutSigningKey("https://a.example/k", pem, cb); }).ok());
+      Await<Status>([&](auto cb) { a->signing_keys().Put("https://a.example/k", pem, cb); }).ok());
   HostStateRecord host;
   host.host = "a.example:8443";
   host.breaker_open_until_us = now + 30'000'000;
@@ -133,7 +133,7 @@ TEST_F(RedisStoreTest, ASecondStoreOnTheNamespaceSeesEverything) {
   host.failing_since_us = now;
   host.unavailable = true;
   host.retry_after_until_us = now + 60'000'000;
-  ASSERT_TRUE(Await<Status>([&](auto cb) { a->PutHostState(host, cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { a->host_states().Put(host, cb); }).ok());
 
   auto b = OpenOk("node-b");
   ASSERT_TRUE(b);
@@ -149,14 +149,14 @@ TEST_F(RedisStoreTest, ASecondStoreOnTheNamespaceSeesEverything) {
   // FIFO order holds across nodes, and A's reservation can be acknowledged through B.
   EXPECT_EQ((*Fetch(*b, {"default"}))->jid, "job-q-00002");
   EXPECT_TRUE(Ack(*b, "job-q-00001")->has_value());
-  using Keys = Result<std::vector<Store::StoredSigningKey>>;
-  auto keys = Await<Keys>([&](auto cb) { b->ListSigningKeys(cb); });
+  using Keys = Result<std::vector<SigningKeyStore::StoredSigningKey>>;
+  auto keys = Await<Keys>([&](auto cb) { b->signing_keys().List(cb); });
   ASSERT_TRUE(keys.ok());
   ASSERT_EQ(keys->size(), 1u);
   EXPECT_EQ((*keys)[0].key_id, "https://a.example/k");
   EXPECT_EQ((*keys)[0].pem, pem);
   using Hosts = Result<std::vector<HostStateRecord>>;
-  auto hosts = Await<Hosts>([&](auto cb) { b->ListHostStates(cb); });
+  auto hosts = Await<Hosts>([&](auto cb) { b->host_states().List(cb); });
   ASSERT_TRUE(hosts.ok());
   EXPECT_EQ(*hosts, std::vector<HostStateRecord>{host});
 }

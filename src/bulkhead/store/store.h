@@ -32,9 +32,10 @@
 #include "bulkhead/store/batch_store.h"
 #include "bulkhead/store/cron_claims.h"
 #include "bulkhead/store/holder_store.h"
-#include "bulkhead/store/host_state_record.h"
+#include "bulkhead/store/host_state_store.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
+#include "bulkhead/store/signing_key_store.h"
 #include "bulkhead/store/store_callbacks.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/store/throttle_store.h"
@@ -51,12 +52,6 @@ namespace bulkhead {
 
 class Store : public StoreCallbacks {
  public:
-  struct StoredSigningKey {
-    std::string key_id;
-    std::string pem;
-  };
-  using SigningKeysCallback = std::function<void(Result<std::vector<StoredSigningKey>>)>;
-  using HostStatesCallback = std::function<void(Result<std::vector<HostStateRecord>>)>;
   // Runs a closure on the event loop thread; how stores deliver deferred callbacks.
   using Poster = std::function<void(std::function<void()>)>;
 
@@ -103,7 +98,7 @@ class Store : public StoreCallbacks {
   virtual void SetWakeHandler(WakeHandler handler) {}
 
   // The delivery host state of `host` was written or removed through another node sharing this
-  // store (PutHostState, RemoveHostState). Set, cleared, called as the wake handler is.
+  // store (HostStateStore Put, Remove). Set, cleared, called as the wake handler is.
   using HostStateHandler = std::function<void(const std::string& host)>;
   virtual void SetHostStateHandler(HostStateHandler handler) {}
   // Worker signals across nodes: a quiet or terminate ("quiet", "terminate") for the worker
@@ -205,26 +200,6 @@ class Store : public StoreCallbacks {
   // jobs: FLUSH keeps them, and the host states too (the delivery engine mirrors them in memory).
   virtual void Flush(Done durable) = 0;
 
-  // ActivityPub signing keys (key id -> PEM private key), kept beside the jobs so that they survive
-  // restarts with them. The store does not interpret the PEM (dispatch/StoreKeyRing validates
-  // it) and never logs it; ListSigningKeys exists for the key registry only.
-  // Adds or replaces the key for `key_id`.
-  virtual void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) = 0;
-  // Deletes the key for `key_id`; NotFound (and no change) when there is none.
-  virtual void RemoveSigningKey(const std::string& key_id, Done durable) = 0;
-  // Every stored key, ordered by key id.
-  virtual void ListSigningKeys(SigningKeysCallback cb) = 0;
-
-  // Delivery host states (see host_state_record.h), one per host, kept beside the jobs so that a
-  // failing host's breaker, backoff and failing-since time survive a restart. Written only when
-  // they change (breaker transitions, failing-since set or cleared, ...), not per attempt.
-  // Adds or replaces the record of record.host.
-  virtual void PutHostState(const HostStateRecord& record, Done durable) = 0;
-  // Deletes the record of `host`; no error (and no change) when there is none.
-  virtual void RemoveHostState(const std::string& host, Done durable) = 0;
-  // Every record, ordered by host.
-  virtual void ListHostStates(HostStatesCallback cb) = 0;
-
   virtual void Stats(std::function<void(Result<StoreStats>)> cb) = 0;
   // Jobs of a sorted set (kScheduled, kRetry, kDead, kWorking) in score order.
   virtual void List(JobState set, size_t offset, size_t limit, JobsCallback cb) = 0;
@@ -258,6 +233,10 @@ class Store : public StoreCallbacks {
   virtual ThrottleStore& throttles() = 0;
   // Reservation holders (holder_store.h).
   virtual HolderStore& holders() = 0;
+  // ActivityPub signing keys (signing_key_store.h).
+  virtual SigningKeyStore& signing_keys() = 0;
+  // Delivery host states (host_state_store.h).
+  virtual HostStateStore& host_states() = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

@@ -107,13 +107,13 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   Status PutKey(const std::string& key_id, const std::string& pem) {
     std::optional<Status> result;
-    store_->PutSigningKey(key_id, pem, [&](Status s) { result = s; });
+    store_->signing_keys().Put(key_id, pem, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
   Status RemoveKey(const std::string& key_id) {
     std::optional<Status> result;
-    store_->RemoveSigningKey(key_id, [&](Status s) { result = s; });
+    store_->signing_keys().Remove(key_id, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
@@ -121,7 +121,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   std::vector<std::string> Keys() {
     std::vector<std::string> out;
     bool done = false;
-    store_->ListSigningKeys([&](Result<std::vector<Store::StoredSigningKey>> r) {
+    store_->signing_keys().List([&](Result<std::vector<SigningKeyStore::StoredSigningKey>> r) {
       done = true;
       ASSERT_TRUE(r.ok());
       for (const auto& k : *r) out.push_back(k.key_id + "=" + k.pem);
@@ -131,20 +131,20 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   Status PutHost(const HostStateRecord& record) {
     std::optional<Status> result;
-    store_->PutHostState(record, [&](Status s) { result = s; });
+    store_->host_states().Put(record, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
   Status RemoveHost(const std::string& host) {
     std::optional<Status> result;
-    store_->RemoveHostState(host, [&](Status s) { result = s; });
+    store_->host_states().Remove(host, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
   std::vector<HostStateRecord> Hosts() {
     std::vector<HostStateRecord> out;
     bool done = false;
-    store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) {
+    store_->host_states().List([&](Result<std::vector<HostStateRecord>> r) {
       done = true;
       ASSERT_TRUE(r.ok());
       out = *r;
@@ -825,7 +825,7 @@ TEST_P(SqliteStoreTest, HostStatesSurviveReopen) {
   // Several changes to one host in one group commit: the last one wins.
   a.breaker_series_openings = 3;
   a.breaker_openings = 8;
-  store_->PutHostState(a, nullptr);
+  store_->host_states().Put(a, nullptr);
   ASSERT_TRUE(Push(MakeJob("job-hosts-0001")).ok());
   Reopen();
   EXPECT_EQ(Hosts(), (std::vector<HostStateRecord>{a, c}));
@@ -866,14 +866,15 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   auto store = OpenStoreFromUrl("sqlite:" + path, loop.poster());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   std::optional<Status> put;
-  (*store)->PutSigningKey("https://a.example/actor#main-key", "pem-a", [&](Status s) { put = s; });
+  (*store)->signing_keys().Put("https://a.example/actor#main-key", "pem-a",
+                               [&](Status s) { put = s; });
   loop.RunUntil([&] { return put.has_value(); });
   EXPECT_TRUE(put->ok()) << put->ToString();
   HostStateRecord host;
   host.host = "a.example";
   host.failing_since_us = 1'700'000'000'000'000;
   std::optional<Status> put_host;
-  (*store)->PutHostState(host, [&](Status s) { put_host = s; });
+  (*store)->host_states().Put(host, [&](Status s) { put_host = s; });
   loop.RunUntil([&] { return put_host.has_value(); });
   EXPECT_TRUE(put_host->ok()) << put_host->ToString();
   StoreStats stats;

@@ -22,7 +22,9 @@
 #include "bulkhead/store/testing/deferred_batches.h"
 #include "bulkhead/store/testing/deferred_cron_claims.h"
 #include "bulkhead/store/testing/deferred_holders.h"
+#include "bulkhead/store/testing/deferred_host_states.h"
 #include "bulkhead/store/testing/deferred_later.h"
+#include "bulkhead/store/testing/deferred_signing_keys.h"
 #include "bulkhead/store/testing/deferred_throttles.h"
 #include "bulkhead/store/testing/deferred_tracks.h"
 #include "bulkhead/store/testing/deferred_unique_locks.h"
@@ -45,7 +47,9 @@ class DeferredStore : public Store {
         batches_(inner.batches(), later_),
         tracks_(inner.tracks(), later_),
         throttles_(inner.throttles(), later_),
-        holders_(inner.holders(), later_) {}
+        holders_(inner.holders(), later_),
+        signing_keys_(inner.signing_keys(), later_),
+        host_states_(inner.host_states(), later_) {}
 
   std::string_view Name() const override { return inner_->Name(); }
   bool shared() const override { return inner_->shared(); }
@@ -135,24 +139,6 @@ class DeferredStore : public Store {
     inner_->CountOutcome(processed, failures, now);
   }
   void Flush(Done durable) override { inner_->Flush(later_(std::move(durable))); }
-  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override {
-    inner_->PutSigningKey(key_id, pem, later_(std::move(durable)));
-  }
-  void RemoveSigningKey(const std::string& key_id, Done durable) override {
-    inner_->RemoveSigningKey(key_id, later_(std::move(durable)));
-  }
-  void ListSigningKeys(SigningKeysCallback cb) override {
-    inner_->ListSigningKeys(later_(std::move(cb)));
-  }
-  void PutHostState(const HostStateRecord& record, Done durable) override {
-    inner_->PutHostState(record, later_(std::move(durable)));
-  }
-  void RemoveHostState(const std::string& host, Done durable) override {
-    inner_->RemoveHostState(host, later_(std::move(durable)));
-  }
-  void ListHostStates(HostStatesCallback cb) override {
-    inner_->ListHostStates(later_(std::move(cb)));
-  }
   void Stats(std::function<void(Result<StoreStats>)> cb) override {
     inner_->Stats(later_(std::move(cb)));
   }
@@ -166,6 +152,8 @@ class DeferredStore : public Store {
   TrackStore& tracks() override { return tracks_; }
   ThrottleStore& throttles() override { return throttles_; }
   HolderStore& holders() override { return holders_; }
+  SigningKeyStore& signing_keys() override { return signing_keys_; }
+  HostStateStore& host_states() override { return host_states_; }
 
   void FindJob(const std::string& jid, JobCallback cb) override {
     inner_->FindJob(jid, later_(std::move(cb)));
@@ -184,6 +172,8 @@ class DeferredStore : public Store {
   DeferredTracks tracks_;
   DeferredThrottles throttles_;
   DeferredHolders holders_;
+  DeferredSigningKeys signing_keys_;
+  DeferredHostStates host_states_;
 };
 
 }  // namespace bulkhead
