@@ -275,7 +275,7 @@ void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
     if (!e.ok()) return reply(ErrorPage(503, e.status().message()));
     auto data = std::make_shared<BusyData>();
     data->working_total = e->working;
-    data->shared_store = engine_.store().shared();
+    data->shared_store = engine_.store().cluster().shared();
     engine_.store().holders().List(
         kBusyHeldShown + 1, [this, alive, data, ctx = std::move(ctx), reply = std::move(reply)](
                                 Result<std::vector<HolderStore::HeldJob>> held) mutable {
@@ -297,7 +297,7 @@ void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
                           if (!alive.lock()) return;
                           if (!workers.ok())
                             return reply(ErrorPage(503, workers.status().message()));
-                          const std::string here = engine_.store().node_id();
+                          const std::string here = engine_.store().cluster().node_id();
                           for (NodeWorker& nw : *workers) {
                             if (nw.node == here) {
                               data->workers.emplace(nw.info.wid, std::move(nw.info));

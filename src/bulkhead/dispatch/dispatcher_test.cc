@@ -616,8 +616,19 @@ TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
 // A store that says several nodes share it (as the Redis store does), over the fixture's store.
 class SharedStore final : public DeferredStore {
  public:
-  using DeferredStore::DeferredStore;
-  bool shared() const override { return true; }
+  SharedStore(std::unique_ptr<Store> inner, Poster poster)
+      : DeferredStore(std::move(inner), std::move(poster)),
+        link_(DeferredStore::cluster(), later()) {}
+  SharedStore(Store& inner, Poster poster)
+      : DeferredStore(inner, std::move(poster)), link_(DeferredStore::cluster(), later()) {}
+  ClusterLink& cluster() override { return link_; }
+
+ private:
+  struct SharedLink final : DeferredClusterLink {
+    using DeferredClusterLink::DeferredClusterLink;
+    bool shared() const override { return true; }
+  };
+  SharedLink link_;
 };
 
 TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNodes) {
@@ -629,7 +640,7 @@ TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNo
 
   // Another node starts on the same store while this one still holds its delivery.
   SharedStore shared(*store_, [this](std::function<void()> f) { boost::asio::post(io_, f); });
-  ASSERT_TRUE(shared.shared());
+  ASSERT_TRUE(shared.cluster().shared());
   Engine other(io_, shared, config_, clock_, rng_);
   ScriptedTransport after;
   Dispatcher node_b(io_, other, after, signer_.get(), keys_, clock_, rng_, dconfig_);

@@ -52,23 +52,24 @@ Engine::Engine(boost::asio::io_context& io, Store& store, const Config& config, 
       io, clock, store, config.cron, rng,
       [this](JobRecord job, Done done) { Push(std::move(job), std::move(done)); });
   // Jobs pushed or moved through other nodes wake this node's waiting FETCHes too.
-  store_.SetWakeHandler(
+  store_.cluster().SetWakeHandler(
       Guarded([this](const std::string& queue, size_t count) { WakeWaiters(queue, count); }));
   // Quiet/terminate sent through other nodes, for this node's workers.
-  store_.SetWorkerSignalHandler(Guarded([this](const std::string& wid, const std::string& name) {
-    auto state = ParseWorkerState(name);
-    if (!state.ok() || *state == WorkerState::kRunning) return;
-    (void)SignalHere(wid, *state);  // NotFound: connected to another node
-  }));
+  store_.cluster().SetWorkerSignalHandler(
+      Guarded([this](const std::string& wid, const std::string& name) {
+        auto state = ParseWorkerState(name);
+        if (!state.ok() || *state == WorkerState::kRunning) return;
+        (void)SignalHere(wid, *state);  // NotFound: connected to another node
+      }));
   // This node's workers, for the other nodes' views (written with each heartbeat).
-  store_.SetRosterSource([this] { return EncodeRoster(workers_.workers()); });
+  store_.cluster().SetRosterSource([this] { return EncodeRoster(workers_.workers()); });
 }
 
 Engine::~Engine() {
   Stop();
-  store_.SetWakeHandler(nullptr);
-  store_.SetWorkerSignalHandler(nullptr);
-  store_.SetRosterSource(nullptr);
+  store_.cluster().SetWakeHandler(nullptr);
+  store_.cluster().SetWorkerSignalHandler(nullptr);
+  store_.cluster().SetRosterSource(nullptr);
 }
 
 Status Engine::SignalHere(const std::string& wid, WorkerState state) {
@@ -78,20 +79,20 @@ Status Engine::SignalHere(const std::string& wid, WorkerState state) {
 }
 
 Status Engine::SignalWorker(const std::string& wid, WorkerState state) {
-  if (store_.shared()) store_.PublishWorkerSignal(wid, WorkerStateName(state));
+  if (store_.cluster().shared()) store_.cluster().PublishWorkerSignal(wid, WorkerStateName(state));
   Status s = SignalHere(wid, state);
-  if (s.code() == StatusCode::kNotFound && store_.shared()) return Status::Ok();
+  if (s.code() == StatusCode::kNotFound && store_.cluster().shared()) return Status::Ok();
   return s;
 }
 
 void Engine::ClusterWorkers(std::function<void(Result<std::vector<NodeWorker>>)> cb) {
-  store_.ListOtherRosters(
-      Guarded([this, cb = std::move(cb)](Result<std::vector<Store::NodeRoster>> rosters) {
+  store_.cluster().ListOtherRosters(
+      Guarded([this, cb = std::move(cb)](Result<std::vector<ClusterLink::NodeRoster>> rosters) {
         if (!rosters.ok()) return cb(rosters.status());
         std::vector<NodeWorker> out;
-        const std::string here = store_.node_id();
+        const std::string here = store_.cluster().node_id();
         for (const auto& [wid, info] : workers_.workers()) out.push_back({here, info});
-        for (const Store::NodeRoster& r : *rosters) {
+        for (const ClusterLink::NodeRoster& r : *rosters) {
           auto workers = DecodeRoster(r.roster);
           if (!workers.ok()) {
             spdlog::warn("the worker roster of node {} does not read: {}", r.node,

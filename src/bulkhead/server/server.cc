@@ -132,7 +132,8 @@ Status Server::OpenStore() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   if (hooks_.wrap_store) store_ = hooks_.wrap_store(std::move(store_), post);
-  if (store_->shared()) {  // several nodes: their own figures apart, the store's without a node
+  if (store_->cluster()
+          .shared()) {  // several nodes: their own figures apart, the store's without a node
     Status s = registry_.SetExtraLabel(std::string(metric_names::kLabelNode), options.node_id,
                                        IsPerNodeMetric);
     if (!s.ok()) return s;

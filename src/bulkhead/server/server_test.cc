@@ -172,8 +172,19 @@ TEST_P(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
 // A store that says several nodes share it (as the Redis store does), over the memory store.
 class SharedStore final : public DeferredStore {
  public:
-  using DeferredStore::DeferredStore;
-  bool shared() const override { return true; }
+  SharedStore(std::unique_ptr<Store> inner, Poster poster)
+      : DeferredStore(std::move(inner), std::move(poster)),
+        link_(DeferredStore::cluster(), later()) {}
+  SharedStore(Store& inner, Poster poster)
+      : DeferredStore(inner, std::move(poster)), link_(DeferredStore::cluster(), later()) {}
+  ClusterLink& cluster() override { return link_; }
+
+ private:
+  struct SharedLink final : DeferredClusterLink {
+    using DeferredClusterLink::DeferredClusterLink;
+    bool shared() const override { return true; }
+  };
+  SharedLink link_;
 };
 
 TEST(ServerSharedStoreTest, PerNodeFiguresCarryTheNodeAndTheStoresDoNot) {

@@ -36,6 +36,7 @@
 #include "bulkhead/store/embedded_tracks.h"
 #include "bulkhead/store/embedded_unique_locks.h"
 #include "bulkhead/store/memory_state.h"
+#include "bulkhead/store/single_node_link.h"
 #include "bulkhead/store/store.h"
 
 namespace bulkhead {
@@ -76,7 +77,8 @@ class EmbeddedStore final : public Store {
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
   void FindJob(const std::string& jid, JobCallback cb) override;
 
-  // The parts (embedded_<part>.h).
+  // The parts (embedded_<part>.h); one process owns the store: a cluster of one.
+  ClusterLink& cluster() override { return cluster_; }
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
   BatchStore& batches() override { return batches_; }
@@ -91,6 +93,7 @@ class EmbeddedStore final : public Store {
   // The state, its log and the steps of a change, shared with the parts.
   EmbeddedContext context_;
   MemoryState& state_ = context_.state();
+  SingleNodeLink cluster_;
   EmbeddedUniqueLocks unique_locks_{context_};
   EmbeddedCronClaims cron_claims_{context_};
   EmbeddedBatches batches_{context_};

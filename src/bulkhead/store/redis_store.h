@@ -30,10 +30,12 @@
 //   refused password found then is fatal: the fatal handler gets the error (store.h
 //   SetFatalHandler) and the store stays unavailable, retrying no more. Reachable at start, both
 //   still fail Open.
-// - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
+// - The wake handler (cluster()) runs for every "NODE N QUEUE" message on {NS}:wake from another
+//   node.
 // - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
 //   reports a replica holds the write; otherwise Unavailable naming the timeout.
-// - Shared: shared() is true (other nodes' reservations are in the working set; see store.h).
+// - Shared: cluster() is a RedisClusterLink, shared() true (other nodes' reservations are in the
+//   working set; see cluster_link.h).
 // - Node liveness (redis_scripts/README.md, "Node liveness"): from Open on, the store refreshes
 //   {NS}:alive:NODE (TTL heartbeat_ttl) every heartbeat_every, and every reap_every gives back the
 //   reservations of registered nodes whose alive key is gone (reap.lua: to the oldest end of
@@ -61,6 +63,7 @@
 #include "bulkhead/redis/redis_url.h"
 #include "bulkhead/store/redis_batches.h"
 #include "bulkhead/store/redis_calls.h"
+#include "bulkhead/store/redis_cluster_link.h"
 #include "bulkhead/store/redis_cron_claims.h"
 #include "bulkhead/store/redis_holders.h"
 #include "bulkhead/store/redis_host_states.h"
@@ -105,28 +108,6 @@ class RedisStore final : public Store, private RedisCalls {
   ~RedisStore() override;
 
   std::string_view Name() const override { return "redis"; }
-  bool shared() const override { return true; }
-  void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
-  // Host states publish "NODE HOST" on {NS}:hosts (redis_host_states.h); the handler runs for the
-  // other nodes' messages.
-  void SetHostStateHandler(HostStateHandler handler) override {
-    host_state_handler_ = std::move(handler);
-  }
-  // PublishWorkerSignal publishes "NODE STATE WID" on {NS}:signals; the handler runs for the
-  // other nodes' messages.
-  void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
-    worker_signal_handler_ = std::move(handler);
-  }
-  void PublishWorkerSignal(const std::string& wid, const std::string& state) override;
-  // The roster goes to {NS}:roster:NODE with each heartbeat (and one at once when a source is set
-  // on an open store), expiring with the alive key; a reap or a graceful stop deletes it
-  // (redis_scripts/README.md, "Worker rosters").
-  void SetRosterSource(RosterSource source) override;
-  void ListOtherRosters(RostersCallback cb) override;
-  // {NS}:lease:NAME holds the node id (redis_scripts/lease.lua).
-  void TryLease(const std::string& name, Duration ttl,
-                std::function<void(Result<bool>)> cb) override;
-  void ReleaseLease(const std::string& name) override;
   std::string unavailable_reason() const override;
   void SetFatalHandler(FatalHandler handler) override { fatal_handler_ = std::move(handler); }
   // Connects (asking Sentinel first), checks or writes the layout version (FailedPrecondition
@@ -168,6 +149,7 @@ class RedisStore final : public Store, private RedisCalls {
   void FindJob(const std::string& jid, JobCallback cb) override;
 
   // The parts (redis_<part>.h).
+  ClusterLink& cluster() override { return cluster_; }
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
   BatchStore& batches() override { return batches_; }
@@ -177,21 +159,12 @@ class RedisStore final : public Store, private RedisCalls {
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
 
-  std::string node_id() const override { return options_.node_id; }
-
   // One reaper pass now (the timer's): gives back the reservations of every other registered node
   // whose alive key is gone. `done` gets how many were given back.
   void ReapDeadNodes(CountCallback done);
   // Reaper passes answered so far, and the reservations they gave back in all.
   int64_t reaper_passes() const { return reaper_passes_; }
   int64_t reservations_given_back() const { return reservations_given_back_; }
-
-  // Cluster membership (redis_store_liveness.cc): the count the last heartbeat (or Open's)
-  // answered; the handler runs when a heartbeat finds it changed.
-  size_t live_nodes() const override { return live_nodes_; }
-  void SetNodeCountHandler(NodeCountHandler handler) override {
-    node_count_handler_ = std::move(handler);
-  }
 
   // Reservations given back after a reconnect because their FETCH reply was lost
   // (redis_store_reclaim.cc).
@@ -268,10 +241,8 @@ class RedisStore final : public Store, private RedisCalls {
   // Sends SCRIPT LOAD for every script.
   void SendScriptLoads(std::function<void(Status)> done);
   void Fatal(const Status& cause);
-  void OnMessage(const std::string& channel, const std::string& message);
-  void OnWakeMessage(const std::string& message);
-  void OnHostsMessage(const std::string& message);
-  void OnSignalsMessage(const std::string& message);
+  // A roster source was set (RedisClusterLink): the roster goes out at once when the store is open.
+  void OnRosterSourceSet();
 
   // Node liveness (redis_store_liveness.cc). Heartbeat sends one refresh unless one is still
   // unanswered (its failure is the reconnect's to report).
@@ -306,10 +277,6 @@ class RedisStore final : public Store, private RedisCalls {
   const StoreScripts& scripts_;
   const std::unique_ptr<RedisClient> commands_;
   const std::unique_ptr<RedisClient> subscriber_;  // {NS}:wake, {NS}:hosts, {NS}:signals
-  WakeHandler wake_handler_;
-  HostStateHandler host_state_handler_;
-  WorkerSignalHandler worker_signal_handler_;
-  RosterSource roster_source_;
   FatalHandler fatal_handler_;
   // Open is running (it reports what the clients find itself); the layout check has passed on
   // this store (Open, or the first connect after it); the subscription and the liveness timers
@@ -338,8 +305,6 @@ class RedisStore final : public Store, private RedisCalls {
   size_t prune_at_ = 1024;
   bool pruning_ = false;
   int64_t reservations_reclaimed_ = 0;
-  size_t live_nodes_ = 1;
-  NodeCountHandler node_count_handler_;
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
   bool exclusive_ = false;
   std::deque<std::function<void()>> held_;
@@ -354,6 +319,7 @@ class RedisStore final : public Store, private RedisCalls {
   // Cleared by the destructor: timers and posted work check it before touching the store.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   // The parts (store.h), over this store's calls.
+  RedisClusterLink cluster_{*this, [this] { OnRosterSourceSet(); }};
   RedisUniqueLocks unique_locks_{*this};
   RedisCronClaims cron_claims_{*this};
   RedisBatches batches_{*this};

@@ -392,9 +392,9 @@ TEST_F(RedisStoreTest, APushThroughOneNodeWakesTheOthersNotItself) {
   auto b = OpenOk("node-b");
   ASSERT_TRUE(a && b);
   std::vector<std::string> woken_a, woken_b;
-  a->SetWakeHandler(
+  a->cluster().SetWakeHandler(
       [&](const std::string& q, size_t n) { woken_a.push_back(q + " " + std::to_string(n)); });
-  b->SetWakeHandler(
+  b->cluster().SetWakeHandler(
       [&](const std::string& q, size_t n) { woken_b.push_back(q + " " + std::to_string(n)); });
   ASSERT_TRUE(Push(*a, MakeJob("job-wake-001", "mail queue")).ok());
   loop_.RunUntil([&] { return !woken_b.empty(); });
@@ -512,7 +512,7 @@ TEST_F(RedisStoreTest, ALostServerAnswersUnavailableAndTheStoreResumesByItself) 
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Store& store = **a;
   std::vector<std::string> woken;
-  store.SetWakeHandler([&](const std::string& q, size_t) { woken.push_back(q); });
+  store.cluster().SetWakeHandler([&](const std::string& q, size_t) { woken.push_back(q); });
   ASSERT_TRUE(Push(store, MakeJob("job-kept-001")).ok());
 
   (*first)->Kill();
@@ -636,7 +636,7 @@ TEST_F(RedisStoreTest, ADeadNodesReservationsComeBackAtTheHeadsOfTheirQueues) {
   EXPECT_LE(pttl, 300);
   EXPECT_TRUE(Registered("node-a"));
   std::map<std::string, size_t> woken;
-  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
+  b->cluster().SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
 
   for (const char* jid : {"job-mail-01", "job-mail-02", "job-mail-03"}) {
     ASSERT_TRUE(Push(*a, MakeJob(jid, "mail")).ok());
@@ -776,7 +776,7 @@ TEST_F(RedisStoreTest, AGracefulStopGivesBackItsDeliveriesAndHandsTheRestOverToT
   auto b = OpenNode("node-b", 100ms, 300ms, 50ms);
   ASSERT_TRUE(a && b);
   std::map<std::string, size_t> woken;
-  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
+  b->cluster().SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-001")).ok());
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-002", "~deliveries")).ok());
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-003", "~deliveries")).ok());

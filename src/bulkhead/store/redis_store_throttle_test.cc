@@ -60,7 +60,7 @@ TEST_F(RedisThrottleTest, TheLimitHoldsAcrossNodesAndAReleaseWakesTheOthers) {
   auto b = OpenNode("node-b");
   ASSERT_TRUE(a && b);
   std::vector<std::pair<std::string, size_t>> woken_b;
-  b->SetWakeHandler([&](const std::string& q, size_t n) { woken_b.emplace_back(q, n); });
+  b->cluster().SetWakeHandler([&](const std::string& q, size_t n) { woken_b.emplace_back(q, n); });
   PushN(*a, "thr", 5);
   PushN(*a, "other", 1);
   EXPECT_EQ(FetchT(*a), "job-thr-1000");

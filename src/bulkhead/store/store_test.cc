@@ -1769,26 +1769,26 @@ TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
   std::unique_ptr<Store> node_b = OpenOtherNode("signal-node-b");
   ASSERT_TRUE(node_b);
   std::vector<std::string> heard_a, heard_b;  // "state wid"
-  store_->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
+  store_->cluster().SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
     heard_a.push_back(state + " " + wid);
   });
-  node_b->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
+  node_b->cluster().SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
     heard_b.push_back(state + " " + wid);
   });
-  store_->PublishWorkerSignal("wid with space", "quiet");
-  store_->PublishWorkerSignal("", "terminate");
+  store_->cluster().PublishWorkerSignal("wid with space", "quiet");
+  store_->cluster().PublishWorkerSignal("", "terminate");
   loop_.RunUntil([&] { return heard_b.size() == 2; });
   EXPECT_EQ(heard_b, (std::vector<std::string>{"quiet wid with space", "terminate "}));
-  node_b->PublishWorkerSignal("wid-on-a", "quiet");
+  node_b->cluster().PublishWorkerSignal("wid-on-a", "quiet");
   loop_.RunUntil([&] { return heard_a.size() == 1; });
   EXPECT_EQ(heard_a, (std::vector<std::string>{"quiet wid-on-a"})) << "only the other node's";
   // Published after B's own signal reached Redis, so B's subscription gets it after B's own.
-  store_->PublishWorkerSignal("marker", "quiet");
+  store_->cluster().PublishWorkerSignal("marker", "quiet");
   loop_.RunUntil([&] { return heard_b.size() >= 3; });
   EXPECT_EQ(heard_b,
             (std::vector<std::string>{"quiet wid with space", "terminate ", "quiet marker"}))
       << "a node does not hear its own signals";
-  store_->SetWorkerSignalHandler(nullptr);
+  store_->cluster().SetWorkerSignalHandler(nullptr);
   node_b->Close();
 }
 
@@ -1797,9 +1797,9 @@ TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
 // process owns keeps none.
 TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {
   auto others = [&](Store& s) {
-    std::optional<Result<std::vector<Store::NodeRoster>>> got;
-    s.ListOtherRosters(
-        [&](Result<std::vector<Store::NodeRoster>> r) { got.emplace(std::move(r)); });
+    std::optional<Result<std::vector<ClusterLink::NodeRoster>>> got;
+    s.cluster().ListOtherRosters(
+        [&](Result<std::vector<ClusterLink::NodeRoster>> r) { got.emplace(std::move(r)); });
     loop_.RunUntil([&] { return got.has_value(); });
     EXPECT_TRUE(got->ok()) << got->status().ToString();
     std::vector<std::string> out;  // "node=roster"
@@ -1809,30 +1809,30 @@ TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {
     return out;
   };
   std::string roster_a = "[]";
-  store_->SetRosterSource([&roster_a] { return roster_a; });
+  store_->cluster().SetRosterSource([&roster_a] { return roster_a; });
   if (!Redis()) {
     EXPECT_TRUE(others(*store_).empty()) << "there is no other node";
-    EXPECT_EQ(store_->node_id(), "");
-    store_->SetRosterSource(nullptr);
+    EXPECT_EQ(store_->cluster().node_id(), "");
+    store_->cluster().SetRosterSource(nullptr);
     return;
   }
   std::unique_ptr<Store> node_b = OpenOtherNode("roster-node-b");
   ASSERT_TRUE(node_b);
-  EXPECT_EQ(node_b->node_id(), "roster-node-b");
-  node_b->SetRosterSource([] { return std::string(R"([{"wid":"w-on-b"}])"); });
+  EXPECT_EQ(node_b->cluster().node_id(), "roster-node-b");
+  node_b->cluster().SetRosterSource([] { return std::string(R"([{"wid":"w-on-b"}])"); });
   loop_.RunUntil([&] { return !others(*store_).empty(); });
   EXPECT_EQ(others(*store_), std::vector<std::string>{R"(roster-node-b=[{"wid":"w-on-b"}])"});
-  const std::string a = store_->node_id() + "=[]";
+  const std::string a = store_->cluster().node_id() + "=[]";
   EXPECT_EQ(others(*node_b), std::vector<std::string>{a}) << "each lists the others' only";
   // A's next roster reaches B with A's next heartbeat (here: setting the source again).
   roster_a = R"([{"wid":"w-on-a"}])";
-  store_->SetRosterSource([&roster_a] { return roster_a; });
+  store_->cluster().SetRosterSource([&roster_a] { return roster_a; });
   loop_.RunUntil([&] { return others(*node_b) != std::vector<std::string>{a}; });
   EXPECT_EQ(others(*node_b),
-            std::vector<std::string>{store_->node_id() + "=" + R"([{"wid":"w-on-a"}])"});
+            std::vector<std::string>{store_->cluster().node_id() + "=" + R"([{"wid":"w-on-a"}])"});
   node_b->Close();  // a graceful stop deletes its roster
   EXPECT_TRUE(others(*store_).empty());
-  store_->SetRosterSource(nullptr);
+  store_->cluster().SetRosterSource(nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest, kEmbeddedStores, EmbeddedStoreName);

@@ -20,6 +20,7 @@
 
 #include "bulkhead/store/store.h"
 #include "bulkhead/store/testing/deferred_batches.h"
+#include "bulkhead/store/testing/deferred_cluster_link.h"
 #include "bulkhead/store/testing/deferred_cron_claims.h"
 #include "bulkhead/store/testing/deferred_holders.h"
 #include "bulkhead/store/testing/deferred_host_states.h"
@@ -42,6 +43,7 @@ class DeferredStore : public Store {
   DeferredStore(Store& inner, Poster poster)
       : inner_(&inner),
         later_(std::move(poster)),
+        cluster_(inner.cluster(), later_),
         unique_locks_(inner.unique_locks(), later_),
         cron_claims_(inner.cron_claims(), later_),
         batches_(inner.batches(), later_),
@@ -52,37 +54,12 @@ class DeferredStore : public Store {
         host_states_(inner.host_states(), later_) {}
 
   std::string_view Name() const override { return inner_->Name(); }
-  bool shared() const override { return inner_->shared(); }
   bool degraded() const override { return inner_->degraded(); }
   std::string degraded_reason() const override { return inner_->degraded_reason(); }
   std::string unavailable_reason() const override { return inner_->unavailable_reason(); }
   void SetFatalHandler(FatalHandler handler) override {
     inner_->SetFatalHandler(std::move(handler));
   }
-  void SetWakeHandler(WakeHandler handler) override { inner_->SetWakeHandler(std::move(handler)); }
-  void SetHostStateHandler(HostStateHandler handler) override {
-    inner_->SetHostStateHandler(std::move(handler));
-  }
-  void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
-    inner_->SetWorkerSignalHandler(std::move(handler));
-  }
-  void PublishWorkerSignal(const std::string& wid, const std::string& state) override {
-    inner_->PublishWorkerSignal(wid, state);
-  }
-  void SetRosterSource(RosterSource source) override { inner_->SetRosterSource(std::move(source)); }
-  void ListOtherRosters(RostersCallback cb) override {
-    inner_->ListOtherRosters(later_(std::move(cb)));
-  }
-  std::string node_id() const override { return inner_->node_id(); }
-  size_t live_nodes() const override { return inner_->live_nodes(); }
-  void SetNodeCountHandler(NodeCountHandler handler) override {
-    inner_->SetNodeCountHandler(std::move(handler));
-  }
-  void TryLease(const std::string& name, Duration ttl,
-                std::function<void(Result<bool>)> cb) override {
-    inner_->TryLease(name, ttl, later_(std::move(cb)));
-  }
-  void ReleaseLease(const std::string& name) override { inner_->ReleaseLease(name); }
   Status Open() override { return inner_->Open(); }
   void Close() override { inner_->Close(); }
 
@@ -146,6 +123,7 @@ class DeferredStore : public Store {
     inner_->List(set, offset, limit, later_(std::move(cb)));
   }
   // The parts.
+  ClusterLink& cluster() override { return cluster_; }
   UniqueLocks& unique_locks() override { return unique_locks_; }
   CronClaims& cron_claims() override { return cron_claims_; }
   BatchStore& batches() override { return batches_; }
@@ -161,11 +139,16 @@ class DeferredStore : public Store {
 
   Store& inner() { return *inner_; }
 
+ protected:
+  // How this store posts its answers, for a subclass's own parts (a test's ClusterLink).
+  const Later& later() const { return later_; }
+
  private:
   std::unique_ptr<Store> owned_;  // null when borrowed
   Store* inner_;
   // Wraps a callback so that its answer is posted instead of run where the inner store gives it.
   const Later later_;
+  DeferredClusterLink cluster_;
   DeferredUniqueLocks unique_locks_;
   DeferredCronClaims cron_claims_;
   DeferredBatches batches_;

@@ -1,5 +1,4 @@
-// RedisStore's reads: Stats, List and FindJob (find_job.lua); and the cluster's leases and worker
-// signals.
+// RedisStore's reads: Stats, List and FindJob (find_job.lua).
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cmath>
@@ -20,28 +19,6 @@ int64_t Number(const RedisReply& r) {
 }
 
 }  // namespace
-
-void RedisStore::PublishWorkerSignal(const std::string& wid, const std::string& state) {
-  Command("publish_worker_signal",
-          {"PUBLISH", prefix_ + "signals", options_.node_id + " " + state + " " + wid},
-          [](Result<RedisReply>) {});
-}
-
-void RedisStore::TryLease(const std::string& name, Duration ttl,
-                          std::function<void(Result<bool>)> cb) {
-  int64_t ms =
-      std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count());
-  Eval(Script::kLease, "lease", {name, options_.node_id, std::to_string(ms), "take"},
-       [cb = std::move(cb)](Result<RedisReply> r) {
-         if (!r.ok()) return cb(r.status());
-         cb(r->integer() == 1);
-       });
-}
-
-void RedisStore::ReleaseLease(const std::string& name) {
-  Eval(Script::kLease, "lease", {name, options_.node_id, "1", "release"},
-       [](Result<RedisReply>) {});
-}
 
 void RedisStore::Stats(std::function<void(Result<StoreStats>)> cb) {
   Eval(Script::kStats, "stats", {}, [cb = std::move(cb)](Result<RedisReply> r) {
