@@ -168,7 +168,7 @@ class MemoryState {
     return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
   }
 
-  // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts in store.h) ---
+  // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts: holder_store.h) ---
   // The job `jid` wherever it is, or null. Valid until the next change.
   const JobRecord* FindJob(const std::string& jid) const;
   // Records `wid` as the holder of the reservation of `jid`; nothing when it is not reserved.

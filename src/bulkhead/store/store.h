@@ -1,7 +1,20 @@
 // Store: where jobs live. The engine talks only to this interface, so the embedded stores (memory,
 // SQLite) and a networked one (Redis) are interchangeable.
 //
-// Contract for every implementation:
+// The store comes in parts. Store itself is the core job store: push, fetch, ack, fail, move, the
+// sorted sets, pauses, counters, stats and lookup by jid. Each feature's stored state is a small
+// interface of its own that every store provides, reached through an accessor whose reference
+// lives as long as the store: unique_locks() (unique_locks.h), cron_claims() (cron_claims.h),
+// batches() (batch_store.h), tracks() (track_store.h), throttles() (throttle_store.h), holders()
+// (holder_store.h), signing_keys() (signing_key_store.h), host_states() (host_state_store.h). What
+// only a store shared by several nodes does is cluster() (cluster_link.h; a store one process owns
+// gives SingleNodeLink, a cluster of one). Each implementation has a file pair per part
+// (embedded_<part>, redis_<part>; testing/deferred_<part>.h). Effects that must happen in one
+// change across parts stay inside each implementation: an Ack releases the job's unique lock,
+// counts it in its batch and sets its tracking state in the same change as the ACK itself.
+//
+// Contract for every implementation, the store and its parts alike (a part's call is a call of
+// its store: the order, the thread and degraded mode below hold across them):
 // - Methods are called from one thread (the event loop). Callbacks run on that thread too; an
 //   implementation may run a callback before the method returns (the embedded stores answer reads
 //   inline) or later (after a commit, or a network round trip, as a Redis store always does).
@@ -63,10 +76,11 @@ class Store : public StoreCallbacks {
 
   // Degraded mode: true once the store has lost durability (a commit failed). From then on, until
   // a restart, every call that changes state (Push, Fetch, Ack, Move, Remove, Mutate, SetPaused,
-  // ... every method below that is not a read) is refused with Unavailable(degraded_reason())
-  // without changing anything, while reads (Stats, List, GetWorking, ExpiredReservations,
-  // List*) keep answering. Sticky: nothing leaves degraded mode but a restart. A store that cannot
-  // lose durability (memory:) is never degraded. Cheap; callable from any thread.
+  // ... every method below or of a part that is not a read) is refused with
+  // Unavailable(degraded_reason()) without changing anything, while reads (Stats, List,
+  // GetWorking, ExpiredReservations, a part's List or Get) keep answering. Sticky: nothing leaves
+  // degraded mode but a restart. A store that cannot lose durability (memory:) is never degraded.
+  // Cheap; callable from any thread.
   virtual bool degraded() const { return false; }
   // Why the store is degraded, naming the failed commit and its cause; empty when it is not.
   virtual std::string degraded_reason() const { return {}; }

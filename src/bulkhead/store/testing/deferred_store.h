@@ -8,8 +8,11 @@
 // a local filled by the callback right after the call, or captures a local by reference that is
 // gone by the time the answer comes, fails (or trips ASan) here.
 //
-// A test that needs some calls answered differently (held until it says so) subclasses it and
-// overrides those; the rest still forward.
+// Each part (store.h) is a deferred wrapper of its own (deferred_<part>.h) over the inner store's
+// part, answering through the same Later. A test that needs some calls answered differently (held
+// until it says so) subclasses it and overrides those, or, for a part's calls, overrides the
+// part's accessor with a part of its own (built over DeferredStore's, with later()); the rest
+// still forward.
 //
 // Threading: as Store. `poster` must run closures on the thread that calls the store, in order.
 #pragma once
@@ -122,6 +125,10 @@ class DeferredStore : public Store {
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
     inner_->List(set, offset, limit, later_(std::move(cb)));
   }
+  void FindJob(const std::string& jid, JobCallback cb) override {
+    inner_->FindJob(jid, later_(std::move(cb)));
+  }
+
   // The parts.
   ClusterLink& cluster() override { return cluster_; }
   UniqueLocks& unique_locks() override { return unique_locks_; }
@@ -132,10 +139,6 @@ class DeferredStore : public Store {
   HolderStore& holders() override { return holders_; }
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
-
-  void FindJob(const std::string& jid, JobCallback cb) override {
-    inner_->FindJob(jid, later_(std::move(cb)));
-  }
 
   Store& inner() { return *inner_; }
 
