@@ -1,5 +1,5 @@
 // Engine: the custom job options checked at PUSH and FETCH: unique jobs (unique_jobs.h) and
-// expiring jobs (expiring_jobs.h).
+// expiring jobs (expiring_jobs.h); and the store step a PUSH is routed to (unique, batch, plain).
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -64,25 +64,24 @@ bool Engine::AdmitFetched(const JobRecord& job) {
   return true;
 }
 
-void Engine::PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
-                         Done answer) {
-  if (!lock && !bid.empty()) {  // batches
-    store_.batches().PushMember(std::move(job), bid, clock_.Now(), std::move(answer));
+void Engine::RoutePush(JobRecord job, PushRoute route, Done answer) {
+  if (route.lock) {  // unique
+    store_.unique_locks().Push(std::move(job), *route.lock, clock_.Now(),
+                               alive_.Guard([this, answer = std::move(answer)](Status st) {
+                                 if (st.ok()) {
+                                   unique_counts_.taken++;
+                                 } else if (IsNotUnique(st)) {
+                                   unique_counts_.denied++;
+                                 }
+                                 answer(st);
+                               }));
     return;
   }
-  if (!lock) {
-    store_.Push(std::move(job), std::move(answer));
+  if (!route.bid.empty()) {  // a batch member
+    store_.batches().PushMember(std::move(job), route.bid, clock_.Now(), std::move(answer));
     return;
   }
-  store_.unique_locks().Push(std::move(job), *lock, clock_.Now(),
-                             Guarded([this, answer = std::move(answer)](Status st) {
-                               if (st.ok()) {
-                                 unique_counts_.taken++;
-                               } else if (IsNotUnique(st)) {
-                                 unique_counts_.denied++;
-                               }
-                               answer(st);
-                             }));
+  store_.Push(std::move(job), std::move(answer));
 }
 
 }  // namespace bulkhead
