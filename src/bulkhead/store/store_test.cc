@@ -831,15 +831,10 @@ TEST_P(SqliteStoreTest, HostStatesSurviveReopen) {
   EXPECT_EQ(Hosts(), (std::vector<HostStateRecord>{a, c}));
 }
 
-TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("bulkhead_schema_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "v1.db").string();
-  TestLoop loop;
+// A version-1 sqlite: file at `path`: the tables of version 1 and a job, as bulkhead 0.1 wrote
+// them.
+void WriteVersion1Database(const std::string& path, TestLoop& loop) {
   {
-    // A version-1 database: the tables of version 1 and a job, as bulkhead 0.1 wrote them.
     SqliteChangeLog log(path, loop.poster(), "process");
     MemoryState state;
     ASSERT_TRUE(log.Load(state).ok());
@@ -863,6 +858,32 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
               SQLITE_OK);
     sqlite3_close(db);
   }
+}
+
+// The schema_version the file at `path` records.
+std::string SchemaVersionOf(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(
+      sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr),
+      SQLITE_OK);
+  std::string version = "(no schema_version row)";
+  if (sqlite3_step(st) == SQLITE_ROW)
+    version = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return version;
+}
+
+TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_schema_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "v1.db").string();
+  TestLoop loop;
+  WriteVersion1Database(path, loop);
   auto store = OpenStoreFromUrl("sqlite:" + path, loop.poster());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   std::optional<Status> put;
@@ -882,17 +903,7 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   EXPECT_EQ(stats.enqueued, 1u);
   (*store)->Close();
   store->reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(
-      sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr),
-      SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))),
-            std::to_string(SqliteChangeLog::kSchemaVersion));
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  EXPECT_EQ(SchemaVersionOf(path), std::to_string(SqliteChangeLog::kSchemaVersion));
   std::filesystem::remove_all(dir);
 }
 
@@ -1022,6 +1033,52 @@ class DegradedStoreTest : public ::testing::Test {
     return job;
   }
 
+  // Pushes big jobs until a commit fails (at most 1000): the jids answered +OK in order, the
+  // failure and the jid it refused.
+  struct Filled {
+    std::vector<std::string> durable;
+    Status failed;
+    std::string failed_jid;
+  };
+  Filled FillUntilACommitFails() {
+    Filled out;
+    for (int i = 0; i < 1000 && out.failed.ok(); ++i) {
+      JobRecord job = BigJob(i);
+      std::string jid = job.jid;
+      Status s = Push(std::move(job));
+      if (s.ok()) {
+        out.durable.push_back(jid);
+      } else {
+        out.failed = s;
+        out.failed_jid = jid;
+      }
+    }
+    return out;
+  }
+  // PUSH, FETCH, ACK of `reserved_jid`, pause, MUTATE and counting outcomes are refused (the
+  // counting silently) with `reason`.
+  void ExpectChangesRefused(const std::string& reason, const std::string& reserved_jid) {
+    Status push = Push(BigJob(5000));
+    EXPECT_EQ(push.code(), StatusCode::kUnavailable);
+    EXPECT_EQ(push.message(), reason);
+    auto fetched = Fetch();
+    ASSERT_FALSE(fetched.ok());
+    EXPECT_EQ(fetched.status().message(), reason);
+    auto acked = Ack(reserved_jid);
+    ASSERT_FALSE(acked.ok());
+    EXPECT_EQ(acked.status().message(), reason);
+    std::optional<Status> paused;
+    store_->SetPaused({"default"}, true, [&](Status s) { paused = s; });
+    ASSERT_TRUE(paused.has_value());
+    EXPECT_EQ(paused->message(), reason);
+    std::optional<Result<size_t>> mutated;
+    store_->Mutate(MutateOp::kClear, JobState::kDead, MutateFilter{}, now_, std::chrono::hours(1),
+                   [&](Result<size_t> r) { mutated = r; });
+    ASSERT_TRUE(mutated.has_value());
+    EXPECT_FALSE(mutated->ok());
+    store_->CountOutcome(3, 1, now_);
+  }
+
   std::filesystem::path dir_;
   std::string path_;
   TestLoop loop_;
@@ -1034,20 +1091,7 @@ TEST_F(DegradedStoreTest, AFailedCommitStopsEveryChangeAndTheFileKeepsTheDurable
   EXPECT_FALSE(store_->degraded());
   EXPECT_EQ(store_->degraded_reason(), "");
   // Fill the file until a commit fails; remember what was answered +OK.
-  std::vector<std::string> durable;
-  Status failed;
-  std::string failed_jid;
-  for (int i = 0; i < 1000 && failed.ok(); ++i) {
-    JobRecord job = BigJob(i);
-    std::string jid = job.jid;
-    Status s = Push(std::move(job));
-    if (s.ok()) {
-      durable.push_back(jid);
-    } else {
-      failed = s;
-      failed_jid = jid;
-    }
-  }
+  auto [durable, failed, failed_jid] = FillUntilACommitFails();
   ASSERT_FALSE(failed.ok()) << "the capped file never filled up";
   ASSERT_GE(durable.size(), 2u);
   EXPECT_EQ(failed.code(), StatusCode::kUnavailable);
@@ -1067,25 +1111,7 @@ TEST_F(DegradedStoreTest, AFailedCommitStopsEveryChangeAndTheFileKeepsTheDurable
   EXPECT_EQ(before.enqueued, durable.size() + 1);
 
   // Every change is refused with the reason and leaves memory as it was.
-  Status push = Push(BigJob(5000));
-  EXPECT_EQ(push.code(), StatusCode::kUnavailable);
-  EXPECT_EQ(push.message(), reason);
-  auto fetched = Fetch();
-  ASSERT_FALSE(fetched.ok());
-  EXPECT_EQ(fetched.status().message(), reason);
-  auto acked = Ack(durable[0]);
-  ASSERT_FALSE(acked.ok());
-  EXPECT_EQ(acked.status().message(), reason);
-  std::optional<Status> paused;
-  store_->SetPaused({"default"}, true, [&](Status s) { paused = s; });
-  ASSERT_TRUE(paused.has_value());
-  EXPECT_EQ(paused->message(), reason);
-  std::optional<Result<size_t>> mutated;
-  store_->Mutate(MutateOp::kClear, JobState::kDead, MutateFilter{}, now_, std::chrono::hours(1),
-                 [&](Result<size_t> r) { mutated = r; });
-  ASSERT_TRUE(mutated.has_value());
-  EXPECT_FALSE(mutated->ok());
-  store_->CountOutcome(3, 1, now_);
+  ExpectChangesRefused(reason, durable[0]);
   StoreStats after = Stats();
   EXPECT_EQ(after.enqueued, before.enqueued);
   EXPECT_EQ(after.working, 0u);
