@@ -4,8 +4,9 @@
 //
 // With several nodes on one store it shows the whole cluster: the workers connected to the
 // other nodes come from the rosters those nodes publish with their heartbeat (Engine::
-// ClusterWorkers, at most a heartbeat interval old), the holders from the store (HolderStore::List),
-// and quiet/terminate reach a worker wherever it is connected (Engine::SignalWorker).
+// ClusterWorkers, at most a heartbeat interval old), the holders from the store
+// (HolderStore::List), and quiet/terminate reach a worker wherever it is connected
+// (Engine::SignalWorker).
 #pragma once
 
 #include <map>

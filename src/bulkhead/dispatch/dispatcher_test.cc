@@ -18,6 +18,7 @@
 #include "bulkhead/dispatch/testing/store_timing.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/store/testing/shared_store.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 #include "bulkhead/util/base64.h"
 #include "bulkhead/util/time_format.h"
@@ -612,24 +613,6 @@ TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   ASSERT_EQ(working.size(), 1u);
   EXPECT_EQ(working[0].queue, "default");
 }
-
-// A store that says several nodes share it (as the Redis store does), over the fixture's store.
-class SharedStore final : public DeferredStore {
- public:
-  SharedStore(std::unique_ptr<Store> inner, Poster poster)
-      : DeferredStore(std::move(inner), std::move(poster)),
-        link_(DeferredStore::cluster(), later()) {}
-  SharedStore(Store& inner, Poster poster)
-      : DeferredStore(inner, std::move(poster)), link_(DeferredStore::cluster(), later()) {}
-  ClusterLink& cluster() override { return link_; }
-
- private:
-  struct SharedLink final : DeferredClusterLink {
-    using DeferredClusterLink::DeferredClusterLink;
-    bool shared() const override { return true; }
-  };
-  SharedLink link_;
-};
 
 TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNodes) {
   ScriptedTransport before;

@@ -10,8 +10,8 @@
 //   (its record removed) is closed on every node, which then start its parked jobs.
 // - One half-open probe for the cluster: when a host's open interval ends, every node's breaker
 //   goes half-open at the same time (they share its open-until). Before this node lets a probe
-//   start, it takes the store's lease "probe:HOST" (ClusterLink::TryLease) for `probe_lease` (longer
-//   than any attempt). Until the answer, and while another node holds the lease, the host's
+//   start, it takes the store's lease "probe:HOST" (ClusterLink::TryLease) for `probe_lease`
+//   (longer than any attempt). Until the answer, and while another node holds the lease, the host's
 //   probes are held here (Compartment::HoldProbes): the holder's result reaches this node as a
 //   host state change (which lifts the hold), or the hold lapses with the lease and this node
 //   tries to take it. The holder releases the lease once its breaker has left half-open.

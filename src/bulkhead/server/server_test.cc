@@ -20,7 +20,7 @@
 
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/server/testing/fwp_test_connection.h"
-#include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/shared_store.h"
 #include "bulkhead/store/testing/store_timing.h"
 #include "bulkhead/util/clock.h"
 
@@ -168,24 +168,6 @@ TEST_P(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
 ::testing::Matcher<std::string> StoreUp(const std::string& value) {
   return ::testing::ContainsRegex("\nbulkhead_store_up\\{node=\"[^\"]+\"\\} " + value + "\n");
 }
-
-// A store that says several nodes share it (as the Redis store does), over the memory store.
-class SharedStore final : public DeferredStore {
- public:
-  SharedStore(std::unique_ptr<Store> inner, Poster poster)
-      : DeferredStore(std::move(inner), std::move(poster)),
-        link_(DeferredStore::cluster(), later()) {}
-  SharedStore(Store& inner, Poster poster)
-      : DeferredStore(inner, std::move(poster)), link_(DeferredStore::cluster(), later()) {}
-  ClusterLink& cluster() override { return link_; }
-
- private:
-  struct SharedLink final : DeferredClusterLink {
-    using DeferredClusterLink::DeferredClusterLink;
-    bool shared() const override { return true; }
-  };
-  SharedLink link_;
-};
 
 TEST(ServerSharedStoreTest, PerNodeFiguresCarryTheNodeAndTheStoresDoNot) {
   ServerTestHooks hooks;

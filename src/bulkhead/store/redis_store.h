@@ -145,7 +145,7 @@ class RedisStore final : public Store, private RedisCalls {
   void Flush(Done durable) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
-  // find_job.lua: one HGET of {NS}:jobs and the score.
+  // find_job.lua: one HGET of {NS}:jobs and the score (redis_store_ops.cc).
   void FindJob(const std::string& jid, JobCallback cb) override;
 
   // The parts (redis_<part>.h).

@@ -1,4 +1,4 @@
-// RedisStore's reads: Stats, List and FindJob (find_job.lua).
+// RedisStore's reads: Stats and List.
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cmath>
@@ -41,17 +41,6 @@ void RedisStore::Stats(std::function<void(Result<StoreStats>)> cb) {
       s.queues.emplace(e[i].str(), q);
     }
     cb(std::move(s));
-  });
-}
-
-void RedisStore::FindJob(const std::string& jid, JobCallback cb) {
-  Eval(Script::kFindJob, "find_job", {jid}, [jid, cb = std::move(cb)](Result<RedisReply> r) {
-    if (!r.ok()) return cb(r.status());
-    if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
-    const auto& e = r->elements();
-    auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
-    if (!job.ok()) return cb(job.status());
-    cb(std::optional<JobRecord>(std::move(*job)));
   });
 }
 
