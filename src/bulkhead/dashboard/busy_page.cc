@@ -79,14 +79,15 @@ std::string WorkersTable(const PageContext& ctx, const BusyData& d,
 
 // One section per wid holding jobs: this node's workers first (by wid), then the others.
 std::string HeldTables(const PageContext& ctx, const BusyData& d) {
-  std::vector<const Store::HeldJob*> held;
+  std::vector<const HolderStore::HeldJob*> held;
   for (const auto& hj : d.held) held.push_back(&hj);
-  std::sort(held.begin(), held.end(), [&](const Store::HeldJob* a, const Store::HeldJob* b) {
-    bool a_here = d.workers.contains(a->wid), b_here = d.workers.contains(b->wid);
-    if (a_here != b_here) return a_here;
-    if (a->wid != b->wid) return a->wid < b->wid;
-    return ReservedSince(a->job) < ReservedSince(b->job);
-  });
+  std::sort(held.begin(), held.end(),
+            [&](const HolderStore::HeldJob* a, const HolderStore::HeldJob* b) {
+              bool a_here = d.workers.contains(a->wid), b_here = d.workers.contains(b->wid);
+              if (a_here != b_here) return a_here;
+              if (a->wid != b->wid) return a->wid < b->wid;
+              return ReservedSince(a->job) < ReservedSince(b->job);
+            });
   std::string h = "<h2>Jobs held by workers (" + std::to_string(d.held.size()) + ")</h2>";
   if (held.empty()) return h + "<p class=\"muted\" id=\"no-held\">no worker holds a job</p>";
   for (size_t i = 0; i < held.size();) {

@@ -4,8 +4,9 @@
 //
 // With several nodes on one store it shows the whole cluster: the workers connected to the
 // other nodes come from the rosters those nodes publish with their heartbeat (Engine::
-// ClusterWorkers, at most a heartbeat interval old), the holders from the store (Store::ListHeld),
-// and quiet/terminate reach a worker wherever it is connected (Engine::SignalWorker).
+// ClusterWorkers, at most a heartbeat interval old), the holders from the store
+// (HolderStore::List), and quiet/terminate reach a worker wherever it is connected
+// (Engine::SignalWorker).
 #pragma once
 
 #include <map>
@@ -23,7 +24,7 @@ namespace bulkhead::dashboard {
 struct BusyData {
   std::map<std::string, WorkerInfo> workers;  // connected to this node
   std::vector<NodeWorker> elsewhere;          // connected to the other nodes, by node and wid
-  std::vector<Store::HeldJob> held;           // reserved jobs a worker holds (any node)
+  std::vector<HolderStore::HeldJob> held;     // reserved jobs a worker holds (any node)
   bool held_truncated = false;                // more were held than listed
   std::vector<JobRecord> working;             // the first reserved jobs (List of kWorking)
   size_t working_total = 0;                   // reserved jobs in all

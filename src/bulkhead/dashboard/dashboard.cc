@@ -275,10 +275,10 @@ void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
     if (!e.ok()) return reply(ErrorPage(503, e.status().message()));
     auto data = std::make_shared<BusyData>();
     data->working_total = e->working;
-    data->shared_store = engine_.store().shared();
-    engine_.store().ListHeld(
+    data->shared_store = engine_.store().cluster().shared();
+    engine_.store().holders().List(
         kBusyHeldShown + 1, [this, alive, data, ctx = std::move(ctx), reply = std::move(reply)](
-                                Result<std::vector<Store::HeldJob>> held) mutable {
+                                Result<std::vector<HolderStore::HeldJob>> held) mutable {
           if (!alive.lock()) return;
           if (!held.ok()) return reply(ErrorPage(503, held.status().message()));
           data->held = std::move(*held);
@@ -297,7 +297,7 @@ void Dashboard::Busy(PageContext ctx, HttpServer::Reply reply) {
                           if (!alive.lock()) return;
                           if (!workers.ok())
                             return reply(ErrorPage(503, workers.status().message()));
-                          const std::string here = engine_.store().node_id();
+                          const std::string here = engine_.store().cluster().node_id();
                           for (NodeWorker& nw : *workers) {
                             if (nw.node == here) {
                               data->workers.emplace(nw.info.wid, std::move(nw.info));
@@ -344,28 +344,28 @@ void Dashboard::JobList(PageContext ctx, JobState set, const std::string& query,
 
 void Dashboard::Job(PageContext ctx, const std::string& query, HttpServer::Reply reply) {
   std::string jid = FormFields::Parse(query).Get("jid");
-  engine_.store().FindJob(
-      jid, [this, alive = std::weak_ptr<bool>(alive_), ctx = std::move(ctx), jid,
-            reply = std::move(reply)](Result<std::optional<JobRecord>> job) mutable {
-        if (!alive.lock()) return;
-        if (!job.ok()) return reply(ErrorPage(503, job.status().message()));
-        if (!job->has_value() || (*job)->state != JobState::kWorking) {
-          return reply(HtmlResponse(job->has_value() ? 200 : 404, RenderJobPage(ctx, jid, *job)));
-        }
-        // A reserved job: its holder too.
-        engine_.store().ListHeld(
-            kBusyHeldShown, [alive, ctx = std::move(ctx), jid, job = std::move(**job),
-                             reply = std::move(reply)](Result<std::vector<Store::HeldJob>> held) {
-              if (!alive.lock()) return;
-              std::string holder;
-              if (held.ok()) {
-                for (const auto& h : *held) {
-                  if (h.job.jid == jid) holder = h.wid;
-                }
-              }
-              reply(HtmlResponse(200, RenderJobPage(ctx, jid, job, holder)));
-            });
-      });
+  engine_.store().FindJob(jid, [this, alive = std::weak_ptr<bool>(alive_), ctx = std::move(ctx),
+                                jid, reply = std::move(reply)](
+                                   Result<std::optional<JobRecord>> job) mutable {
+    if (!alive.lock()) return;
+    if (!job.ok()) return reply(ErrorPage(503, job.status().message()));
+    if (!job->has_value() || (*job)->state != JobState::kWorking) {
+      return reply(HtmlResponse(job->has_value() ? 200 : 404, RenderJobPage(ctx, jid, *job)));
+    }
+    // A reserved job: its holder too.
+    engine_.store().holders().List(
+        kBusyHeldShown, [alive, ctx = std::move(ctx), jid, job = std::move(**job),
+                         reply = std::move(reply)](Result<std::vector<HolderStore::HeldJob>> held) {
+          if (!alive.lock()) return;
+          std::string holder;
+          if (held.ok()) {
+            for (const auto& h : *held) {
+              if (h.job.jid == jid) holder = h.wid;
+            }
+          }
+          reply(HtmlResponse(200, RenderJobPage(ctx, jid, job, holder)));
+        });
+  });
 }
 
 // One store lookup by jid (Store::FindJob), wherever the job is.

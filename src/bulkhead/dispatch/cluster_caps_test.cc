@@ -21,18 +21,25 @@ using std::chrono::seconds;
 // heartbeat) and telling the handler when it changes.
 class NodeCountStore final : public DeferredStore {
  public:
-  using DeferredStore::DeferredStore;
-  size_t live_nodes() const override { return nodes_; }
-  void SetNodeCountHandler(NodeCountHandler handler) override { handler_ = std::move(handler); }
+  NodeCountStore(std::unique_ptr<Store> inner, Poster poster)
+      : DeferredStore(std::move(inner), std::move(poster)),
+        link_(DeferredStore::cluster(), later()) {}
+  ClusterLink& cluster() override { return link_; }
   void SetNodes(size_t n) {
-    nodes_ = n;
-    if (handler_) handler_(n);
+    link_.nodes_ = n;
+    if (link_.handler_) link_.handler_(n);
   }
-  bool has_handler() const { return static_cast<bool>(handler_); }
+  bool has_handler() const { return static_cast<bool>(link_.handler_); }
 
  private:
-  size_t nodes_ = 1;
-  NodeCountHandler handler_;
+  struct NodeCountLink final : DeferredClusterLink {
+    using DeferredClusterLink::DeferredClusterLink;
+    size_t live_nodes() const override { return nodes_; }
+    void SetNodeCountHandler(NodeCountHandler handler) override { handler_ = std::move(handler); }
+    size_t nodes_ = 1;
+    NodeCountHandler handler_;
+  };
+  NodeCountLink link_;
 };
 
 class ClusterCapsTest : public ::testing::TestWithParam<StoreTiming> {

@@ -36,7 +36,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
                                    host_states_, outcomes_, config_, stats_}),
       timer_(io),
       host_labels_(clock, config_.host_labels) {
-  if (engine.store().shared()) {
+  if (engine.store().cluster().shared()) {
     // The lease outlives any attempt, so a probe never outlives the lease it runs under.
     Duration lease = std::max({config_.webpush_deadlines.total, config_.activitypub_deadlines.total,
                                config_.webhook_deadlines.total}) +
@@ -53,7 +53,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, Engine& engine, Transport& t
 }
 
 Dispatcher::~Dispatcher() {
-  if (started_) engine_.store().SetNodeCountHandler(nullptr);
+  if (started_) engine_.store().cluster().SetNodeCountHandler(nullptr);
   *alive_ = false;
   timer_.cancel();
 }
@@ -64,8 +64,8 @@ void Dispatcher::Start() {
   adopting_ = true;
   taking_ = true;
   if (shared_hosts_) shared_hosts_->Start();
-  ApplyNodeCount(engine_.store().live_nodes());
-  engine_.store().SetNodeCountHandler([this, alive = alive_](size_t nodes) {
+  ApplyNodeCount(engine_.store().cluster().live_nodes());
+  engine_.store().cluster().SetNodeCountHandler([this, alive = alive_](size_t nodes) {
     if (!*alive) return;
     ApplyNodeCount(nodes);
     Pump();  // a grown share starts what waited
@@ -113,7 +113,7 @@ Status Dispatcher::Validate(const JobRecord& job) const {
 void Dispatcher::OnJobsAvailable() { Pump(); }
 
 void Dispatcher::Adopt(size_t offset) {
-  if (engine_.store().shared()) {
+  if (engine_.store().cluster().shared()) {
     // Other live nodes' deliveries are in the shared working set too; a dead node's come back to
     // the delivery queue through the store's liveness reaper instead (no retry spent).
     adopting_ = false;

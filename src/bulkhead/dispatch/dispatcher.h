@@ -27,7 +27,7 @@
 //   in the store and restores it at Start, before reservations are adopted. On a shared store,
 //   SharedHostStates (shared_host_states.h) adopts the other nodes' changes and lets one node
 //   at a time probe a half-open host.
-//   Cluster-wide caps: on a store shared by N live nodes (Store::live_nodes(), learned by
+//   Cluster-wide caps: on a store shared by N live nodes (ClusterLink::live_nodes(), learned by
 //   the store at each heartbeat), this node's global cap is global_max_in_flight / N and each
 //   host's adaptive cap bounds divide the same way (floor, never below 1;
 //   HostCompartments::SetNodes), so the cluster stays within the configured caps without a
@@ -83,8 +83,8 @@ class Dispatcher final : public BuiltinJobs {
 
   // Restores the host states kept in the store, adopts the delivery reservations left by a
   // previous run (the store's working set in kDeliveryQueue; not on a shared store, where those
-  // are other nodes' or given back by the store's liveness reaper: Store::shared()), then takes
-  // what is queued and starts delivering.
+  // are other nodes' or given back by the store's liveness reaper: ClusterLink::shared()), then
+  // takes what is queued and starts delivering.
   void Start();
   // Stops taking and starting deliveries; results still arriving leave their jobs untouched
   // (reserved). Idempotent.

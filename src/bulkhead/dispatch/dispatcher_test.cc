@@ -18,6 +18,7 @@
 #include "bulkhead/dispatch/testing/store_timing.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/metrics/metric_names.h"
+#include "bulkhead/store/testing/shared_store.h"
 #include "bulkhead/transport/testing/scripted_transport.h"
 #include "bulkhead/util/base64.h"
 #include "bulkhead/util/time_format.h"
@@ -613,13 +614,6 @@ TEST_P(DispatcherTest, AdoptsItsReservationsAfterARestart) {
   EXPECT_EQ(working[0].queue, "default");
 }
 
-// A store that says several nodes share it (as the Redis store does), over the fixture's store.
-class SharedStore final : public DeferredStore {
- public:
-  using DeferredStore::DeferredStore;
-  bool shared() const override { return true; }
-};
-
 TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNodes) {
   ScriptedTransport before;
   StartDispatcher(before);
@@ -629,7 +623,7 @@ TEST_P(DispatcherTest, OnASharedStoreTheReservationsFoundAtStartAreLeftToTheirNo
 
   // Another node starts on the same store while this one still holds its delivery.
   SharedStore shared(*store_, [this](std::function<void()> f) { boost::asio::post(io_, f); });
-  ASSERT_TRUE(shared.shared());
+  ASSERT_TRUE(shared.cluster().shared());
   Engine other(io_, shared, config_, clock_, rng_);
   ScriptedTransport after;
   Dispatcher node_b(io_, other, after, signer_.get(), keys_, clock_, rng_, dconfig_);

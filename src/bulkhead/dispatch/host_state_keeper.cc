@@ -49,8 +49,8 @@ HostStateKeeper::HostStateKeeper(Store& store, HostCompartments& compartments,
 HostStateKeeper::~HostStateKeeper() { *alive_ = false; }
 
 void HostStateKeeper::Restore(std::function<void()> done) {
-  store_.ListHostStates([this, alive = alive_,
-                         done = std::move(done)](Result<std::vector<HostStateRecord>> records) {
+  store_.host_states().List([this, alive = alive_,
+                             done = std::move(done)](Result<std::vector<HostStateRecord>> records) {
     if (!*alive) return;
     if (!records.ok()) {
       spdlog::error("delivery: cannot read the saved host states: {}", records.status().message());
@@ -124,13 +124,13 @@ void HostStateKeeper::Save(const std::string& host, TimePoint now) {
     if (saved == saved_hosts_.end()) return;
     saved_hosts_.erase(saved);
     write_seq_[host] = next_write_seq_++;
-    store_.RemoveHostState(host, LogDone("host state removal", host));
+    store_.host_states().Remove(host, LogDone("host state removal", host));
     return;
   }
   HostStateRecord record = ToHostStateRecord(host, state, unavailable);
   if (saved != saved_hosts_.end() && saved->second == record) return;
   write_seq_[host] = next_write_seq_++;
-  store_.PutHostState(record, LogDone("host state write", host));
+  store_.host_states().Put(record, LogDone("host state write", host));
   saved_hosts_.insert_or_assign(host, std::move(record));
 }
 

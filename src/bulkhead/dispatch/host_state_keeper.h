@@ -3,7 +3,7 @@
 //
 // While a host is failing, its compartment's CompartmentState (breaker open-until and openings,
 // failing-since, Retry-After) and whether it was announced unavailable are kept in the store
-// (Store::PutHostState): written after a result only when they changed, deleted once the host is
+// (HostStateStore::Put): written after a result only when they changed, deleted once the host is
 // healthy and not announced (or its compartment was evicted and it was not announced). Restore
 // reads them back into the HostCompartments at start, before any reservation is adopted, so a
 // dead host's adopted jobs stay parked until its breaker's probe time and its unavailable period

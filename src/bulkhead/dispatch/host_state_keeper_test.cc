@@ -39,7 +39,7 @@ class HostStateKeeperTest : public ::testing::TestWithParam<StoreTiming> {
   // Saves `record` as a previous run left it.
   void Put(const HostStateRecord& record) {
     Status s = Await<Status>(io_, "a host state write", [&](std::function<void(Status)> done) {
-      store_->PutHostState(record, std::move(done));
+      store_->host_states().Put(record, std::move(done));
     });
     ASSERT_TRUE(s.ok()) << s.ToString();
   }

@@ -24,18 +24,18 @@ SharedHostStates::SharedHostStates(Store& store, HostCompartments& compartments,
 
 SharedHostStates::~SharedHostStates() {
   *alive_ = false;
-  store_.SetHostStateHandler(nullptr);
+  store_.cluster().SetHostStateHandler(nullptr);
 }
 
 void SharedHostStates::Start() {
-  store_.SetHostStateHandler([this, alive = alive_](const std::string& host) {
+  store_.cluster().SetHostStateHandler([this, alive = alive_](const std::string& host) {
     if (*alive) OnChanged(host);
   });
 }
 
 void SharedHostStates::OnChanged(const std::string& host) {
-  store_.ListHostStates([this, alive = alive_, host, seq = keeper_.write_seq(host)](
-                            Result<std::vector<HostStateRecord>> records) {
+  store_.host_states().List([this, alive = alive_, host, seq = keeper_.write_seq(host)](
+                                Result<std::vector<HostStateRecord>> records) {
     if (!*alive) return;
     // This node wrote the host after the read was sent: the store holds that write (or a later
     // node's, which is announced again), not what the read saw.
@@ -53,7 +53,7 @@ void SharedHostStates::OnChanged(const std::string& host) {
     keeper_.Adopt(host, found, now);
     // The new state (opened again, or closed) is the probe's result: the hold ends with it.
     if (Compartment* c = compartments_.Find(host)) c->HoldProbes(std::nullopt);
-    if (leased_.erase(host) > 0) store_.ReleaseLease(LeaseName(host));
+    if (leased_.erase(host) > 0) store_.cluster().ReleaseLease(LeaseName(host));
     pump_();
   });
 }
@@ -66,10 +66,10 @@ void SharedHostStates::GateProbes(TimePoint now) {
     if (c->probe_hold_until() && now < *c->probe_hold_until()) continue;  // held or being asked
     c->HoldProbes(now + probe_lease_);
     if (!pending_.insert(host).second) continue;
-    store_.TryLease(LeaseName(host), probe_lease_,
-                    [this, alive = alive_, host = std::string(host)](Result<bool> taken) {
-                      if (*alive) OnLease(host, std::move(taken));
-                    });
+    store_.cluster().TryLease(LeaseName(host), probe_lease_,
+                              [this, alive = alive_, host = std::string(host)](Result<bool> taken) {
+                                if (*alive) OnLease(host, std::move(taken));
+                              });
   }
 }
 
@@ -79,7 +79,8 @@ void SharedHostStates::OnLease(const std::string& host, Result<bool> taken) {
   Compartment* c = compartments_.Find(host);
   if (taken.ok() && *taken) {
     if (c == nullptr || c->breaker().state(now) != BreakerState::kHalfOpen) {
-      store_.ReleaseLease(LeaseName(host));  // its state changed meanwhile: no probe to run
+      store_.cluster().ReleaseLease(
+          LeaseName(host));  // its state changed meanwhile: no probe to run
       return;
     }
     leased_.insert(host);
@@ -100,7 +101,7 @@ void SharedHostStates::AfterResult(const std::string& host, TimePoint now) {
   const Compartment* c = compartments_.Find(host);
   if (c != nullptr && c->breaker().state(now) == BreakerState::kHalfOpen) return;
   leased_.erase(host);
-  store_.ReleaseLease(LeaseName(host));
+  store_.cluster().ReleaseLease(LeaseName(host));
 }
 
 }  // namespace bulkhead

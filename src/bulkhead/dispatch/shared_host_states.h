@@ -3,15 +3,15 @@
 // Each node keeps its own compartments (dispatch/dispatcher.h); on a shared store this makes
 // their breakers act as one:
 // - Opening and closing spread: a node that changes a host's state writes it (HostStateKeeper)
-//   and the store tells the other nodes (Store::SetHostStateHandler, Redis pub/sub on
+//   and the store tells the other nodes (ClusterLink::SetHostStateHandler, Redis pub/sub on
 //   {NS}:hosts). Each reads the host's record back and adopts it (HostStateKeeper::Adopt): a
 //   breaker opened on one node parks that host's jobs on every node as soon as the message
 //   arrives (well within a second on a healthy Redis); a host found healthy by one node's probe
 //   (its record removed) is closed on every node, which then start its parked jobs.
 // - One half-open probe for the cluster: when a host's open interval ends, every node's breaker
 //   goes half-open at the same time (they share its open-until). Before this node lets a probe
-//   start, it takes the store's lease "probe:HOST" (Store::TryLease) for `probe_lease` (longer
-//   than any attempt). Until the answer, and while another node holds the lease, the host's
+//   start, it takes the store's lease "probe:HOST" (ClusterLink::TryLease) for `probe_lease`
+//   (longer than any attempt). Until the answer, and while another node holds the lease, the host's
 //   probes are held here (Compartment::HoldProbes): the holder's result reaches this node as a
 //   host state change (which lifts the hold), or the hold lapses with the lease and this node
 //   tries to take it. The holder releases the lease once its breaker has left half-open.

@@ -56,8 +56,8 @@ Result<StoreKeyRing::Entry> StoreKeyRing::Parse(const std::string& key_id, std::
 
 void StoreKeyRing::Open(Store& store, std::function<void(Status)> done) {
   store_ = &store;
-  store.ListSigningKeys([this, alive = alive_, done = std::move(done)](
-                            Result<std::vector<Store::StoredSigningKey>> keys) {
+  store.signing_keys().List([this, alive = alive_, done = std::move(done)](
+                                Result<std::vector<SigningKeyStore::StoredSigningKey>> keys) {
     if (!*alive) return;
     if (!keys.ok()) {
       spdlog::error("cannot load the signing keys: {}", keys.status().message());
@@ -69,7 +69,7 @@ void StoreKeyRing::Open(Store& store, std::function<void(Status)> done) {
   });
 }
 
-void StoreKeyRing::Load(std::vector<Store::StoredSigningKey> keys) {
+void StoreKeyRing::Load(std::vector<SigningKeyStore::StoredSigningKey> keys) {
   std::map<std::string, Entry, std::less<>> loaded;
   for (auto& stored : keys) {
     Result<Entry> entry = Parse(stored.key_id, stored.pem);
@@ -104,7 +104,7 @@ void StoreKeyRing::Add(std::string key_id, std::string pem, AddDone done) {
     return;
   }
   auto parsed = std::make_shared<Entry>(std::move(*entry));
-  store_->PutSigningKey(
+  store_->signing_keys().Put(
       key_id, pem, [this, alive = alive_, parsed, done = std::move(done)](Status s) {
         if (!*alive) return;
         if (!s.ok()) {
@@ -129,18 +129,18 @@ void StoreKeyRing::Remove(const std::string& key_id, std::function<void(Status)>
     done(Status::FailedPrecondition("the key ring is not open"));
     return;
   }
-  store_->RemoveSigningKey(key_id,
-                           [this, alive = alive_, key_id, done = std::move(done)](Status s) {
-                             if (!*alive) return;
-                             if (s.ok()) {
-                               {
-                                 std::lock_guard lock(mu_);
-                                 keys_.erase(key_id);
-                               }
-                               spdlog::info("signing key {} removed", key_id);
-                             }
-                             done(s);
-                           });
+  store_->signing_keys().Remove(key_id,
+                                [this, alive = alive_, key_id, done = std::move(done)](Status s) {
+                                  if (!*alive) return;
+                                  if (s.ok()) {
+                                    {
+                                      std::lock_guard lock(mu_);
+                                      keys_.erase(key_id);
+                                    }
+                                    spdlog::info("signing key {} removed", key_id);
+                                  }
+                                  done(s);
+                                });
 }
 
 std::vector<StoreKeyRing::KeyInfo> StoreKeyRing::List() const {

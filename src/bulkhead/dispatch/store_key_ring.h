@@ -79,7 +79,7 @@ class StoreKeyRing final : public KeyRing {
     KeyInfo info;
   };
   static Result<Entry> Parse(const std::string& key_id, std::string_view pem);
-  void Load(std::vector<Store::StoredSigningKey> keys);
+  void Load(std::vector<SigningKeyStore::StoredSigningKey> keys);
 
   Store* store_ = nullptr;                                      // set by Open
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed

@@ -109,8 +109,9 @@ TEST_P(StoreKeyRingTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
   EXPECT_NE(message("a\nb", RsaPem()).find("control character"), std::string::npos);
   EXPECT_NE(message(std::string(3000, 'k'), RsaPem()).find("longer than"), std::string::npos);
   EXPECT_TRUE(registry_.List().empty());
-  auto stored = Await<Result<std::vector<Store::StoredSigningKey>>>(
-      io_, "ListSigningKeys", [&](Store::SigningKeysCallback cb) { store_->ListSigningKeys(cb); });
+  auto stored = Await<Result<std::vector<SigningKeyStore::StoredSigningKey>>>(
+      io_, "SigningKeyStore::List",
+      [&](SigningKeyStore::SigningKeysCallback cb) { store_->signing_keys().List(cb); });
   ASSERT_TRUE(stored.ok());
   EXPECT_TRUE(stored->empty()) << "nothing refused reaches the store";
 }
@@ -118,7 +119,7 @@ TEST_P(StoreKeyRingTest, RefusesBadKeysAndKeyIdsWithClearMessages) {
 TEST_P(StoreKeyRingTest, OpenLoadsStoredKeysAndSkipsUnreadableOnes) {
   ASSERT_TRUE(Add(kAlice, RsaPem()).ok());
   Expect("a broken key's write", [&](Store::Done done) {
-    store_->PutSigningKey("https://broken.example/actor#key", "not a key", std::move(done));
+    store_->signing_keys().Put("https://broken.example/actor#key", "not a key", std::move(done));
   });
   StoreKeyRing reopened;
   ASSERT_TRUE(Open(reopened).ok());

@@ -93,44 +93,47 @@ void Batches::New(std::string_view json_text, int max_json_depth, TextCallback c
   batch.complete = std::move(*complete);
   batch.success = std::move(*success);
   std::string bid = batch.bid;
-  store_.BatchNew(std::move(batch), now, Guarded([bid, cb = std::move(cb)](Status s) {
-                    if (!s.ok()) return cb(s);
-                    cb(bid);
-                  }));
+  store_.batches().New(std::move(batch), now, alive_.Guard([bid, cb = std::move(cb)](Status s) {
+    if (!s.ok()) return cb(s);
+    cb(bid);
+  }));
 }
 
 void Batches::Open(const std::string& bid, TextCallback cb) {
-  store_.BatchGet(bid, clock_.Now(),
-                  Guarded([bid, cb = std::move(cb)](Result<std::optional<BatchRecord>> r) {
-                    if (!r.ok()) return cb(r.status());
-                    if (!r->has_value()) return cb(NoSuchBatch(bid));
-                    cb(bid);
-                  }));
+  store_.batches().Get(
+      bid, clock_.Now(),
+      alive_.Guard([bid, cb = std::move(cb)](Result<std::optional<BatchRecord>> r) {
+        if (!r.ok()) return cb(r.status());
+        if (!r->has_value()) return cb(NoSuchBatch(bid));
+        cb(bid);
+      }));
 }
 
 void Batches::Commit(const std::string& bid, Done done) {
-  store_.BatchCommit(bid, clock_.Now(), Guarded(std::move(done)));
+  store_.batches().Commit(bid, clock_.Now(), alive_.Guard(std::move(done)));
 }
 
 void Batches::GetStatus(const std::string& bid, TextCallback cb) {
-  store_.BatchGet(bid, clock_.Now(),
-                  Guarded([bid, cb = std::move(cb)](Result<std::optional<BatchRecord>> r) {
-                    if (!r.ok()) return cb(r.status());
-                    if (!r->has_value()) return cb(NoSuchBatch(bid));
-                    const BatchRecord& b = **r;
-                    // Faktory's fields; parent_bid is absent for a top-level batch (Go: omitempty).
-                    json out = json::object();
-                    out["bid"] = b.bid;
-                    if (!b.parent_bid.empty()) out["parent_bid"] = b.parent_bid;
-                    out["description"] = b.description;
-                    out["created_at"] = FormatRfc3339(FromUnixMicros(b.created_us));
-                    out["total"] = b.total;
-                    out["pending"] = b.pending;
-                    out["failed"] = b.failed;
-                    out["complete_st"] = b.complete_st;
-                    out["success_st"] = b.success_st;
-                    cb(DumpJson(out));
-                  }));
+  store_.batches().Get(
+      bid, clock_.Now(),
+      alive_.Guard([bid, cb = std::move(cb)](Result<std::optional<BatchRecord>> r) {
+        if (!r.ok()) return cb(r.status());
+        if (!r->has_value()) return cb(NoSuchBatch(bid));
+        const BatchRecord& b = **r;
+        // Faktory's fields; parent_bid is absent for a top-level batch (Go:
+        // omitempty).
+        json out = json::object();
+        out["bid"] = b.bid;
+        if (!b.parent_bid.empty()) out["parent_bid"] = b.parent_bid;
+        out["description"] = b.description;
+        out["created_at"] = FormatRfc3339(FromUnixMicros(b.created_us));
+        out["total"] = b.total;
+        out["pending"] = b.pending;
+        out["failed"] = b.failed;
+        out["complete_st"] = b.complete_st;
+        out["success_st"] = b.success_st;
+        cb(DumpJson(out));
+      }));
 }
 
 }  // namespace bulkhead

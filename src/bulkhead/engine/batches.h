@@ -14,6 +14,7 @@
 
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/alive_guard.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/status.h"
@@ -45,18 +46,11 @@ class Batches {
   std::string MakeBid();
 
  private:
-  template <typename F>
-  auto Guarded(F f) {
-    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
-      if (alive.lock()) f(std::forward<decltype(args)>(args)...);
-    };
-  }
-
   Store& store_;
   Clock& clock_;
   Rng& rng_;
   RetryDefault retry_for_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  AliveGuard alive_;  // answers after this is gone are dropped
 };
 
 }  // namespace bulkhead

@@ -20,7 +20,7 @@ CronScheduler::~CronScheduler() { Stop(); }
 
 void CronScheduler::Start() {
   if (entries_.empty()) return;
-  store_.ListCronFirings(Guarded([this](Result<std::map<std::string, TimePoint>> firings) {
+  store_.cron_claims().List(alive_.Guard([this](Result<std::map<std::string, TimePoint>> firings) {
     if (!firings.ok()) {
       spdlog::warn("cron: reading the last firings failed ({}); looking anyway",
                    firings.status().message());
@@ -71,8 +71,8 @@ void CronScheduler::Fire(size_t index, TimePoint due) {
   Entry& e = entries_[index];
   std::optional<TimePoint> before = e.attempted;
   e.attempted = due;
-  store_.ClaimCronFiring(
-      e.config.name, due, Guarded([this, index, due, before](Result<bool> claimed) {
+  store_.cron_claims().Claim(
+      e.config.name, due, alive_.Guard([this, index, due, before](Result<bool> claimed) {
         Entry& e = entries_[index];
         if (!claimed.ok()) {
           // Not claimed: the next look tries again while the due time is recent.
@@ -105,18 +105,17 @@ void CronScheduler::PushFiring(size_t index, TimePoint due) {
     return;
   }
   std::string label = job->jobtype + "/" + job->jid;
-  push_(std::move(*job), Guarded([this, index, due, label](Status s) {
-          Entry& e = entries_[index];
-          if (s.ok()) {
-            e.enqueued++;
-            spdlog::info("cron {}: enqueueing {} (due {})", e.config.name, label,
-                         FormatRfc3339(due));
-          } else {
-            e.lost++;
-            spdlog::warn("cron {}: unable to push {} (due {}), this firing is lost: {}",
-                         e.config.name, label, FormatRfc3339(due), s.message());
-          }
-        }));
+  push_(std::move(*job), alive_.Guard([this, index, due, label](Status s) {
+    Entry& e = entries_[index];
+    if (s.ok()) {
+      e.enqueued++;
+      spdlog::info("cron {}: enqueueing {} (due {})", e.config.name, label, FormatRfc3339(due));
+    } else {
+      e.lost++;
+      spdlog::warn("cron {}: unable to push {} (due {}), this firing is lost: {}", e.config.name,
+                   label, FormatRfc3339(due), s.message());
+    }
+  }));
 }
 
 std::vector<CronEntrySnapshot> CronScheduler::Snapshot(TimePoint now) const {

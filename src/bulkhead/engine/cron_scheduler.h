@@ -2,7 +2,7 @@
 // are due, UTC, through the engine's PUSH (so unique and expiring options apply as to any job).
 //
 // Exactly once per due time, across restarts and across nodes sharing a store: before pushing, the
-// scheduler claims (entry, due time) in the store (Store::ClaimCronFiring, an atomic
+// scheduler claims (entry, due time) in the store (CronClaims::Claim, an atomic
 // compare-and-set of the entry's last claimed due time, durable); only the node whose claim wins
 // pushes, with a fresh jid. Catch-up: a due time is fired only while it is less than a minute old
 // (kCatchUp): every due time of the last minute after the entry's last claimed one fires, in
@@ -24,6 +24,7 @@
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/alive_guard.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/timer.h"
@@ -64,12 +65,6 @@ class CronScheduler {
   void Fire(size_t index, TimePoint due);
   void PushFiring(size_t index, TimePoint due);
   void Tick();
-  template <typename F>
-  auto Guarded(F f) {
-    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
-      if (alive.lock()) f(std::forward<decltype(args)>(args)...);
-    };
-  }
 
   const Clock& clock_;
   Store& store_;
@@ -78,7 +73,7 @@ class CronScheduler {
   std::vector<Entry> entries_;
   Timer timer_;
   bool stopped_ = false;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  AliveGuard alive_;  // answers after this is gone are dropped
 };
 
 }  // namespace bulkhead

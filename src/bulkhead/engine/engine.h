@@ -1,6 +1,9 @@
 // Engine: the job server's operations (push, fetch with blocking, ack, fail through the retry
 // policy, heartbeats, admin commands) and its periodic tasks (scheduled/retry scanners,
-// reservation reaper, dead purge, worker reaper), over a Store.
+// reservation reaper, dead purge, worker reaper), over a Store. Its parts, each in a file of its
+// own: the FETCHes waiting for a job (fetch_waiters.h), the periodic tasks (periodic_tasks.h),
+// what the nodes sharing the store tell each other (cluster_signals.h), unique and expiring jobs
+// (engine_job_options.cc), queue throttles (engine_throttles.cc), batches, tracking and cron.
 //
 // Threading: everything runs on the io_context's thread; callbacks are invoked on it, before the
 // call returns or later (as the store answers: store.h). Commands are parsed by the protocol layer;
@@ -13,7 +16,6 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,14 +25,18 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/engine/batches.h"
+#include "bulkhead/engine/cluster_signals.h"
 #include "bulkhead/engine/cron_scheduler.h"
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/engine/fetch_waiters.h"
+#include "bulkhead/engine/periodic_tasks.h"
 #include "bulkhead/engine/published_roster.h"
 #include "bulkhead/engine/queue_throttles.h"
 #include "bulkhead/engine/retry_policy.h"
 #include "bulkhead/engine/tracking.h"
 #include "bulkhead/engine/worker_roster.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/alive_guard.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/timer.h"
@@ -54,11 +60,11 @@ class BuiltinJobs {
   virtual void OnJobsAvailable() = 0;
 };
 
-class Engine {
+class Engine final : private FetchSource {
  public:
   using Done = std::function<void(Status)>;
   // A job's JSON, or nullopt for "no job" ($-1).
-  using FetchCallback = std::function<void(Result<std::optional<std::string>>)>;
+  using FetchCallback = FetchWaiters::FetchCallback;
 
   Engine(boost::asio::io_context& io, Store& store, const Config& config, Clock& clock, Rng& rng);
   ~Engine();
@@ -148,61 +154,55 @@ class Engine {
   // Runs the periodic tasks once, now (tests; also used at start-up). A run ends when the store
   // has answered; a task whose previous run has not ended yet is skipped. The scheduler moves due
   // jobs in batches of 1000 and lets the loop run between batches.
-  void RunScheduledOnce();
-  void RunReaperOnce();
-  void RunDeadPurgeOnce();
+  void RunScheduledOnce() { periodic_.RunScheduledOnce(); }
+  void RunReaperOnce() { periodic_.RunReaperOnce(); }
+  void RunDeadPurgeOnce() { periodic_.RunDeadPurgeOnce(); }
 
  private:
-  // A FETCH not yet answered: waiting for a job (its block timer running), or probing (a store
-  // Fetch for it is in flight).
-  struct Waiter {
-    uint64_t ticket;
-    std::vector<std::string> queues;
-    FetchCallback cb;
-    std::unique_ptr<Timer> timer;
-    std::string wid;  // the worker's: its jobs' holder, and per-worker throttles
-    bool probing = false;
-    bool recheck = false;  // woken while probing: probe again if the probe finds nothing
-    bool expired = false;  // its block time ran out while probing: answer the probe's outcome
+  // --- PUSH, as its steps (engine.cc) ---
+  // What a PUSH is routed by: its unique lock (a unique job), the batch it joins (custom.bid), or
+  // neither (a plain Push).
+  struct PushRoute {
+    std::optional<UniqueLock> lock;
+    std::string bid;
   };
-  using WaiterList = std::list<Waiter>;
+  // Parse and validate: the store reachable, the custom options (unique_*, expires_*: `route`'s
+  // lock), the batch (`route`'s bid), not both. The error is the client's.
+  Status ValidatePush(JobRecord& job, PushRoute& route);
+  // The job's kind: a built-in job type (a delivery) is validated by its runner and goes to
+  // kDeliveryQueue.
+  Status ApplyJobKind(JobRecord& job);
+  // The store step of the route (engine_job_options.cc): UniqueLocks::Push (counting its
+  // outcome), BatchStore::PushMember, or Store::Push.
+  void RoutePush(JobRecord job, PushRoute route, Done answer);
+  // The answer to a PUSH of `jid`: a duplicate PUSH while this one commits waits for its outcome.
+  Done AnswerPush(const std::string& jid, Done done);
+  // After the store step: tracking (custom.track) starts, waiting FETCHes of `queue` wake.
+  void AfterPush(const std::string& jid, const std::string& queue, bool queued, bool tracked);
+  // A PUSH whose jid the store already holds.
+  void PushDuplicate(const std::string& jid, Done done);
 
-  // Asks the store for a job for the waiter `ticket`; OnProbe handles the answer.
-  void Probe(uint64_t ticket);
-  void OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r);
-  // Applies a quiet/terminate to this node's worker `wid` (every one of them: empty wid); NotFound
-  // when `wid` is not connected here.
-  Status SignalHere(const std::string& wid, WorkerState state);
-  // Puts a job reserved for a FETCH that is gone back in its queue.
-  void ReturnToQueue(JobRecord job);
-  // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs.
+  // --- FETCH: FetchSource, what the waiters ask for (engine.cc) ---
+  // Fetch, FetchFor or ThrottleStore::Fetch, as the queues' throttles and the worker say.
+  void TakeJob(const std::vector<std::string>& queues, const std::string& wid,
+               Store::JobCallback cb) override;
+  // Notes a throttled job's slot; AdmitFetched.
+  bool AdmitJob(const JobRecord& job) override;
+  // Notes a throttled job's slot; puts the job back in its queue.
+  void ReturnJob(JobRecord job) override;
+  // Tries waiting fetches that include `queue`, oldest first, for up to `count` jobs (a delivery:
+  // tells the built-in job runner).
   void WakeWaiters(const std::string& queue, size_t count);
-  void CompleteWaiter(WaiterList::iterator it, Result<std::optional<std::string>> result);
+
+  // --- ACK and FAIL ---
   // Ends the reservation `job` (as read from the store) through the retry policy. `done` gets
   // NotFound when the reservation ended meanwhile.
   void FailReserved(JobRecord job, FailureReport report, Done done,
                     const FailOptions& options = {});
-  // One batch of the scheduler's move of due jobs of `set`; continues with the next batch, then
-  // with kRetry after kScheduled.
-  void EnqueueDueBatch(JobState set, int64_t moved_so_far,
-                       std::chrono::steady_clock::time_point start);
-  // Wraps a store callback so that it is dropped once the engine is destroyed.
-  template <typename F>
-  auto Guarded(F f) {
-    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
-      if (alive.lock()) f(std::forward<decltype(args)>(args)...);
-    };
-  }
-  void Every(Timer& timer, std::chrono::milliseconds period, std::function<void()> task);
-  // Logs a periodic task's store failures once per state change: the first failure (and a failure
-  // with another message) at error level, the first success after failures at info level; the
-  // same failure every tick (a store unavailable for minutes) is not logged again.
-  struct TaskHealth {
-    std::string failing;  // the message last logged; empty while the task succeeds
-  };
-  static void NoteTaskOutcome(TaskHealth& health, const char* task, const Status& outcome);
-  // A PUSH whose jid the store already holds.
-  void PushDuplicate(const std::string& jid, Done done);
+  // The reservation reaper's: fails a job whose reservation expired.
+  void FailExpired(JobRecord job);
+  // The engine's figures from the store's.
+  EngineSnapshot SnapshotOf(const StoreStats& stats) const;
 
   // Queue throttling (queue_throttles.h). A slot of `queue` came back through this node.
   void OnSlotReleased(const std::string& queue);
@@ -215,40 +215,27 @@ class Engine {
   Timer throttle_timer_;
   std::optional<TimePoint> throttle_timer_at_;  // when throttle_timer_ fires; nullopt: idle
 
-  boost::asio::io_context& io_;
   Store& store_;
   const Config& config_;
   Clock& clock_;
   RetryPolicy retry_policy_;
   WorkerRoster workers_;
   TimePoint started_at_;
-
-  WaiterList waiters_;
-  std::map<uint64_t, WaiterList::iterator> waiter_index_;
-  uint64_t next_ticket_ = 1;
-
   std::function<void(const std::string&)> on_worker_reaped_;
   BuiltinJobs* builtin_ = nullptr;
   std::function<void(const JobRecord&, Duration, bool)> on_job_done_;
-  // Timers run on clock_ (util/timer.h).
-  Timer scheduler_timer_;
-  Timer reaper_timer_;
-  Timer purge_timer_;
-  Timer worker_timer_;
   bool stopped_ = false;
-  // Periodic tasks whose run waits for the store (see RunScheduledOnce).
-  bool scheduler_running_ = false;
-  bool reaper_running_ = false;
-  bool purge_running_ = false;
-  EngineTaskSnapshots tasks_;  // the periodic tasks' figures, copied into every Snapshot
-  TaskHealth scheduler_health_, reaper_health_, purge_health_;
+  // The parts (each destroyed before those it calls: the cluster's signals wake the waiters).
+  FetchWaiters waiters_;
+  PeriodicTasks periodic_;
+  ClusterSignals cluster_;
 
   // Jids of accepted PUSHes whose commit is still in flight, with the duplicates waiting for it.
   std::unordered_map<std::string, std::vector<Done>> unconfirmed_pushes_;
   std::atomic<uint64_t> push_duplicates_{0};
   Batches batches_;
   Tracking tracking_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // see Guarded
+  AliveGuard alive_;  // store answers after the engine is gone are dropped
 
   // --- Unique and expiring jobs (engine_job_options.cc) ---
   // At PUSH: checks the job's custom unique_* and expires_* fields, turns expires_in into
@@ -258,10 +245,6 @@ class Engine {
   // dropped: logged, counted, deleted with its unique lock); releases the lock of a job unique
   // until start.
   bool AdmitFetched(const JobRecord& job);
-  // Store::Push; Store::PushUnique with `lock` (counting its outcome); Store::PushBatchMember when
-  // the job joins batch `bid` (never both: Push refuses that).
-  void PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
-                   Done answer);
   UniqueJobCounts unique_counts_;                    // loop thread
   std::map<std::string, int64_t> expired_by_queue_;  // loop thread
   // Cron: the [[cron]] entries' scheduler, started and stopped with the engine.

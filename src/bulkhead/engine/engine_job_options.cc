@@ -1,5 +1,5 @@
 // Engine: the custom job options checked at PUSH and FETCH: unique jobs (unique_jobs.h) and
-// expiring jobs (expiring_jobs.h).
+// expiring jobs (expiring_jobs.h); and the store step a PUSH is routed to (unique, batch, plain).
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -54,35 +54,34 @@ bool Engine::AdmitFetched(const JobRecord& job) {
     // As Faktory logs it ("JID <jid>: Halt: job expired"); once: the job is gone after this.
     spdlog::info("JID {}: job expired", jid);
     expired_by_queue_[job.queue]++;
-    store_.ReleaseUniqueLock(jid, log_failure("releasing the unique lock of an expired job"));
+    store_.unique_locks().Release(jid, log_failure("releasing the unique lock of an expired job"));
     store_.Remove(jid, log_failure("deleting the expired job"));
     return false;
   }
   if (unique && UniqueUntilStart(doc)) {
-    store_.ReleaseUniqueLock(jid, log_failure("releasing the unique lock at start"));
+    store_.unique_locks().Release(jid, log_failure("releasing the unique lock at start"));
   }
   return true;
 }
 
-void Engine::PushToStore(JobRecord job, std::optional<UniqueLock> lock, const std::string& bid,
-                         Done answer) {
-  if (!lock && !bid.empty()) {  // batches
-    store_.PushBatchMember(std::move(job), bid, clock_.Now(), std::move(answer));
+void Engine::RoutePush(JobRecord job, PushRoute route, Done answer) {
+  if (route.lock) {  // unique
+    store_.unique_locks().Push(std::move(job), *route.lock, clock_.Now(),
+                               alive_.Guard([this, answer = std::move(answer)](Status st) {
+                                 if (st.ok()) {
+                                   unique_counts_.taken++;
+                                 } else if (IsNotUnique(st)) {
+                                   unique_counts_.denied++;
+                                 }
+                                 answer(st);
+                               }));
     return;
   }
-  if (!lock) {
-    store_.Push(std::move(job), std::move(answer));
+  if (!route.bid.empty()) {  // a batch member
+    store_.batches().PushMember(std::move(job), route.bid, clock_.Now(), std::move(answer));
     return;
   }
-  store_.PushUnique(std::move(job), *lock, clock_.Now(),
-                    Guarded([this, answer = std::move(answer)](Status st) {
-                      if (st.ok()) {
-                        unique_counts_.taken++;
-                      } else if (IsNotUnique(st)) {
-                        unique_counts_.denied++;
-                      }
-                      answer(st);
-                    }));
+  store_.Push(std::move(job), std::move(answer));
 }
 
 }  // namespace bulkhead

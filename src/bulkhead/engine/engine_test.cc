@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_parser.h"
+#include "bulkhead/store/single_node_link.h"
 #include "bulkhead/store/testing/deferred_store.h"
 #include "bulkhead/util/simulated_clock.h"
 #include "bulkhead/util/testing/log_capture.h"
@@ -501,13 +502,18 @@ namespace {
 class RosterStore final : public DeferredStore {
  public:
   explicit RosterStore(Store& inner) : DeferredStore(inner, [](std::function<void()> f) { f(); }) {}
-  bool shared() const override { return true; }
-  std::string node_id() const override { return "node-a"; }
-  void SetRosterSource(RosterSource source) override { source_ = std::move(source); }
-  void ListOtherRosters(RostersCallback cb) override { cb(others_); }
+  ClusterLink& cluster() override { return link_; }
 
-  RosterSource source_;
-  std::vector<NodeRoster> others_;
+  struct RosterLink final : SingleNodeLink {
+    bool shared() const override { return true; }
+    std::string node_id() const override { return "node-a"; }
+    void SetRosterSource(RosterSource source) override { source_ = std::move(source); }
+    void ListOtherRosters(RostersCallback cb) override { cb(others_); }
+
+    RosterSource source_;
+    std::vector<NodeRoster> others_;
+  };
+  RosterLink link_;
 };
 
 // The engine publishes its roster through the store and lists the cluster's workers: its
@@ -520,17 +526,17 @@ TEST(EngineRosterTest, TheClusterWorkersAreThisNodesThenTheOthers) {
   auto inner = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
   RosterStore store(*inner);
   auto engine = std::make_unique<Engine>(io, store, config, clock, rng);
-  ASSERT_TRUE(store.source_) << "the engine gives the store its roster";
-  EXPECT_EQ(store.source_(), "[]");
+  ASSERT_TRUE(store.link_.source_) << "the engine gives the store its roster";
+  EXPECT_EQ(store.link_.source_(), "[]");
   engine->workers().Connect({.wid = "w-here", .hostname = "box-a"}, clock.Now());
-  auto published = DecodeRoster(store.source_());
+  auto published = DecodeRoster(store.link_.source_());
   ASSERT_TRUE(published.ok());
   ASSERT_EQ(published->size(), 1u);
   EXPECT_EQ((*published)[0].wid, "w-here");
 
-  store.others_ = {{"node-b", R"([{"wid":"w-b1"},{"wid":"w-b2","state":"quiet"}])"},
-                   {"node-c", "not a roster"},
-                   {"node-d", R"([{"wid":"w-d1"}])"}};
+  store.link_.others_ = {{"node-b", R"([{"wid":"w-b1"},{"wid":"w-b2","state":"quiet"}])"},
+                         {"node-c", "not a roster"},
+                         {"node-d", R"([{"wid":"w-d1"}])"}};
   std::vector<std::string> listed;  // "node/wid/state"
   engine->ClusterWorkers([&](Result<std::vector<NodeWorker>> r) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -541,7 +547,7 @@ TEST(EngineRosterTest, TheClusterWorkersAreThisNodesThenTheOthers) {
   EXPECT_EQ(listed, (std::vector<std::string>{"node-a/w-here/running", "node-b/w-b1/running",
                                               "node-b/w-b2/quiet", "node-d/w-d1/running"}));
   engine.reset();
-  EXPECT_FALSE(store.source_) << "an engine gone takes its roster source with it";
+  EXPECT_FALSE(store.link_.source_) << "an engine gone takes its roster source with it";
 }
 
 }  // namespace

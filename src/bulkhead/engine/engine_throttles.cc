@@ -1,5 +1,5 @@
 // Engine's part in queue throttling: waking FETCHes when a slot comes back, and the
-// throttles' use in snapshots. The throttled FETCH itself is Engine::Probe (engine.cc).
+// throttles' use in snapshots. The throttled FETCH itself is Engine::TakeJob (engine.cc).
 #include "bulkhead/engine/engine.h"
 
 namespace bulkhead {
@@ -37,10 +37,10 @@ void Engine::AddThrottleUses(EngineSnapshot out, std::function<void(Result<Engin
     return;
   }
   TimePoint now = out.now;
-  store_.ThrottleUses(
+  store_.throttles().Uses(
       throttles_.all(), now,
-      Guarded([this, out = std::move(out),
-               cb = std::move(cb)](Result<std::vector<ThrottleUse>> uses) mutable {
+      alive_.Guard([this, out = std::move(out),
+                    cb = std::move(cb)](Result<std::vector<ThrottleUse>> uses) mutable {
         if (!uses.ok()) {
           cb(uses.status());
           return;

@@ -11,30 +11,8 @@ constexpr int kDefaultReserveFor = 1800;
 constexpr int kMinReserveFor = 60;
 constexpr int kMaxReserveFor = 86400;
 
-}  // namespace
-
-bool IsValidQueueName(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max_json_depth,
-                           const RetryDefault& retry_for) {
-  auto doc = ParseJson(line_payload, max_json_depth);
-  if (!doc.ok()) return doc.status();
-  return ParseJobDocument(std::move(*doc), now, retry_for);
-}
-
-Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
-                                   const RetryDefault& retry_for) {
-  using nlohmann::json;
-  if (!doc.is_object()) return Status::InvalidArgument("job must be a JSON object");
-  JobRecord job;
+// jid, jobtype and args: present and of their types.
+Status ReadIdentity(const nlohmann::json& doc, JobRecord& job) {
   auto jid = doc.find("jid");
   if (jid == doc.end() || !jid->is_string() || jid->get_ref<const std::string&>().size() < 8) {
     return Status::InvalidArgument("jobs must have a reasonable jid parameter");
@@ -51,7 +29,11 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
     return Status::InvalidArgument("jobs must have an args parameter");
   }
   if (!args->is_array()) return Status::InvalidArgument("args must be a JSON array");
+  return Status::Ok();
+}
 
+// queue: "default" when absent, null or empty (written into the document too).
+Status ReadQueue(nlohmann::json& doc, JobRecord& job) {
   auto queue = doc.find("queue");
   if (queue == doc.end() || queue->is_null() ||
       (queue->is_string() && queue->get_ref<const std::string&>().empty())) {
@@ -62,7 +44,11 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
   } else {
     job.queue = queue->get<std::string>();
   }
+  return Status::Ok();
+}
 
+// reserve_for: at most a day; 0 or absent is the default, less than the minimum the minimum.
+Status ReadReserveFor(const nlohmann::json& doc, JobRecord& job) {
   auto reserve = doc.find("reserve_for");
   int64_t reserve_for = kDefaultReserveFor;
   if (reserve != doc.end() && !reserve->is_null()) {
@@ -80,7 +66,11 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
     if (reserve_for < kMinReserveFor) reserve_for = kMinReserveFor;
   }
   job.reserve_for_s = static_cast<int32_t>(reserve_for);
+  return Status::Ok();
+}
 
+// retry: an integer, or absent/null for the job type's default (written into the document).
+Status ReadRetry(nlohmann::json& doc, const JobRecord& job, const RetryDefault& retry_for) {
   auto retry = doc.find("retry");
   if (retry != doc.end() && !retry->is_null() && !retry->is_number_integer()) {
     return Status::InvalidArgument("retry must be an integer (or null for the default)");
@@ -89,13 +79,11 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
     // As Faktory: the job is stored (and fetched) with the retry count it will get.
     doc["retry"] = retry_for(job.jobtype);
   }
+  return Status::Ok();
+}
 
-  auto created = doc.find("created_at");
-  if (created == doc.end() || !created->is_string() ||
-      created->get_ref<const std::string&>().empty()) {
-    doc["created_at"] = FormatRfc3339(now);
-  }
-
+// at: a future RFC 3339 time schedules the job; then enqueued_at for a job queued now.
+Status ReadSchedule(nlohmann::json& doc, TimePoint now, JobRecord& job) {
   job.state = JobState::kQueued;
   auto at = doc.find("at");
   if (at != doc.end() && at->is_string() && !at->get_ref<const std::string&>().empty()) {
@@ -122,6 +110,42 @@ Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
   } else {
     doc.erase("enqueued_at");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsValidQueueName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max_json_depth,
+                           const RetryDefault& retry_for) {
+  auto doc = ParseJson(line_payload, max_json_depth);
+  if (!doc.ok()) return doc.status();
+  return ParseJobDocument(std::move(*doc), now, retry_for);
+}
+
+Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
+                                   const RetryDefault& retry_for) {
+  if (!doc.is_object()) return Status::InvalidArgument("job must be a JSON object");
+  JobRecord job;
+  if (Status s = ReadIdentity(doc, job); !s.ok()) return s;
+  if (Status s = ReadQueue(doc, job); !s.ok()) return s;
+  if (Status s = ReadReserveFor(doc, job); !s.ok()) return s;
+  if (Status s = ReadRetry(doc, job, retry_for); !s.ok()) return s;
+  auto created = doc.find("created_at");
+  if (created == doc.end() || !created->is_string() ||
+      created->get_ref<const std::string&>().empty()) {
+    doc["created_at"] = FormatRfc3339(now);
+  }
+  if (Status s = ReadSchedule(doc, now, job); !s.ok()) return s;
   job.payload = DumpJson(doc);
   return job;
 }

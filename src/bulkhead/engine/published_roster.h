@@ -1,6 +1,6 @@
 // A node's worker roster in the form it publishes to a store shared by several nodes, so
 // that every node's /api/workers and Busy page list the workers of the whole cluster, idle ones
-// included (Store::SetRosterSource, Store::ListOtherRosters).
+// included (ClusterLink::SetRosterSource, ClusterLink::ListOtherRosters).
 //
 // The text is a JSON array, one object per worker: {"wid", "hostname", "pid", "labels", "state",
 // "started_at_us", "last_beat_us", "connections", "rss_kb"} (times in µs since the epoch).

@@ -64,44 +64,45 @@ void Tracking::Set(std::string_view json_text, int max_json_depth, Done done) {
     reserve_until = *until;
   }
   std::string jid_text = update.jid;
-  store_.TrackSet(std::move(update), now,
-                  Guarded([this, jid_text, reserve_until, done = std::move(done)](Status s) {
-                    if (!s.ok() || !reserve_until) return done(s);
-                    ExtendTo(jid_text, *reserve_until, done);
-                  }));
-}
-
-void Tracking::ExtendTo(const std::string& jid, TimePoint until, Done done) {
-  store_.GetWorking(
-      jid, Guarded([this, jid, until, done = std::move(done)](Result<std::optional<JobRecord>> r) {
-        if (!r.ok()) return done(r.status());
-        // Not reserved (queued, done, unknown), or already reserved longer: nothing to extend.
-        if (!r->has_value() || ToUnixMicros(until) <= (*r)->score) return done(Status::Ok());
-        store_.ExtendReservation(jid, until, Guarded([done](Status s) {
-                                   // Acked or failed meanwhile: nothing left to extend.
-                                   done(s.code() == StatusCode::kNotFound ? Status::Ok() : s);
-                                 }));
+  store_.tracks().Set(
+      std::move(update), now,
+      alive_.Guard([this, jid_text, reserve_until, done = std::move(done)](Status s) {
+        if (!s.ok() || !reserve_until) return done(s);
+        ExtendTo(jid_text, *reserve_until, done);
       }));
 }
 
+void Tracking::ExtendTo(const std::string& jid, TimePoint until, Done done) {
+  store_.GetWorking(jid, alive_.Guard([this, jid, until,
+                                       done = std::move(done)](Result<std::optional<JobRecord>> r) {
+    if (!r.ok()) return done(r.status());
+    // Not reserved (queued, done, unknown), or already reserved longer: nothing to extend.
+    if (!r->has_value() || ToUnixMicros(until) <= (*r)->score) return done(Status::Ok());
+    store_.ExtendReservation(jid, until, alive_.Guard([done](Status s) {
+      // Acked or failed meanwhile: nothing left to extend.
+      done(s.code() == StatusCode::kNotFound ? Status::Ok() : s);
+    }));
+  }));
+}
+
 void Tracking::Get(const std::string& jid, TextCallback cb) {
-  store_.TrackGet(jid, clock_.Now(),
-                  Guarded([jid, cb = std::move(cb)](Result<std::optional<TrackRecord>> r) {
-                    if (!r.ok()) return cb(r.status());
-                    json out = json::object();
-                    out["jid"] = jid;
-                    if (!r->has_value()) {
-                      out["state"] = "unknown";
-                      out["updated_at"] = "";
-                      return cb(DumpJson(out));
-                    }
-                    const TrackRecord& t = **r;
-                    if (t.percent) out["percent"] = *t.percent;
-                    if (t.desc) out["desc"] = *t.desc;
-                    out["state"] = t.state.empty() ? "unknown" : t.state;
-                    out["updated_at"] = FormatRfc3339(FromUnixMicros(t.updated_us));
-                    cb(DumpJson(out));
-                  }));
+  store_.tracks().Get(jid, clock_.Now(),
+                      alive_.Guard([jid, cb = std::move(cb)](Result<std::optional<TrackRecord>> r) {
+                        if (!r.ok()) return cb(r.status());
+                        json out = json::object();
+                        out["jid"] = jid;
+                        if (!r->has_value()) {
+                          out["state"] = "unknown";
+                          out["updated_at"] = "";
+                          return cb(DumpJson(out));
+                        }
+                        const TrackRecord& t = **r;
+                        if (t.percent) out["percent"] = *t.percent;
+                        if (t.desc) out["desc"] = *t.desc;
+                        out["state"] = t.state.empty() ? "unknown" : t.state;
+                        out["updated_at"] = FormatRfc3339(FromUnixMicros(t.updated_us));
+                        cb(DumpJson(out));
+                      }));
 }
 
 }  // namespace bulkhead

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/alive_guard.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/status.h"
 
@@ -38,18 +39,12 @@ class Tracking {
   static bool IsTracked(const std::string& payload);
 
  private:
-  template <typename F>
-  auto Guarded(F f) {
-    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
-      if (alive.lock()) f(std::forward<decltype(args)>(args)...);
-    };
-  }
   // Moves jid's reservation to `until` when it is reserved until earlier.
   void ExtendTo(const std::string& jid, TimePoint until, Done done);
 
   Store& store_;
   Clock& clock_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  AliveGuard alive_;  // answers after this is gone are dropped
 };
 
 }  // namespace bulkhead

@@ -1,6 +1,6 @@
 // Unique jobs (Faktory Enterprise's "Unique Jobs", docs/research/faktory-enterprise.md §2): a job
 // pushed with `custom.unique_for` (seconds) takes a lock on (jobtype, args, queue) with its PUSH
-// (Store::PushUnique); a job of the same key pushed while the lock is held gets
+// (UniqueLocks::Push); a job of the same key pushed while the lock is held gets
 // "-NOTUNIQUE Job not unique". `custom.unique_until` says when the lock goes before its time:
 // "success" (default: at ACK, which the store does) or "start" (at FETCH, which the engine does).
 // A job pushed without `unique_for` neither checks nor takes a lock.

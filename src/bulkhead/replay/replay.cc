@@ -99,18 +99,10 @@ Status ValidateReplayOptions(const ReplayOptions& o) {
   return Status::Ok();
 }
 
-int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
-  Status s = ValidateReplayOptions(options);
-  if (!s.ok()) {
-    err << "bulkhead replay: " << s.message() << "\n";
-    return 2;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(options.out_dir, ec);
-  if (ec) {
-    err << "bulkhead replay: cannot create " << options.out_dir << ": " << ec.message() << "\n";
-    return 2;
-  }
+namespace {
+
+// The lines that say what the replay runs.
+void PrintReplayHeader(const ReplayOptions& options, std::ostream& out) {
   out << "bulkhead replay: " << options.duration_s << " s of " << LoadLine(options) << "\n";
   if (options.nodes > 1 || !options.store.empty()) {
     // The scheme only: a Redis URL may carry a password.
@@ -128,6 +120,37 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
            "queue `push` throttled to concurrency = "
         << kThrottledPushConcurrency << ", the worker fetching default, push)\n";
   }
+}
+
+// replay.svg, replay.csv, summary.json and (with a baseline) baseline.csv in `dir`.
+Status WriteReplayFiles(const std::filesystem::path& dir, const ScenarioResult& run,
+                        const ScenarioResult* base, const std::vector<Verdict>& verdicts,
+                        const ReplayChartOptions& chart) {
+  auto points = PerSecond(run);
+  for (Status w : {WriteFile(dir / "replay.svg", RenderReplayChart(points, chart)),
+                   WriteFile(dir / "replay.csv", FormatCsv(points)),
+                   WriteFile(dir / "summary.json", FormatSummaryJson(run, base, verdicts))}) {
+    if (!w.ok()) return w;
+  }
+  if (base != nullptr) (void)WriteFile(dir / "baseline.csv", FormatCsv(PerSecond(*base)));
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
+  Status s = ValidateReplayOptions(options);
+  if (!s.ok()) {
+    err << "bulkhead replay: " << s.message() << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) {
+    err << "bulkhead replay: cannot create " << options.out_dir << ": " << ec.message() << "\n";
+    return 2;
+  }
+  PrintReplayHeader(options, out);
 
   std::optional<ScenarioResult> baseline;
   if (options.baseline) {
@@ -146,22 +169,16 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
   const ScenarioResult* base = baseline ? &*baseline : nullptr;
 
   auto verdicts = Verdicts(*run, base, options.thresholds);
-  auto points = PerSecond(*run);
   ReplayChartOptions chart;
   chart.title = "bulkhead replay: " + run->name + ", " +
                 std::to_string(static_cast<int>(options.duration_s)) + " s";
   chart.subtitle = LoadLine(options);
   chart.latency_bound_ms = options.thresholds.timeline_p99_ms;
   std::filesystem::path dir(options.out_dir);
-  for (Status w : {WriteFile(dir / "replay.svg", RenderReplayChart(points, chart)),
-                   WriteFile(dir / "replay.csv", FormatCsv(points)),
-                   WriteFile(dir / "summary.json", FormatSummaryJson(*run, base, verdicts))}) {
-    if (!w.ok()) {
-      err << "bulkhead replay: " << w.message() << "\n";
-      return 2;
-    }
+  if (Status w = WriteReplayFiles(dir, *run, base, verdicts, chart); !w.ok()) {
+    err << "bulkhead replay: " << w.message() << "\n";
+    return 2;
   }
-  if (base != nullptr) (void)WriteFile(dir / "baseline.csv", FormatCsv(PerSecond(*base)));
 
   out << "\n" << FormatTable(*run, base) << "\n";
   for (const auto& v : verdicts) out << (v.pass ? "PASS  " : "FAIL  ") << v.text << "\n";

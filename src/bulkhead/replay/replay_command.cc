@@ -19,6 +19,49 @@ struct ReplayFlags {
   bool no_progress = false;
 };
 
+// Reads the flags that need parsing into the options, then runs the replay; the exit code.
+int RunReplayFlags(ReplayFlags& flags) {
+  auto fault = ParseFault(flags.fault);
+  if (!fault.ok()) {
+    std::cerr << "bulkhead replay: --fault: " << fault.status().message() << "\n";
+    return 2;
+  }
+  flags.options.fault = *fault;
+  auto pipeline = ParsePipeline(flags.pipeline);
+  if (!pipeline.ok()) {
+    std::cerr << "bulkhead replay: --pipeline: " << pipeline.status().message() << "\n";
+    return 2;
+  }
+  flags.options.pipeline = *pipeline;
+  if (!flags.rates.empty()) {
+    auto rates = ParseRates(flags.rates);
+    if (!rates.ok()) {
+      std::cerr << "bulkhead replay: " << rates.status().message() << "\n";
+      return 2;
+    }
+    flags.options.timeline_per_s = rates->first;
+    flags.options.webpush_per_s = rates->second;
+  }
+  flags.options.progress = !flags.no_progress;
+  return RunReplay(flags.options, std::cout, std::cerr);
+}
+
+// The replay's timeline worker process (internal, hidden from --help).
+void RegisterReplayWorker(CLI::App& app, int* exit_code) {
+  auto worker = std::make_shared<TimelineWorkerOptions>();
+  auto* w = app.add_subcommand("replay-worker", "The replay's timeline worker process (internal).");
+  w->group("");  // hidden from --help
+  w->add_option("--port", worker->port, "Faktory port on 127.0.0.1")->required();
+  w->add_option("--concurrency", worker->concurrency, "worker threads");
+  w->add_option("--queue", worker->queue, "queues to fetch from, in order: QUEUE[,QUEUE...]");
+  w->add_flag("--tls", worker->tls, "connect with TLS");
+  w->add_option("--ca", worker->ca_file, "CA certificate (PEM) for --tls");
+  w->callback([worker, exit_code] {
+    if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw != nullptr) worker->password = pw;
+    *exit_code = RunTimelineWorker(*worker, stdout);
+  });
+}
+
 }  // namespace
 
 void RegisterReplayCommands(CLI::App& app, int* exit_code) {
@@ -58,47 +101,8 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
   replay->add_option(
       "--ca", flags->options.ca_file,
       "CA certificate (PEM) the clients verify the server with (default: the system's)");
-  replay->callback([flags, exit_code] {
-    auto fault = ParseFault(flags->fault);
-    if (!fault.ok()) {
-      std::cerr << "bulkhead replay: --fault: " << fault.status().message() << "\n";
-      *exit_code = 2;
-      return;
-    }
-    flags->options.fault = *fault;
-    auto pipeline = ParsePipeline(flags->pipeline);
-    if (!pipeline.ok()) {
-      std::cerr << "bulkhead replay: --pipeline: " << pipeline.status().message() << "\n";
-      *exit_code = 2;
-      return;
-    }
-    flags->options.pipeline = *pipeline;
-    if (!flags->rates.empty()) {
-      auto rates = ParseRates(flags->rates);
-      if (!rates.ok()) {
-        std::cerr << "bulkhead replay: " << rates.status().message() << "\n";
-        *exit_code = 2;
-        return;
-      }
-      flags->options.timeline_per_s = rates->first;
-      flags->options.webpush_per_s = rates->second;
-    }
-    flags->options.progress = !flags->no_progress;
-    *exit_code = RunReplay(flags->options, std::cout, std::cerr);
-  });
-
-  auto worker = std::make_shared<TimelineWorkerOptions>();
-  auto* w = app.add_subcommand("replay-worker", "The replay's timeline worker process (internal).");
-  w->group("");  // hidden from --help
-  w->add_option("--port", worker->port, "Faktory port on 127.0.0.1")->required();
-  w->add_option("--concurrency", worker->concurrency, "worker threads");
-  w->add_option("--queue", worker->queue, "queues to fetch from, in order: QUEUE[,QUEUE...]");
-  w->add_flag("--tls", worker->tls, "connect with TLS");
-  w->add_option("--ca", worker->ca_file, "CA certificate (PEM) for --tls");
-  w->callback([worker, exit_code] {
-    if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw != nullptr) worker->password = pw;
-    *exit_code = RunTimelineWorker(*worker, stdout);
-  });
+  replay->callback([flags, exit_code] { *exit_code = RunReplayFlags(*flags); });
+  RegisterReplayWorker(app, exit_code);
 }
 
 }  // namespace bulkhead

@@ -160,6 +160,30 @@ std::optional<double> TimelineQueueLatencyMs(const SecondPoint& p) {
   return std::max(p.timeline_p99_ms.value_or(0), p.queue_latency_ms);
 }
 
+namespace {
+
+// Rows of a label and `columns` cells as text: labels left-aligned, cells right-aligned.
+std::string AlignedRows(const std::vector<std::pair<std::string, std::vector<std::string>>>& rows,
+                        size_t columns) {
+  size_t label_width = 0;
+  std::vector<size_t> widths(columns, 0);
+  for (const auto& [label, cells] : rows) {
+    label_width = std::max(label_width, label.size());
+    for (size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
+  }
+  std::string out;
+  for (const auto& [label, cells] : rows) {
+    std::string line = label + std::string(label_width - label.size(), ' ');
+    for (size_t i = 0; i < cells.size(); ++i) {
+      line += "   " + std::string(widths[i] - cells[i].size(), ' ') + cells[i];
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baseline) {
   std::vector<const ScenarioResult*> runs;
   if (baseline != nullptr) runs.push_back(baseline);
@@ -208,21 +232,7 @@ std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baselin
     rows.push_back(
         {"timeline p99 ratio fault / baseline", {"", Fmt("%.2f", f / std::max(b, 1e-3))}});
   }
-  size_t label_width = 0;
-  std::vector<size_t> widths(runs.size(), 0);
-  for (const auto& [label, cells] : rows) {
-    label_width = std::max(label_width, label.size());
-    for (size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
-  }
-  std::string out;
-  for (const auto& [label, cells] : rows) {
-    std::string line = label + std::string(label_width - label.size(), ' ');
-    for (size_t i = 0; i < cells.size(); ++i) {
-      line += "   " + std::string(widths[i] - cells[i].size(), ' ') + cells[i];
-    }
-    out += line + "\n";
-  }
-  return out;
+  return AlignedRows(rows, runs.size());
 }
 
 std::string FormatCsv(const std::vector<SecondPoint>& points) {

@@ -352,6 +352,36 @@ class Scenario {
     stop_load_ = true;
   }
 
+  // The Web Push job number `i`, pushed at `now`, to the faulty host when `bad`: a webpush job
+  // for bulkhead to deliver, or Mastodon's push_notification job for the app's worker threads.
+  std::string WebPushJob(int64_t i, int64_t now, bool bad) {
+    uint16_t port = bad ? rig_.faulty->port() : rig_.healthy->port();
+    std::string endpoint = "http://127.0.0.1:" + std::to_string(port) + "/push/" +
+                           std::to_string(i) + "/" + std::to_string(now);
+    std::string payload = "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}";
+    if (options_.pipeline != Pipeline::kBulkhead) {
+      // Mastodon's Web::PushNotificationWorker: retry 5, run by the app's worker threads; with
+      // kThrottled in its own throttled queue.
+      return nlohmann::json{
+          {"jid", RandomHex(12)},
+          {"jobtype", "push_notification"},
+          {"queue", options_.pipeline == Pipeline::kThrottled ? "push" : "default"},
+          {"retry", 5},
+          {"args", nlohmann::json::array({{{"endpoint", endpoint}, {"payload", payload}}})}}
+          .dump();
+    }
+    nlohmann::json args = {
+        {"subscription",
+         {{"endpoint", endpoint}, {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
+        {"payload", payload},
+        {"urgency", "normal"}};
+    return nlohmann::json{{"jid", RandomHex(12)},
+                          {"jobtype", "webpush"},
+                          {"queue", "default"},  // the queue the timeline worker serves
+                          {"args", nlohmann::json::array({args})}}
+        .dump();
+  }
+
   Status Load() {
     result_.t0_us = SteadyMicros() + 100'000;
     std::mt19937_64 cpu_rng(42);
@@ -373,37 +403,14 @@ class Scenario {
         double f = options_.bad_fraction;
         bool bad =
             std::floor(static_cast<double>(i + 1) * f) > std::floor(static_cast<double>(i) * f);
-        uint16_t port = bad ? rig_.faulty->port() : rig_.healthy->port();
-        std::string endpoint = "http://127.0.0.1:" + std::to_string(port) + "/push/" +
-                               std::to_string(i) + "/" + std::to_string(now);
-        std::string payload = "{\"title\":\"replay\",\"seq\":" + std::to_string(i) + "}";
-        nlohmann::json job;
-        if (options_.pipeline != Pipeline::kBulkhead) {
-          // Mastodon's Web::PushNotificationWorker: retry 5, run by the app's worker threads; with
-          // kThrottled in its own throttled queue.
-          job = {{"jid", RandomHex(12)},
-                 {"jobtype", "push_notification"},
-                 {"queue", options_.pipeline == Pipeline::kThrottled ? "push" : "default"},
-                 {"retry", 5},
-                 {"args", nlohmann::json::array({{{"endpoint", endpoint}, {"payload", payload}}})}};
-        } else {
-          nlohmann::json args = {{"subscription",
-                                  {{"endpoint", endpoint},
-                                   {"keys", {{"p256dh", keys_.first}, {"auth", keys_.second}}}}},
-                                 {"payload", payload},
-                                 {"urgency", "normal"}};
-          job = {{"jid", RandomHex(12)},
-                 {"jobtype", "webpush"},
-                 {"queue", "default"},  // the queue the timeline worker serves
-                 {"args", nlohmann::json::array({args})}};
-        }
+        std::string job = WebPushJob(i, now, bad);
         std::lock_guard lock(mu_);
         if (bad) {
           ++result_.faulty_pushed;
         } else {
           healthy_pushed_[i] = now;
         }
-        return job.dump();
+        return job;
       });
     });
 

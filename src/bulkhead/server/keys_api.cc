@@ -45,6 +45,28 @@ Result<std::string> KeyIdFromPath(const std::string& path) {
   return key_id;
 }
 
+// PUT /api/keys/<key id>: the body is the PEM private key; 201 when new, 200 when replaced.
+void PutKey(StoreKeyRing& keys, const HttpRequestIn& req, HttpServer::Reply reply) {
+  Result<std::string> key_id = KeyIdFromPath(req.path);
+  if (!key_id.ok()) {
+    reply(HttpResponseOut::Error(400, key_id.status().message()));
+    return;
+  }
+  if (req.body.empty()) {
+    reply(
+        HttpResponseOut::Error(400, "the request body must be the PEM private key (it is empty)"));
+    return;
+  }
+  // HttpRequestIn is const: the registry wipes its own copy of the PEM.
+  keys.Add(*key_id, req.body, [reply](Result<StoreKeyRing::AddResult> r) {
+    if (!r.ok()) {
+      reply(HttpResponseOut::Error(StatusToHttp(r.status()), r.status().message()));
+      return;
+    }
+    reply(HttpResponseOut::Json(r->created ? 201 : 200, DumpJson(KeyJson(r->key))));
+  });
+}
+
 }  // namespace
 
 Result<std::string> PercentDecodePath(std::string_view text) {
@@ -90,24 +112,7 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& pa
              }));
   http.Route("PUT", prefix,
              RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {
-               Result<std::string> key_id = KeyIdFromPath(req.path);
-               if (!key_id.ok()) {
-                 reply(HttpResponseOut::Error(400, key_id.status().message()));
-                 return;
-               }
-               if (req.body.empty()) {
-                 reply(HttpResponseOut::Error(
-                     400, "the request body must be the PEM private key (it is empty)"));
-                 return;
-               }
-               // HttpRequestIn is const: the registry wipes its own copy of the PEM.
-               keys.Add(*key_id, req.body, [reply](Result<StoreKeyRing::AddResult> r) {
-                 if (!r.ok()) {
-                   reply(HttpResponseOut::Error(StatusToHttp(r.status()), r.status().message()));
-                   return;
-                 }
-                 reply(HttpResponseOut::Json(r->created ? 201 : 200, DumpJson(KeyJson(r->key))));
-               });
+               PutKey(keys, req, std::move(reply));
              }));
   http.Route("DELETE", prefix,
              RequireBearer(password, [&keys](const HttpRequestIn& req, HttpServer::Reply reply) {

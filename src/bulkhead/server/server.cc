@@ -37,6 +37,39 @@ int64_t ResidentMemoryMb() {
   return pages_resident * sysconf(_SC_PAGESIZE) / (1024 * 1024);
 }
 
+// /healthz: 503 with the reason while the store is degraded or cannot be reached, else "ok".
+HttpResponseOut HealthResponse(const Store& store) {
+  HttpResponseOut r;
+  r.content_type = "text/plain; charset=utf-8";
+  std::string unavailable = store.unavailable_reason();
+  if (store.degraded()) {
+    r.status = 503;
+    r.body = store.degraded_reason() + "\n";
+  } else if (!unavailable.empty()) {
+    r.status = 503;
+    r.body = unavailable + "\n";
+  } else {
+    r.body = "ok\n";
+  }
+  return r;
+}
+
+// POST /api/workers/<wid>/quiet | /terminate, /api/workers/quiet (all): the signal, sent.
+HttpResponseOut ControlWorkers(Engine& engine, const std::string& path) {
+  std::string rest = path.substr(std::string("/api/workers/").size());
+  auto slash = rest.rfind('/');
+  std::string wid = slash == std::string::npos ? "" : rest.substr(0, slash);
+  std::string action = slash == std::string::npos ? rest : rest.substr(slash + 1);
+  auto state = ParseWorkerState(action);
+  if (!state.ok() || *state == WorkerState::kRunning) {
+    return HttpResponseOut::Error(400, "action must be quiet or terminate, not \"" + action + "\"");
+  }
+  if (Status s = engine.SignalWorker(wid, *state); !s.ok()) {
+    return HttpResponseOut::Error(404, s.message());
+  }
+  return HttpResponseOut::Json(200, DumpJson(nlohmann::json{{"state", action}}));
+}
+
 }  // namespace
 
 Server::Server(Config config) : Server(std::move(config), SystemClock::Instance()) {}
@@ -132,7 +165,8 @@ Status Server::OpenStore() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   if (hooks_.wrap_store) store_ = hooks_.wrap_store(std::move(store_), post);
-  if (store_->shared()) {  // several nodes: their own figures apart, the store's without a node
+  if (store_->cluster()
+          .shared()) {  // several nodes: their own figures apart, the store's without a node
     Status s = registry_.SetExtraLabel(std::string(metric_names::kLabelNode), options.node_id,
                                        IsPerNodeMetric);
     if (!s.ok()) return s;
@@ -369,19 +403,7 @@ void Server::RegisterRoutes() {
   // keep what it accepts, so a load balancer or orchestrator should take it out and page someone.
   // The same while the store cannot be reached (Redis down), until it is back.
   http_->Route("GET", "/healthz", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    HttpResponseOut r;
-    r.content_type = "text/plain; charset=utf-8";
-    std::string unavailable = store_->unavailable_reason();
-    if (store_->degraded()) {
-      r.status = 503;
-      r.body = store_->degraded_reason() + "\n";
-    } else if (!unavailable.empty()) {
-      r.status = 503;
-      r.body = unavailable + "\n";
-    } else {
-      r.body = "ok\n";
-    }
-    reply(std::move(r));
+    reply(HealthResponse(*store_));
   });
   // Rendered once the figures of this moment are published (the store may answer later).
   http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {
@@ -411,21 +433,7 @@ void Server::RegisterRoutes() {
   // POST /api/workers/<wid>/quiet | /terminate ; POST /api/workers/quiet (all). Needs the bearer
   // token when a password is set.
   auto control_workers = [this](const HttpRequestIn& req, HttpServer::Reply reply) {
-    std::string rest = req.path.substr(std::string("/api/workers/").size());
-    auto slash = rest.rfind('/');
-    std::string wid = slash == std::string::npos ? "" : rest.substr(0, slash);
-    std::string action = slash == std::string::npos ? rest : rest.substr(slash + 1);
-    auto state = ParseWorkerState(action);
-    if (!state.ok() || *state == WorkerState::kRunning) {
-      reply(
-          HttpResponseOut::Error(400, "action must be quiet or terminate, not \"" + action + "\""));
-      return;
-    }
-    if (Status s = engine_->SignalWorker(wid, *state); !s.ok()) {
-      reply(HttpResponseOut::Error(404, s.message()));
-      return;
-    }
-    reply(HttpResponseOut::Json(200, DumpJson(nlohmann::json{{"state", action}})));
+    reply(ControlWorkers(*engine_, req.path));
   };
   http_->Route("POST", "/api/workers/", RequireBearer(config_.password, control_workers));
   RegisterKeysApi(*http_, signing_keys_, config_.password);

@@ -20,7 +20,7 @@
 
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/server/testing/fwp_test_connection.h"
-#include "bulkhead/store/testing/deferred_store.h"
+#include "bulkhead/store/testing/shared_store.h"
 #include "bulkhead/store/testing/store_timing.h"
 #include "bulkhead/util/clock.h"
 
@@ -168,13 +168,6 @@ TEST_P(ServerTest, MetricsShowQueueLatencyComputedAtScrapeTime) {
 ::testing::Matcher<std::string> StoreUp(const std::string& value) {
   return ::testing::ContainsRegex("\nbulkhead_store_up\\{node=\"[^\"]+\"\\} " + value + "\n");
 }
-
-// A store that says several nodes share it (as the Redis store does), over the memory store.
-class SharedStore final : public DeferredStore {
- public:
-  using DeferredStore::DeferredStore;
-  bool shared() const override { return true; }
-};
 
 TEST(ServerSharedStoreTest, PerNodeFiguresCarryTheNodeAndTheStoresDoNot) {
   ServerTestHooks hooks;

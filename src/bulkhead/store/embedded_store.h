@@ -26,7 +26,17 @@
 #include <string>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/embedded_batches.h"
+#include "bulkhead/store/embedded_context.h"
+#include "bulkhead/store/embedded_cron_claims.h"
+#include "bulkhead/store/embedded_holders.h"
+#include "bulkhead/store/embedded_host_states.h"
+#include "bulkhead/store/embedded_signing_keys.h"
+#include "bulkhead/store/embedded_throttles.h"
+#include "bulkhead/store/embedded_tracks.h"
+#include "bulkhead/store/embedded_unique_locks.h"
 #include "bulkhead/store/memory_state.h"
+#include "bulkhead/store/single_node_link.h"
 #include "bulkhead/store/store.h"
 
 namespace bulkhead {
@@ -63,67 +73,35 @@ class EmbeddedStore final : public Store {
   void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
   void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
   void Flush(Done durable) override;
-  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
-  void RemoveSigningKey(const std::string& key_id, Done durable) override;
-  void ListSigningKeys(SigningKeysCallback cb) override;
-  void PutHostState(const HostStateRecord& record, Done durable) override;
-  void RemoveHostState(const std::string& host, Done durable) override;
-  void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
-
-  // Queue throttling. Slots live in memory beside the working set; after a restart every
-  // stored reservation holds a slot again (see store/throttle_slots.h).
-  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
-                      TimePoint now, JobCallback cb) override;
-  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                    ThrottleUsesCallback cb) override;
-  // Unique jobs and cron (embedded_store_unique.cc).
-  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
-  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
-  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
-  void ListCronFirings(CronFiringsCallback cb) override;
-  // Batches.
-  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
-  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
-  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
-  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
-  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
-  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
-  // Tracking.
-  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
-  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
-  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
-  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
-  // Job lookup by jid and reservation holders (embedded_store_lookup.cc): MemoryState's holder
-  // records, made durable by the log as records of space "holder".
   void FindJob(const std::string& jid, JobCallback cb) override;
-  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
-  void ListHeld(size_t limit, HeldJobsCallback cb) override;
+
+  // The parts (embedded_<part>.h); one process owns the store: a cluster of one.
+  ClusterLink& cluster() override { return cluster_; }
+  UniqueLocks& unique_locks() override { return unique_locks_; }
+  CronClaims& cron_claims() override { return cron_claims_; }
+  BatchStore& batches() override { return batches_; }
+  TrackStore& tracks() override { return tracks_; }
+  ThrottleStore& throttles() override { return throttles_; }
+  HolderStore& holders() override { return holders_; }
+  SigningKeyStore& signing_keys() override { return signing_keys_; }
+  HostStateStore& host_states() override { return host_states_; }
 
  private:
-  // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.
-  void Apply(const Done& durable, const std::function<Status(std::vector<Change>&)>& change);
-  // Ok, or the Unavailable status every change is refused with while degraded.
-  Status Writable() const;
-  // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or
-  // nothing changed).
-  void Commit(std::vector<Change> changes, std::function<void(Status)> durable);
-  // Fetch, FetchFor and FetchThrottled (throttled null: no throttles): the reservation, its
-  // holder (when `holder` is not empty) and, for a followed job, its tracking state (working) in
-  // one change.
-  void FetchUnder(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
-                  const std::string& holder, TimePoint now, JobCallback cb);
-
   const std::string name_;
-  std::unique_ptr<ChangeLog> log_;
-  MemoryState state_;
-  bool closed_ = false;
-  // Appends the processed/failures counter changes (total and the day of `now`) to `changes`.
-  void AddOutcome(int64_t processed, int64_t failures, TimePoint now, std::vector<Change>& changes);
-  // The UTC day of the last CountOutcome ("YYYY-MM-DD") and its day number since the epoch.
-  int64_t counted_day_number_ = -1;
-  std::string counted_day_;
+  // The state, its log and the steps of a change, shared with the parts.
+  EmbeddedContext context_;
+  MemoryState& state_ = context_.state();
+  SingleNodeLink cluster_;
+  EmbeddedUniqueLocks unique_locks_{context_};
+  EmbeddedCronClaims cron_claims_{context_};
+  EmbeddedBatches batches_{context_};
+  EmbeddedTracks tracks_{context_};
+  EmbeddedThrottles throttles_{context_};
+  EmbeddedHolders holders_{context_};
+  EmbeddedSigningKeys signing_keys_{context_};
+  EmbeddedHostStates host_states_{context_};
 };
 
 }  // namespace bulkhead

@@ -131,7 +131,7 @@ class MemoryState {
   // --- Unique jobs and cron (memory_state_unique.cc; contracts in store.h) ---
   void LoadUniqueLock(const std::string& key, std::string jid, int64_t until_us);
   void LoadCronFiring(const std::string& entry, int64_t due_us);
-  // Add under the lock `key` (Store::PushUnique): FailedPrecondition NotUniqueStatus() when
+  // Add under the lock `key` (UniqueLocks::Push): FailedPrecondition NotUniqueStatus() when
   // another jid holds it unexpired at now_us, AlreadyExists when the jid is known.
   Status AddUnique(JobRecord job, const std::string& key, int64_t until_us, int64_t now_us,
                    std::vector<Change>& out);
@@ -168,7 +168,7 @@ class MemoryState {
     return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
   }
 
-  // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts in store.h) ---
+  // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts: holder_store.h) ---
   // The job `jid` wherever it is, or null. Valid until the next change.
   const JobRecord* FindJob(const std::string& jid) const;
   // Records `wid` as the holder of the reservation of `jid`; nothing when it is not reserved.

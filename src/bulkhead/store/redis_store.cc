@@ -1,7 +1,7 @@
 // RedisStore: construction, Open and Close, what the store does when its commands' client connects
-// or changes state, and the subscription's messages. How calls go out and what replies mean is
-// redis_store_calls.cc; the connections are redis/redis_client.h's; the operations are in
-// redis_store_ops.cc.
+// or changes state (the subscription's messages are RedisClusterLink's). How calls go out and what
+// replies mean is redis_store_calls.cc; the connections are redis/redis_client.h's; the operations
+// are in redis_store_ops.cc.
 #include "bulkhead/store/redis_store.h"
 
 #include <spdlog/spdlog.h>
@@ -32,7 +32,7 @@ RedisStore::RedisStore(boost::asio::io_context& io, RedisStoreOptions options)
   commands_->SetStateHandler(
       [this](RedisClientState state, const Status& cause) { OnCommandsState(state, cause); });
   subscriber_->SetMessageHandler([this](const std::string& channel, const std::string& message) {
-    OnMessage(channel, message);
+    cluster_.OnMessage(channel, message);
   });
   heartbeat_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
   reap_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
@@ -231,45 +231,6 @@ void RedisStore::SendScriptLoads(std::function<void(Status)> done) {
 std::string RedisStore::unavailable_reason() const {
   std::string why = commands_->unavailable_reason();
   return why.empty() ? why : "store unavailable: " + why;
-}
-
-void RedisStore::OnMessage(const std::string& channel, const std::string& message) {
-  if (channel == prefix_ + "hosts") {
-    OnHostsMessage(message);
-  } else if (channel == prefix_ + "signals") {
-    OnSignalsMessage(message);
-  } else {
-    OnWakeMessage(message);
-  }
-}
-
-void RedisStore::OnWakeMessage(const std::string& message) {
-  // "NODE N QUEUE": the queue is the rest after the second space (it may hold spaces).
-  size_t a = message.find(' ');
-  if (a == std::string::npos) return;
-  size_t b = message.find(' ', a + 1);
-  if (b == std::string::npos) return;
-  if (std::string_view(message).substr(0, a) == options_.node_id) return;
-  size_t count = std::strtoull(message.c_str() + a + 1, nullptr, 10);
-  if (wake_handler_ && count > 0) wake_handler_(message.substr(b + 1), count);
-}
-
-void RedisStore::OnHostsMessage(const std::string& message) {
-  // "NODE HOST".
-  size_t a = message.find(' ');
-  if (a == std::string::npos || std::string_view(message).substr(0, a) == options_.node_id) return;
-  if (host_state_handler_) host_state_handler_(message.substr(a + 1));
-}
-
-void RedisStore::OnSignalsMessage(const std::string& message) {
-  // "NODE STATE WID" (WID empty: every worker).
-  size_t a = message.find(' ');
-  if (a == std::string::npos || std::string_view(message).substr(0, a) == options_.node_id) return;
-  size_t b = message.find(' ', a + 1);
-  if (b == std::string::npos) return;
-  if (worker_signal_handler_) {
-    worker_signal_handler_(message.substr(b + 1), message.substr(a + 1, b - a - 1));
-  }
 }
 
 const std::string& RedisStore::Day(TimePoint now) {

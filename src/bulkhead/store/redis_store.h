@@ -30,10 +30,12 @@
 //   refused password found then is fatal: the fatal handler gets the error (store.h
 //   SetFatalHandler) and the store stays unavailable, retrying no more. Reachable at start, both
 //   still fail Open.
-// - The wake handler runs for every "NODE N QUEUE" message on {NS}:wake from another node.
+// - The wake handler (cluster()) runs for every "NODE N QUEUE" message on {NS}:wake from another
+//   node.
 // - durability = "replicated": PUSH, ACK and FailReserved answer only once `WAIT 1 timeout`
 //   reports a replica holds the write; otherwise Unavailable naming the timeout.
-// - Shared: shared() is true (other nodes' reservations are in the working set; see store.h).
+// - Shared: cluster() is a RedisClusterLink, shared() true (other nodes' reservations are in the
+//   working set; see cluster_link.h).
 // - Node liveness (redis_scripts/README.md, "Node liveness"): from Open on, the store refreshes
 //   {NS}:alive:NODE (TTL heartbeat_ttl) every heartbeat_every, and every reap_every gives back the
 //   reservations of registered nodes whose alive key is gone (reap.lua: to the oldest end of
@@ -59,7 +61,17 @@
 
 #include "bulkhead/redis/redis_client.h"
 #include "bulkhead/redis/redis_url.h"
+#include "bulkhead/store/redis_batches.h"
+#include "bulkhead/store/redis_calls.h"
+#include "bulkhead/store/redis_cluster_link.h"
+#include "bulkhead/store/redis_cron_claims.h"
+#include "bulkhead/store/redis_holders.h"
+#include "bulkhead/store/redis_host_states.h"
 #include "bulkhead/store/redis_script_id.h"
+#include "bulkhead/store/redis_signing_keys.h"
+#include "bulkhead/store/redis_throttles.h"
+#include "bulkhead/store/redis_tracks.h"
+#include "bulkhead/store/redis_unique_locks.h"
 #include "bulkhead/store/store.h"
 
 namespace bulkhead {
@@ -87,7 +99,7 @@ struct RedisStoreOptions {
 
 class StoreScripts;
 
-class RedisStore final : public Store {
+class RedisStore final : public Store, private RedisCalls {
  public:
   // The layout version this build writes and reads ({NS}:meta `layout`).
   static constexpr int kLayoutVersion = 2;
@@ -96,28 +108,6 @@ class RedisStore final : public Store {
   ~RedisStore() override;
 
   std::string_view Name() const override { return "redis"; }
-  bool shared() const override { return true; }
-  void SetWakeHandler(WakeHandler handler) override { wake_handler_ = std::move(handler); }
-  // PutHostState and RemoveHostState publish "NODE HOST" on {NS}:hosts; the handler runs for the
-  // other nodes' messages.
-  void SetHostStateHandler(HostStateHandler handler) override {
-    host_state_handler_ = std::move(handler);
-  }
-  // PublishWorkerSignal publishes "NODE STATE WID" on {NS}:signals; the handler runs for the
-  // other nodes' messages.
-  void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
-    worker_signal_handler_ = std::move(handler);
-  }
-  void PublishWorkerSignal(const std::string& wid, const std::string& state) override;
-  // The roster goes to {NS}:roster:NODE with each heartbeat (and one at once when a source is set
-  // on an open store), expiring with the alive key; a reap or a graceful stop deletes it
-  // (redis_scripts/README.md, "Worker rosters").
-  void SetRosterSource(RosterSource source) override;
-  void ListOtherRosters(RostersCallback cb) override;
-  // {NS}:lease:NAME holds the node id (redis_scripts/lease.lua).
-  void TryLease(const std::string& name, Duration ttl,
-                std::function<void(Result<bool>)> cb) override;
-  void ReleaseLease(const std::string& name) override;
   std::string unavailable_reason() const override;
   void SetFatalHandler(FatalHandler handler) override { fatal_handler_ = std::move(handler); }
   // Connects (asking Sentinel first), checks or writes the layout version (FailedPrecondition
@@ -153,45 +143,21 @@ class RedisStore final : public Store {
   void RemoveQueues(const std::vector<std::string>& queues, Done durable) override;
   void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override;
   void Flush(Done durable) override;
-  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override;
-  void RemoveSigningKey(const std::string& key_id, Done durable) override;
-  void ListSigningKeys(SigningKeysCallback cb) override;
-  void PutHostState(const HostStateRecord& record, Done durable) override;
-  void RemoveHostState(const std::string& host, Done durable) override;
-  void ListHostStates(HostStatesCallback cb) override;
   void Stats(std::function<void(Result<StoreStats>)> cb) override;
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override;
-
-  // Queue throttling (redis_store_throttle.cc, fetch_throttled.lua): the slots are sorted
-  // sets in Redis, shared by every node and kept across restarts.
-  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
-                      TimePoint now, JobCallback cb) override;
-  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                    ThrottleUsesCallback cb) override;
-  // Unique jobs and cron (redis_store_unique.cc).
-  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override;
-  void ReleaseUniqueLock(const std::string& jid, Done durable) override;
-  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override;
-  void ListCronFirings(CronFiringsCallback cb) override;
-  // Batches (redis_store_batches.cc, scripts batch_*.lua).
-  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override;
-  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override;
-  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override;
-  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now, Done durable) override;
-  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override;
-  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override;
-  // Tracking (redis_store_tracking.cc, scripts track_*.lua).
-  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override;
-  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override;
-  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override;
-  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override;
-  // Job lookup by jid and reservation holders (redis_store_lookup.cc): HGET of {NS}:jobs;
-  // holders in the hash {NS}:wid (jid -> wid; redis_scripts/README.md).
+  // find_job.lua: one HGET of {NS}:jobs and the score (redis_store_ops.cc).
   void FindJob(const std::string& jid, JobCallback cb) override;
-  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
-  void ListHeld(size_t limit, HeldJobsCallback cb) override;
 
-  std::string node_id() const override { return options_.node_id; }
+  // The parts (redis_<part>.h).
+  ClusterLink& cluster() override { return cluster_; }
+  UniqueLocks& unique_locks() override { return unique_locks_; }
+  CronClaims& cron_claims() override { return cron_claims_; }
+  BatchStore& batches() override { return batches_; }
+  TrackStore& tracks() override { return tracks_; }
+  ThrottleStore& throttles() override { return throttles_; }
+  HolderStore& holders() override { return holders_; }
+  SigningKeyStore& signing_keys() override { return signing_keys_; }
+  HostStateStore& host_states() override { return host_states_; }
 
   // One reaper pass now (the timer's): gives back the reservations of every other registered node
   // whose alive key is gone. `done` gets how many were given back.
@@ -199,13 +165,6 @@ class RedisStore final : public Store {
   // Reaper passes answered so far, and the reservations they gave back in all.
   int64_t reaper_passes() const { return reaper_passes_; }
   int64_t reservations_given_back() const { return reservations_given_back_; }
-
-  // Cluster membership (redis_store_liveness.cc): the count the last heartbeat (or Open's)
-  // answered; the handler runs when a heartbeat finds it changed.
-  size_t live_nodes() const override { return live_nodes_; }
-  void SetNodeCountHandler(NodeCountHandler handler) override {
-    node_count_handler_ = std::move(handler);
-  }
 
   // Reservations given back after a reconnect because their FETCH reply was lost
   // (redis_store_reclaim.cc).
@@ -219,16 +178,17 @@ class RedisStore final : public Store {
   void PauseHeartbeatsForTests(bool paused) { heartbeats_paused_ = paused; }
 
  private:
-  using ReplyCallback = std::function<void(Result<RedisReply>)>;
-
-  // Runs `script` with ARGV = prefix, args...; `cb` gets the reply, or the Status the reply
-  // means (transport failure, error reply; see the header comment) with `step` in its message.
-  // While a multi-step Mutate runs, the call is held and sent after it (calls take effect in
-  // order); SendEval is Mutate's own, never held.
-  void Eval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
+  // RedisCalls (redis_calls.h), what the parts call: Eval, EvalReplicated, Command (each held
+  // behind a multi-step Mutate; SendEval and SendCommand are Mutate's own, never held), HandOut.
+  void Eval(Script script, const char* step, std::vector<std::string> args,
+            ReplyCallback cb) override;
+  void EvalReplicated(Script script, const char* step, std::vector<std::string> args,
+                      ReplyCallback cb) override;
+  void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb) override;
+  void HandOut(const Result<RedisReply>& reply, const JobCallback& cb) override;
+  const std::string& key_prefix() const override { return prefix_; }
+  const std::string& node() const override { return options_.node_id; }
   void SendEval(Script script, const char* step, std::vector<std::string> args, ReplyCallback cb);
-  // Sends a plain command, with the same mapping (and holding) as Eval.
-  void Command(const char* step, std::vector<std::string> argv, ReplyCallback cb);
   void SendCommand(const char* step, std::vector<std::string> argv, ReplyCallback cb);
   // The commands' on-connected hook sends with these (RedisClient::SendRaw): they go before the
   // store is available; a transport failure reaches `cb` as the client reported it
@@ -251,9 +211,6 @@ class RedisStore final : public Store {
   void Coalesce(BatchKind kind, std::string_view key, std::vector<std::string> item,
                 ReplyCallback cb);
   void FlushBatch();
-  // Eval, then (durability = "replicated") WAIT for one replica before answering.
-  void EvalReplicated(Script script, const char* step, std::vector<std::string> args,
-                      ReplyCallback cb);
   // The Status a transport result or an error reply means; OK for any other reply.
   static Status ReplyError(const Result<RedisReply>& r, const char* step);
 
@@ -284,10 +241,8 @@ class RedisStore final : public Store {
   // Sends SCRIPT LOAD for every script.
   void SendScriptLoads(std::function<void(Status)> done);
   void Fatal(const Status& cause);
-  void OnMessage(const std::string& channel, const std::string& message);
-  void OnWakeMessage(const std::string& message);
-  void OnHostsMessage(const std::string& message);
-  void OnSignalsMessage(const std::string& message);
+  // A roster source was set (RedisClusterLink): the roster goes out at once when the store is open.
+  void OnRosterSourceSet();
 
   // Node liveness (redis_store_liveness.cc). Heartbeat sends one refresh unless one is still
   // unanswered (its failure is the reconnect's to report).
@@ -301,13 +256,11 @@ class RedisStore final : public Store {
   // node count handler when it changed) and returns `had`.
   int64_t NoteHeartbeat(const RedisReply& reply);
   // Reclaim of reservations whose FETCH reply was lost (redis_store_reclaim.cc).
-  // HandOut: answers a FETCH's `cb` from its reply ({jid, value, score}: a job, reserved; anything
-  // else: none) and remembers a job handed out with its reservation, so that a reclaim keeps it
+  // HandOut (above) remembers a job handed out with its reservation, so that a reclaim keeps it
   // and its ACK names the reservation (Ack).
   // ReclaimLostReservations: after a reconnect, gives back the reservations of this node that are
   // not remembered. ReadReservedSet: SMEMBERS of this node's reservations (null on failure).
   // KeepStillReserved: prunes handed_out_ to `members`.
-  void HandOut(const Result<RedisReply>& reply, const JobCallback& cb);
   void ReclaimLostReservations();
   void ReadReservedSet(std::function<void(const std::vector<std::string>*)> done);
   void KeepStillReserved(const std::vector<std::string>& members);
@@ -324,10 +277,6 @@ class RedisStore final : public Store {
   const StoreScripts& scripts_;
   const std::unique_ptr<RedisClient> commands_;
   const std::unique_ptr<RedisClient> subscriber_;  // {NS}:wake, {NS}:hosts, {NS}:signals
-  WakeHandler wake_handler_;
-  HostStateHandler host_state_handler_;
-  WorkerSignalHandler worker_signal_handler_;
-  RosterSource roster_source_;
   FatalHandler fatal_handler_;
   // Open is running (it reports what the clients find itself); the layout check has passed on
   // this store (Open, or the first connect after it); the subscription and the liveness timers
@@ -356,8 +305,6 @@ class RedisStore final : public Store {
   size_t prune_at_ = 1024;
   bool pruning_ = false;
   int64_t reservations_reclaimed_ = 0;
-  size_t live_nodes_ = 1;
-  NodeCountHandler node_count_handler_;
   // A multi-step Mutate is running; the calls made meanwhile wait in held_.
   bool exclusive_ = false;
   std::deque<std::function<void()>> held_;
@@ -371,6 +318,16 @@ class RedisStore final : public Store {
   std::string day_;
   // Cleared by the destructor: timers and posted work check it before touching the store.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // The parts (store.h), over this store's calls.
+  RedisClusterLink cluster_{*this, [this] { OnRosterSourceSet(); }};
+  RedisUniqueLocks unique_locks_{*this};
+  RedisCronClaims cron_claims_{*this};
+  RedisBatches batches_{*this};
+  RedisTracks tracks_{*this};
+  RedisThrottles throttles_{*this};
+  RedisHolders holders_{*this};
+  RedisSigningKeys signing_keys_{*this};
+  RedisHostStates host_states_{*this};
 };
 
 }  // namespace bulkhead

@@ -36,7 +36,7 @@ class RedisStoreHostsTest : public ::testing::Test {
   }
   bool Lease(Store& store, const std::string& name) {
     std::optional<Result<bool>> out;
-    store.TryLease(name, 10s, [&](Result<bool> r) { out.emplace(std::move(r)); });
+    store.cluster().TryLease(name, 10s, [&](Result<bool> r) { out.emplace(std::move(r)); });
     loop_.RunUntil([&] { return out.has_value(); });
     EXPECT_TRUE(out->ok()) << out->status().ToString();
     return out->ok() && **out;
@@ -57,18 +57,18 @@ TEST_F(RedisStoreHostsTest, AHostStateChangeIsAnnouncedToTheOtherNodes) {
   auto a = OpenNode("node-a");
   auto b = OpenNode("node-b");
   std::vector<std::string> heard_a, heard_b;
-  a->SetHostStateHandler([&](const std::string& host) { heard_a.push_back(host); });
-  b->SetHostStateHandler([&](const std::string& host) { heard_b.push_back(host); });
+  a->cluster().SetHostStateHandler([&](const std::string& host) { heard_a.push_back(host); });
+  b->cluster().SetHostStateHandler([&](const std::string& host) { heard_b.push_back(host); });
   HostStateRecord record;
   record.host = "dead.example:443";
   record.breaker_open_until_us = 1'700'000'030'000'000;
-  Wait(*a, [&](Store::Done done) { a->PutHostState(record, done); });
+  Wait(*a, [&](Store::Done done) { a->host_states().Put(record, done); });
   loop_.RunUntil([&] { return heard_b.size() == 1; });
-  Wait(*a, [&](Store::Done done) { a->RemoveHostState(record.host, done); });
+  Wait(*a, [&](Store::Done done) { a->host_states().Remove(record.host, done); });
   loop_.RunUntil([&] { return heard_b.size() == 2; });
   EXPECT_EQ(heard_b, (std::vector<std::string>{"dead.example:443", "dead.example:443"}));
   // B's own change reaches A; once it has, A's own two would have too (one channel, in order).
-  Wait(*b, [&](Store::Done done) { b->RemoveHostState("other.example", done); });
+  Wait(*b, [&](Store::Done done) { b->host_states().Remove("other.example", done); });
   loop_.RunUntil([&] { return !heard_a.empty(); });
   EXPECT_EQ(heard_a, std::vector<std::string>{"other.example"});
   a->Close();
@@ -82,9 +82,9 @@ TEST_F(RedisStoreHostsTest, ALeaseIsHeldByOneNodeAtATime) {
   EXPECT_FALSE(Lease(*b, "probe:dead.example"));
   EXPECT_TRUE(Lease(*a, "probe:dead.example")) << "the holder renews it";
   EXPECT_TRUE(Lease(*b, "probe:other.example")) << "leases are per name";
-  b->ReleaseLease("probe:dead.example");  // not B's: nothing happens
+  b->cluster().ReleaseLease("probe:dead.example");  // not B's: nothing happens
   EXPECT_FALSE(Lease(*b, "probe:dead.example"));
-  a->ReleaseLease("probe:dead.example");
+  a->cluster().ReleaseLease("probe:dead.example");
   EXPECT_TRUE(Lease(*a, "probe:third.example")) << "answered after the release, on A's connection";
   EXPECT_TRUE(Lease(*b, "probe:dead.example"));
   a->Close();

@@ -36,7 +36,7 @@ void RedisStore::Heartbeat() {
   if (heartbeat_in_flight_ || closed_ || stopping_) return;
   heartbeat_in_flight_ = true;
   std::vector<std::string> args{options_.node_id, std::to_string(options_.heartbeat_ttl.count())};
-  if (roster_source_) args.push_back(roster_source_());
+  if (const auto& roster = cluster_.roster_source()) args.push_back(roster());
   // Never held behind a Mutate: a long one must not let the alive key expire.
   SendEval(Script::kHeartbeat, "heartbeat", std::move(args),
            [this, alive = std::weak_ptr<bool>(alive_)](Result<RedisReply> r) {
@@ -59,12 +59,7 @@ void RedisStore::Heartbeat() {
 int64_t RedisStore::NoteHeartbeat(const RedisReply& reply) {
   const auto& e = reply.elements();
   if (e.size() != 2) return reply.integer();
-  const size_t live = static_cast<size_t>(std::max<int64_t>(1, e[1].integer()));
-  if (live != live_nodes_) {
-    spdlog::info("redis store: {} live nodes share the namespace (was {})", live, live_nodes_);
-    live_nodes_ = live;
-    if (node_count_handler_) node_count_handler_(live);
-  }
+  cluster_.NoteLiveNodes(static_cast<size_t>(std::max<int64_t>(1, e[1].integer())));
   return e[0].integer();
 }
 
@@ -150,20 +145,8 @@ void RedisStore::HandOverAtStop() {
   }
 }
 
-void RedisStore::SetRosterSource(RosterSource source) {
-  roster_source_ = std::move(source);
-  if (roster_source_ && opened_ && commands_->available()) Heartbeat();
-}
-
-void RedisStore::ListOtherRosters(RostersCallback cb) {
-  Eval(Script::kListRosters, "list_rosters", {options_.node_id},
-       [cb = std::move(cb)](Result<RedisReply> r) {
-         if (!r.ok()) return cb(r.status());
-         std::vector<NodeRoster> out;
-         const auto& e = r->elements();
-         for (size_t i = 0; i + 1 < e.size(); i += 2) out.push_back({e[i].str(), e[i + 1].str()});
-         cb(std::move(out));
-       });
+void RedisStore::OnRosterSourceSet() {
+  if (opened_ && commands_->available()) Heartbeat();
 }
 
 }  // namespace bulkhead

@@ -24,28 +24,28 @@ class RedisNodeCountTest : public RedisNodesTest {
 TEST_F(RedisNodeCountTest, TwoStoresCountTwoUntilOneStopsHeartbeating) {
   auto a = OpenNode("node-a");
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->live_nodes(), 1u) << "alone at Open";
+  EXPECT_EQ(a->cluster().live_nodes(), 1u) << "alone at Open";
   std::vector<size_t> heard;
-  a->SetNodeCountHandler([&heard](size_t n) { heard.push_back(n); });
+  a->cluster().SetNodeCountHandler([&heard](size_t n) { heard.push_back(n); });
 
   auto b = OpenNode("node-b");
   ASSERT_TRUE(b);
-  EXPECT_EQ(b->live_nodes(), 2u) << "B's Open counts A";
-  loop_.RunUntil([&] { return a->live_nodes() == 2; });
+  EXPECT_EQ(b->cluster().live_nodes(), 2u) << "B's Open counts A";
+  loop_.RunUntil([&] { return a->cluster().live_nodes() == 2; });
   EXPECT_EQ(heard, std::vector<size_t>{2}) << "A's next heartbeat hears B";
 
   b->PauseHeartbeatsForTests(true);  // B goes silent past its TTL: not alive any more
-  loop_.RunUntil([&] { return a->live_nodes() == 1; });
+  loop_.RunUntil([&] { return a->cluster().live_nodes() == 1; });
   EXPECT_EQ(heard, (std::vector<size_t>{2, 1}));
 
   b->PauseHeartbeatsForTests(false);  // B comes back
-  loop_.RunUntil([&] { return a->live_nodes() == 2; });
+  loop_.RunUntil([&] { return a->cluster().live_nodes() == 2; });
 
   b->Close();  // a graceful stop deletes B's alive key at once
   b.reset();
-  loop_.RunUntil([&] { return a->live_nodes() == 1; });
+  loop_.RunUntil([&] { return a->cluster().live_nodes() == 1; });
   EXPECT_EQ(heard, (std::vector<size_t>{2, 1, 2, 1}));
-  a->SetNodeCountHandler(nullptr);
+  a->cluster().SetNodeCountHandler(nullptr);
 }
 
 }  // namespace

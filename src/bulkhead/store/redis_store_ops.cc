@@ -56,10 +56,17 @@ Result<std::vector<JobRecord>> DecodeTriples(const RedisReply& r) {
   return jobs;
 }
 
-// Done(Status) from a reply callback that only needs success.
-std::function<void(Result<RedisReply>)> OkOr(Store::Done done) {
-  return
-      [done = std::move(done)](Result<RedisReply> r) { done(r.ok() ? Status::Ok() : r.status()); };
+// Answers `cb` from a reply of {value, score} (get_working.lua, find_job.lua): the job `jid`, or
+// none for any other reply.
+std::function<void(Result<RedisReply>)> AnswerJob(const std::string& jid, Store::JobCallback cb) {
+  return [jid, cb = std::move(cb)](Result<RedisReply> r) {
+    if (!r.ok()) return cb(r.status());
+    if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
+    const auto& e = r->elements();
+    auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
+    if (!job.ok()) return cb(job.status());
+    cb(std::optional<JobRecord>(std::move(*job)));
+  };
 }
 
 }  // namespace
@@ -116,14 +123,11 @@ void RedisStore::Ack(const std::string& jid, TimePoint now, JobCallback durable)
 }
 
 void RedisStore::GetWorking(const std::string& jid, JobCallback cb) {
-  Eval(Script::kGetWorking, "get_working", {jid}, [jid, cb = std::move(cb)](Result<RedisReply> r) {
-    if (!r.ok()) return cb(r.status());
-    if (!r->is_array() || r->elements().size() != 2) return cb(std::optional<JobRecord>());
-    const auto& e = r->elements();
-    auto job = DecodeRedisJob(jid, e[0].str(), ScoreMicros(e[1]));
-    if (!job.ok()) return cb(job.status());
-    cb(std::optional<JobRecord>(std::move(*job)));
-  });
+  Eval(Script::kGetWorking, "get_working", {jid}, AnswerJob(jid, std::move(cb)));
+}
+
+void RedisStore::FindJob(const std::string& jid, JobCallback cb) {
+  Eval(Script::kFindJob, "find_job", {jid}, AnswerJob(jid, std::move(cb)));
 }
 
 void RedisStore::ExtendReservation(const std::string& jid, TimePoint until, Done durable) {

@@ -65,7 +65,7 @@ TEST_F(RedisReclaimTest, AReservationWhoseFetchReplyWasLostGoesBackAtTheReconnec
   ASSERT_EQ(reserved_by_a(), (std::set<std::string>{"job-known-01", "job-lost-001"}));
 
   std::map<std::string, size_t> woken;
-  a->SetWakeHandler([&woken](const std::string& queue, size_t n) { woken[queue] += n; });
+  a->cluster().SetWakeHandler([&woken](const std::string& queue, size_t n) { woken[queue] += n; });
 
   // A's command connection drops (as with a fail-over); A reconnects by itself.
   Redis({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
@@ -85,7 +85,7 @@ TEST_F(RedisReclaimTest, AReservationWhoseFetchReplyWasLostGoesBackAtTheReconnec
   EXPECT_EQ((*again)->jid, "job-lost-001");
   EXPECT_EQ((*again)->payload.find("retry_count"), std::string::npos) << (*again)->payload;
   EXPECT_EQ(a->reservations_reclaimed(), 1) << "nothing else given back";
-  a->SetWakeHandler(nullptr);
+  a->cluster().SetWakeHandler(nullptr);
 }
 
 }  // namespace

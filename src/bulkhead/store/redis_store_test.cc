@@ -124,7 +124,7 @@ TEST_F(RedisStoreTest, ASecondStoreOnTheNamespaceSeesEverything) {
   ASSERT_TRUE(Push(*a, MakeJob("job-last-001", "other")).ok());
   std::string pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
   ASSERT_TRUE(
-      Await<Status>([&](auto cb) { a->PutSigningKey("https://a.example/k", pem, cb); }).ok());
+      Await<Status>([&](auto cb) { a->signing_keys().Put("https://a.example/k", pem, cb); }).ok());
   HostStateRecord host;
   host.host = "a.example:8443";
   host.breaker_open_until_us = now + 30'000'000;
@@ -133,7 +133,7 @@ TEST_F(RedisStoreTest, ASecondStoreOnTheNamespaceSeesEverything) {
   host.failing_since_us = now;
   host.unavailable = true;
   host.retry_after_until_us = now + 60'000'000;
-  ASSERT_TRUE(Await<Status>([&](auto cb) { a->PutHostState(host, cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { a->host_states().Put(host, cb); }).ok());
 
   auto b = OpenOk("node-b");
   ASSERT_TRUE(b);
@@ -149,14 +149,14 @@ TEST_F(RedisStoreTest, ASecondStoreOnTheNamespaceSeesEverything) {
   // FIFO order holds across nodes, and A's reservation can be acknowledged through B.
   EXPECT_EQ((*Fetch(*b, {"default"}))->jid, "job-q-00002");
   EXPECT_TRUE(Ack(*b, "job-q-00001")->has_value());
-  using Keys = Result<std::vector<Store::StoredSigningKey>>;
-  auto keys = Await<Keys>([&](auto cb) { b->ListSigningKeys(cb); });
+  using Keys = Result<std::vector<SigningKeyStore::StoredSigningKey>>;
+  auto keys = Await<Keys>([&](auto cb) { b->signing_keys().List(cb); });
   ASSERT_TRUE(keys.ok());
   ASSERT_EQ(keys->size(), 1u);
   EXPECT_EQ((*keys)[0].key_id, "https://a.example/k");
   EXPECT_EQ((*keys)[0].pem, pem);
   using Hosts = Result<std::vector<HostStateRecord>>;
-  auto hosts = Await<Hosts>([&](auto cb) { b->ListHostStates(cb); });
+  auto hosts = Await<Hosts>([&](auto cb) { b->host_states().List(cb); });
   ASSERT_TRUE(hosts.ok());
   EXPECT_EQ(*hosts, std::vector<HostStateRecord>{host});
 }
@@ -353,7 +353,8 @@ TEST_F(RedisStoreTest, TheReservationKeysStayOutOfTheListpackEncoding) {
       [&](auto cb) { a->List(JobState::kWorking, 0, 10, cb); });
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 3u);
-  auto held = Await<Result<std::vector<Store::HeldJob>>>([&](auto cb) { a->ListHeld(10, cb); });
+  auto held =
+      Await<Result<std::vector<HolderStore::HeldJob>>>([&](auto cb) { a->holders().List(10, cb); });
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(held->size(), 3u);
 
@@ -391,9 +392,9 @@ TEST_F(RedisStoreTest, APushThroughOneNodeWakesTheOthersNotItself) {
   auto b = OpenOk("node-b");
   ASSERT_TRUE(a && b);
   std::vector<std::string> woken_a, woken_b;
-  a->SetWakeHandler(
+  a->cluster().SetWakeHandler(
       [&](const std::string& q, size_t n) { woken_a.push_back(q + " " + std::to_string(n)); });
-  b->SetWakeHandler(
+  b->cluster().SetWakeHandler(
       [&](const std::string& q, size_t n) { woken_b.push_back(q + " " + std::to_string(n)); });
   ASSERT_TRUE(Push(*a, MakeJob("job-wake-001", "mail queue")).ok());
   loop_.RunUntil([&] { return !woken_b.empty(); });
@@ -511,7 +512,7 @@ TEST_F(RedisStoreTest, ALostServerAnswersUnavailableAndTheStoreResumesByItself) 
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Store& store = **a;
   std::vector<std::string> woken;
-  store.SetWakeHandler([&](const std::string& q, size_t) { woken.push_back(q); });
+  store.cluster().SetWakeHandler([&](const std::string& q, size_t) { woken.push_back(q); });
   ASSERT_TRUE(Push(store, MakeJob("job-kept-001")).ok());
 
   (*first)->Kill();
@@ -635,7 +636,7 @@ TEST_F(RedisStoreTest, ADeadNodesReservationsComeBackAtTheHeadsOfTheirQueues) {
   EXPECT_LE(pttl, 300);
   EXPECT_TRUE(Registered("node-a"));
   std::map<std::string, size_t> woken;
-  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
+  b->cluster().SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
 
   for (const char* jid : {"job-mail-01", "job-mail-02", "job-mail-03"}) {
     ASSERT_TRUE(Push(*a, MakeJob(jid, "mail")).ok());
@@ -775,7 +776,7 @@ TEST_F(RedisStoreTest, AGracefulStopGivesBackItsDeliveriesAndHandsTheRestOverToT
   auto b = OpenNode("node-b", 100ms, 300ms, 50ms);
   ASSERT_TRUE(a && b);
   std::map<std::string, size_t> woken;
-  b->SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
+  b->cluster().SetWakeHandler([&](const std::string& q, size_t n) { woken[q] += n; });
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-001")).ok());
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-002", "~deliveries")).ok());
   ASSERT_TRUE(Push(*a, MakeJob("job-stop-003", "~deliveries")).ok());
@@ -816,16 +817,16 @@ TEST_F(RedisStoreTest, BatchMembersAckedThroughThreeNodesAtOnceFireEachCallbackO
   batch.created_us = ToUnixMicros(now_);
   batch.complete = MakeJob("cb-complete-race", "callbacks");
   batch.success = MakeJob("cb-success-race1", "callbacks");
-  ASSERT_TRUE(Await<Status>([&](auto cb) { a->BatchNew(batch, now_, cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { a->batches().New(batch, now_, cb); }).ok());
   constexpr int kMembers = 30;
   for (int i = 0; i < kMembers; ++i) {
     Store& via = *nodes[i % 3];
     ASSERT_TRUE(Await<Status>([&](auto cb) {
-                  via.PushBatchMember(MakeJob("member-race-" + std::to_string(100 + i)), batch.bid,
-                                      now_, cb);
+                  via.batches().PushMember(MakeJob("member-race-" + std::to_string(100 + i)),
+                                           batch.bid, now_, cb);
                 }).ok());
   }
-  ASSERT_TRUE(Await<Status>([&](auto cb) { b->BatchCommit(batch.bid, now_, cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { b->batches().Commit(batch.bid, now_, cb); }).ok());
   for (int i = 0; i < kMembers; ++i) ASSERT_TRUE(Fetch(*nodes[i % 3], {"default"})->has_value());
   // Every ACK sent before any is answered, spread over the three nodes.
   int answered = 0;
@@ -854,8 +855,8 @@ TEST_F(RedisStoreTest, BatchMembersAckedThroughThreeNodesAtOnceFireEachCallbackO
   scheduled = Redis({"ZRANGE", Key("scheduled"), "0", "-1"});
   ASSERT_EQ(scheduled.elements().size(), 1u);
   EXPECT_EQ(scheduled.elements()[0].str(), "cb-success-race1");
-  auto status =
-      Await<Result<std::optional<BatchRecord>>>([&](auto cb) { c->BatchGet(batch.bid, now_, cb); });
+  auto status = Await<Result<std::optional<BatchRecord>>>(
+      [&](auto cb) { c->batches().Get(batch.bid, now_, cb); });
   ASSERT_TRUE(status.ok() && status->has_value());
   EXPECT_EQ((*status)->pending, 0);
   EXPECT_EQ((*status)->total, kMembers);

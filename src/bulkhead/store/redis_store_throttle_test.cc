@@ -23,7 +23,7 @@ class RedisThrottleTest : public RedisNodesTest {
   std::string FetchT(Store& store, const std::string& wid = "w1") {
     using R = Result<std::optional<JobRecord>>;
     R r = Await<R>([&](auto cb) {
-      store.FetchThrottled({"thr", "other"}, ThrottledFetch{throttles_, wid}, now_, cb);
+      store.throttles().Fetch({"thr", "other"}, ThrottledFetch{throttles_, wid}, now_, cb);
     });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() && r->has_value() ? (*r)->jid : "";
@@ -35,7 +35,7 @@ class RedisThrottleTest : public RedisNodesTest {
   }
   size_t InUse(Store& store) {
     using R = Result<std::vector<ThrottleUse>>;
-    R r = Await<R>([&](auto cb) { store.ThrottleUses(throttles_, now_, cb); });
+    R r = Await<R>([&](auto cb) { store.throttles().Uses(throttles_, now_, cb); });
     return r.ok() && r->size() == 1 ? (*r)[0].in_use : SIZE_MAX;
   }
   void PushN(Store& store, const std::string& queue, int n) {
@@ -60,7 +60,7 @@ TEST_F(RedisThrottleTest, TheLimitHoldsAcrossNodesAndAReleaseWakesTheOthers) {
   auto b = OpenNode("node-b");
   ASSERT_TRUE(a && b);
   std::vector<std::pair<std::string, size_t>> woken_b;
-  b->SetWakeHandler([&](const std::string& q, size_t n) { woken_b.emplace_back(q, n); });
+  b->cluster().SetWakeHandler([&](const std::string& q, size_t n) { woken_b.emplace_back(q, n); });
   PushN(*a, "thr", 5);
   PushN(*a, "other", 1);
   EXPECT_EQ(FetchT(*a), "job-thr-1000");

@@ -37,6 +37,19 @@ std::string Printable(std::string_view s) {
   return out + "\"";
 }
 
+// The columns jid .. payload of a row of LoadJobs' SELECT into `job`; returns the stored state
+// (checked by the caller before it becomes job.state).
+int ReadJobRow(sqlite3_stmt* st, JobRecord& job) {
+  job.jid = ColumnText(st, 1);
+  job.queue = ColumnText(st, 3);
+  job.jobtype = ColumnText(st, 4);
+  job.score = sqlite3_column_int64(st, 5);
+  job.enqueued_us = sqlite3_column_int64(st, 6);
+  job.reserve_for_s = sqlite3_column_int(st, 7);
+  job.payload = ColumnText(st, 8);
+  return sqlite3_column_int(st, 2);
+}
+
 }  // namespace
 
 Status SqliteChangeLog::Load(MemoryState& state) {
@@ -134,14 +147,7 @@ Status SqliteChangeLog::LoadJobs(MemoryState& state) {
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     JobRecord job;
     int64_t id = sqlite3_column_int64(st, 0);
-    job.jid = ColumnText(st, 1);
-    int job_state = sqlite3_column_int(st, 2);
-    job.queue = ColumnText(st, 3);
-    job.jobtype = ColumnText(st, 4);
-    job.score = sqlite3_column_int64(st, 5);
-    job.enqueued_us = sqlite3_column_int64(st, 6);
-    job.reserve_for_s = sqlite3_column_int(st, 7);
-    job.payload = ColumnText(st, 8);
+    int job_state = ReadJobRow(st, job);
     std::string problem = JobRowProblem(job_state, job);
     if (!problem.empty()) {
       if (bad.size() < kBadRowsNamed) {

@@ -100,6 +100,27 @@ sqlite3_stmt* BindRecord(const SqliteStatements& stmts, const Change& c) {
   return st;
 }
 
+sqlite3_stmt* BindPutUniqueLock(const SqliteStatements& stmts, const Change& c) {
+  sqlite3_stmt* st = stmts.put_unique_lock;
+  BindText(st, 1, c.name);
+  BindText(st, 2, c.value);
+  sqlite3_bind_int64(st, 3, c.delta);
+  return st;
+}
+
+sqlite3_stmt* BindDeleteUniqueLock(const SqliteStatements& stmts, const Change& c) {
+  sqlite3_stmt* st = stmts.delete_unique_lock;
+  BindText(st, 1, c.name);
+  return st;
+}
+
+sqlite3_stmt* BindSetCronFiring(const SqliteStatements& stmts, const Change& c) {
+  sqlite3_stmt* st = stmts.set_cron_firing;
+  BindText(st, 1, c.name);
+  sqlite3_bind_int64(st, 2, c.delta);
+  return st;
+}
+
 }  // namespace
 
 Status SqliteChangeWriter::Write(const Change& c) {
@@ -142,19 +163,13 @@ Status SqliteChangeWriter::Write(const Change& c) {
       st = BindDeleteHostState(stmts_, c);
       break;
     case Change::Kind::kPutUniqueLock:
-      st = stmts_.put_unique_lock;
-      BindText(st, 1, c.name);
-      BindText(st, 2, c.value);
-      sqlite3_bind_int64(st, 3, c.delta);
+      st = BindPutUniqueLock(stmts_, c);
       break;
     case Change::Kind::kDeleteUniqueLock:
-      st = stmts_.delete_unique_lock;
-      BindText(st, 1, c.name);
+      st = BindDeleteUniqueLock(stmts_, c);
       break;
     case Change::Kind::kSetCronFiring:
-      st = stmts_.set_cron_firing;
-      BindText(st, 1, c.name);
-      sqlite3_bind_int64(st, 2, c.delta);
+      st = BindSetCronFiring(stmts_, c);
       break;
     case Change::Kind::kPutRecord:
     case Change::Kind::kDeleteRecord:

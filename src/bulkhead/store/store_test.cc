@@ -107,13 +107,13 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   Status PutKey(const std::string& key_id, const std::string& pem) {
     std::optional<Status> result;
-    store_->PutSigningKey(key_id, pem, [&](Status s) { result = s; });
+    store_->signing_keys().Put(key_id, pem, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
   Status RemoveKey(const std::string& key_id) {
     std::optional<Status> result;
-    store_->RemoveSigningKey(key_id, [&](Status s) { result = s; });
+    store_->signing_keys().Remove(key_id, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
@@ -121,7 +121,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   std::vector<std::string> Keys() {
     std::vector<std::string> out;
     bool done = false;
-    store_->ListSigningKeys([&](Result<std::vector<Store::StoredSigningKey>> r) {
+    store_->signing_keys().List([&](Result<std::vector<SigningKeyStore::StoredSigningKey>> r) {
       done = true;
       ASSERT_TRUE(r.ok());
       for (const auto& k : *r) out.push_back(k.key_id + "=" + k.pem);
@@ -131,20 +131,20 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
   Status PutHost(const HostStateRecord& record) {
     std::optional<Status> result;
-    store_->PutHostState(record, [&](Status s) { result = s; });
+    store_->host_states().Put(record, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
   Status RemoveHost(const std::string& host) {
     std::optional<Status> result;
-    store_->RemoveHostState(host, [&](Status s) { result = s; });
+    store_->host_states().Remove(host, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
   std::vector<HostStateRecord> Hosts() {
     std::vector<HostStateRecord> out;
     bool done = false;
-    store_->ListHostStates([&](Result<std::vector<HostStateRecord>> r) {
+    store_->host_states().List([&](Result<std::vector<HostStateRecord>> r) {
       done = true;
       ASSERT_TRUE(r.ok());
       out = *r;
@@ -497,7 +497,7 @@ TEST_P(StoreTest, FlushKeepsHostStates) {
 TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
   auto push_unique = [&](const std::string& jid, TimePoint now, Duration length = 60s) {
     return Await<Status>([&](auto cb) {
-      store_->PushUnique(MakeJob(jid), UniqueLock{"k1", now + length}, now, cb);
+      store_->unique_locks().Push(MakeJob(jid), UniqueLock{"k1", now + length}, now, cb);
     });
   };
   ASSERT_TRUE(push_unique("uniq-00001", now_).ok());
@@ -505,9 +505,10 @@ TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
   // The refused job was not added; a job without the lock is not checked; another key is free.
   EXPECT_EQ(Stats().enqueued, 1u);
   ASSERT_TRUE(Push(MakeJob("uniq-plain1")).ok());
-  EXPECT_TRUE(Await<Status>([&](auto cb) {
-                store_->PushUnique(MakeJob("uniq-other"), UniqueLock{"k2", now_ + 60s}, now_, cb);
-              }).ok());
+  EXPECT_TRUE(
+      Await<Status>([&](auto cb) {
+        store_->unique_locks().Push(MakeJob("uniq-other"), UniqueLock{"k2", now_ + 60s}, now_, cb);
+      }).ok());
   // The jid test comes first: a known jid is AlreadyExists, whatever the lock.
   EXPECT_EQ(push_unique("uniq-00001", now_).code(), StatusCode::kAlreadyExists);
   // ACK releases the lock.
@@ -528,14 +529,15 @@ TEST_P(StoreTest, UniqueLockRefusesOtherJobsUntilAckOrExpiry) {
 TEST_P(StoreTest, UniqueLockReleaseRetryAndFlush) {
   auto push_unique = [&](const std::string& jid) {
     return Await<Status>([&](auto cb) {
-      store_->PushUnique(MakeJob(jid), UniqueLock{"k", now_ + 600s}, now_, cb);
+      store_->unique_locks().Push(MakeJob(jid), UniqueLock{"k", now_ + 600s}, now_, cb);
     });
   };
   ASSERT_TRUE(push_unique("uniq-r-0001").ok());
   // Releasing for a jid that holds nothing changes nothing.
-  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->ReleaseUniqueLock("nobody", cb); }).ok());
+  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->unique_locks().Release("nobody", cb); }).ok());
   EXPECT_TRUE(IsNotUnique(push_unique("uniq-r-0002")));
-  ASSERT_TRUE(Await<Status>([&](auto cb) { store_->ReleaseUniqueLock("uniq-r-0001", cb); }).ok());
+  ASSERT_TRUE(
+      Await<Status>([&](auto cb) { store_->unique_locks().Release("uniq-r-0001", cb); }).ok());
   ASSERT_TRUE(push_unique("uniq-r-0002").ok());
   // A failed job waiting for its retry keeps its lock.
   Fetch({"default"});
@@ -559,11 +561,11 @@ TEST_P(StoreTest, UniqueLockReleaseRetryAndFlush) {
 
 TEST_P(StoreTest, CronFiringIsClaimedOncePerDueTime) {
   auto claim = [&](const std::string& entry, TimePoint due) {
-    return *Await<Result<bool>>([&](auto cb) { store_->ClaimCronFiring(entry, due, cb); });
+    return *Await<Result<bool>>([&](auto cb) { store_->cron_claims().Claim(entry, due, cb); });
   };
   auto firings = [&] {
     return *Await<Result<std::map<std::string, TimePoint>>>(
-        [&](auto cb) { store_->ListCronFirings(cb); });
+        [&](auto cb) { store_->cron_claims().List(cb); });
   };
   EXPECT_TRUE(firings().empty());
   EXPECT_TRUE(claim("Minutely", now_));
@@ -588,13 +590,13 @@ TEST_P(StoreTest, TwoNodesClaimAFiringAndTakeALockOnce) {
   ASSERT_TRUE(other);
   // Both nodes at once, neither waiting for the other's answer.
   std::optional<Result<bool>> a, b;
-  store_->ClaimCronFiring("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
-  other->ClaimCronFiring("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
+  store_->cron_claims().Claim("shared", now_, [&](Result<bool> r) { a.emplace(std::move(r)); });
+  other->cron_claims().Claim("shared", now_, [&](Result<bool> r) { b.emplace(std::move(r)); });
   std::optional<Status> pa, pb;
-  store_->PushUnique(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
-                     [&](Status s) { pa = s; });
-  other->PushUnique(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
-                    [&](Status s) { pb = s; });
+  store_->unique_locks().Push(MakeJob("two-node-1"), UniqueLock{"same", now_ + 60s}, now_,
+                              [&](Status s) { pa = s; });
+  other->unique_locks().Push(MakeJob("two-node-2"), UniqueLock{"same", now_ + 60s}, now_,
+                             [&](Status s) { pb = s; });
   loop_.RunUntil([&] { return a && b && pa && pb; });
   ASSERT_TRUE(a->ok() && b->ok());
   EXPECT_NE(**a, **b) << "exactly one node claims the firing";
@@ -631,7 +633,7 @@ class ThrottleStoreTest : public StoreTest {
                      const std::string& wid = "w1", std::optional<TimePoint> at = std::nullopt) {
     using R = Result<std::optional<JobRecord>>;
     R r = Await<R>([&](auto cb) {
-      store_->FetchThrottled(queues, ThrottledFetch{throttles, wid}, at.value_or(now_), cb);
+      store_->throttles().Fetch(queues, ThrottledFetch{throttles, wid}, at.value_or(now_), cb);
     });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() && r->has_value() ? (*r)->jid : "";
@@ -639,7 +641,7 @@ class ThrottleStoreTest : public StoreTest {
   std::vector<ThrottleUse> Uses(const std::vector<QueueThrottle>& throttles,
                                 std::optional<TimePoint> at = std::nullopt) {
     using R = Result<std::vector<ThrottleUse>>;
-    R r = Await<R>([&](auto cb) { store_->ThrottleUses(throttles, at.value_or(now_), cb); });
+    R r = Await<R>([&](auto cb) { store_->throttles().Uses(throttles, at.value_or(now_), cb); });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::vector<ThrottleUse>{};
   }
@@ -823,21 +825,16 @@ TEST_P(SqliteStoreTest, HostStatesSurviveReopen) {
   // Several changes to one host in one group commit: the last one wins.
   a.breaker_series_openings = 3;
   a.breaker_openings = 8;
-  store_->PutHostState(a, nullptr);
+  store_->host_states().Put(a, nullptr);
   ASSERT_TRUE(Push(MakeJob("job-hosts-0001")).ok());
   Reopen();
   EXPECT_EQ(Hosts(), (std::vector<HostStateRecord>{a, c}));
 }
 
-TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("bulkhead_schema_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "v1.db").string();
-  TestLoop loop;
+// A version-1 sqlite: file at `path`: the tables of version 1 and a job, as bulkhead 0.1 wrote
+// them.
+void WriteVersion1Database(const std::string& path, TestLoop& loop) {
   {
-    // A version-1 database: the tables of version 1 and a job, as bulkhead 0.1 wrote them.
     SqliteChangeLog log(path, loop.poster(), "process");
     MemoryState state;
     ASSERT_TRUE(log.Load(state).ok());
@@ -861,17 +858,44 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
               SQLITE_OK);
     sqlite3_close(db);
   }
+}
+
+// The schema_version the file at `path` records.
+std::string SchemaVersionOf(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(
+      sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr),
+      SQLITE_OK);
+  std::string version = "(no schema_version row)";
+  if (sqlite3_step(st) == SQLITE_ROW)
+    version = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return version;
+}
+
+TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_schema_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "v1.db").string();
+  TestLoop loop;
+  WriteVersion1Database(path, loop);
   auto store = OpenStoreFromUrl("sqlite:" + path, loop.poster());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   std::optional<Status> put;
-  (*store)->PutSigningKey("https://a.example/actor#main-key", "pem-a", [&](Status s) { put = s; });
+  (*store)->signing_keys().Put("https://a.example/actor#main-key", "pem-a",
+                               [&](Status s) { put = s; });
   loop.RunUntil([&] { return put.has_value(); });
   EXPECT_TRUE(put->ok()) << put->ToString();
   HostStateRecord host;
   host.host = "a.example";
   host.failing_since_us = 1'700'000'000'000'000;
   std::optional<Status> put_host;
-  (*store)->PutHostState(host, [&](Status s) { put_host = s; });
+  (*store)->host_states().Put(host, [&](Status s) { put_host = s; });
   loop.RunUntil([&] { return put_host.has_value(); });
   EXPECT_TRUE(put_host->ok()) << put_host->ToString();
   StoreStats stats;
@@ -879,17 +903,7 @@ TEST(SqliteSchemaTest, Version1DatabaseIsUpgradedInPlace) {
   EXPECT_EQ(stats.enqueued, 1u);
   (*store)->Close();
   store->reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(
-      sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr),
-      SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))),
-            std::to_string(SqliteChangeLog::kSchemaVersion));
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  EXPECT_EQ(SchemaVersionOf(path), std::to_string(SqliteChangeLog::kSchemaVersion));
   std::filesystem::remove_all(dir);
 }
 
@@ -1019,6 +1033,52 @@ class DegradedStoreTest : public ::testing::Test {
     return job;
   }
 
+  // Pushes big jobs until a commit fails (at most 1000): the jids answered +OK in order, the
+  // failure and the jid it refused.
+  struct Filled {
+    std::vector<std::string> durable;
+    Status failed;
+    std::string failed_jid;
+  };
+  Filled FillUntilACommitFails() {
+    Filled out;
+    for (int i = 0; i < 1000 && out.failed.ok(); ++i) {
+      JobRecord job = BigJob(i);
+      std::string jid = job.jid;
+      Status s = Push(std::move(job));
+      if (s.ok()) {
+        out.durable.push_back(jid);
+      } else {
+        out.failed = s;
+        out.failed_jid = jid;
+      }
+    }
+    return out;
+  }
+  // PUSH, FETCH, ACK of `reserved_jid`, pause, MUTATE and counting outcomes are refused (the
+  // counting silently) with `reason`.
+  void ExpectChangesRefused(const std::string& reason, const std::string& reserved_jid) {
+    Status push = Push(BigJob(5000));
+    EXPECT_EQ(push.code(), StatusCode::kUnavailable);
+    EXPECT_EQ(push.message(), reason);
+    auto fetched = Fetch();
+    ASSERT_FALSE(fetched.ok());
+    EXPECT_EQ(fetched.status().message(), reason);
+    auto acked = Ack(reserved_jid);
+    ASSERT_FALSE(acked.ok());
+    EXPECT_EQ(acked.status().message(), reason);
+    std::optional<Status> paused;
+    store_->SetPaused({"default"}, true, [&](Status s) { paused = s; });
+    ASSERT_TRUE(paused.has_value());
+    EXPECT_EQ(paused->message(), reason);
+    std::optional<Result<size_t>> mutated;
+    store_->Mutate(MutateOp::kClear, JobState::kDead, MutateFilter{}, now_, std::chrono::hours(1),
+                   [&](Result<size_t> r) { mutated = r; });
+    ASSERT_TRUE(mutated.has_value());
+    EXPECT_FALSE(mutated->ok());
+    store_->CountOutcome(3, 1, now_);
+  }
+
   std::filesystem::path dir_;
   std::string path_;
   TestLoop loop_;
@@ -1031,20 +1091,7 @@ TEST_F(DegradedStoreTest, AFailedCommitStopsEveryChangeAndTheFileKeepsTheDurable
   EXPECT_FALSE(store_->degraded());
   EXPECT_EQ(store_->degraded_reason(), "");
   // Fill the file until a commit fails; remember what was answered +OK.
-  std::vector<std::string> durable;
-  Status failed;
-  std::string failed_jid;
-  for (int i = 0; i < 1000 && failed.ok(); ++i) {
-    JobRecord job = BigJob(i);
-    std::string jid = job.jid;
-    Status s = Push(std::move(job));
-    if (s.ok()) {
-      durable.push_back(jid);
-    } else {
-      failed = s;
-      failed_jid = jid;
-    }
-  }
+  auto [durable, failed, failed_jid] = FillUntilACommitFails();
   ASSERT_FALSE(failed.ok()) << "the capped file never filled up";
   ASSERT_GE(durable.size(), 2u);
   EXPECT_EQ(failed.code(), StatusCode::kUnavailable);
@@ -1064,25 +1111,7 @@ TEST_F(DegradedStoreTest, AFailedCommitStopsEveryChangeAndTheFileKeepsTheDurable
   EXPECT_EQ(before.enqueued, durable.size() + 1);
 
   // Every change is refused with the reason and leaves memory as it was.
-  Status push = Push(BigJob(5000));
-  EXPECT_EQ(push.code(), StatusCode::kUnavailable);
-  EXPECT_EQ(push.message(), reason);
-  auto fetched = Fetch();
-  ASSERT_FALSE(fetched.ok());
-  EXPECT_EQ(fetched.status().message(), reason);
-  auto acked = Ack(durable[0]);
-  ASSERT_FALSE(acked.ok());
-  EXPECT_EQ(acked.status().message(), reason);
-  std::optional<Status> paused;
-  store_->SetPaused({"default"}, true, [&](Status s) { paused = s; });
-  ASSERT_TRUE(paused.has_value());
-  EXPECT_EQ(paused->message(), reason);
-  std::optional<Result<size_t>> mutated;
-  store_->Mutate(MutateOp::kClear, JobState::kDead, MutateFilter{}, now_, std::chrono::hours(1),
-                 [&](Result<size_t> r) { mutated = r; });
-  ASSERT_TRUE(mutated.has_value());
-  EXPECT_FALSE(mutated->ok());
-  store_->CountOutcome(3, 1, now_);
+  ExpectChangesRefused(reason, durable[0]);
   StoreStats after = Stats();
   EXPECT_EQ(after.enqueued, before.enqueued);
   EXPECT_EQ(after.working, 0u);
@@ -1207,7 +1236,7 @@ TEST(MemoryStoreTest, IsNeverDegraded) {
 
 class BatchStoreTest : public StoreTest {
  protected:
-  // A callback job of batch `bid` (as BatchNew gets it from the engine).
+  // A callback job of batch `bid` (as BatchStore::New gets it from the engine).
   static JobRecord Callback(const std::string& jid, const std::string& bid, const char* which) {
     JobRecord job = MakeJob(jid, "callbacks");
     auto doc = nlohmann::json::parse(job.payload);
@@ -1223,19 +1252,20 @@ class BatchStoreTest : public StoreTest {
     b.created_us = ToUnixMicros(now_);
     if (complete) b.complete = Callback("cb-complete-" + bid, bid, "complete");
     if (success) b.success = Callback("cb-success-" + bid, bid, "success");
-    return Await<Status>([&](auto cb) { store_->BatchNew(b, now_, cb); });
+    return Await<Status>([&](auto cb) { store_->batches().New(b, now_, cb); });
   }
   std::optional<BatchRecord> Get(const std::string& bid) {
     auto r = Await<Result<std::optional<BatchRecord>>>(
-        [&](auto cb) { store_->BatchGet(bid, now_, cb); });
+        [&](auto cb) { store_->batches().Get(bid, now_, cb); });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::nullopt;
   }
   Status Commit(const std::string& bid) {
-    return Await<Status>([&](auto cb) { store_->BatchCommit(bid, now_, cb); });
+    return Await<Status>([&](auto cb) { store_->batches().Commit(bid, now_, cb); });
   }
   Status Join(const std::string& jid, const std::string& bid) {
-    return Await<Status>([&](auto cb) { store_->PushBatchMember(MakeJob(jid), bid, now_, cb); });
+    return Await<Status>(
+        [&](auto cb) { store_->batches().PushMember(MakeJob(jid), bid, now_, cb); });
   }
   // FETCHes `jid` (it must be the head of "default") and FAILs it into the retry set.
   void FetchAndFail(const std::string& jid) {
@@ -1265,7 +1295,7 @@ class BatchStoreTest : public StoreTest {
     return out;
   }
   BatchCounts Counts() {
-    return *Await<Result<BatchCounts>>([&](auto cb) { store_->GetBatchCounts(cb); });
+    return *Await<Result<BatchCounts>>([&](auto cb) { store_->batches().Counts(cb); });
   }
   static std::string Summary(const BatchRecord& b) {
     return "total=" + std::to_string(b.total) + " pending=" + std::to_string(b.pending) +
@@ -1319,7 +1349,7 @@ TEST_P(BatchStoreTest, MembersAreCountedOnceAndEachCallbackFiresOnceInOrder) {
   // Kept for a day after its success, then deleted (not counted as expired).
   now_ += std::chrono::microseconds(kBatchRetentionUs);
   EXPECT_FALSE(Get("b-lifecycle0001").has_value());
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 1u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->batches().Expire(now_, 10, cb); }), 1u);
   EXPECT_EQ(Counts().expired, 0);
 }
 
@@ -1392,11 +1422,11 @@ TEST_P(BatchStoreTest, UncommittedBatchesExpireAfterThirtyMinutes) {
   ASSERT_TRUE(Commit("b-kept00000001").ok());
   now_ += 30min - 1us;
   EXPECT_TRUE(Get("b-expire000001").has_value());
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 0u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->batches().Expire(now_, 10, cb); }), 0u);
   now_ += 1us;
   EXPECT_FALSE(Get("b-expire000001").has_value());
   EXPECT_EQ(Join("late-job", "b-expire000001").message(), "No such batch b-expire000001");
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireBatches(now_, 10, cb); }), 1u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->batches().Expire(now_, 10, cb); }), 1u);
   EXPECT_EQ(Counts().expired, 1);
   EXPECT_TRUE(Get("b-kept00000001").has_value()) << "a committed batch does not expire";
 }
@@ -1439,7 +1469,7 @@ class TrackStoreTest : public StoreTest {
  protected:
   std::optional<TrackRecord> Get(const std::string& jid) {
     auto r = Await<Result<std::optional<TrackRecord>>>(
-        [&](auto cb) { store_->TrackGet(jid, now_, cb); });
+        [&](auto cb) { store_->tracks().Get(jid, now_, cb); });
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::nullopt;
   }
@@ -1449,11 +1479,11 @@ class TrackStoreTest : public StoreTest {
   }
   Status Set(const std::string& jid, std::optional<int> percent, std::optional<std::string> desc) {
     TrackUpdate u{.jid = jid, .percent = percent, .desc = desc};
-    return Await<Status>([&](auto cb) { store_->TrackSet(u, now_, cb); });
+    return Await<Status>([&](auto cb) { store_->tracks().Set(u, now_, cb); });
   }
   void PushTracked(const std::string& jid) {
     ASSERT_TRUE(Push(MakeJob(jid)).ok());
-    ASSERT_TRUE(Await<Status>([&](auto cb) { store_->TrackPushed(jid, now_, cb); }).ok());
+    ASSERT_TRUE(Await<Status>([&](auto cb) { store_->tracks().Pushed(jid, now_, cb); }).ok());
   }
   Status FailInto(const JobRecord& reserved, JobState state) {
     JobRecord next = reserved;
@@ -1503,7 +1533,7 @@ TEST_P(TrackStoreTest, AFollowedJobFetchedFromAThrottledQueueIsWorking) {
   now_ += 1s;
   ThrottledFetch throttled{{QueueThrottle{.queue = "default", .limit = 1}}, "w1"};
   auto job = Await<Result<std::optional<JobRecord>>>(
-      [&](auto cb) { store_->FetchThrottled({"default"}, throttled, now_, cb); });
+      [&](auto cb) { store_->throttles().Fetch({"default"}, throttled, now_, cb); });
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   ASSERT_TRUE(job->has_value());
   EXPECT_EQ(State("tracked-thr"), "working");
@@ -1540,10 +1570,10 @@ TEST_P(TrackStoreTest, RecordsLiveThirtyMinutesAfterTheirLastUpdateAndSurviveARe
   EXPECT_EQ(r->state, "enqueued");
   EXPECT_EQ(r->percent, 60);
   EXPECT_EQ(r->desc, "half");
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 0u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->tracks().Expire(now_, 10, cb); }), 0u);
   now_ += 1us;
   EXPECT_FALSE(Get("tracked-ttl").has_value());
-  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->ExpireTracks(now_, 10, cb); }), 1u);
+  EXPECT_EQ(*Await<Result<size_t>>([&](auto cb) { store_->tracks().Expire(now_, 10, cb); }), 1u);
   ASSERT_TRUE(Fetch({"default"}));
   EXPECT_FALSE(Get("tracked-ttl").has_value()) << "an expired record is not followed again";
 }
@@ -1557,7 +1587,7 @@ TEST_P(TrackStoreTest, FlushDeletesRecords) {
 INSTANTIATE_TEST_SUITE_P(Embedded, TrackStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, TrackStoreTest, ::testing::Values("redis"));
 
-// --- Job lookup by jid and reservation holders (Store::FindJob, SetHolder, ListHeld) ---
+// --- Job lookup by jid and reservation holders (Store::FindJob, HolderStore::Set and List) ---
 
 class LookupStoreTest : public StoreTest {
  protected:
@@ -1574,7 +1604,7 @@ class LookupStoreTest : public StoreTest {
   }
   Status SetHolder(const std::string& jid, const std::string& wid) {
     std::optional<Status> result;
-    store_->SetHolder(jid, wid, [&](Status s) { result = s; });
+    store_->holders().Set(jid, wid, [&](Status s) { result = s; });
     loop_.RunUntil([&] { return result.has_value(); });
     return *result;
   }
@@ -1582,7 +1612,7 @@ class LookupStoreTest : public StoreTest {
   std::vector<std::string> Held() {
     std::vector<std::string> out;
     bool done = false;
-    store_->ListHeld(100, [&](Result<std::vector<Store::HeldJob>> r) {
+    store_->holders().List(100, [&](Result<std::vector<HolderStore::HeldJob>> r) {
       done = true;
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       for (const auto& h : *r) {
@@ -1718,7 +1748,7 @@ TEST_P(LookupStoreTest, AThrottledFetchRecordsItsHolderInTheSameStep) {
     std::optional<JobRecord> job;
     bool done = false;
     ThrottledFetch throttled{{QueueThrottle{.queue = "thr", .limit = 5}}, wid};
-    store_->FetchThrottled({"thr"}, throttled, now_, [&](Result<std::optional<JobRecord>> r) {
+    store_->throttles().Fetch({"thr"}, throttled, now_, [&](Result<std::optional<JobRecord>> r) {
       done = true;
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       job = *r;
@@ -1748,7 +1778,7 @@ TEST_P(LookupStoreTest, EveryNodeOfASharedStoreSeesTheHolders) {
   loop_.RunUntil([&] { return fetched; });
   ASSERT_TRUE(got);
   std::optional<Status> set;
-  node_b->SetHolder(got->jid, "wid-on-b", [&](Status s) { set = s; });
+  node_b->holders().Set(got->jid, "wid-on-b", [&](Status s) { set = s; });
   loop_.RunUntil([&] { return set.has_value(); });
   ASSERT_TRUE(set->ok());
   EXPECT_EQ(Held(), (std::vector<std::string>{"shared-held-01=wid-on-b"}));
@@ -1765,26 +1795,26 @@ TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
   std::unique_ptr<Store> node_b = OpenOtherNode("signal-node-b");
   ASSERT_TRUE(node_b);
   std::vector<std::string> heard_a, heard_b;  // "state wid"
-  store_->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
+  store_->cluster().SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
     heard_a.push_back(state + " " + wid);
   });
-  node_b->SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
+  node_b->cluster().SetWorkerSignalHandler([&](const std::string& wid, const std::string& state) {
     heard_b.push_back(state + " " + wid);
   });
-  store_->PublishWorkerSignal("wid with space", "quiet");
-  store_->PublishWorkerSignal("", "terminate");
+  store_->cluster().PublishWorkerSignal("wid with space", "quiet");
+  store_->cluster().PublishWorkerSignal("", "terminate");
   loop_.RunUntil([&] { return heard_b.size() == 2; });
   EXPECT_EQ(heard_b, (std::vector<std::string>{"quiet wid with space", "terminate "}));
-  node_b->PublishWorkerSignal("wid-on-a", "quiet");
+  node_b->cluster().PublishWorkerSignal("wid-on-a", "quiet");
   loop_.RunUntil([&] { return heard_a.size() == 1; });
   EXPECT_EQ(heard_a, (std::vector<std::string>{"quiet wid-on-a"})) << "only the other node's";
   // Published after B's own signal reached Redis, so B's subscription gets it after B's own.
-  store_->PublishWorkerSignal("marker", "quiet");
+  store_->cluster().PublishWorkerSignal("marker", "quiet");
   loop_.RunUntil([&] { return heard_b.size() >= 3; });
   EXPECT_EQ(heard_b,
             (std::vector<std::string>{"quiet wid with space", "terminate ", "quiet marker"}))
       << "a node does not hear its own signals";
-  store_->SetWorkerSignalHandler(nullptr);
+  store_->cluster().SetWorkerSignalHandler(nullptr);
   node_b->Close();
 }
 
@@ -1793,9 +1823,9 @@ TEST_P(LookupStoreTest, AWorkerSignalReachesTheOtherNodes) {
 // process owns keeps none.
 TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {
   auto others = [&](Store& s) {
-    std::optional<Result<std::vector<Store::NodeRoster>>> got;
-    s.ListOtherRosters(
-        [&](Result<std::vector<Store::NodeRoster>> r) { got.emplace(std::move(r)); });
+    std::optional<Result<std::vector<ClusterLink::NodeRoster>>> got;
+    s.cluster().ListOtherRosters(
+        [&](Result<std::vector<ClusterLink::NodeRoster>> r) { got.emplace(std::move(r)); });
     loop_.RunUntil([&] { return got.has_value(); });
     EXPECT_TRUE(got->ok()) << got->status().ToString();
     std::vector<std::string> out;  // "node=roster"
@@ -1805,30 +1835,30 @@ TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {
     return out;
   };
   std::string roster_a = "[]";
-  store_->SetRosterSource([&roster_a] { return roster_a; });
+  store_->cluster().SetRosterSource([&roster_a] { return roster_a; });
   if (!Redis()) {
     EXPECT_TRUE(others(*store_).empty()) << "there is no other node";
-    EXPECT_EQ(store_->node_id(), "");
-    store_->SetRosterSource(nullptr);
+    EXPECT_EQ(store_->cluster().node_id(), "");
+    store_->cluster().SetRosterSource(nullptr);
     return;
   }
   std::unique_ptr<Store> node_b = OpenOtherNode("roster-node-b");
   ASSERT_TRUE(node_b);
-  EXPECT_EQ(node_b->node_id(), "roster-node-b");
-  node_b->SetRosterSource([] { return std::string(R"([{"wid":"w-on-b"}])"); });
+  EXPECT_EQ(node_b->cluster().node_id(), "roster-node-b");
+  node_b->cluster().SetRosterSource([] { return std::string(R"([{"wid":"w-on-b"}])"); });
   loop_.RunUntil([&] { return !others(*store_).empty(); });
   EXPECT_EQ(others(*store_), std::vector<std::string>{R"(roster-node-b=[{"wid":"w-on-b"}])"});
-  const std::string a = store_->node_id() + "=[]";
+  const std::string a = store_->cluster().node_id() + "=[]";
   EXPECT_EQ(others(*node_b), std::vector<std::string>{a}) << "each lists the others' only";
   // A's next roster reaches B with A's next heartbeat (here: setting the source again).
   roster_a = R"([{"wid":"w-on-a"}])";
-  store_->SetRosterSource([&roster_a] { return roster_a; });
+  store_->cluster().SetRosterSource([&roster_a] { return roster_a; });
   loop_.RunUntil([&] { return others(*node_b) != std::vector<std::string>{a}; });
   EXPECT_EQ(others(*node_b),
-            std::vector<std::string>{store_->node_id() + "=" + R"([{"wid":"w-on-a"}])"});
+            std::vector<std::string>{store_->cluster().node_id() + "=" + R"([{"wid":"w-on-a"}])"});
   node_b->Close();  // a graceful stop deletes its roster
   EXPECT_TRUE(others(*store_).empty());
-  store_->SetRosterSource(nullptr);
+  store_->cluster().SetRosterSource(nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest, kEmbeddedStores, EmbeddedStoreName);

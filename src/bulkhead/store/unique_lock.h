@@ -1,4 +1,4 @@
-// UniqueLock: the uniqueness lock a unique job takes with its PUSH (Store::PushUnique), and the
+// UniqueLock: the uniqueness lock a unique job takes with its PUSH (UniqueLocks::Push), and the
 // reply a duplicate gets. The key is the engine's (engine/unique_jobs.h: a hash of jobtype, args
 // and queue); the store only keeps key -> holder jid until `until`.
 #pragma once
@@ -22,7 +22,7 @@ inline constexpr std::string_view kNotUniqueCode = "NOTUNIQUE";
 inline constexpr std::string_view kNotUniqueMessage = "Job not unique";
 inline constexpr char kNotUniqueText[] = "NOTUNIQUE Job not unique";
 
-// The status a store answers a PushUnique whose lock another job holds.
+// The status a store answers a UniqueLocks::Push whose lock another job holds.
 inline Status NotUniqueStatus() { return Status::FailedPrecondition(kNotUniqueText); }
 inline bool IsNotUnique(const Status& s) {
   return s.code() == StatusCode::kFailedPrecondition && s.message() == kNotUniqueText;

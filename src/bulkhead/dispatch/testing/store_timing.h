@@ -119,7 +119,7 @@ inline std::vector<HostStateRecord> HostStatesOn(boost::asio::io_context& io, St
   auto r = Await<Result<std::vector<HostStateRecord>>>(
       io, "a list of host states",
       [&](std::function<void(Result<std::vector<HostStateRecord>>)> cb) {
-        store.ListHostStates(std::move(cb));
+        store.host_states().List(std::move(cb));
       });
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(*r) : std::vector<HostStateRecord>{};

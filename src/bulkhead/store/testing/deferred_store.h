@@ -8,18 +8,30 @@
 // a local filled by the callback right after the call, or captures a local by reference that is
 // gone by the time the answer comes, fails (or trips ASan) here.
 //
-// A test that needs some calls answered differently (held until it says so) subclasses it and
-// overrides those; the rest still forward.
+// Each part (store.h) is a deferred wrapper of its own (deferred_<part>.h) over the inner store's
+// part, answering through the same Later. A test that needs some calls answered differently (held
+// until it says so) subclasses it and overrides those, or, for a part's calls, overrides the
+// part's accessor with a part of its own (built over DeferredStore's, with later()); the rest
+// still forward.
 //
 // Threading: as Store. `poster` must run closures on the thread that calls the store, in order.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <tuple>
 #include <utility>
 
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/deferred_batches.h"
+#include "bulkhead/store/testing/deferred_cluster_link.h"
+#include "bulkhead/store/testing/deferred_cron_claims.h"
+#include "bulkhead/store/testing/deferred_holders.h"
+#include "bulkhead/store/testing/deferred_host_states.h"
+#include "bulkhead/store/testing/deferred_later.h"
+#include "bulkhead/store/testing/deferred_signing_keys.h"
+#include "bulkhead/store/testing/deferred_throttles.h"
+#include "bulkhead/store/testing/deferred_tracks.h"
+#include "bulkhead/store/testing/deferred_unique_locks.h"
 
 namespace bulkhead {
 
@@ -27,207 +39,127 @@ class DeferredStore : public Store {
  public:
   // Owns `inner`.
   DeferredStore(std::unique_ptr<Store> inner, Poster poster)
-      : owned_(std::move(inner)), inner_(owned_.get()), poster_(std::move(poster)) {}
+      : DeferredStore(*inner, std::move(poster)) {
+    owned_ = std::move(inner);
+  }
   // Borrows `inner`, which must outlive this.
-  DeferredStore(Store& inner, Poster poster) : inner_(&inner), poster_(std::move(poster)) {}
+  DeferredStore(Store& inner, Poster poster)
+      : inner_(&inner),
+        later_(std::move(poster)),
+        cluster_(inner.cluster(), later_),
+        unique_locks_(inner.unique_locks(), later_),
+        cron_claims_(inner.cron_claims(), later_),
+        batches_(inner.batches(), later_),
+        tracks_(inner.tracks(), later_),
+        throttles_(inner.throttles(), later_),
+        holders_(inner.holders(), later_),
+        signing_keys_(inner.signing_keys(), later_),
+        host_states_(inner.host_states(), later_) {}
 
   std::string_view Name() const override { return inner_->Name(); }
-  bool shared() const override { return inner_->shared(); }
   bool degraded() const override { return inner_->degraded(); }
   std::string degraded_reason() const override { return inner_->degraded_reason(); }
   std::string unavailable_reason() const override { return inner_->unavailable_reason(); }
   void SetFatalHandler(FatalHandler handler) override {
     inner_->SetFatalHandler(std::move(handler));
   }
-  void SetWakeHandler(WakeHandler handler) override { inner_->SetWakeHandler(std::move(handler)); }
-  void SetHostStateHandler(HostStateHandler handler) override {
-    inner_->SetHostStateHandler(std::move(handler));
-  }
-  void SetWorkerSignalHandler(WorkerSignalHandler handler) override {
-    inner_->SetWorkerSignalHandler(std::move(handler));
-  }
-  void PublishWorkerSignal(const std::string& wid, const std::string& state) override {
-    inner_->PublishWorkerSignal(wid, state);
-  }
-  void SetRosterSource(RosterSource source) override { inner_->SetRosterSource(std::move(source)); }
-  void ListOtherRosters(RostersCallback cb) override {
-    inner_->ListOtherRosters(Later(std::move(cb)));
-  }
-  std::string node_id() const override { return inner_->node_id(); }
-  size_t live_nodes() const override { return inner_->live_nodes(); }
-  void SetNodeCountHandler(NodeCountHandler handler) override {
-    inner_->SetNodeCountHandler(std::move(handler));
-  }
-  void TryLease(const std::string& name, Duration ttl,
-                std::function<void(Result<bool>)> cb) override {
-    inner_->TryLease(name, ttl, Later(std::move(cb)));
-  }
-  void ReleaseLease(const std::string& name) override { inner_->ReleaseLease(name); }
   Status Open() override { return inner_->Open(); }
   void Close() override { inner_->Close(); }
 
   void Push(JobRecord job, Done durable) override {
-    inner_->Push(std::move(job), Later(std::move(durable)));
+    inner_->Push(std::move(job), later_(std::move(durable)));
   }
   void Fetch(const std::vector<std::string>& queues, TimePoint now, JobCallback cb) override {
-    inner_->Fetch(queues, now, Later(std::move(cb)));
+    inner_->Fetch(queues, now, later_(std::move(cb)));
   }
   void FetchFor(const std::vector<std::string>& queues, const std::string& wid, TimePoint now,
                 JobCallback cb) override {
-    inner_->FetchFor(queues, wid, now, Later(std::move(cb)));
+    inner_->FetchFor(queues, wid, now, later_(std::move(cb)));
   }
   void Ack(const std::string& jid, TimePoint now, JobCallback durable) override {
-    inner_->Ack(jid, now, Later(std::move(durable)));
+    inner_->Ack(jid, now, later_(std::move(durable)));
   }
   void GetWorking(const std::string& jid, JobCallback cb) override {
-    inner_->GetWorking(jid, Later(std::move(cb)));
+    inner_->GetWorking(jid, later_(std::move(cb)));
   }
   void ExtendReservation(const std::string& jid, TimePoint until, Done durable) override {
-    inner_->ExtendReservation(jid, until, Later(std::move(durable)));
+    inner_->ExtendReservation(jid, until, later_(std::move(durable)));
   }
   void Move(JobRecord job, TimePoint now, Done durable) override {
-    inner_->Move(std::move(job), now, Later(std::move(durable)));
+    inner_->Move(std::move(job), now, later_(std::move(durable)));
   }
   void FailReserved(const std::string& jid, TimePoint reserved_until, std::optional<JobRecord> next,
                     bool count_failure, TimePoint now, Done durable) override {
     inner_->FailReserved(jid, reserved_until, std::move(next), count_failure, now,
-                         Later(std::move(durable)));
+                         later_(std::move(durable)));
   }
   void Remove(const std::string& jid, Done durable) override {
-    inner_->Remove(jid, Later(std::move(durable)));
+    inner_->Remove(jid, later_(std::move(durable)));
   }
   void EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCallback cb) override {
-    inner_->EnqueueDue(set, now, limit, Later(std::move(cb)));
+    inner_->EnqueueDue(set, now, limit, later_(std::move(cb)));
   }
   void ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) override {
-    inner_->ExpiredReservations(now, limit, Later(std::move(cb)));
+    inner_->ExpiredReservations(now, limit, later_(std::move(cb)));
   }
   void PurgeDead(TimePoint now, size_t limit, CountCallback cb) override {
-    inner_->PurgeDead(now, limit, Later(std::move(cb)));
+    inner_->PurgeDead(now, limit, later_(std::move(cb)));
   }
   void Mutate(MutateOp op, JobState set, const MutateFilter& filter, TimePoint now,
               Duration dead_ttl, CountCallback durable) override {
-    inner_->Mutate(op, set, filter, now, dead_ttl, Later(std::move(durable)));
+    inner_->Mutate(op, set, filter, now, dead_ttl, later_(std::move(durable)));
   }
   void SetPaused(const std::vector<std::string>& queues, bool paused, Done durable) override {
-    inner_->SetPaused(queues, paused, Later(std::move(durable)));
+    inner_->SetPaused(queues, paused, later_(std::move(durable)));
   }
   void RemoveQueues(const std::vector<std::string>& queues, Done durable) override {
-    inner_->RemoveQueues(queues, Later(std::move(durable)));
+    inner_->RemoveQueues(queues, later_(std::move(durable)));
   }
   void CountOutcome(int64_t processed, int64_t failures, TimePoint now) override {
     inner_->CountOutcome(processed, failures, now);
   }
-  void Flush(Done durable) override { inner_->Flush(Later(std::move(durable))); }
-  void PutSigningKey(const std::string& key_id, const std::string& pem, Done durable) override {
-    inner_->PutSigningKey(key_id, pem, Later(std::move(durable)));
-  }
-  void RemoveSigningKey(const std::string& key_id, Done durable) override {
-    inner_->RemoveSigningKey(key_id, Later(std::move(durable)));
-  }
-  void ListSigningKeys(SigningKeysCallback cb) override {
-    inner_->ListSigningKeys(Later(std::move(cb)));
-  }
-  void PutHostState(const HostStateRecord& record, Done durable) override {
-    inner_->PutHostState(record, Later(std::move(durable)));
-  }
-  void RemoveHostState(const std::string& host, Done durable) override {
-    inner_->RemoveHostState(host, Later(std::move(durable)));
-  }
-  void ListHostStates(HostStatesCallback cb) override {
-    inner_->ListHostStates(Later(std::move(cb)));
-  }
+  void Flush(Done durable) override { inner_->Flush(later_(std::move(durable))); }
   void Stats(std::function<void(Result<StoreStats>)> cb) override {
-    inner_->Stats(Later(std::move(cb)));
+    inner_->Stats(later_(std::move(cb)));
   }
   void List(JobState set, size_t offset, size_t limit, JobsCallback cb) override {
-    inner_->List(set, offset, limit, Later(std::move(cb)));
+    inner_->List(set, offset, limit, later_(std::move(cb)));
   }
-  // Unique jobs and cron.
-  void PushUnique(JobRecord job, const UniqueLock& lock, TimePoint now, Done durable) override {
-    inner_->PushUnique(std::move(job), lock, now, Later(std::move(durable)));
-  }
-  void ReleaseUniqueLock(const std::string& jid, Done durable) override {
-    inner_->ReleaseUniqueLock(jid, durable ? Later(std::move(durable)) : nullptr);
-  }
-  void ClaimCronFiring(const std::string& entry, TimePoint due, ClaimCallback durable) override {
-    inner_->ClaimCronFiring(entry, due, Later(std::move(durable)));
-  }
-  void ListCronFirings(CronFiringsCallback cb) override {
-    inner_->ListCronFirings(Later(std::move(cb)));
-  }
-
-  // Queue throttling.
-  void FetchThrottled(const std::vector<std::string>& queues, const ThrottledFetch& throttled,
-                      TimePoint now, JobCallback cb) override {
-    inner_->FetchThrottled(queues, throttled, now, Later(std::move(cb)));
-  }
-  void ThrottleUses(const std::vector<QueueThrottle>& throttles, TimePoint now,
-                    ThrottleUsesCallback cb) override {
-    inner_->ThrottleUses(throttles, now, Later(std::move(cb)));
-  }
-
-  // Batches.
-  void BatchNew(BatchRecord batch, TimePoint now, Done durable) override {
-    inner_->BatchNew(std::move(batch), now, Later(std::move(durable)));
-  }
-  void BatchGet(const std::string& bid, TimePoint now, BatchCallback cb) override {
-    inner_->BatchGet(bid, now, Later(std::move(cb)));
-  }
-  void BatchCommit(const std::string& bid, TimePoint now, Done durable) override {
-    inner_->BatchCommit(bid, now, Later(std::move(durable)));
-  }
-  void PushBatchMember(JobRecord job, const std::string& bid, TimePoint now,
-                       Done durable) override {
-    inner_->PushBatchMember(std::move(job), bid, now, Later(std::move(durable)));
-  }
-  void ExpireBatches(TimePoint now, size_t limit, CountCallback cb) override {
-    inner_->ExpireBatches(now, limit, Later(std::move(cb)));
-  }
-  void GetBatchCounts(std::function<void(Result<BatchCounts>)> cb) override {
-    inner_->GetBatchCounts(Later(std::move(cb)));
-  }
-
-  // Tracking.
-  void TrackSet(TrackUpdate update, TimePoint now, Done durable) override {
-    inner_->TrackSet(std::move(update), now, Later(std::move(durable)));
-  }
-  void TrackPushed(const std::string& jid, TimePoint now, Done durable) override {
-    inner_->TrackPushed(jid, now, Later(std::move(durable)));
-  }
-  void TrackGet(const std::string& jid, TimePoint now, TrackCallback cb) override {
-    inner_->TrackGet(jid, now, Later(std::move(cb)));
-  }
-  void ExpireTracks(TimePoint now, size_t limit, CountCallback cb) override {
-    inner_->ExpireTracks(now, limit, Later(std::move(cb)));
-  }
-  // Job lookup by jid and reservation holders.
   void FindJob(const std::string& jid, JobCallback cb) override {
-    inner_->FindJob(jid, Later(std::move(cb)));
+    inner_->FindJob(jid, later_(std::move(cb)));
   }
-  void SetHolder(const std::string& jid, const std::string& wid, Done durable) override {
-    inner_->SetHolder(jid, wid, Later(std::move(durable)));
-  }
-  void ListHeld(size_t limit, HeldJobsCallback cb) override {
-    inner_->ListHeld(limit, Later(std::move(cb)));
-  }
+
+  // The parts.
+  ClusterLink& cluster() override { return cluster_; }
+  UniqueLocks& unique_locks() override { return unique_locks_; }
+  CronClaims& cron_claims() override { return cron_claims_; }
+  BatchStore& batches() override { return batches_; }
+  TrackStore& tracks() override { return tracks_; }
+  ThrottleStore& throttles() override { return throttles_; }
+  HolderStore& holders() override { return holders_; }
+  SigningKeyStore& signing_keys() override { return signing_keys_; }
+  HostStateStore& host_states() override { return host_states_; }
 
   Store& inner() { return *inner_; }
 
- private:
-  // Wraps `cb` so that its answer is posted instead of run where the inner store gives it.
-  template <typename... Args>
-  std::function<void(Args...)> Later(std::function<void(Args...)> cb) {
-    return [poster = poster_, cb = std::move(cb)](Args... args) {
-      poster([cb, args = std::make_tuple(std::move(args)...)]() mutable {
-        std::apply(cb, std::move(args));
-      });
-    };
-  }
+ protected:
+  // How this store posts its answers, for a subclass's own parts (a test's ClusterLink).
+  const Later& later() const { return later_; }
 
+ private:
   std::unique_ptr<Store> owned_;  // null when borrowed
   Store* inner_;
-  Poster poster_;
+  // Wraps a callback so that its answer is posted instead of run where the inner store gives it.
+  const Later later_;
+  DeferredClusterLink cluster_;
+  DeferredUniqueLocks unique_locks_;
+  DeferredCronClaims cron_claims_;
+  DeferredBatches batches_;
+  DeferredTracks tracks_;
+  DeferredThrottles throttles_;
+  DeferredHolders holders_;
+  DeferredSigningKeys signing_keys_;
+  DeferredHostStates host_states_;
 };
 
 }  // namespace bulkhead

@@ -1,0 +1,74 @@
+// EmbeddedContext: what EmbeddedStore shares with its parts (embedded_<part>.h): the state in
+// memory, the change log that makes it durable, and the steps every change takes there: refused
+// while degraded (embedded_store.h), applied to MemoryState, appended to the log, answered once
+// durable. Internal to the embedded store; one per EmbeddedStore, which outlives its parts.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bulkhead/store/change_log.h"
+#include "bulkhead/store/memory_state.h"
+#include "bulkhead/store/queue_throttle.h"
+#include "bulkhead/store/store_callbacks.h"
+#include "bulkhead/util/clock.h"
+
+namespace bulkhead {
+
+class EmbeddedContext : public StoreCallbacks {
+ public:
+  // `log` may be null (memory only).
+  explicit EmbeddedContext(std::unique_ptr<ChangeLog> log);
+
+  MemoryState& state() { return state_; }
+  // Loads the log into the state (EmbeddedStore::Open); closes the log (idempotent).
+  Status Load();
+  void Close();
+
+  bool degraded() const;
+  std::string degraded_reason() const;
+  // Ok, or the Unavailable status every change is refused with while degraded.
+  Status Writable() const;
+  // While degraded: answers `cb` (if set) with that refusal and returns true.
+  template <typename Callback>
+  bool Refused(const Callback& cb) const {
+    if (!degraded()) return false;
+    if (cb) cb(Writable());
+    return true;
+  }
+  // Hands `changes` to the log; `durable` runs after the commit (inline when there is no log or
+  // nothing changed).
+  void Commit(std::vector<Change> changes, std::function<void(Status)> durable);
+  // Runs `change` (a MemoryState mutation filling the changes: Status(std::vector<Change>&))
+  // unless degraded, then commits; `durable` gets the refusal, change's error, or the commit's.
+  template <typename ChangeFn>
+  void Apply(Done durable, ChangeFn&& change) {
+    if (Refused(durable)) return;
+    std::vector<Change> changes;
+    Status s = change(changes);
+    if (!s.ok()) {
+      if (durable) durable(s);
+      return;
+    }
+    Commit(std::move(changes), std::move(durable));
+  }
+  // Appends the processed/failures counter changes (total and the day of `now`) to `changes`.
+  void AddOutcome(int64_t processed, int64_t failures, TimePoint now, std::vector<Change>& changes);
+  // Store::Fetch, Store::FetchFor and ThrottleStore::Fetch (throttled null: no throttles): the
+  // reservation, its holder (when `holder` is not empty) and, for a followed job, its tracking
+  // state (working) in one change.
+  void Fetch(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
+             const std::string& holder, TimePoint now, JobCallback cb);
+
+ private:
+  std::unique_ptr<ChangeLog> log_;
+  MemoryState state_;
+  bool closed_ = false;
+  // The UTC day of the last AddOutcome ("YYYY-MM-DD") and its day number since the epoch.
+  int64_t counted_day_number_ = -1;
+  std::string counted_day_;
+};
+
+}  // namespace bulkhead
