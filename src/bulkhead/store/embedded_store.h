@@ -26,6 +26,7 @@
 #include <string>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/embedded_taken_marks.h"
 #include "bulkhead/store/memory_state.h"
 #include "bulkhead/store/store.h"
 
@@ -100,6 +101,8 @@ class EmbeddedStore final : public Store {
   void FindJob(const std::string& jid, JobCallback cb) override;
   void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
   void ListHeld(size_t limit, HeldJobsCallback cb) override;
+  // Marks of jobs taken from elsewhere (embedded_taken_marks.h).
+  TakenMarks& taken_marks() override { return taken_marks_; }
 
  private:
   // Runs `change` (a MemoryState mutation filling the changes) unless degraded, then commits.
@@ -124,6 +127,10 @@ class EmbeddedStore final : public Store {
   // The UTC day of the last CountOutcome ("YYYY-MM-DD") and its day number since the epoch.
   int64_t counted_day_number_ = -1;
   std::string counted_day_;
+  EmbeddedTakenMarks taken_marks_{{state_, [this] { return Writable(); },
+                                   [this](std::vector<Change> changes, Done durable) {
+                                     Commit(std::move(changes), std::move(durable));
+                                   }}};
 };
 
 }  // namespace bulkhead

@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 
 #include "bulkhead/store/redis_store_scripts.h"
+#include "bulkhead/store/redis_taken_marks.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -36,7 +37,20 @@ RedisStore::RedisStore(boost::asio::io_context& io, RedisStoreOptions options)
   });
   heartbeat_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
   reap_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+  taken_marks_ = std::make_unique<RedisTakenMarks>(
+      RedisTakenMarks::Calls{
+          .eval = [this](Script s, const char* step, std::vector<std::string> args,
+                         ReplyCallback cb) { Eval(s, step, std::move(args), std::move(cb)); },
+          .eval_replicated =
+              [this](Script s, const char* step, std::vector<std::string> args, ReplyCallback cb) {
+                EvalReplicated(s, step, std::move(args), std::move(cb));
+              },
+          .command = [this](const char* step, std::vector<std::string> argv,
+                            ReplyCallback cb) { Command(step, std::move(argv), std::move(cb)); }},
+      prefix_, options_.node_id);
 }
+
+TakenMarks& RedisStore::taken_marks() { return *taken_marks_; }
 
 RedisStore::~RedisStore() {
   *alive_ = false;

@@ -86,6 +86,7 @@ struct RedisStoreOptions {
 };
 
 class StoreScripts;
+class RedisTakenMarks;
 
 class RedisStore final : public Store {
  public:
@@ -190,6 +191,8 @@ class RedisStore final : public Store {
   void FindJob(const std::string& jid, JobCallback cb) override;
   void SetHolder(const std::string& jid, const std::string& wid, Done durable) override;
   void ListHeld(size_t limit, HeldJobsCallback cb) override;
+  // Marks of jobs taken from elsewhere (redis_taken_marks.h: {NS}:taken, push_marked.lua).
+  TakenMarks& taken_marks() override;
 
   std::string node_id() const override { return options_.node_id; }
 
@@ -369,6 +372,7 @@ class RedisStore final : public Store {
   bool batch_flush_posted_ = false;
   int64_t day_number_ = -1;
   std::string day_;
+  std::unique_ptr<RedisTakenMarks> taken_marks_;
   // Cleared by the destructor: timers and posted work check it before touching the store.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -35,6 +35,7 @@
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/taken_marks.h"
 #include "bulkhead/store/track_record.h"
 #include "bulkhead/store/unique_lock.h"
 #include "bulkhead/util/clock.h"
@@ -326,6 +327,10 @@ class Store {
   // as the wake handler is; a store one process owns never calls it.
   using NodeCountHandler = std::function<void(size_t nodes)>;
   virtual void SetNodeCountHandler(NodeCountHandler handler) {}
+
+  // --- Parts (each a small interface in its own header; lifetime = the store) ---
+  // Marks of jobs taken from another system (the Sidekiq bridge): store/taken_marks.h.
+  virtual TakenMarks& taken_marks() = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

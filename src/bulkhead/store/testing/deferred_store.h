@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/deferred_taken_marks.h"
 
 namespace bulkhead {
 
@@ -212,6 +213,8 @@ class DeferredStore : public Store {
     inner_->ListHeld(limit, Later(std::move(cb)));
   }
 
+  TakenMarks& taken_marks() override { return taken_marks_; }
+
   Store& inner() { return *inner_; }
 
  private:
@@ -228,6 +231,7 @@ class DeferredStore : public Store {
   std::unique_ptr<Store> owned_;  // null when borrowed
   Store* inner_;
   Poster poster_;
+  DeferredTakenMarks taken_marks_{inner_->taken_marks(), poster_};
 };
 
 }  // namespace bulkhead
