@@ -164,17 +164,9 @@ void Engine::Push(JobRecord job, Done done) {
         "custom.unique_for: a job that joins a batch (custom.bid) cannot also be unique"));
     return;
   }
-  if (builtin_ && builtin_->Handles(job.jobtype)) {
-    Status valid = builtin_->Validate(job);
-    if (!valid.ok()) {
-      done(valid);
-      return;
-    }
-    job.queue = kDeliveryQueue;  // the payload keeps the queue the client named
-    // The dispatcher holds a delivery's reservation while the job waits parked behind its host's
-    // breaker; its own deadlines end it long before this, and at start-up it adopts the
-    // reservations it held before a restart.
-    job.reserve_for_s = 86400;
+  if (Status routed = RouteBuiltin(job); !routed.ok()) {
+    done(routed);
+    return;
   }
   std::string queue = job.queue;
   std::string jid = job.jid;
@@ -206,6 +198,18 @@ void Engine::Push(JobRecord job, Done done) {
                        }));
   }
   if (queued) WakeWaiters(queue, 1);
+}
+
+Status Engine::RouteBuiltin(JobRecord& job) const {
+  if (!builtin_ || !builtin_->Handles(job.jobtype)) return Status::Ok();
+  Status valid = builtin_->Validate(job);
+  if (!valid.ok()) return valid;
+  job.queue = kDeliveryQueue;  // the payload keeps the queue the client named
+  // The dispatcher holds a delivery's reservation while the job waits parked behind its host's
+  // breaker; its own deadlines end it long before this, and at start-up it adopts the
+  // reservations it held before a restart.
+  job.reserve_for_s = 86400;
+  return Status::Ok();
 }
 
 void Engine::PushDuplicate(const std::string& jid, Done done) {
