@@ -13,6 +13,8 @@ namespace bulkhead {
 namespace {
 
 constexpr std::chrono::milliseconds kReplyTimeout{10000};
+constexpr std::chrono::minutes kExpireEvery{1};
+constexpr size_t kExpireAtOnce = 10000;
 
 // The host name, in the characters a node name may hold.
 std::string HostNodeName() {
@@ -83,7 +85,8 @@ SidekiqBridge::SidekiqBridge(boost::asio::io_context& io, const Clock& clock, En
       clock_(clock),
       engine_(engine),
       options_(std::move(options)),
-      poll_timer_(io, clock) {
+      poll_timer_(io, clock),
+      expiry_timer_(io, clock) {
   RedisClientOptions base;
   base.url = options_.url;
   base.ca_file = options_.ca_file;
@@ -124,6 +127,7 @@ SidekiqBridge::SidekiqBridge(boost::asio::io_context& io, const Clock& clock, En
 SidekiqBridge::~SidekiqBridge() {
   *alive_ = false;
   poll_timer_.Cancel();
+  expiry_timer_.Cancel();
 }
 
 void SidekiqBridge::Start() {
@@ -140,6 +144,7 @@ void SidekiqBridge::Start() {
   liveness_->Start();
   Publish();
   SchedulePoll();
+  ScheduleExpiry();
 }
 
 void SidekiqBridge::OnCommandsState(RedisClientState state) {
@@ -170,6 +175,7 @@ void SidekiqBridge::Stop(std::chrono::milliseconds wait) {
   if (stopped_) return;
   stopped_ = true;
   poll_timer_.Cancel();
+  expiry_timer_.Cancel();
   taker_->Pause();
   writer_->Pause();
   auto done = std::make_shared<bool>(false);
@@ -221,6 +227,18 @@ void SidekiqBridge::SchedulePoll() {
     Poll();
     Publish();  // also while down: the figures say so, and stay fresh
     SchedulePoll();
+  });
+}
+
+void SidekiqBridge::ScheduleExpiry() {
+  expiry_timer_.ExpiresAfter(kExpireEvery);
+  auto alive = std::weak_ptr<bool>(alive_);
+  expiry_timer_.AsyncWait([this, alive](boost::system::error_code ec) {
+    if (ec || !alive.lock() || stopped_) return;
+    engine_.store().taken_marks().Expire(clock_.Now(), kExpireAtOnce, [](Result<size_t> n) {
+      if (n.ok() && *n > 0) spdlog::info("sidekiq bridge: {} expired taken mark(s) deleted", *n);
+    });
+    ScheduleExpiry();
   });
 }
 

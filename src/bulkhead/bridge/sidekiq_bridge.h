@@ -71,6 +71,8 @@ class SidekiqBridge {
   // Why the bridge is down ("" while up).
   std::string down_reason() const;
   BridgeSnapshot Snapshot() const;
+  // Publishes Snapshot() now (the bridge also does every poll_every): before a /metrics scrape.
+  void Publish() { published_.Publish(Snapshot()); }
   const Published<BridgeSnapshot>& published() const { return published_; }
 
  private:
@@ -78,7 +80,9 @@ class SidekiqBridge {
   void OnName(bool held);
   void Poll();
   void SchedulePoll();
-  void Publish() { published_.Publish(Snapshot()); }
+  // Deletes the marks a crash left once their TTL passed (store/taken_marks.h), every
+  // kExpireEvery.
+  void ScheduleExpiry();
 
   boost::asio::io_context& io_;
   const Clock& clock_;
@@ -91,6 +95,7 @@ class SidekiqBridge {
   std::unique_ptr<SidekiqOutcomeWriter> writer_;
   std::unique_ptr<BridgeLiveness> liveness_;
   Timer poll_timer_;
+  Timer expiry_timer_;
   bool polling_ = false;
   bool stopped_ = false;
   std::vector<SidekiqQueueFigures> queues_;

@@ -92,7 +92,8 @@ void SidekiqTaker::Pump() {
 
 void SidekiqTaker::SendTake() {
   take_in_flight_ = true;
-  std::vector<std::string> args{std::to_string(options_.batch)};
+  std::vector<std::string> args{std::to_string(options_.batch),
+                                std::to_string(options_.batch_bytes)};
   args.insert(args.end(), options_.queues.begin(), options_.queues.end());
   auto alive = std::weak_ptr<bool>(alive_);
   commands_.Eval(SidekiqScripts::Get().take, {list_}, std::move(args),

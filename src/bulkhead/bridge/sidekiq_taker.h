@@ -1,10 +1,10 @@
 // SidekiqTaker: takes jobs from Sidekiq queues in the application's Redis into bulkhead's store,
 // reliably (docs/deliveries.md "From Sidekiq"; docs/architecture.md "The Sidekiq bridge"):
 //   1. a job moves atomically from queue:NAME into this node's in-progress list
-//      (sidekiq_scripts.h): many at once while there is a backlog (take.lua, up to `batch` per
-//      call, up to `max_batches_in_flight` batches in flight); when the queues are empty, a
-//      BRPOPLPUSH per queue on a connection of its own waits for the next job, which moves it
-//      straight into the list;
+//      (sidekiq_scripts.h): many at once while there is a backlog (take.lua, up to `batch` jobs
+//      and `batch_bytes` per call, up to `max_batches_in_flight` batches in flight); when the
+//      queues are empty, a BRPOPLPUSH per queue on a connection of its own waits for the next
+//      job, which moves it straight into the list;
 //   2. it is mapped (sidekiq_job_mapping.h), checked as PUSH checks a job (ParseJobDocument, and
 //      the delivery types' own checks in Engine::PushTaken) and stored with its jid as its mark,
 //      in one atomic change (store/taken_marks.h), the whole batch in one store call;
@@ -42,6 +42,7 @@ struct TakerOptions {
   std::vector<std::string> queues;  // in priority order
   std::string node;                 // this node's name (its list: TakingKey(node))
   size_t batch = 1000;
+  size_t batch_bytes = 8 << 20;  // a take stops once it holds this much (at least one job)
   size_t max_batches_in_flight = 4;
   int block_seconds = 1;  // each BRPOPLPUSH's timeout
   Duration mark_ttl = std::chrono::hours(24);

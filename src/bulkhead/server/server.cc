@@ -415,6 +415,7 @@ void Server::RegisterRoutes() {
   });
   // Rendered once the figures of this moment are published (the store may answer later).
   http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {
+    if (bridge_) bridge_->Publish();
     metrics_->Publish([this, reply = std::move(reply)]() mutable {
       HttpResponseOut r;
       r.content_type = std::string(kPrometheusTextContentType);
