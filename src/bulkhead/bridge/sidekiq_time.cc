@@ -6,8 +6,9 @@
 namespace bulkhead {
 namespace {
 
-// 9999-12-31T23:59:59Z: later "times" are not times.
-constexpr double kLastSecond = 253402300799.0;
+// 2255-03-14: later "times" are not times here (a TimePoint counts nanoseconds in 64 bits, which
+// end in 2262).
+constexpr double kLastSecond = 9'000'000'000.0;
 
 }  // namespace
 

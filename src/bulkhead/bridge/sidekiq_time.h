@@ -29,7 +29,7 @@ std::optional<SidekiqTimeFormat> ParseSidekiqTimeFormat(std::string_view setting
 // `t` as Sidekiq writes it in a job: a float of seconds (microseconds kept) or integer ms.
 nlohmann::json SidekiqTimestamp(TimePoint t, SidekiqTimeFormat format);
 // A timestamp field of a job: a float is seconds, an integer milliseconds; nullopt when `v` is no
-// number or is out of the range of times (before 1970, after 9999).
+// number or is out of the range of times (before 1970, after 2255).
 std::optional<TimePoint> ReadSidekiqTimestamp(const nlohmann::json& v);
 // A sorted-set score (float seconds, as Ruby's Float#to_s writes it: "1700000000.123456").
 std::string SidekiqScore(TimePoint t);

@@ -21,6 +21,8 @@ TEST(SidekiqTimeTest, EachVersionsFormIsWrittenAndBothAreRead) {
   EXPECT_EQ(ReadSidekiqTimestamp("1700000000"), std::nullopt);
   EXPECT_EQ(ReadSidekiqTimestamp(-1.0), std::nullopt);
   EXPECT_EQ(ReadSidekiqTimestamp(1e300), std::nullopt);
+  EXPECT_EQ(ReadSidekiqTimestamp(int64_t{9'700'000'000'123}), std::nullopt)
+      << "year 2277: past what a TimePoint holds";
   EXPECT_EQ(SidekiqScore(t), "1700000000.123456");
   EXPECT_EQ(ParseSidekiqTimeFormat("milliseconds"), SidekiqTimeFormat::kIntegerMilliseconds);
   EXPECT_EQ(ParseSidekiqTimeFormat("ms"), std::nullopt);
