@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout replay clean
+.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test sidekiq-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout replay clean
 
 setup:
 	@bash scripts/setup
@@ -77,6 +77,12 @@ interop-test: build-server
 cluster-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 cluster/
 
+# The Sidekiq bridge with real Ruby processes (Debian's ruby-sidekiq: Sidekiq::Client pushing, a
+# `sidekiq` process running the outcome jobs), a real redis-server as the application's Redis,
+# web-push-testing and an inbox that verifies signatures (tests/sidekiq/).
+sidekiq-test: build-server
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 sidekiq/
+
 # Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
 e2e-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
@@ -105,7 +111,7 @@ layering-check:
 
 # The Release unit tests are not part of it: unit-test-asan runs the same tests with more checks,
 # and building them a second time in Release cost about a quarter of the run.
-test: format-check layering-check unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test deploy-test fuzz-test
+test: format-check layering-check unit-test-asan release-test interop-test cluster-test sidekiq-test e2e-test dashboard-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run

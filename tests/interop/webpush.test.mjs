@@ -14,7 +14,6 @@
 // subscription's applicationServerKey). The tests record the encoding of each notification it
 // accepted, so an aesgcm job is known to have arrived as aesgcm.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,66 +22,11 @@ import { test } from 'node:test';
 
 import { startFaultServer } from './lib/fault_servers.mjs';
 import { RawConn } from './lib/fwp.mjs';
-import { cleanupStack, freePort, startServer, waitFor } from './lib/server.mjs';
+import { startPushService, vapidKeyCli, vapidPublicKey } from './lib/push_service.mjs';
+import { cleanupStack, startServer, waitFor } from './lib/server.mjs';
 
 const require = createRequire(import.meta.url);
 const webpush = require('web-push');
-const WebPushTestingServer = require('web-push-testing/src/server.js');
-const { PushApiModel } = require('web-push-testing/src/PushApiModel.js');
-
-// Starts web-push-testing on a free port; stopped by t.after.
-async function startPushService(t) {
-  const port = await freePort();
-  const model = new PushApiModel();
-  const encodings = [];  // Content-Encoding of each notification the service decrypted
-  const authorizations = [];  // and its Authorization header
-  const handleNotification = model.handleNotification.bind(model);
-  model.handleNotification = async (clientHash, headers, body) => {
-    const result = await handleNotification(clientHash, headers, body);
-    encodings.push(headers.encoding);
-    authorizations.push(headers.authorization);
-    return result;
-  };
-  const service = new WebPushTestingServer(model, port);
-  const log = console.log;
-  console.log = () => {};  // its "Server running on port" line
-  try {
-    service.startServer();
-  } finally {
-    console.log = log;
-  }
-  t.after(() => new Promise((resolve) => service._server.close(() => resolve())));
-  const base = `http://localhost:${port}`;
-  await waitFor(async () => (await fetch(`${base}/status`, { method: 'POST' })).ok,
-    { message: 'web-push-testing to answer /status' });
-  const call = async (path, body) => {
-    const r = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body ?? {}),
-    });
-    const text = await r.text();
-    assert.ok(r.ok, `web-push-testing ${path}: ${r.status} ${text}`);
-    return r.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
-  };
-  return { call, encodings, authorizations };
-}
-
-// Runs `bulkhead vapid-key ARGS` with `env` (on top of this process's environment, without
-// Mastodon's variables unless given); resolves with {status, stdout, stderr}.
-function vapidKeyCli(args, env = {}) {
-  const all = { ...process.env };
-  delete all.VAPID_PRIVATE_KEY;
-  delete all.VAPID_PUBLIC_KEY;
-  return spawnSync(process.env.BULKHEAD_BINARY, ['vapid-key', ...args],
-    { encoding: 'utf8', timeout: 10_000, env: { ...all, ...env } });
-}
-
-function vapidPublicKey(server) {
-  const r = vapidKeyCli(['--data-dir', server.dataDir], server.options.env);
-  assert.equal(r.status, 0, `bulkhead vapid-key failed: ${r.stderr}`);
-  return r.stdout.trim();
-}
 
 async function setUp(t, serverOptions = {}) {
   const server = await startServer(t, { config: 'allow_private_targets = true\n', ...serverOptions });

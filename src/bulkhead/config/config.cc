@@ -57,6 +57,21 @@ Status ValidateKind(const std::string& kind, const DeliveryKindSettings& k) {
 }
 
 // The rules relating [delivery] settings to each other.
+// [sidekiq]: the queues taken (a list: each name checked here), and a CA file only for rediss://.
+Status ValidateSidekiq(const SidekiqSettings& k) {
+  if (!k.enabled()) return Status::Ok();
+  if (k.queues.empty()) return Status::InvalidArgument("sidekiq.queues must name a queue");
+  for (const std::string& q : k.queues) {
+    if (std::string problem = SidekiqQueueNameProblem(q); !problem.empty()) {
+      return Status::InvalidArgument("sidekiq.queues: \"" + q + "\" " + problem);
+    }
+  }
+  if (!k.ca_file.empty() && !k.redis.starts_with("rediss://")) {
+    return Status::InvalidArgument("sidekiq.ca_file is for a rediss:// sidekiq.redis");
+  }
+  return Status::Ok();
+}
+
 Status ValidateDelivery(const DeliverySettings& d) {
   auto bad = [](const std::string& m) { return Status::InvalidArgument("delivery." + m); };
   if (d.host_cap_max < d.host_cap_min) {
@@ -119,6 +134,7 @@ Status Config::Validate() const {
     return bad("redis_heartbeat_ttl_ms (" + std::to_string(redis_heartbeat_ttl_ms) +
                ") must exceed redis_heartbeat_ms (" + std::to_string(redis_heartbeat_ms) + ")");
   }
+  if (Status s = ValidateSidekiq(sidekiq); !s.ok()) return s;
   for (const auto& [name, jt] : jobtypes) {
     if (jt.retry && *jt.retry < -1) return bad("jobtypes." + name + ".retry must be -1 or more");
   }

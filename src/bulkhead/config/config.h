@@ -87,6 +87,35 @@ struct DeliverySettings {
   DeliveryKindSettings webhook{.deadline_hours = 24};
 };
 
+// [sidekiq]: the Sidekiq bridge (bridge/sidekiq_bridge.h; docs/deliveries.md "From Sidekiq"):
+// jobs taken from Sidekiq queues in the application's Redis, outcome jobs written there as Sidekiq
+// jobs. Off while `redis` is empty.
+struct SidekiqSettings {
+  std::string redis;    // the application's Sidekiq Redis: redis://, rediss://, redis-sentinel://
+  std::string ca_file;  // rediss:// only: the CA bundle; empty: the system's
+  std::vector<std::string> queues = {"bulkhead"};  // taken from, in priority order
+  std::string outcomes_queue = "default";          // outcome jobs go there
+  // The Sidekiq worker class of each outcome event.
+  std::string webpush_gone_class = "Bulkhead::WebpushGone";
+  std::string delivery_dead_class = "Bulkhead::DeliveryDead";
+  std::string host_unavailable_class = "Bulkhead::HostUnavailable";
+  std::string host_available_class = "Bulkhead::HostAvailable";
+  // created_at/enqueued_at/failed_at written: "seconds" (floats: Sidekiq 6, 7) or "milliseconds"
+  // (integers: Sidekiq 8).
+  std::string timestamps = "seconds";
+  int taken_ttl_seconds = 86400;  // how long a taken job's mark outlives a crash
+  int batch = 1000;               // jobs moved per script call while there is a backlog
+  int64_t max_job_bytes = 1024 * 1024;
+  // This node's name in the application's Redis; empty: the Redis store's node id on a shared
+  // store, else the host name.
+  std::string node;
+  // Sidekiq's dead set trimming (its dead_max_jobs, dead_timeout_in_seconds).
+  int dead_max_jobs = 10000;
+  int dead_timeout_days = 180;
+
+  bool enabled() const { return !redis.empty(); }
+};
+
 struct Config {
   std::string listen = "127.0.0.1:7419";  // Faktory protocol
   std::string http = "127.0.0.1:7420";    // /healthz, /api, /metrics, the dashboard
@@ -157,6 +186,7 @@ struct Config {
   std::string log_level = "info";
   std::map<std::string, JobtypeConfig> jobtypes;
   StatsdSettings statsd;
+  SidekiqSettings sidekiq;
   // [throttles]: queue -> its throttle (throttle_config.h).
   ThrottleConfigs throttles;
   std::vector<CronEntry> cron;  // [[cron]]

@@ -71,6 +71,27 @@ TEST(ConfigTest, ValidateNamesTheSetting) {
   EXPECT_NE(c.Validate().message().find("invalid address \"nowhere\""), std::string::npos);
 }
 
+TEST(ConfigTest, SidekiqBridgeSettingsAndTheirRelations) {
+  Config c;
+  EXPECT_FALSE(c.sidekiq.enabled()) << "off by default";
+  c.sidekiq.queues.clear();
+  EXPECT_TRUE(c.Validate().ok()) << "not checked while off";
+  c.sidekiq.redis = "redis://127.0.0.1:6379/0";
+  EXPECT_EQ(c.Validate().message(), "sidekiq.queues must name a queue");
+  c.sidekiq.queues = {"push", "bad queue"};
+  EXPECT_EQ(c.Validate().message(),
+            "sidekiq.queues: \"bad queue\" may hold only letters, digits, '_', '-' and '.', not "
+            "\"bad queue\"");
+  c.sidekiq.queues = {"push", "bulkhead"};
+  EXPECT_TRUE(c.Validate().ok());
+  c.sidekiq.ca_file = "/etc/ssl/ca.pem";
+  EXPECT_EQ(c.Validate().message(), "sidekiq.ca_file is for a rediss:// sidekiq.redis");
+  c.sidekiq.redis = "http://example.com";
+  EXPECT_NE(c.Validate().message().find("sidekiq.redis must be empty (no bridge) or a redis://"),
+            std::string::npos)
+      << c.Validate().message();
+}
+
 TEST(ConfigTest, RedisSettingsAndTheirRelations) {
   Config c;
   c.store = "redis://:s3cret@127.0.0.1:6379/2";

@@ -429,8 +429,8 @@ std::vector<Setting> StatsdRows() {
 
 std::vector<Setting> BuildSettings() {
   std::vector<Setting> all;
-  for (auto* part :
-       {&ServingRows, &LimitRows, &JobRows, &DeliveryRows, &DeliveryKindRows, &StatsdRows}) {
+  for (auto* part : {&ServingRows, &LimitRows, &JobRows, &DeliveryRows, &DeliveryKindRows,
+                     &StatsdRows, &SidekiqRows}) {
     for (Setting& row : part()) all.push_back(std::move(row));
   }
   return all;

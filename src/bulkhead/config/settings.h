@@ -59,6 +59,11 @@ struct Setting {
   std::string older_spelling_of{};
 };
 
+// The rows of the [sidekiq] table (settings_sidekiq.cc).
+std::vector<Setting> SidekiqRows();
+// What is wrong with a Sidekiq queue name as a [sidekiq] setting ("" if fine).
+std::string SidekiqQueueNameProblem(const std::string& name);
+
 // Every setting, in documentation order. Built once; never changes.
 const std::vector<Setting>& Settings();
 // The row for `key` as written in TOML, or null.

@@ -37,7 +37,8 @@ SettingValue OtherValue(const Setting& s) {
   }
   auto& text = std::get<std::string>(v);
   if (s.check) {
-    for (const char* candidate : {"127.0.0.1:9", "https://example.com/", "outcomes", "/bulkhead"}) {
+    for (const char* candidate :
+         {"127.0.0.1:9", "https://example.com/", "outcomes", "/bulkhead", "redis://127.0.0.1:9"}) {
       if (SettingProblem(s, SettingValue(std::string(candidate))).empty()) return candidate;
     }
   }

@@ -41,6 +41,30 @@ std::string Charts(const std::deque<HistorySample>& samples, const std::string& 
   return h + "</div>";
 }
 
+// The Sidekiq bridge (bridge/sidekiq_bridge.h): up or why not, its counters, the Sidekiq queues.
+std::string BridgeSection(const BridgeSnapshot& k) {
+  std::string h = "<h2>Sidekiq bridge</h2><p id=\"sidekiq-bridge\">";
+  h += k.up ? "<span class=\"good\">up</span>"
+            : "<span class=\"bad\">down: " + Escape(k.reason) + "</span>";
+  h += " · node <strong>" + Escape(k.node) + "</strong> · " + Escape(k.redis) +
+       " · outcome jobs to <code>queue:" + Escape(k.outcomes_queue) + "</code></p>";
+  h += "<div class=\"cards\">";
+  h += Card("taken", "sidekiq-taken", k.taken, "");
+  h += Card("repeats", "sidekiq-repeats", k.repeats, "");
+  h += Card("to Sidekiq's dead set", "sidekiq-dead", k.dead, "");
+  h += Card("in progress", "sidekiq-in-progress", k.in_progress, "");
+  h += Card("outcomes written", "sidekiq-outcomes-written", k.outcomes_written, "");
+  h += Card("outcomes waiting", "sidekiq-outcomes-waiting", k.outcomes_waiting, "");
+  h += "</div><div class=\"table-wrap\"><table id=\"sidekiq-queues\"><thead><tr><th>Sidekiq "
+       "queue</th><th class=\"num\">Size</th><th class=\"num\">Latency</th></tr></thead><tbody>";
+  for (const SidekiqQueueFigures& q : k.queues) {
+    h += "<tr><td>" + Escape(q.name) + "</td><td class=\"num\">" + std::to_string(q.size) +
+         "</td><td class=\"num\">" + Seconds(q.latency_seconds) + "</td></tr>";
+  }
+  if (k.queues.empty()) h += "<tr><td colspan=\"3\" class=\"muted\">not read yet</td></tr>";
+  return h + "</tbody></table></div>";
+}
+
 }  // namespace
 
 bool HostIsFailing(const HostView& h) {
@@ -82,6 +106,8 @@ std::string RenderOverviewPage(const PageContext& ctx, const InfoSnapshot& info,
   }
   h += failing.empty() ? "<p class=\"muted\" id=\"no-failing-hosts\">none</p>"
                        : "<ul id=\"failing-hosts\">" + failing + "</ul>";
+
+  if (info.sidekiq) h += BridgeSection(*info.sidekiq);
 
   h += "<h2>Last 5 minutes</h2>" + Charts(history.seconds(), "last 5 min");
   h += "<h2>Last 4 hours</h2>" + Charts(history.minutes(), "last 4 h");

@@ -342,6 +342,33 @@ TEST(OverviewPageTest, CountsMatchTheSnapshotAndFailingHostsAreLinked) {
               HasSubstr("<span class=\"bad\">store unavailable: down</span>"));
 }
 
+TEST(OverviewPageTest, TheSidekiqBridgeSectionSaysUpOrWhyNotWithItsFigures) {
+  InfoSnapshot info;
+  History history;
+  EXPECT_THAT(RenderOverviewPage(Ctx(), info, history, ""), Not(HasSubstr("Sidekiq bridge")))
+      << "off: no section";
+  BridgeSnapshot b;
+  b.up = false;
+  b.reason = kScript;
+  b.node = kImg;
+  b.redis = "redis://127.0.0.1:6379/0";
+  b.outcomes_queue = "default";
+  b.taken = 1500;
+  b.dead = 3;
+  b.queues = {{kScript, 4, 1.5}};
+  info.sidekiq = b;
+  std::string html = RenderOverviewPage(Ctx(), info, history, "");
+  ExpectInert(html);
+  EXPECT_THAT(html, HasSubstr("<h2>Sidekiq bridge</h2>"));
+  EXPECT_THAT(html, HasSubstr("<span class=\"bad\">down: &lt;script&gt;"));
+  EXPECT_THAT(html, HasSubstr("data-live=\"sidekiq-taken\">1500</span>"));
+  EXPECT_THAT(html, HasSubstr("data-live=\"sidekiq-dead\">3</span>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">4</td><td class=\"num\">1.5 s</td>"));
+  info.sidekiq->up = true;
+  EXPECT_THAT(RenderOverviewPage(Ctx(), info, history, ""),
+              HasSubstr("<p id=\"sidekiq-bridge\"><span class=\"good\">up</span>"));
+}
+
 TEST(ThrottlesPageTest, ThrottlesCronAndBatches) {
   EngineSnapshot e;
   e.throttles = {

@@ -81,13 +81,20 @@ void OutcomeJobs::Push(const OutcomeRecord& record, std::string jid) {
   if (jid.empty()) jid = RandomHex(12);
   nlohmann::json args = form_ == OutcomeArgs::kPositional ? PositionalOutcomeArgs(record)
                                                           : nlohmann::json::array({ToJson(record)});
-  nlohmann::json doc = {
-      {"jid", std::move(jid)}, {"jobtype", jobtype}, {"queue", queue_}, {"args", std::move(args)}};
+  // An internal queue (the Sidekiq bridge's, outside the queue-name alphabet) is set after the
+  // checks; the payload names it without its '~', and its writer holds a job only briefly.
+  const bool internal = queue_.starts_with('~');
+  nlohmann::json doc = {{"jid", std::move(jid)},
+                        {"jobtype", jobtype},
+                        {"queue", internal ? queue_.substr(1) : queue_},
+                        {"args", std::move(args)}};
+  if (internal) doc["reserve_for"] = kInternalReserveSeconds;
   auto job = ParseJobDocument(std::move(doc), clock_.Now());
   if (!job.ok()) {
     spdlog::error("delivery: cannot build {} job: {}", jobtype, job.status().message());
     return;
   }
+  if (internal) job->queue = queue_;
   ++stats_.outcome_jobs;
   engine_.Push(std::move(*job), [jobtype](Status s) {
     if (!s.ok()) spdlog::warn("delivery: push of {} failed: {}", jobtype, s.message());

@@ -45,6 +45,9 @@ inline constexpr char kHostAvailableJobType[] = "bulkhead.host_available";
 // Event loop thread only. The engine, clock and stats must outlive it.
 class OutcomeJobs {
  public:
+  // `queue` may be an internal one ("~NAME", which no client can name: the Sidekiq bridge's,
+  // bridge/sidekiq_outcome_writer.h): its jobs are reserved for this long when taken.
+  static constexpr int kInternalReserveSeconds = 60;
   // Counts each job handed to the engine in `stats.outcome_jobs`.
   OutcomeJobs(Engine& engine, const Clock& clock, std::string queue, DispatcherStats& stats,
               OutcomeArgs form = OutcomeArgs::kObject)

@@ -86,6 +86,15 @@ class Engine final : private FetchSource {
   // durable (a client re-sending a PUSH whose reply it lost gets success, and no duplicate), and
   // counted in push_duplicates().
   void Push(JobRecord job, Done done);
+  // Jobs taken from another system, each with its mark (the Sidekiq bridge, bridge/;
+  // store/taken_marks.h): each is checked as PUSH checks a plain job (a built-in job type is
+  // validated and waits in kDeliveryQueue), then all are stored with their marks, kept until
+  // `mark_until`, by TakenMarks::PushMarked, and waiting FETCHes are woken. The job options of
+  // unique jobs, batches, tracking and expiry (custom.*) are not read. `done` gets one Status per
+  // job, in order: OK; AlreadyExists, a repeat (its jid or its mark is held); the validation's
+  // error (InvalidArgument: nothing stored for that job); or the store's failure (engine_taken.cc).
+  using TakenCallback = std::function<void(std::vector<Status>)>;
+  void PushTaken(std::vector<MarkedJob> jobs, TimePoint mark_until, TakenCallback done);
   // PUSHes answered OK without change because the jid was already held. Any thread.
   uint64_t push_duplicates() const { return push_duplicates_.load(std::memory_order_relaxed); }
 

@@ -550,5 +550,34 @@ TEST(EngineRosterTest, TheClusterWorkersAreThisNodesThenTheOthers) {
   EXPECT_FALSE(store.link_.source_) << "an engine gone takes its roster source with it";
 }
 
+TEST_P(EngineTest, TakenJobsAreStoredWithTheirMarksAndWakeWaitingFetches) {
+  FakeBuiltin builtin;
+  engine_->SetBuiltinJobs(&builtin);
+  std::optional<Result<std::optional<std::string>>> waiting;
+  StartFetch({"mail"}, waiting);
+  RunReady();
+  ASSERT_FALSE(waiting.has_value());
+  auto job = [&](const std::string& json) { return *ParseJob(json, clock_.Now()); };
+  std::vector<MarkedJob> jobs{
+      {job(R"({"jid":"taken-mail-1","jobtype":"mail","queue":"mail","args":[]})"), "m1"},
+      {job(R"({"jid":"taken-push-1","jobtype":"webpush","args":[{}]})"), "m2"},
+      {job(R"({"jid":"taken-push-2","jobtype":"webpush","args":["bad-endpoint"]})"), "m3"},
+      {job(R"({"jid":"taken-mail-2","jobtype":"mail","queue":"mail","args":[]})"), "m1"}};
+  std::optional<std::vector<Status>> out;
+  engine_->PushTaken(std::move(jobs), clock_.Now() + 1h,
+                     [&](std::vector<Status> r) { out = std::move(r); });
+  RunReady();
+  ASSERT_TRUE(out.has_value());
+  ASSERT_EQ(out->size(), 4u);
+  EXPECT_TRUE((*out)[0].ok());
+  EXPECT_TRUE((*out)[1].ok());
+  EXPECT_EQ((*out)[2].message(), "webpush: subscription.endpoint is not a URL");
+  EXPECT_EQ((*out)[3].code(), StatusCode::kAlreadyExists) << "its mark is m1's";
+  ASSERT_TRUE(waiting.has_value()) << "the waiting FETCH was woken";
+  EXPECT_NE((*waiting)->value().find("taken-mail-1"), std::string::npos);
+  EXPECT_EQ(Stats().queues[kDeliveryQueue].size, 1u);
+  EXPECT_GE(builtin.available, 1);
+}
+
 }  // namespace
 }  // namespace bulkhead

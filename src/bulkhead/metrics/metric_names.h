@@ -168,6 +168,41 @@ inline constexpr std::string_view kStoreDegradedHelp =
 inline constexpr std::string_view kStoreUp = "bulkhead_store_up";
 inline constexpr std::string_view kStoreUpHelp =
     "0 while the store cannot be reached (every call answers store unavailable), else 1.";
+// ---- The Sidekiq bridge (bridge/sidekiq_bridge.h; present only while it is on) ----------------
+// 1 while the application's Redis answers and this node holds its name there, else 0.
+inline constexpr std::string_view kSidekiqBridgeUp = "bulkhead_sidekiq_bridge_up";
+inline constexpr std::string_view kSidekiqBridgeUpHelp =
+    "1 while the Sidekiq bridge can reach the application's Redis and holds its node name there.";
+// Jobs taken from Sidekiq queues into bulkhead's store (new ones; repeats apart).
+inline constexpr std::string_view kSidekiqTakenTotal = "bulkhead_sidekiq_taken_total";
+inline constexpr std::string_view kSidekiqTakenTotalHelp =
+    "Jobs taken from the Sidekiq queues into bulkhead's store.";
+inline constexpr std::string_view kSidekiqRepeatsTotal = "bulkhead_sidekiq_repeats_total";
+inline constexpr std::string_view kSidekiqRepeatsTotalHelp =
+    "Jobs taken again (after a crash or a lost reply) and recognised as already taken.";
+inline constexpr std::string_view kSidekiqDeadTotal = "bulkhead_sidekiq_dead_total";
+inline constexpr std::string_view kSidekiqDeadTotalHelp =
+    "Jobs that could not be taken (bad JSON, invalid arguments, too long) and went to Sidekiq's "
+    "dead set.";
+inline constexpr std::string_view kSidekiqReapedTotal = "bulkhead_sidekiq_reaped_total";
+inline constexpr std::string_view kSidekiqReapedTotalHelp =
+    "Jobs taken back from the in-progress lists of dead nodes.";
+inline constexpr std::string_view kSidekiqOutcomesWrittenTotal =
+    "bulkhead_sidekiq_outcomes_written_total";
+inline constexpr std::string_view kSidekiqOutcomesWrittenTotalHelp =
+    "Outcome jobs written to the Sidekiq outcomes queue.";
+inline constexpr std::string_view kSidekiqInProgress = "bulkhead_sidekiq_in_progress";
+inline constexpr std::string_view kSidekiqInProgressHelp =
+    "Jobs in this node's in-progress list: taken from Sidekiq, not yet settled.";
+// Label: queue (a taken Sidekiq queue).
+inline constexpr std::string_view kSidekiqQueueSize = "bulkhead_sidekiq_queue_size";
+inline constexpr std::string_view kSidekiqQueueSizeHelp =
+    "Jobs waiting in the Sidekiq queue (LLEN queue:NAME), as last read.";
+inline constexpr std::string_view kSidekiqQueueLatencySeconds =
+    "bulkhead_sidekiq_queue_latency_seconds";
+inline constexpr std::string_view kSidekiqQueueLatencySecondsHelp =
+    "Sidekiq's latency of the queue: now minus the enqueued_at of its oldest job (0 when empty).";
+
 // Always 1; label version. Its presence proves /metrics answers with bulkhead's own figures.
 inline constexpr std::string_view kBuildInfo = "bulkhead_build_info";
 inline constexpr std::string_view kBuildInfoHelp = "Always 1; labelled with the bulkhead version.";

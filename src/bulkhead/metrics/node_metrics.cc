@@ -21,6 +21,9 @@ bool IsPerNodeMetric(std::string_view family) {
       mn::kOldestWorkingJobSeconds,
       mn::kJobsProcessedTotal,
       mn::kJobsFailedTotal,
+      // Read from the application's Redis: the same on every node.
+      mn::kSidekiqQueueSize,
+      mn::kSidekiqQueueLatencySeconds,
   };
   return std::find(kClusterWide.begin(), kClusterWide.end(), family) == kClusterWide.end();
 }

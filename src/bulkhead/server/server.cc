@@ -20,6 +20,7 @@
 #include "bulkhead/util/descriptors.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/view/api_json.h"
+#include "bulkhead/view/bridge_gauges.h"
 #include "bulkhead/view/delivery_gauges.h"
 #include "bulkhead/view/host_view.h"
 #include "bulkhead/view/info_json.h"
@@ -84,6 +85,7 @@ Server::Server(Config config, Clock& clock, ServerTestHooks hooks)
 Server::~Server() {
   Shutdown();
   RemoveDeliveryGauges(registry_);  // before dispatcher_, whose published snapshot they read
+  RemoveBridgeGauges(registry_);    // before bridge_, likewise
 }
 
 Status Server::Start() {
@@ -119,6 +121,8 @@ Status Server::Start() {
   if (!s.ok()) return s;
   s = StartStatsd();
   if (!s.ok()) return s;
+  s = StartSidekiqBridge();
+  if (!s.ok()) return s;
   http_ = std::make_unique<HttpServer>(
       io_, HttpServer::Options{.max_connections = config_.http_max_connections}, clock_);
   http_->SetTls(tls_.get());
@@ -132,6 +136,7 @@ Status Server::Start() {
   engine_->Start();
   dashboard_->Start();
   dispatcher_->Start();  // after the engine's first reaper pass: adopts surviving reservations
+  if (bridge_) bridge_->Start();
   signals_.async_wait([this](boost::system::error_code ec, int signo) {
     if (ec) return;
     spdlog::info("signal {}: shutting down", signo);
@@ -160,6 +165,8 @@ Status Server::OpenStore() {
   options.redis_heartbeat_every = std::chrono::milliseconds(config_.redis_heartbeat_ms);
   options.redis_heartbeat_ttl = std::chrono::milliseconds(config_.redis_heartbeat_ttl_ms);
   options.redis_reap_every = std::chrono::milliseconds(config_.redis_reap_ms);
+  // The bridge's outcome jobs, like deliveries, are held only by the node writing them.
+  if (config_.sidekiq.enabled()) options.redis_give_back_at_stop.push_back(kSidekiqOutcomesQueue);
   Store::Poster post = [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); };
   auto store = OpenStoreFromUrl(config_.StoreUrl(), post, options);
   if (!store.ok()) return store.status();
@@ -206,6 +213,16 @@ Status Server::StartStatsd() {
   }
   statsd_ = std::make_unique<StatsdEmitter>(registry_, sc);
   return statsd_->Start();
+}
+
+Status Server::StartSidekiqBridge() {
+  if (!config_.sidekiq.enabled()) return Status::Ok();
+  auto options =
+      SidekiqBridgeOptionsFrom(config_, store_->cluster().shared(), store_->cluster().node_id());
+  if (!options.ok()) return options.status();
+  bridge_ = std::make_unique<SidekiqBridge>(io_, clock_, *engine_, std::move(*options));
+  return RegisterBridgeGauges(registry_, bridge_->published(), clock_,
+                              ServerMetrics::kMaxSnapshotAge);
 }
 
 // The dashboard's pages on the HTTP server, reading through the engine, Snapshot and the
@@ -346,6 +363,17 @@ Status Server::StartDelivery() {
   vapid_signer_ = std::move(*signer);
 
   DispatcherConfig dc = MakeDispatcherConfig(config_);
+  if (config_.sidekiq.enabled()) {
+    // Outcome jobs wait in bulkhead's store until the bridge has written them to Sidekiq, as the
+    // one object (bridge/sidekiq_outcome_writer.h).
+    dc.outcomes_queue = kSidekiqOutcomesQueue;
+    if (dc.outcome_args != OutcomeArgs::kObject) {
+      spdlog::warn(
+          "delivery_outcome_args = \"positional\" does not apply to outcome jobs written "
+          "to Sidekiq: their one argument is the outcome object");
+    }
+    dc.outcome_args = OutcomeArgs::kObject;
+  }
   dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, *transport_, vapid_signer_.get(),
                                              signing_keys_, clock_, rng_, std::move(dc));
   Status s = dispatcher_->RegisterMetrics(registry_);
@@ -403,10 +431,16 @@ void Server::RegisterRoutes() {
   // keep what it accepts, so a load balancer or orchestrator should take it out and page someone.
   // The same while the store cannot be reached (Redis down), until it is back.
   http_->Route("GET", "/healthz", [this](const HttpRequestIn&, HttpServer::Reply reply) {
-    reply(HealthResponse(*store_));
+    HttpResponseOut r = HealthResponse(*store_);
+    // The bridge's Redis is the application's, not bulkhead's: its outage is said, not failed.
+    if (r.status == 200 && bridge_ && !bridge_->up()) {
+      r.body += "sidekiq bridge down: " + bridge_->down_reason() + "\n";
+    }
+    reply(std::move(r));
   });
   // Rendered once the figures of this moment are published (the store may answer later).
   http_->Route("GET", "/metrics", [this](const HttpRequestIn&, HttpServer::Reply reply) {
+    if (bridge_) bridge_->Publish();
     metrics_->Publish([this, reply = std::move(reply)]() mutable {
       HttpResponseOut r;
       r.content_type = std::string(kPrometheusTextContentType);
@@ -453,6 +487,13 @@ void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {
     info.server.used_memory_mb = ResidentMemoryMb();
     info.hosts = HostsFromDispatcher();
     if (dispatcher_) info.delivery = ClusterViewFrom(dispatcher_->Snapshot());
+    if (bridge_) {
+      info.sidekiq = bridge_->Snapshot();
+      auto waiting = info.engine.queues.find(kSidekiqOutcomesQueue);
+      if (waiting != info.engine.queues.end()) {
+        info.sidekiq->outcomes_waiting = static_cast<int64_t>(waiting->second.size);
+      }
+    }
     cb(std::move(info));
   });
 }
@@ -504,6 +545,7 @@ void Server::Shutdown() {
   if (statsd_) statsd_->Stop();
   if (metrics_) metrics_->Stop();
   if (dashboard_) dashboard_->Stop();
+  if (bridge_) bridge_->Stop();  // before the engine: its outcome FETCHes are withdrawn
   // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
   if (dispatcher_) dispatcher_->Stop();
   if (transport_) transport_->Shutdown();

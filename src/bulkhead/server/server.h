@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "bulkhead/bridge/sidekiq_bridge.h"
 #include "bulkhead/config/config.h"
 #include "bulkhead/dashboard/dashboard.h"
 #include "bulkhead/dispatch/dispatcher.h"
@@ -98,6 +99,9 @@ class Server {
   Status OpenStore();
   Status RegisterStoreUpGauge();
   Status StartStatsd();
+  // The Sidekiq bridge, when [sidekiq] redis is set: started after the engine and the dispatcher,
+  // its figures on /metrics.
+  Status StartSidekiqBridge();
   void StartDashboard();
   void Shutdown();
   // SIGHUP: reload the TLS certificate and key (logged; a failure keeps the old ones).
@@ -126,6 +130,9 @@ class Server {
   std::unique_ptr<VapidSigner> vapid_signer_;
   StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_
   std::unique_ptr<Dispatcher> dispatcher_;
+  // The Sidekiq bridge (null: off). Before the engine and dispatcher go (it uses both); its gauges
+  // read its published figures: ~Server removes them first.
+  std::unique_ptr<SidekiqBridge> bridge_;
   std::unique_ptr<dashboard::Dashboard> dashboard_;        // the web UI on http_ (dashboard/)
   std::unique_ptr<boost::asio::steady_timer> keys_retry_;  // set while the keys wait for the store
   Status exit_status_;

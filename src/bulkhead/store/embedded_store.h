@@ -32,6 +32,7 @@
 #include "bulkhead/store/embedded_holders.h"
 #include "bulkhead/store/embedded_host_states.h"
 #include "bulkhead/store/embedded_signing_keys.h"
+#include "bulkhead/store/embedded_taken_marks.h"
 #include "bulkhead/store/embedded_throttles.h"
 #include "bulkhead/store/embedded_tracks.h"
 #include "bulkhead/store/embedded_unique_locks.h"
@@ -87,6 +88,7 @@ class EmbeddedStore final : public Store {
   HolderStore& holders() override { return holders_; }
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
+  TakenMarks& taken_marks() override { return taken_marks_; }
 
  private:
   const std::string name_;
@@ -102,6 +104,7 @@ class EmbeddedStore final : public Store {
   EmbeddedHolders holders_{context_};
   EmbeddedSigningKeys signing_keys_{context_};
   EmbeddedHostStates host_states_{context_};
+  EmbeddedTakenMarks taken_marks_{context_};
 };
 
 }  // namespace bulkhead

@@ -403,6 +403,7 @@ void MemoryState::DeleteAll(std::vector<Change>& out) {
   unique_key_of_.clear();
   batches_.Clear();
   tracks_.Clear();
+  taken_.Clear();
   out.push_back(Change{Change::Kind::kDeleteAll});
 }
 
@@ -483,6 +484,7 @@ bool MemoryState::IsPaused(const std::string& queue) const {
 Status MemoryState::LoadRecord(const std::string& space, const std::string& key,
                                const std::string& value) {
   if (space == kTrackSpace) return tracks_.Load(key, value);
+  if (space == kTakenSpace) return taken_.Load(key, value);
   if (space == kHolderSpace) {
     holders_.Load(key, value);
     return Status::Ok();

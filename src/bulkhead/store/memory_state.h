@@ -28,6 +28,7 @@
 #include "bulkhead/store/order_statistic_set.h"
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/taken_mark_book.h"
 #include "bulkhead/store/throttle_slots.h"
 #include "bulkhead/store/track_book.h"
 #include "bulkhead/util/status.h"
@@ -168,6 +169,10 @@ class MemoryState {
     return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
   }
 
+  // --- Taken marks (taken_marks.h; EmbeddedTakenMarks does the work) ---
+  TakenMarkBook& taken_marks() { return taken_; }
+  const TakenMarkBook& taken_marks() const { return taken_; }
+
   // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts: holder_store.h) ---
   // The job `jid` wherever it is, or null. Valid until the next change.
   const JobRecord* FindJob(const std::string& jid) const;
@@ -213,6 +218,7 @@ class MemoryState {
   std::map<std::string, HostStateRecord> host_states_;  // by host
   ThrottleSlots slots_;                                 // queue throttling
   HolderBook holders_;                                  // reservation holders
+  TakenMarkBook taken_;                                 // marks of jobs taken from elsewhere
   struct UniqueHold {
     std::string jid;
     int64_t until_us;

@@ -22,7 +22,10 @@ std::string JoinedScriptParts(std::initializer_list<std::string_view> parts) {
 TEST(StoreScriptsTest, AScriptIsThePreludeTheLibrariesItsFirstLineNamesAndItsFile) {
   const StoreScripts& scripts = StoreScripts::Get();
   EXPECT_EQ(&scripts, &StoreScripts::Get()) << "built once";
-  EXPECT_EQ(scripts[Script::kPush].source(), JoinedScriptParts({lua::k_prelude, lua::k_push}));
+  EXPECT_EQ(scripts[Script::kClaimCron].source(),
+            JoinedScriptParts({lua::k_prelude, lua::k_claim_cron}));
+  EXPECT_EQ(scripts[Script::kPush].source(),
+            JoinedScriptParts({lua::k_prelude, lua::k_push_lib, lua::k_push}));
   EXPECT_TRUE(lua::k_fetch.starts_with("-- uses: track_lib\n"));
   EXPECT_EQ(scripts[Script::kFetch].source(),
             JoinedScriptParts({lua::k_prelude, lua::k_track_lib, lua::k_fetch}));

@@ -69,6 +69,7 @@
 #include "bulkhead/store/redis_host_states.h"
 #include "bulkhead/store/redis_script_id.h"
 #include "bulkhead/store/redis_signing_keys.h"
+#include "bulkhead/store/redis_taken_marks.h"
 #include "bulkhead/store/redis_throttles.h"
 #include "bulkhead/store/redis_tracks.h"
 #include "bulkhead/store/redis_unique_locks.h"
@@ -98,6 +99,7 @@ struct RedisStoreOptions {
 };
 
 class StoreScripts;
+class RedisTakenMarks;
 
 class RedisStore final : public Store, private RedisCalls {
  public:
@@ -158,6 +160,8 @@ class RedisStore final : public Store, private RedisCalls {
   HolderStore& holders() override { return holders_; }
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
+  // Marks of jobs taken from elsewhere ({NS}:taken, push_marked.lua).
+  TakenMarks& taken_marks() override { return taken_marks_; }
 
   // One reaper pass now (the timer's): gives back the reservations of every other registered node
   // whose alive key is gone. `done` gets how many were given back.
@@ -326,6 +330,7 @@ class RedisStore final : public Store, private RedisCalls {
   RedisTracks tracks_{*this};
   RedisThrottles throttles_{*this};
   RedisHolders holders_{*this};
+  RedisTakenMarks taken_marks_{*this};
   RedisSigningKeys signing_keys_{*this};
   RedisHostStates host_states_{*this};
 };

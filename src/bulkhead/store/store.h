@@ -52,6 +52,7 @@
 #include "bulkhead/store/signing_key_store.h"
 #include "bulkhead/store/store_callbacks.h"
 #include "bulkhead/store/store_stats.h"
+#include "bulkhead/store/taken_marks.h"
 #include "bulkhead/store/throttle_store.h"
 #include "bulkhead/store/track_store.h"
 #include "bulkhead/store/unique_locks.h"
@@ -191,6 +192,8 @@ class Store : public StoreCallbacks {
   virtual SigningKeyStore& signing_keys() = 0;
   // Delivery host states (host_state_store.h).
   virtual HostStateStore& host_states() = 0;
+  // Marks of jobs taken from another system (the Sidekiq bridge): taken_marks.h.
+  virtual TakenMarks& taken_marks() = 0;
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

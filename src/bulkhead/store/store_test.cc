@@ -1864,5 +1864,128 @@ TEST_P(LookupStoreTest, TheOtherNodesRostersAreListedUntilTheyStop) {
 INSTANTIATE_TEST_SUITE_P(Embedded, LookupStoreTest, kEmbeddedStores, EmbeddedStoreName);
 INSTANTIATE_TEST_SUITE_P(Redis, LookupStoreTest, ::testing::Values("redis"));
 
+// --- Taken marks (taken_marks.h) ---
+
+class TakenMarksStoreTest : public StoreTest {
+ protected:
+  std::vector<Status> PushMarked(Store& store,
+                                 std::vector<std::pair<std::string, std::string>> jobs,
+                                 TimePoint until) {
+    std::vector<MarkedJob> marked;
+    for (auto& [jid, mark] : jobs) marked.push_back(MarkedJob{MakeJob(jid), mark});
+    std::optional<std::vector<Status>> out;
+    store.taken_marks().PushMarked(std::move(marked), until, now_,
+                                   [&](std::vector<Status> r) { out = std::move(r); });
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
+  }
+  std::vector<Status> PushMarked(std::vector<std::pair<std::string, std::string>> jobs) {
+    return PushMarked(*store_, std::move(jobs), now_ + std::chrono::hours(24));
+  }
+  void Forget(std::vector<std::string> marks) {
+    std::optional<Status> done;
+    store_->taken_marks().Forget(std::move(marks), [&](Status s) { done = s; });
+    loop_.RunUntil([&] { return done.has_value(); });
+    ASSERT_TRUE(done->ok()) << done->ToString();
+  }
+  size_t Expire(TimePoint now, size_t limit = 100) {
+    std::optional<Result<size_t>> n;
+    store_->taken_marks().Expire(now, limit, [&](Result<size_t> r) { n = std::move(r); });
+    loop_.RunUntil([&] { return n.has_value(); });
+    EXPECT_TRUE(n->ok());
+    return n->ok() ? **n : 0;
+  }
+  size_t Count() {
+    std::optional<Result<size_t>> n;
+    store_->taken_marks().Count([&](Result<size_t> r) { n = std::move(r); });
+    loop_.RunUntil([&] { return n.has_value(); });
+    EXPECT_TRUE(n->ok());
+    return n->ok() ? **n : 0;
+  }
+  static bool Exists(const Status& s) { return s.code() == StatusCode::kAlreadyExists; }
+};
+
+TEST_P(TakenMarksStoreTest, AMarkRefusesARepeatEvenOnceTheJobIsAcknowledged) {
+  auto r = PushMarked({{"taken-job-01", "sk-01"}, {"taken-job-02", "sk-02"}});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].ok() && r[1].ok()) << r[0].ToString() << " " << r[1].ToString();
+  EXPECT_EQ(Stats().queues["default"].size, 2u) << "the jobs are queued as Push queues them";
+  EXPECT_EQ(Count(), 2u);
+  // Taken again while the job is there: its jid and its mark are both held.
+  EXPECT_TRUE(Exists(PushMarked({{"taken-job-01", "sk-01"}})[0]));
+  // Run and acknowledged: the job is gone, its mark is not.
+  ASSERT_EQ(Fetch({"default"})->jid, "taken-job-01");
+  ASSERT_TRUE(Ack("taken-job-01"));
+  EXPECT_TRUE(Exists(PushMarked({{"taken-job-01", "sk-01"}})[0]));
+  EXPECT_EQ(Stats().queues["default"].size, 1u) << "no second copy";
+  // Forgotten: the same mark takes a job again.
+  Forget({"sk-01", "sk-unknown"});
+  EXPECT_EQ(Count(), 1u);
+  EXPECT_TRUE(PushMarked({{"taken-job-01", "sk-01"}})[0].ok());
+}
+
+TEST_P(TakenMarksStoreTest, WithinOneCallASecondJidOrMarkIsARepeat) {
+  auto r = PushMarked({{"taken-job-11", "sk-11"},
+                       {"taken-job-11", "sk-12"},
+                       {"taken-job-13", "sk-11"},
+                       {"taken-job-14", "sk-14"}});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_TRUE(r[0].ok());
+  EXPECT_TRUE(Exists(r[1])) << "the jid of an earlier job of the call";
+  EXPECT_TRUE(Exists(r[2])) << "the mark of an earlier job of the call";
+  EXPECT_TRUE(r[3].ok());
+  EXPECT_EQ(Stats().queues["default"].size, 2u);
+  EXPECT_EQ(Count(), 2u) << "no mark for a refused job";
+  // A plain PUSH of a jid held: refused as usual; the marks do not change Push.
+  EXPECT_TRUE(Exists(Push(MakeJob("taken-job-11"))));
+}
+
+TEST_P(TakenMarksStoreTest, MarksExpireAtTheirUntil) {
+  TimePoint until = now_ + std::chrono::seconds(10);
+  ASSERT_TRUE(PushMarked(*store_, {{"taken-job-21", "sk-21"}}, until)[0].ok());
+  ASSERT_EQ(Fetch({"default"})->jid, "taken-job-21");
+  ASSERT_TRUE(Ack("taken-job-21"));
+  EXPECT_EQ(Expire(now_), 0u);
+  EXPECT_EQ(Expire(until - std::chrono::microseconds(1)), 0u);
+  // Past its until a mark no longer counts, deleted or not.
+  now_ = until;
+  EXPECT_TRUE(
+      PushMarked(*store_, {{"taken-job-21", "sk-21"}}, until + std::chrono::seconds(10))[0].ok());
+  EXPECT_EQ(Count(), 1u) << "replaced";
+  EXPECT_EQ(Expire(until + std::chrono::seconds(20), 100), 1u);
+  EXPECT_EQ(Count(), 0u);
+}
+
+TEST_P(TakenMarksStoreTest, FlushDeletesTheMarks) {
+  ASSERT_TRUE(PushMarked({{"taken-job-31", "sk-31"}})[0].ok());
+  std::optional<Status> flushed;
+  store_->Flush([&](Status s) { flushed = s; });
+  loop_.RunUntil([&] { return flushed.has_value(); });
+  EXPECT_EQ(Count(), 0u);
+  EXPECT_TRUE(PushMarked({{"taken-job-31", "sk-31"}})[0].ok());
+}
+
+TEST_P(TakenMarksStoreTest, MarksSurviveAReopenAndAreSharedByNodes) {
+  ASSERT_TRUE(PushMarked({{"taken-job-41", "sk-41"}})[0].ok());
+  ASSERT_EQ(Fetch({"default"})->jid, "taken-job-41");
+  ASSERT_TRUE(Ack("taken-job-41"));
+  if (Redis()) {
+    std::unique_ptr<Store> other = OpenOtherNode();
+    ASSERT_TRUE(other);
+    EXPECT_TRUE(
+        Exists(PushMarked(*other, {{"taken-job-41", "sk-41"}}, now_ + std::chrono::hours(1))[0]))
+        << "another node sees the mark";
+    other->Close();
+  }
+  if (!Persistent()) return;
+  Reopen();
+  EXPECT_EQ(Count(), 1u);
+  EXPECT_TRUE(Exists(PushMarked({{"taken-job-41", "sk-41"}})[0])) << "the mark survived";
+  EXPECT_EQ(Stats().queues["default"].size, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Embedded, TakenMarksStoreTest, kEmbeddedStores, EmbeddedStoreName);
+INSTANTIATE_TEST_SUITE_P(Redis, TakenMarksStoreTest, ::testing::Values("redis"));
+
 }  // namespace
 }  // namespace bulkhead

@@ -3,6 +3,7 @@
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/time_format.h"
 #include "bulkhead/view/api_json.h"
+#include "bulkhead/view/bridge_view.h"
 #include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/json_read.h"
 #include "bulkhead/view/throttle_view.h"
@@ -119,6 +120,7 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
   };
   if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
   if (info.delivery) doc["delivery"] = ClusterJsonValue(*info.delivery);
+  if (info.sidekiq) doc["sidekiq"] = BridgeJsonValue(*info.sidekiq);
   if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);
   return DumpJson(doc);
 }
@@ -171,6 +173,9 @@ Result<InfoSnapshot> ParseInfoJson(std::string_view text) {
   e.cron = ParseCronJson(Member(fk, "cron"));
   if (const json& delivery = Member(doc, "delivery"); delivery.is_object()) {
     out.delivery = ParseClusterJson(delivery);
+  }
+  if (const json& sidekiq = Member(doc, "sidekiq"); sidekiq.is_object()) {
+    out.sidekiq = ParseBridgeJson(sidekiq);
   }
   const json& hosts = Member(doc, "hosts");
   if (hosts.is_array()) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/bridge/bridge_snapshot.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/view/cluster_view.h"
 #include "bulkhead/view/host_view.h"
@@ -33,6 +34,8 @@ struct InfoSnapshot {
   // This node's share of the cluster-wide delivery caps; nullopt: no dispatcher (no
   // "delivery" key).
   std::optional<ClusterView> delivery;
+  // The Sidekiq bridge's figures; nullopt: the bridge is off (no "sidekiq" key).
+  std::optional<BridgeSnapshot> sidekiq;
 };
 
 }  // namespace bulkhead

@@ -4,6 +4,7 @@
 
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/utf8_cut.h"
+#include "bulkhead/view/bridge_view.h"
 #include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/info_json.h"
 #include "bulkhead/view/throttle_view.h"
@@ -77,6 +78,7 @@ std::string RenderStatsText(const InfoSnapshot& info) {
             Ll(d->cluster_nodes), Ll(d->in_flight), Ll(d->max_in_flight), Ll(d->host_cap_min),
             Ll(d->host_cap_max));
   }
+  if (info.sidekiq) AppendBridgeText(out, *info.sidekiq);
   if (info.hosts) AppendHosts(out, *info.hosts);
   return out;
 }

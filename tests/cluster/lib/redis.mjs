@@ -22,7 +22,7 @@ const MAX_LOG_BYTES = 64 * 1024;
 export function redisCli(port, ...args) {
   return new Promise((resolve, reject) => {
     execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), '--raw', ...args],
-      { timeout: 5_000 }, (err, stdout, stderr) => {
+      { timeout: 5_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
         if (err) reject(new Error(`redis-cli -p ${port} ${args.join(' ')}: ${err.message} ${stderr}`));
         else resolve(stdout.trimEnd());
       });
@@ -75,6 +75,14 @@ class RedisProcess {
     return this;
   }
 
+  // SIGTERM (Redis writes its append-only file and exits), and waits for it.
+  async stop() {
+    const proc = this.proc;
+    if (!proc) return null;
+    proc.kill('SIGTERM');
+    return this.exited;
+  }
+
   async kill9() {
     const proc = this.proc;
     if (!proc) return null;
@@ -89,10 +97,12 @@ class RedisProcess {
 }
 
 // A redis-server without persistence; `replicaOf` (another started RedisProcess) makes it a
-// replica that syncs at once.
-export async function startRedis(defer, { replicaOf } = {}) {
-  const p = new RedisProcess('redis-server', () => 'save ""\nappendonly no\nrepl-diskless-sync-delay 0\n' +
-    (replicaOf ? `replicaof 127.0.0.1 ${replicaOf.port}\n` : ''));
+// replica that syncs at once; `persistent`: an append-only file written at every command
+// (appendfsync always), so a stop and start keeps every key.
+export async function startRedis(defer, { replicaOf, persistent = false } = {}) {
+  const p = new RedisProcess('redis-server', () => 'save ""\n' +
+    (persistent ? 'appendonly yes\nappendfsync always\n' : 'appendonly no\n') +
+    'repl-diskless-sync-delay 0\n' + (replicaOf ? `replicaof 127.0.0.1 ${replicaOf.port}\n` : ''));
   defer(() => p.dispose());
   return p.start();
 }

@@ -1,4 +1,5 @@
--- FLUSH: every job, queue, counter, pause flag, unique lock, batch and tracking record.
+-- FLUSH: every job, queue, counter, pause flag, unique lock, batch and tracking record, and the
+-- taken marks.
 -- Signing keys, host states, cron firings, the node registry and the layout stay. ARGV: P.
 -- Every throttle slot belongs to a reserved job.
 for _, jid in ipairs(redis.call('ZRANGE', P .. 'working', 0, -1)) do
@@ -15,6 +16,7 @@ for _, jid in ipairs(redis.call('ZRANGE', P .. 'track_expiry', 0, -1)) do
 end
 redis.call('DEL', P .. 'track_expiry', P .. 'batches', P .. 'batch_members', P .. 'batch_cbs', P .. 'batch_expiry')
 redis.call('DEL', P .. 'wid')  -- reservation holders
+redis.call('DEL', P .. 'taken')  -- taken marks (store/taken_marks.h)
 redis.call('DEL', JOBS, P .. 'queues', P .. 'paused', P .. 'scheduled', P .. 'retry', P .. 'dead',
            P .. 'working', P .. 'stats')
 -- Unique locks, through their index (no KEYS: on a Redis shared with other applications that

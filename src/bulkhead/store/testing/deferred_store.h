@@ -29,6 +29,7 @@
 #include "bulkhead/store/testing/deferred_host_states.h"
 #include "bulkhead/store/testing/deferred_later.h"
 #include "bulkhead/store/testing/deferred_signing_keys.h"
+#include "bulkhead/store/testing/deferred_taken_marks.h"
 #include "bulkhead/store/testing/deferred_throttles.h"
 #include "bulkhead/store/testing/deferred_tracks.h"
 #include "bulkhead/store/testing/deferred_unique_locks.h"
@@ -54,7 +55,8 @@ class DeferredStore : public Store {
         throttles_(inner.throttles(), later_),
         holders_(inner.holders(), later_),
         signing_keys_(inner.signing_keys(), later_),
-        host_states_(inner.host_states(), later_) {}
+        host_states_(inner.host_states(), later_),
+        taken_marks_(inner.taken_marks(), later_) {}
 
   std::string_view Name() const override { return inner_->Name(); }
   bool degraded() const override { return inner_->degraded(); }
@@ -139,6 +141,7 @@ class DeferredStore : public Store {
   HolderStore& holders() override { return holders_; }
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
+  TakenMarks& taken_marks() override { return taken_marks_; }
 
   Store& inner() { return *inner_; }
 
@@ -160,6 +163,7 @@ class DeferredStore : public Store {
   DeferredHolders holders_;
   DeferredSigningKeys signing_keys_;
   DeferredHostStates host_states_;
+  DeferredTakenMarks taken_marks_;
 };
 
 }  // namespace bulkhead
