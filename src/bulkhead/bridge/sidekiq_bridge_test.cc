@@ -67,7 +67,8 @@ class SidekiqBridgeTest : public ::testing::Test {
     store_ = std::move(store);
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     engine_->Start();
-    auto options = SidekiqBridgeOptionsFrom(config_, store_->cluster().shared(), store_->cluster().node_id());
+    auto options =
+        SidekiqBridgeOptionsFrom(config_, store_->cluster().shared(), store_->cluster().node_id());
     ASSERT_TRUE(options.ok()) << options.status().ToString();
     options->poll_every = 50ms;
     bridge_ = std::make_unique<SidekiqBridge>(io_, clock_, *engine_, std::move(*options));
