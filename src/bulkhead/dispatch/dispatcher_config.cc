@@ -69,6 +69,7 @@ DispatcherConfig MakeDispatcherConfig(const Config& config) {
   dc.webpush_deadlines = ToDeadlines(d.webpush);
   dc.activitypub_deadlines = ToDeadlines(d.activitypub);
   dc.webhook_deadlines = ToDeadlines(d.webhook);
+  dc.webpush_http2 = d.webpush.http2;
   dc.compartments = ToCompartmentsConfig(d);
   return dc;
 }
