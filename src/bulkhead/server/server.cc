@@ -94,6 +94,10 @@ Status Server::Start() {
   auto http = ParseHostPort(config_.http);
   s = http_->Listen(http->host, http->port);
   if (!s.ok()) return s;
+  if (relay_) {
+    s = relay_->Listen(tls_.get());
+    if (!s.ok()) return s;
+  }
   s = RegisterGuardMetrics();
   if (!s.ok()) return s;
   engine_->Start();
@@ -320,6 +324,10 @@ Status Server::StartDelivery() {
                              dispatcher_->host_labels(), clock_, ServerMetrics::kMaxSnapshotAge);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
+  auto relay = RelayServer::Create(io_, config_, *engine_, *dispatcher_, *transport_, clock_,
+                                   registry_);
+  if (!relay.ok()) return relay.status();
+  relay_ = std::move(*relay);
   return Status::Ok();
 }
 
@@ -496,6 +504,7 @@ void Server::Shutdown() {
   if (statsd_) statsd_->Stop();
   if (metrics_) metrics_->Stop();
   if (dashboard_) dashboard_->Stop();
+  if (relay_) relay_->Stop();
   // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
   if (dispatcher_) dispatcher_->Stop();
   if (transport_) transport_->Shutdown();

@@ -30,6 +30,7 @@
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/tls_server_context.h"
 #include "bulkhead/view/info_snapshot.h"
+#include "bulkhead/server/relay_server.h"
 
 namespace bulkhead {
 
@@ -68,6 +69,7 @@ class Server {
 
   uint16_t fwp_port() const { return fwp_ ? fwp_->port() : 0; }
   uint16_t http_port() const { return http_ ? http_->port() : 0; }
+  uint16_t relay_port() const { return relay_ ? relay_->port() : 0; }
   // After Run: OK, or the fatal store error that stopped the server (store.h SetFatalHandler:
   // e.g. a Redis namespace of another layout version found after a start without Redis).
   const Status& exit_status() const { return exit_status_; }
@@ -126,6 +128,7 @@ class Server {
   std::unique_ptr<VapidSigner> vapid_signer_;
   StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<RelayServer> relay_;  // null: no relay_listen
   std::unique_ptr<dashboard::Dashboard> dashboard_;        // the web UI on http_ (dashboard/)
   std::unique_ptr<boost::asio::steady_timer> keys_retry_;  // set while the keys wait for the store
   Status exit_status_;
