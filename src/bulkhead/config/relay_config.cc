@@ -201,6 +201,15 @@ Result<RelaySettings> ReadRelaySettings(const toml::node& node) {
   RelaySettings settings;
   if (Status s = ReadArray(*relay, "apns", ReadApns, settings.apns); !s.ok()) return s;
   if (Status s = ReadArray(*relay, "fcm", ReadFcm, settings.fcm); !s.ok()) return s;
+  for (const RelayApnsApp& a : settings.apns) {
+    for (const RelayFcmApp& f : settings.fcm) {
+      if (a.name == f.name) {
+        return Status::InvalidArgument("relay: an APNs and an FCM app are both called \"" +
+                                       a.name + "\"; names are the apps' URL segment and "
+                                       "metric label, so they must differ");
+      }
+    }
+  }
   return settings;
 }
 
