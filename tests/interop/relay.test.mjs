@@ -15,6 +15,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { makeP8Key, startFakeApns } from './fakes/fake_apns.mjs';
+import { makeServiceAccount, startFakeFcm } from './fakes/fake_fcm.mjs';
 import { makePki } from './lib/pki.mjs';
 import { cleanupStack, freePort, startServer, waitFor } from './lib/server.mjs';
 
@@ -77,7 +78,7 @@ async function startUnsubscribeSink(t) {
 }
 
 // The relay: bulkhead with TLS, relay_listen, one APNs app pointing at `prod` and `dev` fakes.
-async function startRelay(defer, { pki, key, prod, dev, store = 'sqlite', limits = '' }) {
+async function startRelay(defer, { pki, key, prod, dev, store = 'sqlite', limits = '', fcm = '' }) {
   const relayPort = await freePort();
   const config = [
     `tls_cert_file = "${pki.file('server.crt')}"`,
@@ -94,6 +95,7 @@ async function startRelay(defer, { pki, key, prod, dev, store = 'sqlite', limits
     `production_url = "${prod.url}"`,
     `development_url = "${dev.url}"`,
     limits,
+    fcm,
     '',
   ].join('\n');
   const server = await startServer(defer, { config, store });
@@ -133,6 +135,8 @@ function getText(url, pki) {
 }
 
 async function setup(t, extra = {}) {
+  const fcmSetup = extra.fcm;
+  delete extra.fcm;
   const defer = cleanupStack(t);
   const pki = makePki();
   defer(() => fs.rmSync(pki.dir, { recursive: true, force: true }));
@@ -148,10 +152,22 @@ async function setup(t, extra = {}) {
   defer(() => prod.close());
   const dev = await startFakeApns({ ...common, environment: 'development' });
   defer(() => dev.close());
-  const relay = await startRelay(defer, { pki, key: keyFile, prod, dev, ...extra });
+  let fcm = null;
+  let fcmConfig = '';
+  if (fcmSetup) {
+    const fcmOptions = { ...common, projectId: 'droid-123', tokens: new Set() };
+    fcm = await startFakeFcm(fcmOptions);
+    defer(() => fcm.close());
+    fcmOptions.account = makeServiceAccount({ projectId: 'droid-123', tokenUri: fcm.tokenUri });
+    fcm.tokens = fcmOptions.tokens;
+    const file = path.join(pki.dir, 'firebase.json');
+    fs.writeFileSync(file, JSON.stringify(fcmOptions.account.json), { mode: 0o600 });
+    fcmConfig = `[[relay.fcm]]\nname = "droid"\nservice_account_file = "${file}"\nurl = "${fcm.url}"\n`;
+  }
+  const relay = await startRelay(defer, { pki, key: keyFile, prod, dev, fcm: fcmConfig, ...extra });
   relay.agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: pki.ca });
   defer(() => relay.agent.destroy());
-  return { defer, pki, prod, dev, relay, tokens, keyFile, common };
+  return { defer, pki, prod, dev, relay, tokens, keyFile, common, fcm };
 }
 
 const vapid = webpush.generateVAPIDKeys();
@@ -264,6 +280,69 @@ describe('push relay', () => {
     await waitFor(() => prod.state.inFlight > 0, { message: 'forwards held by APNs' });
     // Answered before APNs answered anything.
     assert.equal(prod.state.answers.length, 0);
+  });
+
+  test('FCM: web-push through the OAuth2 token to FCM HTTP v1; UNREGISTERED; refused credentials stop the app', async (t) => {
+    const { pki, relay, fcm } = await setup(t, { fcm: true });
+    const devices = new Map();
+    const sent = new Map();
+    for (const encoding of ['aes128gcm', 'aesgcm']) {
+      const device = makeDevice();
+      device.token = `fcm-${encoding}:${crypto.randomBytes(40).toString('base64url')}`;
+      fcm.tokens.add(device.token);
+      devices.set(device.token, device);
+      const text = `{"title":"via FCM ${encoding}"}`;
+      sent.set(device.token, text);
+      const res = await webpush.sendNotification(
+        { endpoint: `${relay.relayBase}/relay-to/fcm/${device.token}/acct`, keys: device.keys() }, text,
+        { contentEncoding: encoding, TTL: 600, topic: 'dm',
+          vapidDetails: { subject: 'mailto:ops@social.example', publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+          agent: new https.Agent({ ca: pki.ca }) });
+      assert.equal(res.statusCode, 201);
+    }
+    await waitFor(() => fcm.state.received.length === 2,
+      { timeout: 20_000, message: `2 messages at the fake FCM (answers ${JSON.stringify(fcm.state.answers)})` });
+    for (const msg of fcm.state.received) {
+      const device = devices.get(msg.token);
+      const data = msg.android.data;
+      const payload = { p: data.p, k: data.k, s: data.s };
+      assert.equal(decryptOnDevice(device, payload).toString(), sent.get(msg.token));
+      assert.equal(data.x, 'acct');
+      assert.equal(data.rfc, data.k === undefined ? '1' : undefined);
+      assert.equal(msg.android.ttl, '600s');
+      assert.equal(msg.android.collapse_key, 'dm');
+      assert.equal(msg.android.priority, 'HIGH');
+      assert.equal(msg.android.notification.title, '🎺');
+    }
+    assert.equal(fcm.state.exchanges, 1, 'one access token for both messages');
+    // An unknown token without Unsubscribe-URL: a bulkhead.relay_token_gone outcome job.
+    const r = await post(relay, pki, '/relay-to/fcm/gone-token', Buffer.from('x'), { 'content-encoding': 'aes128gcm' });
+    assert.equal(r.status, 201);
+    const client = new faktory.Client({ host: '127.0.0.1', port: relay.port, tlsOptions: { ca: pki.ca } });
+    t.after(() => client.close());
+    let outcome = null;
+    await waitFor(async () => {
+      outcome = await client.fetch('bulkhead');
+      return outcome !== null;
+    }, { timeout: 20_000, message: 'the relay_token_gone outcome job' });
+    assert.equal(outcome.jobtype, 'bulkhead.relay_token_gone');
+    assert.equal(outcome.args[0].event, 'relay_token_gone');
+    assert.equal(outcome.args[0].status, 404);
+    assert.equal(outcome.args[0].host, 'fcm:droid');
+    // Refused credentials: the app stops and says why, with one token request, not a storm.
+    fcm.state.refuseGrants = true;
+    fcm.state.issued.clear();  // every access token is now invalid: 401, then a new exchange
+    const before = fcm.state.exchanges;
+    for (let i = 0; i < 20; i++) {
+      const token = `t${i}`;
+      fcm.tokens.add(token);
+      assert.equal((await post(relay, pki, `/relay-to/fcm/${token}`, Buffer.from('x'), { 'content-encoding': 'aes128gcm' })).status, 201);
+    }
+    const metrics = () => getText(`${relay.httpBase.replace('http:', 'https:')}/metrics`, pki);
+    await waitFor(async () => /bulkhead_relay_app_stopped\{app="droid",reason="credentials"\} 1/.test(await metrics()),
+      { timeout: 20_000, message: 'the app stopped' });
+    assert.match(relay.stderr, /relay: app droid stopped: FCM refused its credentials/);
+    assert.ok(fcm.state.exchanges - before <= 2, `${fcm.state.exchanges - before} token requests`);
   });
 
   test('kill -9 with 5,000 accepted messages: none lost, none forwarded twice', async (t) => {
