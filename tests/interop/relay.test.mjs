@@ -225,6 +225,14 @@ describe('push relay', () => {
       const expiration = Number(r.headers['apns-expiration']);
       assert.ok(Math.abs(expiration - (Date.now() / 1000 + 3600)) < 120, `apns-expiration ${expiration}`);
     }
+    // INFO's "relay" object and the dashboard's Relay page show the app.
+    const https_ = relay.httpBase.replace('http:', 'https:');
+    const info = JSON.parse(await getText(`${https_}/api/info`, pki));
+    const app = info.relay.apps.find((a) => a.app === 'toot');
+    assert.equal(app.accepted, 4);  // two from web-push, two from bulkhead's webpush jobs
+    assert.equal(app.target, 'cx.c3.toot');
+    const page = await getText(`${https_}/relay`, pki);
+    assert.match(page, /<tr data-app="toot"><td>toot<\/td><td>APNs<\/td>/);
     // Many streams on few connections: one HTTP/2 connection served them all.
     assert.equal(new Set(prod.state.received.map((r) => r.session)).size, 1);
   });

@@ -212,7 +212,11 @@ void Server::StartDashboard() {
                                       [this] {
                                         return store_->degraded() ? store_->degraded_reason()
                                                                   : store_->unavailable_reason();
-                                      }});
+                                      },
+                                  .relay = [this]() -> std::optional<RelaySnapshot> {
+                                    if (!relay_) return std::nullopt;
+                                    return relay_->Snapshot();
+                                  }});
   dashboard_->Register(*http_);
 }
 
@@ -453,6 +457,7 @@ void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {
     info.server.used_memory_mb = ResidentMemoryMb();
     info.hosts = HostsFromDispatcher();
     if (dispatcher_) info.delivery = ClusterViewFrom(dispatcher_->Snapshot());
+    if (relay_) info.relay = relay_->Snapshot();
     cb(std::move(info));
   });
 }

@@ -6,6 +6,7 @@
 #include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/json_read.h"
 #include "bulkhead/view/throttle_view.h"
+#include "bulkhead/view/relay_view.h"
 
 namespace bulkhead {
 namespace {
@@ -119,6 +120,7 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
   };
   if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
   if (info.delivery) doc["delivery"] = ClusterJsonValue(*info.delivery);
+  if (info.relay) doc["relay"] = RelayJsonValue(*info.relay);
   if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);
   return DumpJson(doc);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/relay/relay_figures.h"
 #include "bulkhead/engine/engine_snapshot.h"
 #include "bulkhead/view/cluster_view.h"
 #include "bulkhead/view/host_view.h"
@@ -33,6 +34,8 @@ struct InfoSnapshot {
   // This node's share of the cluster-wide delivery caps; nullopt: no dispatcher (no
   // "delivery" key).
   std::optional<ClusterView> delivery;
+  // The push relay's figures; nullopt: no relay (no "relay" key).
+  std::optional<RelaySnapshot> relay;
 };
 
 }  // namespace bulkhead
