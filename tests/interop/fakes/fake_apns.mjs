@@ -37,6 +37,7 @@ export async function startFakeApns(options) {
     received: [],         // accepted notifications
     answers: [],          // every answer: {status, reason}
     delayMs: 0,           // hold every answer this long
+    gate: null,           // a promise: every answer waits for it (benchmarks)
     fixed: null,          // {status, reason, retryAfter}: answer this to everything
     lastTokenIat: null,   // [TOKEN] the provider token last accepted, to police refreshes
     lastTokenAt: null,
@@ -53,8 +54,11 @@ export async function startFakeApns(options) {
     // [SEND] APNs grants up to 1000 concurrent streams per connection (SETTINGS frame).
     settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 },
   });
+  // Small frames go out at once (no Nagle delay behind the client's delayed ACK).
+  server.on('secureConnection', (socket) => socket.setNoDelay(true));
   server.on('session', (s) => {
     state.sessions.add(s);
+    state.maxSessions = Math.max(state.maxSessions ?? 0, state.sessions.size);
     s.on('close', () => state.sessions.delete(s));
   });
   server.on('stream', (stream, headers) => {
@@ -86,7 +90,8 @@ export async function startFakeApns(options) {
             ? { reason: answer.reason, timestamp: Date.now() } : { reason: answer.reason }));
         } catch { /* the client went away */ }
       };
-      if (state.delayMs > 0) setTimeout(send, state.delayMs);
+      if (state.gate) state.gate.then(send);
+      else if (state.delayMs > 0) setTimeout(send, state.delayMs);
       else send();
     });
     stream.on('error', () => {});
