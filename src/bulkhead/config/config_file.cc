@@ -90,9 +90,9 @@ class ConfigFileReader {
       } else if (key == "relay") {
         auto relay = ReadRelaySettings(node);
         if (relay.ok()) c_.relay = std::move(*relay);
-        s = relay.ok() ? Status::Ok()
-                       : Status::InvalidArgument("config file " + path_ + ": " +
-                                                 relay.status().message());
+        s = relay.ok()
+                ? Status::Ok()
+                : Status::InvalidArgument("config file " + path_ + ": " + relay.status().message());
       } else if (SettingTables().count(key)) {
         const toml::table* inner = node.as_table();
         s = inner ? ReadTable(key, *inner) : Error(key + " must be a table", node);

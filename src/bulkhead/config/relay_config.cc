@@ -156,8 +156,9 @@ Status ReadArray(const toml::table& relay, const char* key, ReadOne read, std::v
   if (!node) return Status::Ok();
   const toml::array* array = node->as_array();
   if (!array) {
-    return Status::InvalidArgument(std::string("relay.") + key + " must be an array of tables ([[relay." +
-                                   key + "]])" + AtLine(*node));
+    return Status::InvalidArgument(std::string("relay.") + key +
+                                   " must be an array of tables ([[relay." + key + "]])" +
+                                   AtLine(*node));
   }
   std::set<std::string> names;
   int defaults = 0;
@@ -204,8 +205,8 @@ Result<RelaySettings> ReadRelaySettings(const toml::node& node) {
   for (const RelayApnsApp& a : settings.apns) {
     for (const RelayFcmApp& f : settings.fcm) {
       if (a.name == f.name) {
-        return Status::InvalidArgument("relay: an APNs and an FCM app are both called \"" +
-                                       a.name + "\"; names are the apps' URL segment and "
+        return Status::InvalidArgument("relay: an APNs and an FCM app are both called \"" + a.name +
+                                       "\"; names are the apps' URL segment and "
                                        "metric label, so they must differ");
       }
     }

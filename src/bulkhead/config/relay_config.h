@@ -1,8 +1,8 @@
 // The push relay's apps (docs/relay.md): the [[relay.apns]] and [[relay.fcm]] arrays of tables of
 // the config file, one table per app.
 //   [[relay.apns]]
-//     name = "toot"                       # required: the app's name in URLs, metrics, the dashboard
-//     topic = "cx.c3.toot"                # required: the app's bundle id (apns-topic)
+//     name = "toot"                       # required: the app's name in URLs, metrics, the
+//     dashboard topic = "cx.c3.toot"                # required: the app's bundle id (apns-topic)
 //     team_id = "ABCDE12345"              # token authentication (Apple's preferred):
 //     key_id = "KEY1234567"               #   the .p8 key's id, its team, and the file
 //     key_file = "/etc/bulkhead/AuthKey_KEY1234567.p8"

@@ -52,17 +52,18 @@ TEST(RelayConfigTest, ApnsAndFcmApps) {
 }
 
 TEST(RelayConfigTest, RefusalsNameTheAppTheKeyAndTheLine) {
-  EXPECT_NE(RelayError("[[relay.apns]]\nname = \"a\"\ntopic = \"t\"\nkey_file = \"k\"\nkey_id = \"K\"\n"
-                  "team_id = \"T\"\ncolour = 1\n")
-                .find("relay.apns #1 (a): unknown key colour (line 7)"),
-            std::string::npos);
+  EXPECT_NE(
+      RelayError("[[relay.apns]]\nname = \"a\"\ntopic = \"t\"\nkey_file = \"k\"\nkey_id = \"K\"\n"
+                 "team_id = \"T\"\ncolour = 1\n")
+          .find("relay.apns #1 (a): unknown key colour (line 7)"),
+      std::string::npos);
   EXPECT_NE(RelayError("[[relay.apns]]\nname = \"a\"\ntopic = \"t\"\n").find("either key_file"),
             std::string::npos);
   EXPECT_NE(RelayError("[[relay.apns]]\nname = \"a\"\ntopic = \"t\"\nkey_file = \"k\"\n")
                 .find("needs key_id and team_id"),
             std::string::npos);
   EXPECT_NE(RelayError("[[relay.apns]]\nname = \"production\"\ntopic = \"t\"\ncertificate_file = "
-                  "\"c\"\n")
+                       "\"c\"\n")
                 .find("is a word of the relay's URLs"),
             std::string::npos);
   EXPECT_NE(RelayError("[[relay.fcm]]\nname = \"a\"\n").find("service_account_file is missing"),
@@ -71,14 +72,15 @@ TEST(RelayConfigTest, RefusalsNameTheAppTheKeyAndTheLine) {
                 .find("name must be"),
             std::string::npos);
   EXPECT_NE(RelayError("[[relay.fcm]]\nname = \"a\"\nservice_account_file = \"s\"\n[[relay.fcm]]\n"
-                  "name = \"a\"\nservice_account_file = \"s\"\n")
+                       "name = \"a\"\nservice_account_file = \"s\"\n")
                 .find("two apps are called \"a\""),
             std::string::npos);
   EXPECT_NE(RelayError("[[relay.fcm]]\nname = \"a\"\nservice_account_file = \"s\"\n[[relay.apns]]\n"
-                  "name = \"a\"\ntopic = \"t\"\ncertificate_file = \"c\"\n")
+                       "name = \"a\"\ntopic = \"t\"\ncertificate_file = \"c\"\n")
                 .find("both called \"a\""),
             std::string::npos);
-  EXPECT_NE(RelayError("[relay]\nlisten = 1\n").find("unknown key relay.listen"), std::string::npos);
+  EXPECT_NE(RelayError("[relay]\nlisten = 1\n").find("unknown key relay.listen"),
+            std::string::npos);
   EXPECT_NE(RelayError("[[relay.fcm]]\nname = \"a\"\nservice_account_file = \"s\"\nburst = -1\n")
                 .find("burst must be an integer"),
             std::string::npos);

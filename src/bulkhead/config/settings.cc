@@ -272,7 +272,8 @@ std::vector<Setting> JobRows() {
       {.key = "delivery_outcomes_queue",
        .field = MemberField<&Config::delivery_outcomes_queue>(),
        .doc = "queue for the bulkhead.webpush_gone, bulkhead.delivery_dead, "
-              "bulkhead.host_unavailable and bulkhead.host_available jobs",
+              "bulkhead.host_unavailable, bulkhead.host_available and "
+              "bulkhead.relay_token_gone jobs",
        .check = CheckNotEmpty,
        .values = "not empty"},
       {.key = "delivery_outcome_args",

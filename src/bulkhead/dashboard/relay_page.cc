@@ -74,7 +74,8 @@ std::string RenderRelayPage(const PageContext& ctx, const std::optional<RelaySna
     h = "<p class=\"muted\" id=\"no-relay\">No push relay: relay_listen is empty "
         "(docs/relay.md).</p>";
   } else {
-    h = "<p>Relay on <code>" + Escape(relay->listen) + "</code>. Each app is a delivery "
+    h = "<p>Relay on <code>" + Escape(relay->listen) +
+        "</code>. Each app is a delivery "
         "compartment of its own (<code>apns:NAME</code>, <code>fcm:NAME</code> on the Hosts "
         "page).</p>";
     h += "<h2>Apps</h2>" + Apps(*relay, ctx.now);

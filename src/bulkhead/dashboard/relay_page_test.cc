@@ -11,7 +11,9 @@ using ::testing::Not;
 
 const TimePoint kRelayNow = FromUnixMicros(1'800'000'000'000'000);
 
-PageContext RelayCtx() { return {.base = "", .csrf_token = "tok", .has_password = false, .now = kRelayNow}; }
+PageContext RelayCtx() {
+  return {.base = "", .csrf_token = "tok", .has_password = false, .now = kRelayNow};
+}
 
 TEST(RelayPageTest, NoRelay) {
   EXPECT_THAT(RenderRelayPage(RelayCtx(), std::nullopt), HasSubstr("id=\"no-relay\""));

@@ -55,10 +55,10 @@ TEST(ApnsTokenTest, AnExpiredAnswerRenewsOnlyAfterTwentyMinutes) {
 
 TEST(ApnsTokenTest, RefusesAWindowOutsideApples) {
   ManualClock clock;
-  EXPECT_FALSE(ApnsToken::Create(*VapidKey::Generate(), "K", "T", clock, std::chrono::minutes(19))
-                   .ok());
-  EXPECT_FALSE(ApnsToken::Create(*VapidKey::Generate(), "K", "T", clock, std::chrono::minutes(60))
-                   .ok());
+  EXPECT_FALSE(
+      ApnsToken::Create(*VapidKey::Generate(), "K", "T", clock, std::chrono::minutes(19)).ok());
+  EXPECT_FALSE(
+      ApnsToken::Create(*VapidKey::Generate(), "K", "T", clock, std::chrono::minutes(60)).ok());
   EXPECT_FALSE(ApnsToken::Create(*VapidKey::Generate(), "", "T", clock).ok());
 }
 

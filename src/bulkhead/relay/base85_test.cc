@@ -13,7 +13,7 @@ TEST(Base85Test, BlocksOfFourAreZ85) {
 TEST(Base85Test, TailsOfOneToThreeBytesTakeOneDigitMore) {
   // The relays' encode85: a tail of n bytes is an n-byte big-endian number in n + 1 digits.
   EXPECT_EQ(Base85Encode(std::string("\x00", 1)), "00");
-  EXPECT_EQ(Base85Encode(std::string("\xff", 1)), "30");  // 255 = 3*85 + 0
+  EXPECT_EQ(Base85Encode(std::string("\xff", 1)), "30");       // 255 = 3*85 + 0
   EXPECT_EQ(Base85Encode(std::string("\x01\x00", 2)), "031");  // 256 = 3*85 + 1
   EXPECT_EQ(Base85Length(0), 0u);
   EXPECT_EQ(Base85Length(1), 2u);
@@ -34,7 +34,7 @@ TEST(Base85Test, RoundTripsEveryLength) {
 }
 
 TEST(Base85Test, DecodeRefusesWhatNoInputEncodesTo) {
-  EXPECT_FALSE(Base85Decode("0").ok());         // 1 digit: no length encodes to it
+  EXPECT_FALSE(Base85Decode("0").ok());           // 1 digit: no length encodes to it
   EXPECT_FALSE(Base85Decode("Hello Worl").ok());  // ' ' is not in the alphabet
   EXPECT_FALSE(Base85Decode("#####").ok());       // 85^5 - 1 > 2^32 - 1
 }

@@ -27,7 +27,7 @@ std::string BioText(BIO* bio) {
 struct Parsed {
   EVP_PKEY* key = nullptr;
   X509* cert = nullptr;
-  STACK_OF(X509)* chain = nullptr;
+  STACK_OF(X509) * chain = nullptr;
   ~Parsed() {
     EVP_PKEY_free(key);
     X509_free(cert);

@@ -16,8 +16,8 @@ namespace bulkhead {
 
 // `password` may be empty. InvalidArgument names the file and the problem (a wrong password, no
 // key in it, legacy ciphers that cannot be read) and never holds key material.
-Result<std::shared_ptr<const ClientCertificate>> LoadClientCertificate(
-    const std::string& path, const std::string& password);
+Result<std::shared_ptr<const ClientCertificate>> LoadClientCertificate(const std::string& path,
+                                                                       const std::string& password);
 
 // The same from the file's bytes (`what` names it in errors).
 Result<std::shared_ptr<const ClientCertificate>> ReadClientCertificate(std::string_view bytes,

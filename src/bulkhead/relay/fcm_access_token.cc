@@ -38,8 +38,9 @@ Result<ServiceAccount> ParseServiceAccount(std::string_view json) {
     return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
   };
   if (field("type") != "service_account") {
-    return Status::InvalidArgument("the file is not a service account key (type is not "
-                                   "\"service_account\")");
+    return Status::InvalidArgument(
+        "the file is not a service account key (type is not "
+        "\"service_account\")");
   }
   for (const char* required : {"client_email", "private_key", "token_uri"}) {
     if (field(required).empty()) {
@@ -72,8 +73,8 @@ Result<std::string> FcmAssertion(const ServiceAccount& account, const std::strin
   return input + "." + Base64UrlEncode(*signature);
 }
 
-FcmAccessToken::FcmAccessToken(ServiceAccount account, std::string token_url,
-                               Transport& transport, const Clock& clock)
+FcmAccessToken::FcmAccessToken(ServiceAccount account, std::string token_url, Transport& transport,
+                               const Clock& clock)
     : account_(std::move(account)),
       token_url_(token_url.empty() ? account_.token_uri : std::move(token_url)),
       transport_(transport),
@@ -111,8 +112,8 @@ void FcmAccessToken::Exchange() {
   transport_.Send(std::move(request), [this, alive = alive_](HttpResponse r) {
     if (!*alive) return;
     if (!r.ok()) {
-      Finish(Status::Unavailable("fcm: the token endpoint " + token_url_ + " failed: " +
-                                 r.error_message));
+      Finish(Status::Unavailable("fcm: the token endpoint " + token_url_ +
+                                 " failed: " + r.error_message));
       return;
     }
     auto doc = nlohmann::json::parse(r.body, nullptr, false);
@@ -120,10 +121,10 @@ void FcmAccessToken::Exchange() {
         !doc["access_token"].is_string()) {
       std::string error = doc.is_object() && doc.contains("error") ? doc["error"].dump() : "";
       StatusCode code = r.status >= 400 && r.status < 500 ? StatusCode::kPermissionDenied
-                                                           : StatusCode::kUnavailable;
+                                                          : StatusCode::kUnavailable;
       Finish(Status(code, "fcm: the token endpoint refused the service account " +
-                                     account_.client_email + ": http " +
-                                     std::to_string(r.status) + " " + error));
+                              account_.client_email + ": http " + std::to_string(r.status) + " " +
+                              error));
       return;
     }
     int64_t expires_in = doc.value("expires_in", int64_t{3600});

@@ -23,7 +23,11 @@ std::string Seconds(Duration d) {
 RelayAcceptor::RelayAcceptor(boost::asio::io_context& io, Engine& engine, RelayApps& apps,
                              RelayCounters& counters, const Clock& clock,
                              RelayAcceptorOptions options)
-    : io_(io), engine_(engine), apps_(apps), counters_(counters), clock_(clock),
+    : io_(io),
+      engine_(engine),
+      apps_(apps),
+      counters_(counters),
+      clock_(clock),
       options_(options) {}
 
 RelayAcceptor::~RelayAcceptor() { *alive_ = false; }
@@ -50,8 +54,7 @@ void RelayAcceptor::Handle(const RelayRequest& req, Reply reply) {
   ApnsApp* apns_app = apns ? apps_.Apns(target->app) : nullptr;
   FcmApp* fcm_app = apns ? nullptr : apps_.Fcm(target->app);
   if (!apns_app && !fcm_app) {
-    reply(Text(404, std::string("no ") + (apns ? "[[relay.apns]]" : "[[relay.fcm]]") +
-                        " app " +
+    reply(Text(404, std::string("no ") + (apns ? "[[relay.apns]]" : "[[relay.fcm]]") + " app " +
                         (target->app.empty() ? "is configured" : "is called " + target->app)));
     return;
   }
@@ -98,7 +101,9 @@ nlohmann::json RelayAcceptor::ApnsJob(const RelayMessage& m, const std::string& 
   if (m.ttl) arg["ttl"] = *m.ttl;
   if (!m.topic.empty()) arg["collapse_id"] = m.topic;
   if (!m.unsubscribe_url.empty()) arg["unsubscribe_url"] = m.unsubscribe_url;
-  return {{"jobtype", kRelayApnsJobType}, {"queue", "relay"}, {"retry", options_.retry},
+  return {{"jobtype", kRelayApnsJobType},
+          {"queue", "relay"},
+          {"retry", options_.retry},
           {"args", nlohmann::json::array({std::move(arg)})}};
 }
 
@@ -106,7 +111,9 @@ nlohmann::json RelayAcceptor::FcmJob(const RelayMessage& m, const std::string& a
   nlohmann::json arg = {{"app", app}, {"token", m.target.token}, {"message", FcmMessage(m)}};
   if (m.ttl) arg["ttl"] = *m.ttl;
   if (!m.unsubscribe_url.empty()) arg["unsubscribe_url"] = m.unsubscribe_url;
-  return {{"jobtype", kRelayFcmJobType}, {"queue", "relay"}, {"retry", options_.retry},
+  return {{"jobtype", kRelayFcmJobType},
+          {"queue", "relay"},
+          {"retry", options_.retry},
           {"args", nlohmann::json::array({std::move(arg)})}};
 }
 
@@ -134,15 +141,14 @@ void RelayAcceptor::Store(nlohmann::json doc, RelayAppFigures& figures, Reply re
     return a;
   };
   pending->timer.expires_after(options_.push_timeout);
-  pending->timer.async_wait([this, alive = alive_, pending, &figures,
-                             unavailable](boost::system::error_code ec) {
-    if (ec || !*alive || pending->answered) return;
-    pending->answered = true;
-    counters_.Refused(figures, 503);
-    pending->reply(unavailable("the store did not answer in time"));
-  });
-  engine_.Push(std::move(*job), [this, alive = alive_, pending, &figures,
-                                 unavailable](Status s) {
+  pending->timer.async_wait(
+      [this, alive = alive_, pending, &figures, unavailable](boost::system::error_code ec) {
+        if (ec || !*alive || pending->answered) return;
+        pending->answered = true;
+        counters_.Refused(figures, 503);
+        pending->reply(unavailable("the store did not answer in time"));
+      });
+  engine_.Push(std::move(*job), [this, alive = alive_, pending, &figures, unavailable](Status s) {
     if (!*alive || pending->answered) return;
     pending->answered = true;
     pending->timer.cancel();

@@ -17,9 +17,9 @@ Status LoadApnsCredentials(ApnsApp& app, const Clock& clock) {
   if (!c.key_file.empty()) {
     auto key = VapidKey::LoadFile(c.key_file);
     if (!key.ok()) {
-      return Status::InvalidArgument("key_file " + c.key_file +
-                                     " is not an APNs .p8 key (PKCS#8, P-256): " +
-                                     std::string(key.status().message()));
+      return Status::InvalidArgument(
+          "key_file " + c.key_file +
+          " is not an APNs .p8 key (PKCS#8, P-256): " + std::string(key.status().message()));
     }
     auto token = ApnsToken::Create(std::move(*key), c.key_id, c.team_id, clock);
     if (!token.ok()) return token.status();
@@ -54,11 +54,12 @@ Status LoadFcmCredentials(FcmApp& app, Transport& transport, const Clock& clock)
   }
   app.project = app.config.project.empty() ? account->project_id : app.config.project;
   if (app.project.empty()) {
-    return Status::InvalidArgument("no project: the service account has no project_id; set "
-                                   "project");
+    return Status::InvalidArgument(
+        "no project: the service account has no project_id; set "
+        "project");
   }
-  app.access = std::make_unique<FcmAccessToken>(std::move(*account), app.config.token_url,
-                                                transport, clock);
+  app.access =
+      std::make_unique<FcmAccessToken>(std::move(*account), app.config.token_url, transport, clock);
   return Status::Ok();
 }
 

@@ -29,17 +29,19 @@ struct RelayAppLimits {
 };
 
 struct ApnsApp {
-  ApnsApp(RelayApnsApp c, RelayAppFigures& f) : config(std::move(c)), figures(f), limits(config.limits) {}
+  ApnsApp(RelayApnsApp c, RelayAppFigures& f)
+      : config(std::move(c)), figures(f), limits(config.limits) {}
   RelayApnsApp config;
-  std::optional<ApnsToken> token;                              // token authentication
-  std::shared_ptr<const ClientCertificate> certificate;        // certificate authentication
+  std::optional<ApnsToken> token;                        // token authentication
+  std::shared_ptr<const ClientCertificate> certificate;  // certificate authentication
   RelayAppFigures& figures;
   RelayAppLimits limits;
   std::optional<TimePoint> stopped_until;
 };
 
 struct FcmApp {
-  FcmApp(RelayFcmApp c, RelayAppFigures& f) : config(std::move(c)), figures(f), limits(config.limits) {}
+  FcmApp(RelayFcmApp c, RelayAppFigures& f)
+      : config(std::move(c)), figures(f), limits(config.limits) {}
   RelayFcmApp config;
   std::string project;  // config.project, else the service account's project_id
   std::unique_ptr<FcmAccessToken> access;

@@ -70,8 +70,8 @@ Status RelayDelivery::Read(const nlohmann::json& arg, TimePoint born, DeliveryJo
   }
   auto ttl = arg.find("ttl");
   if (ttl != arg.end() && ttl->is_number_integer()) {
-    job.deadline = born + std::max<Duration>(std::chrono::seconds(ttl->get<int64_t>()),
-                                             kMinDeadline);
+    job.deadline =
+        born + std::max<Duration>(std::chrono::seconds(ttl->get<int64_t>()), kMinDeadline);
   } else {
     job.deadline = born + kNoTtlDeadline;
   }
@@ -119,8 +119,8 @@ Result<HttpRequest> RelayDelivery::BuildApns(const DeliveryJob& job, ApnsApp& ap
   if (app.token) {
     auto jwt = app.token->Current();
     if (!jwt.ok()) {
-      return Status::Internal(std::string(kCredentials) + "cannot sign the APNs token: " +
-                              std::string(jwt.status().message()));
+      return Status::Internal(std::string(kCredentials) +
+                              "cannot sign the APNs token: " + std::string(jwt.status().message()));
     }
     r.headers.push_back({"authorization", "bearer " + *jwt});
   } else {
@@ -178,7 +178,7 @@ ExtensionVerdict RelayDelivery::Judge(const DeliveryJob& job, const HttpResponse
     f = &a->figures;
   }
   if (f) {
-    RelayEvent event = v.outcome.cls == OutcomeClass::kOk        ? RelayEvent::kForwarded
+    RelayEvent event = v.outcome.cls == OutcomeClass::kOk          ? RelayEvent::kForwarded
                        : v.outcome.cls == OutcomeClass::kGone      ? RelayEvent::kGone
                        : v.outcome.cls == OutcomeClass::kPermanent ? RelayEvent::kDead
                                                                    : RelayEvent::kRetried;
@@ -219,8 +219,7 @@ std::optional<TimePoint> RelayDelivery::Act(const DeliveryJob& job, const RelayV
       break;
   }
   if (v.outcome.cls == OutcomeClass::kOk && !f.stopped_reason.empty()) {
-    spdlog::info("relay: app {} resumed: {} takes its messages again", app,
-                 apns ? "APNs" : "FCM");
+    spdlog::info("relay: app {} resumed: {} takes its messages again", app, apns ? "APNs" : "FCM");
     counters_.Stopped(f, "", std::nullopt);
   }
   return std::nullopt;
@@ -234,10 +233,10 @@ bool RelayDelivery::OnGone(const DeliveryJob& job, const Outcome& outcome) {
       {"jobtype", "webhook"},
       {"queue", "relay"},
       {"retry", kUnsubscribeRetry},
-      {"args", nlohmann::json::array({{{"url", url},
-                                       {"method", "DELETE"},
-                                       {"context", {{"relay_jid", job.jid},
-                                                    {"reason", outcome.reason}}}}})}};
+      {"args", nlohmann::json::array(
+                   {{{"url", url},
+                     {"method", "DELETE"},
+                     {"context", {{"relay_jid", job.jid}, {"reason", outcome.reason}}}}})}};
   auto parsed = ParseJobDocument(std::move(doc), clock_.Now());
   if (!parsed.ok()) {
     spdlog::warn("relay: cannot unsubscribe {}: {}", url, parsed.status().message());

@@ -24,8 +24,8 @@ const char* EventName(RelayEvent e) {
 }  // namespace
 
 Status RelayCounters::RegisterMetrics(Registry& registry) {
-  auto messages = registry.AddCounter(mn::kRelayMessagesTotal, mn::kRelayMessagesTotalHelp,
-                                      {"app", "event"});
+  auto messages =
+      registry.AddCounter(mn::kRelayMessagesTotal, mn::kRelayMessagesTotalHelp, {"app", "event"});
   if (!messages.ok()) return messages.status();
   auto refused =
       registry.AddCounter(mn::kRelayRefusedTotal, mn::kRelayRefusedTotalHelp, {"app", "status"});
@@ -33,9 +33,9 @@ Status RelayCounters::RegisterMetrics(Registry& registry) {
   auto reasons =
       registry.AddCounter(mn::kRelayReasonsTotal, mn::kRelayReasonsTotalHelp, {"app", "reason"});
   if (!reasons.ok()) return reasons.status();
-  auto latency = registry.AddHistogram(mn::kRelayForwardLatencySeconds,
-                                       mn::kRelayForwardLatencySecondsHelp, {"app"},
-                                       mn::kDeliveryLatencyBuckets);
+  auto latency =
+      registry.AddHistogram(mn::kRelayForwardLatencySeconds, mn::kRelayForwardLatencySecondsHelp,
+                            {"app"}, mn::kDeliveryLatencyBuckets);
   if (!latency.ok()) return latency.status();
   auto stopped =
       registry.AddGauge(mn::kRelayAppStopped, mn::kRelayAppStoppedHelp, {"app", "reason"});

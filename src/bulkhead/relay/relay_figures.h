@@ -16,17 +16,17 @@ namespace bulkhead {
 
 struct RelayAppFigures {
   std::string app;
-  std::string service;  // "apns" or "fcm"
-  std::string target;   // the APNs topic or the FCM project
-  uint64_t accepted = 0;   // stored, answered 201
-  uint64_t forwarded = 0;  // APNs/FCM took it (200)
-  uint64_t retried = 0;    // attempts that failed and will be tried again
-  uint64_t dead = 0;       // refused for good (BadDeviceToken, …)
-  uint64_t gone = 0;       // the token is gone (410 Unregistered / UNREGISTERED)
-  uint64_t unsubscribes = 0;             // DELETEs of an Unsubscribe-URL started
-  std::map<int, uint64_t> refused;       // answered to the sender: 400, 413, 415, 429, 503
+  std::string service;                      // "apns" or "fcm"
+  std::string target;                       // the APNs topic or the FCM project
+  uint64_t accepted = 0;                    // stored, answered 201
+  uint64_t forwarded = 0;                   // APNs/FCM took it (200)
+  uint64_t retried = 0;                     // attempts that failed and will be tried again
+  uint64_t dead = 0;                        // refused for good (BadDeviceToken, …)
+  uint64_t gone = 0;                        // the token is gone (410 Unregistered / UNREGISTERED)
+  uint64_t unsubscribes = 0;                // DELETEs of an Unsubscribe-URL started
+  std::map<int, uint64_t> refused;          // answered to the sender: 400, 413, 415, 429, 503
   std::map<std::string, uint64_t> reasons;  // APNs reason / FCM errorCode of failed answers
-  uint64_t latency_count = 0;  // forward attempts answered
+  uint64_t latency_count = 0;               // forward attempts answered
   double latency_sum_seconds = 0;
   // While the app is stopped (credentials refused): why, and when it tries again.
   std::string stopped_reason;

@@ -117,8 +117,7 @@ RelayRead ReadRelayMessage(const RelayTarget& target,
 
 nlohmann::json ApnsPayload(const RelayMessage& m) {
   nlohmann::json payload = {
-      {"aps", {{"alert", kTrumpet}, {"mutable-content", 1}, {"content-available", 1}}},
-      {"p", m.p}};
+      {"aps", {{"alert", kTrumpet}, {"mutable-content", 1}, {"content-available", 1}}}, {"p", m.p}};
   if (!m.target.extra.empty()) payload["x"] = m.target.extra;
   if (!m.k.empty()) payload["k"] = m.k;
   if (!m.s.empty()) payload["s"] = m.s;

@@ -33,9 +33,9 @@ namespace bulkhead {
 
 enum class RelayAction {
   kNone,
-  kStopApp,       // the app's credentials are refused: hold the app's compartment, say why
-  kRenewToken,    // the provider/access token expired: make a new one before the next attempt
-  kSlowApp,       // the service asks the app for less: hold the app's compartment a while
+  kStopApp,     // the app's credentials are refused: hold the app's compartment, say why
+  kRenewToken,  // the provider/access token expired: make a new one before the next attempt
+  kSlowApp,     // the service asks the app for less: hold the app's compartment a while
 };
 
 struct RelayVerdict {

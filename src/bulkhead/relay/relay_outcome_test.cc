@@ -10,8 +10,10 @@ std::string Reason(const std::string& r) { return "{\"reason\":\"" + r + "\"}"; 
 std::string FcmError(int code, const std::string& status, const std::string& error_code) {
   std::string details;
   if (!error_code.empty()) {
-    details = ",\"details\":[{\"@type\":\"type.googleapis.com/google.firebase.fcm.v1.FcmError\","
-              "\"errorCode\":\"" + error_code + "\"}]";
+    details =
+        ",\"details\":[{\"@type\":\"type.googleapis.com/google.firebase.fcm.v1.FcmError\","
+        "\"errorCode\":\"" +
+        error_code + "\"}]";
   }
   return "{\"error\":{\"code\":" + std::to_string(code) + ",\"message\":\"m\",\"status\":\"" +
          status + "\"" + details + "}}";
@@ -94,8 +96,7 @@ TEST(RelayOutcomeTest, EveryFcmErrorCode) {
   // Without details: error.status decides; a bad access token (401 UNAUTHENTICATED) renews it.
   EXPECT_EQ(ClassifyFcm(401, FcmError(401, "UNAUTHENTICATED", "")).action,
             RelayAction::kRenewToken);
-  EXPECT_EQ(ClassifyFcm(403, FcmError(403, "PERMISSION_DENIED", "")).action,
-            RelayAction::kStopApp);
+  EXPECT_EQ(ClassifyFcm(403, FcmError(403, "PERMISSION_DENIED", "")).action, RelayAction::kStopApp);
 }
 
 TEST(RelayOutcomeTest, NoAnswerIsRetried) {

@@ -51,7 +51,8 @@ std::vector<std::string_view> Split(std::string_view s) {
 Status CheckToken(RelayService service, const std::string& token) {
   if (token.empty()) return Status::InvalidArgument("the device token is missing");
   if (service == RelayService::kApns) {
-    if (token.size() > kMaxApnsToken) return Status::InvalidArgument("the device token is too long");
+    if (token.size() > kMaxApnsToken)
+      return Status::InvalidArgument("the device token is too long");
     for (char c : token) {
       if (HexValue(c) < 0) return Status::InvalidArgument("the device token must be hexadecimal");
     }

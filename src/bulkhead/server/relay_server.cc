@@ -25,7 +25,8 @@ Result<std::unique_ptr<RelayServer>> RelayServer::Create(boost::asio::io_context
   if (!apps.ok()) return apps.status();
   relay->apps_ = std::move(*apps);
   if (Status s = relay->counters_.RegisterMetrics(registry); !s.ok()) return s;
-  relay->delivery_ = std::make_unique<RelayDelivery>(engine, *relay->apps_, relay->counters_, clock);
+  relay->delivery_ =
+      std::make_unique<RelayDelivery>(engine, *relay->apps_, relay->counters_, clock);
   dispatcher.AddExtension(relay->delivery_.get());
   relay->acceptor_ =
       std::make_unique<RelayAcceptor>(io, engine, *relay->apps_, relay->counters_, clock);

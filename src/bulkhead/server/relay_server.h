@@ -26,9 +26,8 @@ class RelayServer {
   // cannot be read.
   static Result<std::unique_ptr<RelayServer>> Create(boost::asio::io_context& io,
                                                      const Config& config, Engine& engine,
-                                                     Dispatcher& dispatcher,
-                                                     Transport& transport, const Clock& clock,
-                                                     Registry& registry);
+                                                     Dispatcher& dispatcher, Transport& transport,
+                                                     const Clock& clock, Registry& registry);
 
   // Opens the listener on relay_listen, with `tls` when given (it must outlive the server).
   Status Listen(const TlsServerContext* tls);

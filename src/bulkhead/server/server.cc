@@ -328,8 +328,8 @@ Status Server::StartDelivery() {
                              dispatcher_->host_labels(), clock_, ServerMetrics::kMaxSnapshotAge);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
-  auto relay = RelayServer::Create(io_, config_, *engine_, *dispatcher_, *transport_, clock_,
-                                   registry_);
+  auto relay =
+      RelayServer::Create(io_, config_, *engine_, *dispatcher_, *transport_, clock_, registry_);
   if (!relay.ok()) return relay.status();
   relay_ = std::move(*relay);
   return Status::Ok();

@@ -23,6 +23,7 @@
 #include "bulkhead/metrics/registry.h"
 #include "bulkhead/metrics/statsd_emitter.h"
 #include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/server/relay_server.h"
 #include "bulkhead/server/server_metrics.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/transport/transport.h"
@@ -30,7 +31,6 @@
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/tls_server_context.h"
 #include "bulkhead/view/info_snapshot.h"
-#include "bulkhead/server/relay_server.h"
 
 namespace bulkhead {
 
@@ -128,7 +128,7 @@ class Server {
   std::unique_ptr<VapidSigner> vapid_signer_;
   StoreKeyRing signing_keys_;  // ActivityPub signing keys, opened on store_
   std::unique_ptr<Dispatcher> dispatcher_;
-  std::unique_ptr<RelayServer> relay_;  // null: no relay_listen
+  std::unique_ptr<RelayServer> relay_;                     // null: no relay_listen
   std::unique_ptr<dashboard::Dashboard> dashboard_;        // the web UI on http_ (dashboard/)
   std::unique_ptr<boost::asio::steady_timer> keys_retry_;  // set while the keys wait for the store
   Status exit_status_;

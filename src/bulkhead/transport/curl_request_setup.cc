@@ -117,8 +117,7 @@ void CurlTransport::Impl::SetBaseOptions(CURL* e, Exchange* x, const UrlParts& u
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
   if (const auto& cert = x->request.client_certificate) {
     // libcurl copies the blobs; connections are reused only by requests with the same ones.
-    curl_blob c{const_cast<char*>(cert->cert_pem.data()), cert->cert_pem.size(),
-                CURL_BLOB_COPY};
+    curl_blob c{const_cast<char*>(cert->cert_pem.data()), cert->cert_pem.size(), CURL_BLOB_COPY};
     curl_blob k{const_cast<char*>(cert->key_pem.data()), cert->key_pem.size(), CURL_BLOB_COPY};
     curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
     curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &c);

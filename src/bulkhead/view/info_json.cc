@@ -5,8 +5,8 @@
 #include "bulkhead/view/api_json.h"
 #include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/json_read.h"
-#include "bulkhead/view/throttle_view.h"
 #include "bulkhead/view/relay_view.h"
+#include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "bulkhead/relay/relay_figures.h"
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/relay/relay_figures.h"
 #include "bulkhead/view/cluster_view.h"
 #include "bulkhead/view/host_view.h"
 
