@@ -64,7 +64,8 @@ std::optional<RelayRefusal> CheckSize(const RelayMessage& m) {
     size = ApnsPayload(m).dump().size();
     limit = kApnsMaxPayloadBytes;
   } else {
-    for (const auto& [k, v] : FcmMessage(m)["android"]["data"].items()) {
+    const nlohmann::json message = FcmMessage(m);
+    for (const auto& [k, v] : message["android"]["data"].items()) {
       size += k.size() + v.get<std::string>().size();
     }
     limit = kFcmMaxDataBytes;
