@@ -13,7 +13,7 @@ TEST(RateLimiterTest, BurstThenTheRate) {
   auto wait = limiter.Take("a", kT0);
   ASSERT_TRUE(wait.has_value());
   EXPECT_EQ(*wait, std::chrono::milliseconds(500));  // one more at 2/s
-  EXPECT_FALSE(limiter.Take("b", kT0).has_value());   // another key has its own bucket
+  EXPECT_FALSE(limiter.Take("b", kT0).has_value());  // another key has its own bucket
   EXPECT_FALSE(limiter.Take("a", kT0 + std::chrono::milliseconds(500)).has_value());
   EXPECT_TRUE(limiter.Take("a", kT0 + std::chrono::milliseconds(500)).has_value());
 }
@@ -26,7 +26,8 @@ TEST(RateLimiterTest, ZeroRateIsNoLimit) {
 
 TEST(RateLimiterTest, KeysAreBounded) {
   RateLimiter limiter(1, std::chrono::minutes(1), 2, 100);
-  for (int i = 0; i < 1000; ++i) limiter.Take("k" + std::to_string(i), kT0 + std::chrono::seconds(i));
+  for (int i = 0; i < 1000; ++i)
+    limiter.Take("k" + std::to_string(i), kT0 + std::chrono::seconds(i));
   EXPECT_LE(limiter.keys(), 100u);
   // A key just used keeps its state: its bucket is not refilled by a trim.
   const TimePoint now = kT0 + std::chrono::seconds(1000);
