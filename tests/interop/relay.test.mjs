@@ -290,6 +290,28 @@ describe('push relay', () => {
     assert.equal(prod.state.answers.length, 0);
   });
 
+  test('APNs down: the relay answers 201 at once and forwards once APNs is back', async (t) => {
+    const { pki, prod, relay, tokens, common, defer } = await setup(t);
+    const port = prod.port;
+    await prod.close();  // connections refused from now on
+    const sent = [];
+    for (let i = 0; i < 20; i++) {
+      const token = crypto.randomBytes(32).toString('hex');
+      tokens.production.add(token);
+      sent.push(token);
+      const r = await post(relay, pki, `/relay-to/production/${token}`, Buffer.from(token), { 'content-encoding': 'aes128gcm', ttl: '600' });
+      assert.equal(r.status, 201);
+    }
+    const metrics = () => getText(`${relay.httpBase.replace('http:', 'https:')}/metrics`, pki);
+    await waitFor(async () => /bulkhead_relay_messages_total\{app="toot",event="retried"\} [1-9]/.test(await metrics()),
+      { timeout: 20_000, message: 'failed forwards while APNs is down' });
+    const back = await startFakeApns({ ...common, environment: 'production', port });
+    defer(() => back.close());
+    await waitFor(() => new Set(back.state.received.map((r) => r.token)).size === 20,
+      { timeout: 120_000, interval: 200, message: `the 20 messages after APNs came back (got ${back.state.received.length})` });
+    assert.deepEqual(new Set(back.state.received.map((r) => r.token)), new Set(sent));
+  });
+
   test('FCM: web-push through the OAuth2 token to FCM HTTP v1; UNREGISTERED; refused credentials stop the app', async (t) => {
     const { pki, relay, fcm } = await setup(t, { fcm: true });
     const devices = new Map();

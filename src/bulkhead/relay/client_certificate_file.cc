@@ -45,10 +45,16 @@ bool ParseP12(std::string_view bytes, const std::string& password, Parsed& out) 
 }
 
 // OpenSSL 3's legacy provider (RC2, 3DES-era PKCS#12), with the default one kept available.
+// Loaded once for the life of the process (kept here, so they stay reachable).
+OSSL_PROVIDER* default_provider = nullptr;
+OSSL_PROVIDER* legacy_provider = nullptr;
+
 bool LoadLegacyProvider() {
   static const bool loaded = [] {
-    if (!OSSL_PROVIDER_load(nullptr, "default")) return false;
-    return OSSL_PROVIDER_load(nullptr, "legacy") != nullptr;
+    default_provider = OSSL_PROVIDER_load(nullptr, "default");
+    if (!default_provider) return false;
+    legacy_provider = OSSL_PROVIDER_load(nullptr, "legacy");
+    return legacy_provider != nullptr;
   }();
   return loaded;
 }
