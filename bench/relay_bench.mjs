@@ -269,7 +269,6 @@ async function main() {
   for (const mode of phases.includes('accept') ? ['answers in 100 ms', 'stalled'] : []) {
     apns.state.delayMs = mode === 'stalled' ? RUN_MS * 10 : 100;
     for (const name of ['webpush-apn-relay design', 'bulkhead']) {
-      apns.state.lastTokenIat = null;  // each relay is a provider of its own, with its own token
       const relay = name === 'bulkhead' ? await startBulkhead(pki, apns, keyFile) : await startBaseline(pki, apns, p8, 'org.example.bench');
       const r = await load(pki, relay.base, tokens);
       results[`${mode}/${name}`] = r;
@@ -288,7 +287,6 @@ async function main() {
   apns.state.delayMs = 0;
   let open;
   apns.state.gate = new Promise((r) => { open = r; });
-  apns.state.lastTokenIat = null;
   apns.state.maxSessions = 0;
   const relay = await startBulkhead(pki, apns, keyFile);
   const agent = new https.Agent({ keepAlive: true, maxSockets: SENDERS, ca: pki.ca });

@@ -39,8 +39,6 @@ export async function startFakeApns(options) {
     delayMs: 0,           // hold every answer this long
     gate: null,           // a promise: every answer waits for it (benchmarks)
     fixed: null,          // {status, reason, retryAfter}: answer this to everything
-    lastTokenIat: null,   // [TOKEN] the provider token last accepted, to police refreshes
-    lastTokenAt: null,
     streamsSeen: 0,
     sessions: new Set(),
     maxConcurrent: 0,
@@ -108,7 +106,7 @@ export async function startFakeApns(options) {
     if (!token) return fail(400, 'MissingDeviceToken');
     // [TOKEN] authorization: bearer <JWT>, verified with the key's public half; kid and iss must
     // be the key id and team; a token older than an hour is ExpiredProviderToken; a new token
-    // less than 20 minutes after the last one is TooManyProviderTokenUpdates.
+    // on a connection less than 20 minutes after its last one is TooManyProviderTokenUpdates.
     const auth = h.authorization;
     if (!auth) return fail(403, 'MissingProviderToken');
     const jwt = /^bearer (.+)$/.exec(auth);
@@ -118,12 +116,13 @@ export async function startFakeApns(options) {
     if (typeof verified.iat !== 'number' || now() - verified.iat > 3600) {
       return fail(403, 'ExpiredProviderToken');
     }
-    if (state.lastTokenIat !== null && verified.iat !== state.lastTokenIat) {
-      if (now() - state.lastTokenAt < 20 * 60) return fail(429, 'TooManyProviderTokenUpdates');
+    // Per connection: each of a provider's servers keeps its own connections and token.
+    if (session.lastTokenIat !== undefined && verified.iat !== session.lastTokenIat) {
+      if (now() - session.lastTokenAt < 20 * 60) return fail(429, 'TooManyProviderTokenUpdates');
     }
-    if (state.lastTokenIat !== verified.iat) {
-      state.lastTokenIat = verified.iat;
-      state.lastTokenAt = now();
+    if (session.lastTokenIat !== verified.iat) {
+      session.lastTokenIat = verified.iat;
+      session.lastTokenAt = now();
     }
     // [SEND] apns-topic is required with token authentication; it must be the app's.
     if (!h['apns-topic']) return fail(400, 'MissingTopic');
