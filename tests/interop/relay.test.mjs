@@ -6,6 +6,7 @@
 // (410 → Unsubscribe-URL DELETE; BadDeviceToken dead) and the faults: APNs holding every answer,
 // and kill -9 of the relay with thousands of accepted messages.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -310,6 +311,47 @@ describe('push relay', () => {
     await waitFor(() => new Set(back.state.received.map((r) => r.token)).size === 20,
       { timeout: 120_000, interval: 200, message: `the 20 messages after APNs came back (got ${back.state.received.length})` });
     assert.deepEqual(new Set(back.state.received.map((r) => r.token)), new Set(sent));
+  });
+
+  test('certificate authentication: a legacy .p12 presented to APNs over TLS', async (t) => {
+    const defer = cleanupStack(t);
+    const pki = makePki();
+    defer(() => fs.rmSync(pki.dir, { recursive: true, force: true }));
+    // The app's push certificate as Keychain Access exported it before macOS 14: RC2/3DES .p12.
+    const sh = (...args) => execFileSync('openssl', args, { cwd: pki.dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    sh('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'push.key', '-out', 'push.csr', '-subj', '/CN=Apple Push Services: cx.c3.toot');
+    sh('x509', '-req', '-in', 'push.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'push.crt', '-days', '2');
+    sh('pkcs12', '-export', '-legacy', '-in', 'push.crt', '-inkey', 'push.key', '-out', 'push.p12', '-passout', 'pass:k3ychain');
+    fs.writeFileSync(pki.file('push.pass'), 'k3ychain\n', { mode: 0o600 });
+    const device = makeDevice();
+    const apns = await startFakeApns({
+      cert: fs.readFileSync(pki.file('server.crt')), key: fs.readFileSync(pki.file('server.key')),
+      clientCa: pki.ca, topic: 'cx.c3.toot', tokens: { production: new Set([device.token]), development: new Set() },
+      environment: 'production',
+    });
+    defer(() => apns.close());
+    const relayPort = await freePort();
+    const relay = await startServer(defer, { config: [
+      `tls_cert_file = "${pki.file('server.crt')}"`, `tls_key_file = "${pki.file('server.key')}"`,
+      `relay_listen = "127.0.0.1:${relayPort}"`, 'allow_private_targets = true',
+      `delivery_ca_file = "${pki.file('ca.crt')}"`,
+      '[[relay.apns]]', 'name = "toot"', 'topic = "cx.c3.toot"',
+      `certificate_file = "${pki.file('push.p12')}"`, `certificate_password_file = "${pki.file('push.pass')}"`,
+      `production_url = "${apns.url}"`, '',
+    ].join('\n') });
+    relay.relayBase = `https://127.0.0.1:${relayPort}`;
+    await waitFor(() => relay.stderr.includes('relay: serving'), { message: 'the relay listener' });
+    assert.match(relay.stderr, /APNs app toot \(topic cx\.c3\.toot, certificate authentication\)/);
+    const res = await webpush.sendNotification(
+      { endpoint: `${relay.relayBase}/relay-to/production/${device.token}`, keys: device.keys() }, 'via certificate',
+      { vapidDetails: { subject: 'mailto:ops@social.example', publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+        agent: new https.Agent({ ca: pki.ca }) });
+    assert.equal(res.statusCode, 201);
+    await waitFor(() => apns.state.received.length === 1,
+      { timeout: 20_000, message: `the notification at APNs (answers ${JSON.stringify(apns.state.answers)})` });
+    const r = apns.state.received[0];
+    assert.equal(r.headers.authorization, undefined, 'no provider token with a certificate');
+    assert.equal(decryptOnDevice(device, r.payload).toString(), 'via certificate');
   });
 
   test('FCM: web-push through the OAuth2 token to FCM HTTP v1; UNREGISTERED; refused credentials stop the app', async (t) => {

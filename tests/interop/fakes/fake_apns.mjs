@@ -47,6 +47,9 @@ export async function startFakeApns(options) {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const server = http2.createSecureServer({
     cert: options.cert, key: options.key, allowHTTP1: false,
+    // Certificate authentication: the provider's client certificate, issued by `clientCa` (Apple
+    // issues it; here the test's CA). Checked per request below.
+    ...(options.clientCa ? { requestCert: true, rejectUnauthorized: false, ca: options.clientCa } : {}),
     // Node's default (10 MB per session) refuses streams under a load the real APNs takes.
     maxSessionMemory: 256,
     // [SEND] APNs grants up to 1000 concurrent streams per connection (SETTINGS frame).
@@ -104,6 +107,12 @@ export async function startFakeApns(options) {
     if (!m) return fail(404, 'BadPath');
     const token = m[1];
     if (!token) return fail(400, 'MissingDeviceToken');
+    // Apple, "Establishing a certificate-based connection to APNs": the connection's client
+    // certificate is the provider's identity; without a valid one, 403 BadCertificate.
+    if (options.clientCa) {
+      if (!session.socket.authorized) return fail(403, 'BadCertificate');
+      return checkRequest(h, body, token, session);
+    }
     // [TOKEN] authorization: bearer <JWT>, verified with the key's public half; kid and iss must
     // be the key id and team; a token older than an hour is ExpiredProviderToken; a new token
     // on a connection less than 20 minutes after its last one is TooManyProviderTokenUpdates.
@@ -124,6 +133,11 @@ export async function startFakeApns(options) {
       session.lastTokenIat = verified.iat;
       session.lastTokenAt = now();
     }
+    return checkRequest(h, body, token, session);
+  }
+
+  function checkRequest(h, body, token, session) {
+    const fail = (status, reason) => ({ status, reason });
     // [SEND] apns-topic is required with token authentication; it must be the app's.
     if (!h['apns-topic']) return fail(400, 'MissingTopic');
     if (h['apns-topic'] !== options.topic) return fail(400, 'TopicDisallowed');
