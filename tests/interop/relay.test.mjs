@@ -138,6 +138,8 @@ function getText(url, pki) {
 async function setup(t, extra = {}) {
   const fcmSetup = extra.fcm;
   delete extra.fcm;
+  const wrongKey = extra.wrongKey;
+  delete extra.wrongKey;
   const defer = cleanupStack(t);
   const pki = makePki();
   defer(() => fs.rmSync(pki.dir, { recursive: true, force: true }));
@@ -147,7 +149,9 @@ async function setup(t, extra = {}) {
   const tokens = { production: new Set(), development: new Set() };
   const common = {
     cert: fs.readFileSync(pki.file('server.crt')), key: fs.readFileSync(pki.file('server.key')),
-    topic: 'cx.c3.toot', keyId: 'KEY1234567', teamId: 'TEAM123456', publicKey: p8.publicKey, tokens,
+    topic: 'cx.c3.toot', keyId: 'KEY1234567', teamId: 'TEAM123456', tokens,
+    // wrongKey: APNs knows another key under this key id (a revoked or mistyped key).
+    publicKey: wrongKey ? makeP8Key().publicKey : p8.publicKey,
   };
   const prod = await startFakeApns({ ...common, environment: 'production' });
   defer(() => prod.close());
@@ -311,6 +315,32 @@ describe('push relay', () => {
     await waitFor(() => new Set(back.state.received.map((r) => r.token)).size === 20,
       { timeout: 120_000, interval: 200, message: `the 20 messages after APNs came back (got ${back.state.received.length})` });
     assert.deepEqual(new Set(back.state.received.map((r) => r.token)), new Set(sent));
+  });
+
+  test('APNs refuses the provider token: the app stops and says why, no storm', async (t) => {
+    const { pki, prod, relay, tokens } = await setup(t, { wrongKey: true });
+    for (let i = 0; i < 10; i++) {
+      const token = crypto.randomBytes(32).toString('hex');
+      tokens.production.add(token);
+      const r = await post(relay, pki, `/relay-to/production/${token}`, Buffer.from('x'), { 'content-encoding': 'aes128gcm', ttl: '3600' });
+      assert.equal(r.status, 201, 'accepted all the same: delivered once the key is fixed, within the TTL');
+    }
+    const metrics = () => getText(`${relay.httpBase.replace('http:', 'https:')}/metrics`, pki);
+    await waitFor(async () => /bulkhead_relay_app_stopped\{app="toot",reason="InvalidProviderToken"\} 1/.test(await metrics()),
+      { timeout: 20_000, message: 'the app stopped' });
+    const refusals = prod.state.answers.length;
+    assert.ok(refusals <= 10, `${refusals} requests: at most those in flight when the first 403 came back`);
+    assert.equal(relay.stderr.match(/relay: app toot stopped: APNs refused its credentials/g).length, 1, 'one log line');
+    const page = await getText(`${relay.httpBase.replace('http:', 'https:')}/relay`, pki);
+    assert.match(page, /stopped: InvalidProviderToken/);
+    // Held: more messages wait parked instead of hammering APNs.
+    for (let i = 0; i < 10; i++) {
+      const token = crypto.randomBytes(32).toString('hex');
+      assert.equal((await post(relay, pki, `/relay-to/production/${token}`, Buffer.from('x'), { 'content-encoding': 'aes128gcm' })).status, 201);
+    }
+    const info = JSON.parse(await getText(`${relay.httpBase.replace('http:', 'https:')}/api/info`, pki));
+    assert.equal(info.relay.apps[0].stopped.reason, 'InvalidProviderToken');
+    assert.equal(prod.state.answers.length, refusals, 'nothing sent while the app is stopped');
   });
 
   test('certificate authentication: a legacy .p12 presented to APNs over TLS', async (t) => {
