@@ -1,5 +1,5 @@
 // The push relay (docs/relay.md) against the design of mastodon/webpush-apn-relay, measured the
-// same way in one run (bench/run.d/60-relay.sh; docs/benchmarks.md).
+// same way in one run (bench/run.d/70-relay.sh; docs/benchmarks.md).
 //
 // The baseline is that relay's behaviour rebuilt from its source (main.go,
 // process_apn_notification.go): an HTTPS handler that turns the request into an APNs notification
