@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test dashboard-screenshots deploy-test bench replay clean
+.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout replay clean
 
 setup:
 	@bash scripts/setup
@@ -109,6 +109,11 @@ test: format-check layering-check unit-test-asan release-test interop-test clust
 
 bench: build
 	bash bench/run
+
+# The delivery fan-out alone (bench/run.d/60-fanout.sh, docs/benchmarks.md): 1,000 HTTPS hosts on
+# loopback, bulkhead against the Sidekiq way and the machine's crypto limit; ~15 minutes, root.
+bench-fanout: build-server
+	bash bench/run.d/60-fanout.sh
 
 # The incident replayed on loopback (docs/incident.md): `make replay ARGS="--fault 5xx"`.
 replay: build-server
