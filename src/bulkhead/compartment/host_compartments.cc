@@ -18,9 +18,16 @@ HostCompartments::HostCompartments(const HostCompartmentsConfig& config, Rng& rn
 Compartment& HostCompartments::Get(std::string_view host, TimePoint now) {
   auto it = compartments_.find(host);
   if (it == compartments_.end()) {
+    CompartmentConfig config = config_.compartment;
+    for (const CapOverride& o : config_.cap_overrides) {
+      if (host.substr(0, o.prefix.size()) == o.prefix) {
+        config.limit = o.limit;
+        break;
+      }
+    }
     it = compartments_
-             .emplace(std::string(host), std::make_unique<Compartment>(
-                                             std::string(host), config_.compartment, rng_, now))
+             .emplace(std::string(host),
+                      std::make_unique<Compartment>(std::string(host), config, rng_, now))
              .first;
     it->second->AttachIndex(&index_);
     it->second->SetNodes(nodes_);

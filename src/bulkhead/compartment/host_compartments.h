@@ -19,9 +19,18 @@
 
 namespace bulkhead {
 
+// The in-flight cap of the compartments whose key starts with `prefix`, instead of the common one
+// (the push relay's apps, "apns:NAME": APNs takes up to 1000 streams per connection).
+struct CapOverride {
+  std::string prefix;
+  AdaptiveLimitConfig limit;
+};
+
 struct HostCompartmentsConfig {
   // Settings of every compartment.
   CompartmentConfig compartment;
+  // Caps by key prefix; the first that matches wins.
+  std::vector<CapOverride> cap_overrides;
   // Attempts in flight across all hosts (the worker pool of the incident was 15; bulkhead's
   // attempts cost a socket and a timer, not a thread, so it can afford more). Values < 1 act as 1.
   int global_max_in_flight = 256;

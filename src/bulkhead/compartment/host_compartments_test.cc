@@ -70,6 +70,17 @@ TEST_F(RegistryTest, GetCreatesOnceAndFindDoesNotCreate) {
   EXPECT_EQ(reg_->size(), 1u);
 }
 
+TEST_F(RegistryTest, ACapOverrideAppliesToItsPrefixOnly) {
+  HostCompartmentsConfig c = Config(100, 4);
+  AdaptiveLimitConfig relay = c.compartment.limit;
+  relay.initial_limit = relay.min_limit = relay.max_limit = 50;
+  c.cap_overrides.push_back({"apns:", relay});
+  reg_ = std::make_unique<HostCompartments>(c, rng_);
+  auto g = CountByHost(Schedule({{"apns:toot", 80}, {"a.example", 80}}));
+  EXPECT_EQ(g["apns:toot"], 50);
+  EXPECT_EQ(g["a.example"], 4);
+}
+
 TEST_F(RegistryTest, UncontendedDemandIsGrantedUpToEachHostsCap) {
   Make(100, 4);
   std::vector<Grant> g = Schedule({{"a.example", 10}, {"b.example", 2}});

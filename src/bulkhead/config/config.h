@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bulkhead/config/relay_config.h"
 #include "bulkhead/config/throttle_config.h"
 #include "bulkhead/util/cron_schedule.h"
 #include "bulkhead/util/status.h"
@@ -60,6 +61,8 @@ struct DeliveryKindSettings {
   // activitypub and webhook only: a job not delivered this long after its creation is dead ("host
   // unavailable"). webpush jobs expire with their own `ttl` (0 here).
   int deadline_hours = 0;
+  // webpush only: HTTP/2 where the push service offers it (delivery.webpush.http2).
+  bool http2 = true;
 };
 
 // [delivery]: the delivery engine's compartments, breakers and bounds (see docs/architecture.md).
@@ -190,6 +193,10 @@ struct Config {
   // [throttles]: queue -> its throttle (throttle_config.h).
   ThrottleConfigs throttles;
   std::vector<CronEntry> cron;  // [[cron]]
+  // The push relay's listener ("host:port"; empty: no relay) and its apps ([[relay.apns]],
+  // [[relay.fcm]]: relay_config.h). docs/relay.md.
+  std::string relay_listen;
+  RelaySettings relay;
 
   // The store URL in effect.
   std::string StoreUrl() const;

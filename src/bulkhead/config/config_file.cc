@@ -8,6 +8,7 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/config/cron_config.h"
+#include "bulkhead/config/relay_config.h"
 #include "bulkhead/config/settings.h"
 #include "bulkhead/config/throttle_config.h"
 
@@ -86,6 +87,12 @@ class ConfigFileReader {
         s = entries.ok() ? Status::Ok()
                          : Status::InvalidArgument("config file " + path_ + ": " +
                                                    entries.status().message());
+      } else if (key == "relay") {
+        auto relay = ReadRelaySettings(node);
+        if (relay.ok()) c_.relay = std::move(*relay);
+        s = relay.ok()
+                ? Status::Ok()
+                : Status::InvalidArgument("config file " + path_ + ": " + relay.status().message());
       } else if (SettingTables().count(key)) {
         const toml::table* inner = node.as_table();
         s = inner ? ReadTable(key, *inner) : Error(key + " must be a table", node);

@@ -12,6 +12,10 @@ std::string CheckHostPort(const std::string& value) {
   return parsed.ok() ? "" : "is an " + parsed.status().message();
 }
 
+std::string CheckOptionalHostPort(const std::string& value) {
+  return value.empty() ? "" : CheckHostPort(value);
+}
+
 std::string CheckVapidSubject(const std::string& value) {
   if (value.rfind("mailto:", 0) == 0 || value.rfind("https://", 0) == 0) return "";
   return "must start with mailto: or https://, not \"" + value + "\"";
@@ -232,6 +236,14 @@ std::vector<Setting> JobRows() {
        .field = MemberField<&Config::allow_private_targets>(),
        .doc = "allow deliveries to private/loopback addresses and plain http",
        .flag = "--allow-private-targets"},
+      {.key = "relay_listen",
+       .field = MemberField<&Config::relay_listen>(),
+       .doc = "the push relay's address (docs/relay.md); empty: no relay",
+       .details = "TLS as the other ports (tls_cert_file); the apps are [[relay.apns]] and "
+                  "[[relay.fcm]] tables",
+       .flag = "--relay-listen",
+       .check = CheckOptionalHostPort,
+       .values = "empty, or HOST:PORT"},
       {.key = "delivery_ca_file",
        .field = MemberField<&Config::delivery_ca_file>(),
        .doc = "PEM CA bundle that verifies delivery targets' certificates; empty: the system's",
@@ -260,7 +272,8 @@ std::vector<Setting> JobRows() {
       {.key = "delivery_outcomes_queue",
        .field = MemberField<&Config::delivery_outcomes_queue>(),
        .doc = "queue for the bulkhead.webpush_gone, bulkhead.delivery_dead, "
-              "bulkhead.host_unavailable and bulkhead.host_available jobs",
+              "bulkhead.host_unavailable, bulkhead.host_available and "
+              "bulkhead.relay_token_gone jobs",
        .check = CheckNotEmpty,
        .values = "not empty"},
       {.key = "delivery_outcome_args",
@@ -377,6 +390,10 @@ std::vector<Setting> DeliveryKindRows() {
              .zero_is_off = true});
   using C = Config;
   using D = DeliverySettings;
+  rows.push_back({.key = "delivery.webpush.http2",
+                  .field = MemberField<&C::delivery, &D::webpush, &K::http2>(),
+                  .doc = "send webpush requests over HTTP/2 where the push service offers it "
+                         "(many streams on one connection); false: HTTP/1.1"});
   // deadline_hours: not for webpush, whose jobs expire with their own ttl.
   rows.push_back({.key = "delivery.activitypub.deadline_hours",
                   .field = MemberField<&C::delivery, &D::activitypub, &K::deadline_hours>(),

@@ -12,6 +12,7 @@
 #include "bulkhead/dashboard/job_page.h"
 #include "bulkhead/dashboard/overview_page.h"
 #include "bulkhead/dashboard/queues_page.h"
+#include "bulkhead/dashboard/relay_page.h"
 #include "bulkhead/dashboard/set_scan.h"
 #include "bulkhead/dashboard/throttles_page.h"
 #include "bulkhead/util/json.h"
@@ -20,9 +21,9 @@ namespace bulkhead::dashboard {
 namespace {
 
 // The page paths under the base path (the routes registered when the base path is empty).
-constexpr const char* kPagePaths[] = {"/",          "/queues",  "/queues/confirm", "/busy",
-                                      "/scheduled", "/retries", "/dead",           "/job",
-                                      "/hosts",     "/search",  "/live.json",      "/throttles"};
+constexpr const char* kPagePaths[] = {
+    "/",    "/queues", "/queues/confirm", "/busy",      "/scheduled", "/retries", "/dead",
+    "/job", "/hosts",  "/search",         "/live.json", "/throttles", "/relay"};
 
 // The messages a redirect after an action may show: fixed texts, so a link cannot put words on
 // the page.
@@ -198,6 +199,10 @@ void Dashboard::HandleGet(const std::string& rel, const HttpRequestIn& req,
   if (rel == "/search") return Search(std::move(ctx), q.Get("jid"), std::move(reply));
   if (rel == "/hosts") return Hosts(std::move(ctx), q.Get("host"), std::move(reply));
   if (rel == "/throttles") return Throttles(std::move(ctx), std::move(reply));
+  if (rel == "/relay") {
+    return reply(
+        HtmlResponse(200, RenderRelayPage(ctx, sources_.relay ? sources_.relay() : std::nullopt)));
+  }
   reply(ErrorPage(404, "no such page"));
 }
 

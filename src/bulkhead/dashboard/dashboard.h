@@ -30,6 +30,7 @@
 #include "bulkhead/dashboard/layout.h"
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/http/http_server.h"
+#include "bulkhead/relay/relay_figures.h"
 #include "bulkhead/util/timer.h"
 #include "bulkhead/view/info_snapshot.h"
 
@@ -53,6 +54,8 @@ struct DashboardSources {
   std::function<Status(const std::string& host, const std::string& action)> host_action;
   // Why the store cannot be used now (degraded or unavailable), or "".
   std::function<std::string()> store_problem;
+  // The push relay's figures (the Relay page); null or nullopt: no relay.
+  std::function<std::optional<RelaySnapshot>()> relay;
 };
 
 class Dashboard {

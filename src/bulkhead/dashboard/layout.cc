@@ -12,7 +12,8 @@ struct NavEntry {
 constexpr NavEntry kNav[] = {{"/", "Overview"},       {"/queues", "Queues"},
                              {"/busy", "Busy"},       {"/scheduled", "Scheduled"},
                              {"/retries", "Retries"}, {"/dead", "Dead"},
-                             {"/hosts", "Hosts"},     {"/throttles", "Throttles & cron"}};
+                             {"/hosts", "Hosts"},     {"/throttles", "Throttles & cron"},
+                             {"/relay", "Relay"}};
 
 }  // namespace
 

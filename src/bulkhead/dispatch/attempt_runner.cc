@@ -25,9 +25,27 @@ std::string_view OutcomeLabel(const HttpResponse& r) {
 }  // namespace
 
 Status AttemptRunner::Send(const DeliveryJob& job, Transport::DoneCallback done) {
+  if (job.extension) {
+    // The extension builds the request, possibly later; a failure to build is the attempt's
+    // local failure, judged as any other answer.
+    ++p_.stats.attempts;
+    job.extension->Build(job, [&transport = p_.transport,
+                               done = std::move(done)](Result<HttpRequest> request) mutable {
+      if (!request.ok()) {
+        HttpResponse failed;
+        failed.error = TransportError::kOther;
+        failed.error_message = std::string(request.status().message());
+        done(std::move(failed));
+        return;
+      }
+      transport.Send(std::move(*request), std::move(done));
+    });
+    return Status::Ok();
+  }
   auto request = BuildDeliveryRequest(job, p_.signer, p_.keys, p_.clock);
   if (!request.ok()) return request.status();
   request->deadlines = p_.config.DeadlinesFor(job.kind);
+  request->http2 = job.kind != JobKind::kWebPush || p_.config.webpush_http2;
   ++p_.stats.attempts;
   p_.transport.Send(std::move(*request), std::move(done));
   return Status::Ok();
@@ -50,15 +68,23 @@ void AttemptRunner::Release(const Grant& grant, TimePoint started, TimePoint now
 void AttemptRunner::Conclude(const DeliveryJob& job, const Grant& grant, TimePoint started,
                              const HttpResponse& response, TimePoint now) {
   Duration latency = std::max(Duration::zero(), now - started);
-  AttemptResult attempt{response.error, response.status};
-  Outcome outcome = Classify(job.kind, attempt);
-  if (!response.ok() && !response.error_message.empty()) {
-    outcome.reason += ": " + response.error_message;
-  }
   std::optional<TimePoint> retry_after;
   if (response.ok()) {
     if (auto value = response.Header("Retry-After")) {
       retry_after = ParseRetryAfter(*value, now, p_.config.max_retry_after);
+    }
+  }
+  Outcome outcome;
+  if (job.extension) {
+    ExtensionVerdict verdict = job.extension->Judge(job, response, latency, now);
+    outcome = std::move(verdict.outcome);
+    if (verdict.hold_until && (!retry_after || *retry_after < *verdict.hold_until)) {
+      retry_after = std::min(*verdict.hold_until, now + p_.config.max_retry_after);
+    }
+  } else {
+    outcome = Classify(job.kind, AttemptResult{response.error, response.status});
+    if (!response.ok() && !response.error_message.empty()) {
+      outcome.reason += ": " + response.error_message;
     }
   }
   p_.compartments.OnResult(grant, outcome, latency, now, retry_after);
@@ -80,7 +106,11 @@ void AttemptRunner::Finish(const DeliveryJob& job, const Outcome& outcome,
       options.discard = true;
       p_.engine.Fail(job.jid, FailureReport{"SubscriptionGone", outcome.reason, {}},
                      LogDone("FAIL", job.jid), options);
-      p_.outcomes.WebPushGone(job, outcome.http_status, outcome.reason);
+      if (!job.extension) {
+        p_.outcomes.WebPushGone(job, outcome.http_status, outcome.reason);
+      } else if (!job.extension->OnGone(job, outcome)) {
+        p_.outcomes.TokenGone(job, outcome.http_status, outcome.reason);
+      }
       return;
     }
     case OutcomeClass::kPermanent:

@@ -141,13 +141,18 @@ const nlohmann::json* TargetOf(JobKind kind, const nlohmann::json& arg) {
 }  // namespace
 
 Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
-                                     const KeyRing* keys) {
+                                     const KeyRing* keys, DeliveryExtension* extension) {
   DeliveryJob job;
   job.jid = record.jid;
   job.jobtype = record.jobtype;
   auto kind = JobKindFromName(record.jobtype);
-  if (!kind) return Status::InvalidArgument(record.jobtype + " is not a delivery job type");
-  job.kind = *kind;
+  if (extension && extension->Handles(record.jobtype)) {
+    job.extension = extension;
+  } else if (!kind) {
+    return Status::InvalidArgument(record.jobtype + " is not a delivery job type");
+  } else {
+    job.kind = *kind;
+  }
   auto doc = nlohmann::json::parse(record.payload, nullptr, false);
   if (!doc.is_object()) return Bad(job, "the job is not a JSON object");
   auto args = doc.find("args");
@@ -173,6 +178,10 @@ Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobO
     if (message != f->end() && message->is_string()) job.last_failure = message->get<std::string>();
   }
   if (Status s = ReadContext(job, arg); !s.ok()) return s;
+  if (job.extension) {
+    if (Status s = job.extension->Read(arg, born, job); !s.ok()) return s;
+    return job;
+  }
 
   switch (job.kind) {
     case JobKind::kWebPush: {

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "bulkhead/compartment/outcome.h"
+#include "bulkhead/dispatch/delivery_extension.h"
 #include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/store/job_record.h"
@@ -64,13 +65,17 @@ struct DeliveryJob {
   std::string last_failure;
   // args[0].context (null when absent): echoed in the delivery's outcome jobs.
   nlohmann::json context;
+  // The extension that runs the job (delivery_extension.h); null for the built-in kinds, whose
+  // `kind` then says which.
+  DeliveryExtension* extension = nullptr;
 };
 
 // Reads and validates a stored delivery job. InvalidArgument names the field and the problem
 // (the PUSH error text), e.g. "activitypub: args[0].inbox: URL scheme must be https".
-// `keys` may be null (key_id then only has to be a non-empty string).
+// `keys` may be null (key_id then only has to be a non-empty string). A job of `extension`'s type
+// is read by it (job.extension is set); `extension` null: the built-in kinds only.
 Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
-                                     const KeyRing* keys);
+                                     const KeyRing* keys, DeliveryExtension* extension = nullptr);
 
 // What can still be read of a job ParseDeliveryJob refuses (it was accepted at PUSH, but e.g. its
 // key was removed since), for the outcome of its end: jid and jobtype always; the target URL and

@@ -98,12 +98,20 @@ void Dispatcher::Stop() {
 }
 
 bool Dispatcher::Handles(std::string_view jobtype) const {
-  return JobKindFromName(jobtype).has_value();
+  return JobKindFromName(jobtype).has_value() || ExtensionFor(jobtype) != nullptr;
+}
+
+DeliveryExtension* Dispatcher::ExtensionFor(std::string_view jobtype) const {
+  for (DeliveryExtension* e : extensions_) {
+    if (e->Handles(jobtype)) return e;
+  }
+  return nullptr;
 }
 
 Status Dispatcher::Validate(const JobRecord& job) const {
-  auto parsed = ParseDeliveryJob(job, config_.jobs, &keys_);
+  auto parsed = ParseDeliveryJob(job, config_.jobs, &keys_, ExtensionFor(job.jobtype));
   if (!parsed.ok()) return parsed.status();
+  if (parsed->extension) return Status::Ok();
   if (parsed->kind == JobKind::kWebPush && !signer_) {
     return Status::FailedPrecondition("webpush: the server has no VAPID key");
   }
@@ -222,7 +230,7 @@ void Dispatcher::TookOne(bool got) {
 
 void Dispatcher::Accept(JobRecord record) {
   ++stats_.taken;
-  auto parsed = ParseDeliveryJob(record, config_.jobs, &keys_);
+  auto parsed = ParseDeliveryJob(record, config_.jobs, &keys_, ExtensionFor(record.jobtype));
   if (!parsed.ok()) {
     // Accepted at PUSH but unreadable now (e.g. allow_private_targets or a key was removed since).
     runner_.Dead(ReadRefusedDeliveryJob(record), "InvalidDeliveryJob",

@@ -90,6 +90,10 @@ class Dispatcher final : public BuiltinJobs {
   // (reserved). Idempotent.
   void Stop();
 
+  // Runs the jobs of `extension`'s types too (delivery_extension.h); it must outlive the
+  // dispatcher. Call before Start().
+  void AddExtension(DeliveryExtension* extension) { extensions_.push_back(extension); }
+
   // BuiltinJobs:
   bool Handles(std::string_view jobtype) const override;
   Status Validate(const JobRecord& job) const override;
@@ -137,6 +141,8 @@ class Dispatcher final : public BuiltinJobs {
 
  private:
   void Adopt(size_t offset);
+  // The extension that runs `jobtype`, or null (a built-in kind, or none).
+  DeliveryExtension* ExtensionFor(std::string_view jobtype) const;
   // Takes the next job of kDeliveryQueue unless a take is outstanding or no more may be held.
   // Jobs are taken one Fetch at a time, each answer continuing (TookOne) on a later turn of the
   // loop, until none comes; then one Pump starts what the run took.
@@ -166,6 +172,7 @@ class Dispatcher final : public BuiltinJobs {
   const KeyRing& keys_;
   const Clock& clock_;
   const DispatcherConfig config_;
+  std::vector<DeliveryExtension*> extensions_;
 
   // The parts (declared in dependency order: each may use those above it).
   HostCompartments compartments_;

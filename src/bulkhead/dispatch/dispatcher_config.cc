@@ -69,7 +69,17 @@ DispatcherConfig MakeDispatcherConfig(const Config& config) {
   dc.webpush_deadlines = ToDeadlines(d.webpush);
   dc.activitypub_deadlines = ToDeadlines(d.activitypub);
   dc.webhook_deadlines = ToDeadlines(d.webhook);
+  dc.webpush_http2 = d.webpush.http2;
   dc.compartments = ToCompartmentsConfig(d);
+  if (!config.relay.empty()) {
+    // The push relay's apps (compartments "apns:NAME", "fcm:NAME"): APNs takes up to 1000
+    // streams per connection and answers in milliseconds, so an app's cap may grow that far
+    // (still within global_max_in_flight); it starts where a busy app needs it.
+    AdaptiveLimitConfig relay = dc.compartments.compartment.limit;
+    relay.initial_limit = std::max(relay.initial_limit, 64);
+    relay.max_limit = std::max(relay.max_limit, 1000);
+    dc.compartments.cap_overrides = {{"apns:", relay}, {"fcm:", relay}};
+  }
   return dc;
 }
 

@@ -39,6 +39,9 @@ struct DispatcherConfig {
   Deadlines webpush_deadlines;
   Deadlines activitypub_deadlines;
   Deadlines webhook_deadlines;
+  // webpush requests may use HTTP/2 where the push service offers it (many streams on one
+  // connection); false: HTTP/1.1 (delivery.webpush.http2).
+  bool webpush_http2 = true;
   HostCompartmentsConfig compartments;
   // Most delivery jobs held in memory (in flight + parked + waiting); beyond it they stay queued
   // in the store until some finish.

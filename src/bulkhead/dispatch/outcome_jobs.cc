@@ -51,6 +51,10 @@ void OutcomeJobs::WebPushGone(const DeliveryJob& job, int status, const std::str
   Push(AboutDelivery(kEventWebPushGone, job, reason, status), "bh-gone-" + job.jid);
 }
 
+void OutcomeJobs::TokenGone(const DeliveryJob& job, int status, const std::string& reason) {
+  Push(AboutDelivery(kEventRelayTokenGone, job, reason, status), "bh-token-gone-" + job.jid);
+}
+
 void OutcomeJobs::DeliveryDead(const DeliveryJob& job, const std::string& reason, int status) {
   Push(AboutDelivery(kEventDeliveryDead, job, reason, status), "bh-dead-" + job.jid);
 }

@@ -41,6 +41,7 @@ inline constexpr char kWebPushGoneJobType[] = "bulkhead.webpush_gone";
 inline constexpr char kDeliveryDeadJobType[] = "bulkhead.delivery_dead";
 inline constexpr char kHostUnavailableJobType[] = "bulkhead.host_unavailable";
 inline constexpr char kHostAvailableJobType[] = "bulkhead.host_available";
+inline constexpr char kRelayTokenGoneJobType[] = "bulkhead.relay_token_gone";
 
 // Event loop thread only. The engine, clock and stats must outlive it.
 class OutcomeJobs {
@@ -57,6 +58,9 @@ class OutcomeJobs {
 
   // `status`: the HTTP status of the answer (404 or 410).
   void WebPushGone(const DeliveryJob& job, int status, const std::string& reason);
+  // A relay job's device token is gone (APNs 410, FCM UNREGISTERED) and it had no Unsubscribe-URL:
+  // pushes bulkhead.relay_token_gone.
+  void TokenGone(const DeliveryJob& job, int status, const std::string& reason);
   // `status`: the HTTP status of the answer that decided it (0: none, JSON null).
   void DeliveryDead(const DeliveryJob& job, const std::string& reason, int status);
   // `failing_since`: the start of the failing period that made the host unavailable (nullopt:

@@ -35,6 +35,9 @@ inline constexpr char kEventWebPushGone[] = "webpush_gone";
 inline constexpr char kEventDeliveryDead[] = "delivery_dead";
 inline constexpr char kEventHostUnavailable[] = "host_unavailable";
 inline constexpr char kEventHostAvailable[] = "host_available";
+// The push relay (docs/relay.md): APNs or FCM said the device token is gone, and the message
+// carried no Unsubscribe-URL to tell its sender with.
+inline constexpr char kEventRelayTokenGone[] = "relay_token_gone";
 
 // The outcome job's jobtype for an event: "bulkhead." + event.
 std::string OutcomeJobType(std::string_view event);

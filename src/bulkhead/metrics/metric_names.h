@@ -232,4 +232,30 @@ inline constexpr double kJobRuntimeBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0
 inline constexpr double kDeliveryLatencyBuckets[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                      1,    2.5,   5,    10,  20,   30};
 
+// The push relay (docs/relay.md). Label app: the [[relay.apns]] / [[relay.fcm]] name.
+// Counter. Labels: app, event (accepted, forwarded, retried, dead, gone, unsubscribe).
+inline constexpr std::string_view kRelayMessagesTotal = "bulkhead_relay_messages_total";
+inline constexpr std::string_view kRelayMessagesTotalHelp =
+    "Relay messages by app and what became of them: accepted (stored, 201), forwarded (APNs or "
+    "FCM took it), retried, dead, gone (token unregistered), unsubscribe (Unsubscribe-URL "
+    "DELETE started).";
+// Counter. Labels: app, status (400, 404, 405, 413, 415, 429, 503).
+inline constexpr std::string_view kRelayRefusedTotal = "bulkhead_relay_refused_total";
+inline constexpr std::string_view kRelayRefusedTotalHelp =
+    "Relay requests refused, by app and the HTTP status answered to the sender.";
+// Counter. Labels: app, reason (APNs reason or FCM errorCode, or the transport's error word).
+inline constexpr std::string_view kRelayReasonsTotal = "bulkhead_relay_reasons_total";
+inline constexpr std::string_view kRelayReasonsTotalHelp =
+    "Failed forward attempts by app and the reason APNs or FCM gave.";
+// Histogram. Label: app. Buckets: kDeliveryLatencyBuckets.
+inline constexpr std::string_view kRelayForwardLatencySeconds =
+    "bulkhead_relay_forward_latency_seconds";
+inline constexpr std::string_view kRelayForwardLatencySecondsHelp =
+    "Duration of one forward attempt to APNs or FCM (request sent to answer).";
+// Gauge. Labels: app, reason. 1 while the app's compartment is stopped because APNs or FCM
+// refused its credentials (403 InvalidProviderToken, ...).
+inline constexpr std::string_view kRelayAppStopped = "bulkhead_relay_app_stopped";
+inline constexpr std::string_view kRelayAppStoppedHelp =
+    "1 while the relay app is stopped: APNs or FCM refused its credentials (reason says why).";
+
 }  // namespace bulkhead::metric_names

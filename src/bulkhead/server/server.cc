@@ -131,6 +131,10 @@ Status Server::Start() {
   auto http = ParseHostPort(config_.http);
   s = http_->Listen(http->host, http->port);
   if (!s.ok()) return s;
+  if (relay_) {
+    s = relay_->Listen(tls_.get());
+    if (!s.ok()) return s;
+  }
   s = RegisterGuardMetrics();
   if (!s.ok()) return s;
   engine_->Start();
@@ -259,7 +263,11 @@ void Server::StartDashboard() {
                                       [this] {
                                         return store_->degraded() ? store_->degraded_reason()
                                                                   : store_->unavailable_reason();
-                                      }});
+                                      },
+                                  .relay = [this]() -> std::optional<RelaySnapshot> {
+                                    if (!relay_) return std::nullopt;
+                                    return relay_->Snapshot();
+                                  }});
   dashboard_->Register(*http_);
 }
 
@@ -382,6 +390,10 @@ Status Server::StartDelivery() {
                              dispatcher_->host_labels(), clock_, ServerMetrics::kMaxSnapshotAge);
   if (!s.ok()) return s;
   engine_->SetBuiltinJobs(dispatcher_.get());
+  auto relay =
+      RelayServer::Create(io_, config_, *engine_, *dispatcher_, *transport_, clock_, registry_);
+  if (!relay.ok()) return relay.status();
+  relay_ = std::move(*relay);
   return Status::Ok();
 }
 
@@ -494,6 +506,7 @@ void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {
         info.sidekiq->outcomes_waiting = static_cast<int64_t>(waiting->second.size);
       }
     }
+    if (relay_) info.relay = relay_->Snapshot();
     cb(std::move(info));
   });
 }
@@ -546,6 +559,7 @@ void Server::Shutdown() {
   if (metrics_) metrics_->Stop();
   if (dashboard_) dashboard_->Stop();
   if (bridge_) bridge_->Stop();  // before the engine: its outcome FETCHes are withdrawn
+  if (relay_) relay_->Stop();
   // Deliveries in flight end as cancelled; their jobs stay reserved for the next start.
   if (dispatcher_) dispatcher_->Stop();
   if (transport_) transport_->Shutdown();

@@ -24,6 +24,7 @@
 #include "bulkhead/metrics/registry.h"
 #include "bulkhead/metrics/statsd_emitter.h"
 #include "bulkhead/protocol/fwp_server.h"
+#include "bulkhead/server/relay_server.h"
 #include "bulkhead/server/server_metrics.h"
 #include "bulkhead/store/store.h"
 #include "bulkhead/transport/transport.h"
@@ -69,6 +70,7 @@ class Server {
 
   uint16_t fwp_port() const { return fwp_ ? fwp_->port() : 0; }
   uint16_t http_port() const { return http_ ? http_->port() : 0; }
+  uint16_t relay_port() const { return relay_ ? relay_->port() : 0; }
   // After Run: OK, or the fatal store error that stopped the server (store.h SetFatalHandler:
   // e.g. a Redis namespace of another layout version found after a start without Redis).
   const Status& exit_status() const { return exit_status_; }
@@ -133,6 +135,7 @@ class Server {
   // The Sidekiq bridge (null: off). Before the engine and dispatcher go (it uses both); its gauges
   // read its published figures: ~Server removes them first.
   std::unique_ptr<SidekiqBridge> bridge_;
+  std::unique_ptr<RelayServer> relay_;                     // null: no relay_listen
   std::unique_ptr<dashboard::Dashboard> dashboard_;        // the web UI on http_ (dashboard/)
   std::unique_ptr<boost::asio::steady_timer> keys_retry_;  // set while the keys wait for the store
   Status exit_status_;

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bulkhead/encoders/vapid.h"
 #include "bulkhead/redis/testing/redis_server_process.h"
 #include "bulkhead/server/testing/fwp_test_connection.h"
 #include "bulkhead/store/testing/shared_store.h"
@@ -259,6 +260,55 @@ TEST_P(ServerTest, ADegradedStoreRefusesPushAndFetchAndFailsHealthz) {
             std::string::npos);
   // Reads still answer.
   EXPECT_EQ(HttpStatus(HttpGet(server_->http_port(), "/api/info")), 200);
+}
+
+// The push relay's HTTP side (docs/relay.md, "What the relay answers"): the health check, refusals
+// of paths and methods, the per-token limit (429 + Retry-After), and a store that cannot take a
+// message answered 503 + Retry-After at once, never a blocked request.
+TEST_P(ServerTest, RelayAnswersLimitsAndAFullStoreWithoutBlocking) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_server_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(VapidKey::Generate()->SaveFile((dir / "AuthKey.p8").string()).ok());
+  std::filesystem::remove_all(dir / "relay.db");
+  Config config;
+  config.store = "sqlite:" + (dir / "relay.db").string();
+  config.store_max_page_count_for_tests = 64;
+  config.relay_listen = "127.0.0.1:0";
+  RelayApnsApp app;
+  app.name = "toot";
+  app.topic = "cx.c3.toot";
+  app.team_id = "TEAM";
+  app.key_id = "KEY";
+  app.key_file = (dir / "AuthKey.p8").string();
+  app.production_url = "https://127.0.0.1:1";  // closed: forwards fail and are retried
+  app.limits.token_burst = 2;
+  app.limits.token_per_minute = 1;
+  config.relay.apns.push_back(app);
+  Start(config);
+  const uint16_t relay = server_->relay_port();
+  ASSERT_NE(relay, 0);
+  EXPECT_EQ(HttpStatus(HttpGet(relay, "/relay-to/_health")), 200);
+  EXPECT_EQ(HttpStatus(HttpGet(relay, "/relay-to/production/00ff")), 405);
+  EXPECT_EQ(HttpStatus(HttpRequest(relay, "POST", "/relay-to/fcm/tok")), 404);  // no FCM app
+  const std::string aes = "Content-Encoding: aes128gcm\r\nTTL: 60\r\n";
+  EXPECT_EQ(HttpStatus(HttpRequest(relay, "POST", "/relay-to/production/00ff", aes, "x")), 201);
+  EXPECT_EQ(HttpStatus(HttpRequest(relay, "POST", "/relay-to/production/00ff", aes, "x")), 201);
+  std::string limited = HttpRequest(relay, "POST", "/relay-to/production/00ff", aes, "x");
+  EXPECT_EQ(HttpStatus(limited), 429) << limited;
+  EXPECT_NE(limited.find("Retry-After: 60"), std::string::npos) << limited;
+  // Fill the store (each message to a token of its own): the relay answers 503 once it is full.
+  std::string full;
+  for (int i = 0; i < 400 && HttpStatus(full) != 503; ++i) {
+    char token[16];
+    std::snprintf(token, sizeof token, "%08x", i + 1);
+    full = HttpRequest(relay, "POST", std::string("/relay-to/production/") + token, aes,
+                       std::string(3000, 'y'));
+    ASSERT_TRUE(HttpStatus(full) == 201 || HttpStatus(full) == 503) << full;
+  }
+  ASSERT_EQ(HttpStatus(full), 503) << "the capped store never filled up";
+  EXPECT_NE(full.find("Retry-After: 10"), std::string::npos) << full;
+  EXPECT_NE(full.find("could not be stored"), std::string::npos) << full;
 }
 
 // Redis down at start, then up, then lost, then back: the node starts, /healthz and

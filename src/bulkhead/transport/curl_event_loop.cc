@@ -35,6 +35,7 @@ Result<CurlTransport::Impl::HostMulti*> CurlTransport::Impl::MultiFor(const UrlP
   curl_multi_setopt(m, CURLMOPT_TIMERDATA, hm.get());
   curl_multi_setopt(m, CURLMOPT_PIPELINING, long{CURLPIPE_MULTIPLEX});
   curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_connections_per_host);
+  curl_multi_setopt(m, CURLMOPT_MAX_CONCURRENT_STREAMS, options_.max_concurrent_streams);
   HostMulti* raw = hm.get();
   multis_.emplace(origin, std::move(hm));
   return raw;

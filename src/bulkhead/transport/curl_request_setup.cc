@@ -100,8 +100,12 @@ void CurlTransport::Impl::SetBaseOptions(CURL* e, Exchange* x, const UrlParts& u
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, guard_.CurlProtocols());
   curl_easy_setopt(e, CURLOPT_PROXY, "");  // never take a proxy from the environment
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_2TLS});
-  if (EqualsIgnoreCase(url.scheme, "https")) {
+  if (!x->request.http2) {
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_1_1});
+  } else {
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_2TLS});
+  }
+  if (x->request.http2 && EqualsIgnoreCase(url.scheme, "https")) {
     // Wait for a connection that may multiplex rather than open another one to the same host.
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
   }
@@ -111,6 +115,15 @@ void CurlTransport::Impl::SetBaseOptions(CURL* e, Exchange* x, const UrlParts& u
     curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
   }
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (const auto& cert = x->request.client_certificate) {
+    // libcurl copies the blobs; connections are reused only by requests with the same ones.
+    curl_blob c{const_cast<char*>(cert->cert_pem.data()), cert->cert_pem.size(), CURL_BLOB_COPY};
+    curl_blob k{const_cast<char*>(cert->key_pem.data()), cert->key_pem.size(), CURL_BLOB_COPY};
+    curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &c);
+    curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+    curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &k);
+  }
 }
 
 // Sockets are opened and closed by us so that each is checked and registered with the loop.

@@ -39,6 +39,9 @@ struct TransportOptions {
   // wait inside libcurl for a free connection (still bound by their total deadline). The delivery
   // compartment caps concurrency per host well below this; 0 = no limit.
   long max_connections_per_host = 64;
+  // Streams per HTTP/2 connection at most (CURLMOPT_MAX_CONCURRENT_STREAMS); the server's own
+  // SETTINGS_MAX_CONCURRENT_STREAMS lowers it (APNs grants up to 1000 once a provider is known).
+  long max_concurrent_streams = 1000;
   // An origin (scheme://host:port) with nothing in flight for this long closes its idle
   // connections and its libcurl multi handle.
   std::chrono::milliseconds idle_origin_timeout{60'000};

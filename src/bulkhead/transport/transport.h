@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,13 @@ struct HttpHeader {
 };
 using HttpHeaders = std::vector<HttpHeader>;
 
+// A TLS client certificate and its private key, PEM (APNs certificate authentication). Shared,
+// never copied per request; the key never leaves the process.
+struct ClientCertificate {
+  std::string cert_pem;  // the certificate, then its chain
+  std::string key_pem;   // unencrypted
+};
+
 struct HttpRequest {
   std::string method = "GET";
   std::string url;      // absolute http(s) URL
@@ -47,6 +55,11 @@ struct HttpRequest {
   // Redirects are returned as responses unless asked for; followed ones (at most 3 hops) go through
   // the same address check as the first request.
   bool follow_redirects = false;
+  // HTTP/2 where the server offers it over TLS (ALPN), many requests multiplexed on one
+  // connection; false: HTTP/1.1 only.
+  bool http2 = true;
+  // Presented when the server asks for a client certificate; null: none.
+  std::shared_ptr<const ClientCertificate> client_certificate;
 };
 
 // Why an exchange produced no usable HTTP response (Classify in compartment/outcome.h reads it).

@@ -6,6 +6,7 @@
 #include "bulkhead/view/bridge_view.h"
 #include "bulkhead/view/cron_view.h"
 #include "bulkhead/view/json_read.h"
+#include "bulkhead/view/relay_view.h"
 #include "bulkhead/view/throttle_view.h"
 
 namespace bulkhead {
@@ -121,6 +122,7 @@ std::string RenderInfoJson(const InfoSnapshot& info) {
   if (info.hosts) doc["hosts"] = HostsJsonValue(*info.hosts);
   if (info.delivery) doc["delivery"] = ClusterJsonValue(*info.delivery);
   if (info.sidekiq) doc["sidekiq"] = BridgeJsonValue(*info.sidekiq);
+  if (info.relay) doc["relay"] = RelayJsonValue(*info.relay);
   if (!e.throttles.empty()) doc["throttles"] = ThrottlesJson(e.throttles);
   return DumpJson(doc);
 }

@@ -14,6 +14,7 @@
 
 #include "bulkhead/bridge/bridge_snapshot.h"
 #include "bulkhead/engine/engine_snapshot.h"
+#include "bulkhead/relay/relay_figures.h"
 #include "bulkhead/view/cluster_view.h"
 #include "bulkhead/view/host_view.h"
 
@@ -36,6 +37,8 @@ struct InfoSnapshot {
   std::optional<ClusterView> delivery;
   // The Sidekiq bridge's figures; nullopt: the bridge is off (no "sidekiq" key).
   std::optional<BridgeSnapshot> sidekiq;
+  // The push relay's figures; nullopt: no relay (no "relay" key).
+  std::optional<RelaySnapshot> relay;
 };
 
 }  // namespace bulkhead
