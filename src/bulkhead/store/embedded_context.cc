@@ -4,7 +4,10 @@
 
 namespace bulkhead {
 
-EmbeddedContext::EmbeddedContext(std::unique_ptr<ChangeLog> log) : log_(std::move(log)) {}
+EmbeddedContext::EmbeddedContext(std::unique_ptr<ChangeLog> log) : log_(std::move(log)) {
+  // With a log, a queued job's payload lives in the log once durable (queue_slot.h).
+  if (log_) state_.EnableCompaction();
+}
 
 Status EmbeddedContext::Load() {
   if (!log_) return Status::Ok();
@@ -36,7 +39,18 @@ void EmbeddedContext::Commit(std::vector<Change> changes, std::function<void(Sta
     if (durable) durable(Status::Ok());
     return;
   }
-  log_->Append(std::move(changes), std::move(durable));
+  auto evictable = state_.TakeEvictable();
+  if (evictable.empty()) {
+    log_->Append(std::move(changes), std::move(durable));
+    return;
+  }
+  // Once durable, the queued jobs of this change keep only their compact slot in memory.
+  log_->Append(std::move(changes), [this, life = std::weak_ptr<int>(life_),
+                                    evictable = std::move(evictable),
+                                    durable = std::move(durable)](Status s) {
+    if (s.ok() && life.lock()) state_.EvictDurable(evictable);
+    if (durable) durable(s);
+  });
 }
 
 void EmbeddedContext::AddOutcome(int64_t processed, int64_t failures, TimePoint now,
@@ -62,11 +76,56 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
                             const std::string& holder, TimePoint now, JobCallback cb) {
   if (Refused(cb)) return;
   std::vector<Change> changes;
-  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled);
+  int64_t load_id = 0;
+  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled, &load_id);
   if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   if (job && !holder.empty()) state_.SetHolder(job->jid, holder, changes);
   Commit(std::move(changes), nullptr);
-  cb(std::move(job));
+  if (load_id == 0) {
+    AfterLoads([cb = std::move(cb), job = std::move(job)]() mutable { cb(std::move(job)); });
+    return;
+  }
+  ++loads_;
+  log_->ReadJobs({load_id}, [this, life = std::weak_ptr<int>(life_), load_id,
+                             cb = std::move(cb)](auto rows) {
+    bool alive = life.lock() != nullptr;
+    if (alive) --loads_;
+    if (!rows.ok()) {
+      cb(rows.status());
+    } else if (!(*rows)[0]) {
+      cb(Status::Internal("fetched job row " + std::to_string(load_id) + " is not stored"));
+    } else if (!alive) {
+      cb(std::optional<JobRecord>(std::move(*(*rows)[0])));
+    } else {
+      cb(std::optional<JobRecord>(state_.FillPayload(load_id, std::move(*(*rows)[0]))));
+    }
+  });
+}
+
+void EmbeddedContext::AfterLoads(std::function<void()> read) {
+  if (loads_ == 0) {
+    read();
+    return;
+  }
+  log_->ReadJobs({}, [read = std::move(read)](auto) { read(); });
+}
+
+void EmbeddedContext::FindJob(const std::string& jid, JobCallback cb) {
+  int64_t id = state_.ColdId(jid);
+  if (id == 0) {
+    AfterLoads([this, jid, cb = std::move(cb)] {
+      const JobRecord* job = state_.FindJob(jid);
+      cb(job ? std::optional<JobRecord>(*job) : std::nullopt);
+    });
+    return;
+  }
+  log_->ReadJobs({id}, [cb = std::move(cb)](auto rows) {
+    if (!rows.ok()) {
+      cb(rows.status());
+    } else {
+      cb(std::move((*rows)[0]));
+    }
+  });
 }
 
 }  // namespace bulkhead

@@ -23,6 +23,7 @@ class EmbeddedContext : public StoreCallbacks {
   explicit EmbeddedContext(std::unique_ptr<ChangeLog> log);
 
   MemoryState& state() { return state_; }
+  size_t cold_jobs() const { return state_.cold_jobs(); }
   // Loads the log into the state (EmbeddedStore::Open); closes the log (idempotent).
   Status Load();
   void Close();
@@ -59,12 +60,23 @@ class EmbeddedContext : public StoreCallbacks {
   // Store::Fetch, Store::FetchFor and ThrottleStore::Fetch (throttled null: no throttles): the
   // reservation, its holder (when `holder` is not empty) and, for a followed job, its tracking
   // state (working) in one change.
+  // A job fetched cold (compaction: memory_state.h) is answered once its payload is read back on
+  // the log's thread; `cb` runs later then.
   void Fetch(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
              const std::string& holder, TimePoint now, JobCallback cb);
+  // Runs `read` (a read that may return reserved jobs) once every fetched job's payload is back:
+  // inline when none is being read, else after those reads answer (in call order).
+  void AfterLoads(std::function<void()> read);
+  // Store::FindJob: a hot job from memory, a cold one read from its row on the log's thread.
+  void FindJob(const std::string& jid, JobCallback cb);
 
  private:
   std::unique_ptr<ChangeLog> log_;
   MemoryState state_;
+  // Fetched cold jobs whose payload is being read.
+  int64_t loads_ = 0;
+  // Held while the context lives: closures the log posts back check it before touching state_.
+  std::shared_ptr<int> life_ = std::make_shared<int>(0);
   bool closed_ = false;
   // The UTC day of the last AddOutcome ("YYYY-MM-DD") and its day number since the epoch.
   int64_t counted_day_number_ = -1;

@@ -72,6 +72,7 @@ class SqliteChangeLog final : public ChangeLog {
   Status Load(MemoryState& state) override;
   void Append(std::vector<Change> changes, std::function<void(Status)> durable) override;
   Status failure() const override;
+  void ReadJobs(std::vector<int64_t> ids, ReadDone done) override;
   void Close() override;
 
   static constexpr int kSchemaVersion = 4;
@@ -86,6 +87,10 @@ class SqliteChangeLog final : public ChangeLog {
   struct Pending {
     std::vector<Change> changes;
     std::function<void(Status)> durable;
+    // A read instead (ReadJobs): run after the writes before it are committed.
+    bool read = false;
+    std::vector<int64_t> ids;
+    ReadDone read_done;
   };
 
   Status OpenDatabase();
@@ -123,6 +128,8 @@ class SqliteChangeLog final : public ChangeLog {
   void WriterLoop();
   // Runs one transaction over `batch`; returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);
+  // Runs the reads of `batch` (after its commit) and posts their answers.
+  void RunReads(std::vector<Pending>& batch);
 
   const std::string path_;
   const Store::Poster poster_;

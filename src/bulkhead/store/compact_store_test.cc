@@ -1,0 +1,183 @@
+// The sqlite: store's compact queues (queue_slot.h, jid_index.h): a durable queued job keeps only
+// its slot in memory, and every store operation keeps its meaning on it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <string>
+
+#include "bulkhead/store/embedded_store.h"
+#include "bulkhead/store/jid_index.h"
+#include "bulkhead/store/sqlite_change_log.h"
+#include "bulkhead/store/testing/make_job.h"
+#include "bulkhead/store/testing/test_loop.h"
+
+namespace bulkhead {
+namespace {
+
+TEST(JidIndexTest, FindsEveryJidThroughGrowthErasesAndMoves) {
+  std::deque<QueueSlot> slots;
+  JidIndex index;
+  for (int i = 0; i < 5000; ++i) {
+    slots.push_back(QueueSlot{.id = i, .jid = CompactJid("jid-" + std::to_string(i))});
+    index.Insert(&slots.back());
+  }
+  // A long jid lives on the heap.
+  std::string long_jid(80, 'j');
+  slots.push_back(QueueSlot{.id = 5000, .jid = CompactJid(long_jid)});
+  index.Insert(&slots.back());
+  for (int i = 0; i < 5000; i += 3) index.Erase("jid-" + std::to_string(i));
+  for (int i = 0; i < 5000; ++i) {
+    QueueSlot* s = index.Find("jid-" + std::to_string(i));
+    if (i % 3 == 0) {
+      EXPECT_EQ(s, nullptr) << i;
+    } else {
+      ASSERT_NE(s, nullptr) << i;
+      EXPECT_EQ(s->id, i);
+    }
+  }
+  ASSERT_NE(index.Find(long_jid), nullptr);
+  EXPECT_EQ(index.Find(long_jid)->id, 5000);
+  EXPECT_EQ(index.Find("jid-5001"), nullptr);
+  // A slot that moved is found at its new place once repointed.
+  std::deque<QueueSlot> moved;
+  moved.push_back(std::move(slots[1]));
+  index.Repoint(&moved.back());
+  EXPECT_EQ(index.Find("jid-1"), &moved.back());
+  EXPECT_EQ(index.size(), 5001u - 1667u);
+}
+
+class CompactStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("bulkhead_compact_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    store_.reset();
+    store_ = std::make_unique<EmbeddedStore>(
+        "sqlite", std::make_unique<SqliteChangeLog>((dir_ / "c.db").string(), loop_.poster(),
+                                                    "process"));
+    Status s = store_->Open();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  static JobRecord Job(int i) {
+    JobRecord job = MakeJob("jid-" + std::to_string(i));
+    job.jobtype = "Type" + std::to_string(i);
+    job.payload = R"({"jid":")" + job.jid + R"(","jobtype":")" + job.jobtype +
+                  R"(","args":[)" + std::to_string(i) + R"(],"queue":"default"})";
+    return job;
+  }
+  Status Push(JobRecord job) {
+    std::optional<Status> out;
+    store_->Push(std::move(job), [&](Status s) { out = s; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
+  }
+  std::optional<JobRecord> Fetch() {
+    std::optional<Result<std::optional<JobRecord>>> out;
+    store_->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    EXPECT_TRUE(out->ok()) << out->status().ToString();
+    return out->ok() ? **out : std::nullopt;
+  }
+  std::optional<JobRecord> Find(const std::string& jid) {
+    std::optional<Result<std::optional<JobRecord>>> out;
+    store_->FindJob(jid, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    EXPECT_TRUE(out->ok()) << out->status().ToString();
+    return out->ok() ? **out : std::nullopt;
+  }
+
+  TestLoop loop_;
+  std::filesystem::path dir_;
+  std::unique_ptr<EmbeddedStore> store_;
+  TimePoint now_ = FromUnixMicros(1'700'000'000'000'000);
+};
+
+TEST_F(CompactStoreTest, DurableQueuedJobsGoColdAndComeBackWholeInFifoOrder) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  EXPECT_EQ(store_->cold_jobs(), 3u);
+  // Two more, fetched before their commit could be durable: they stay hot meanwhile.
+  int durable = 0;
+  for (int i = 3; i < 5; ++i) store_->Push(Job(i), [&](Status s) { durable += s.ok(); });
+  for (int i = 0; i < 5; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->jid, Job(i).jid);
+    EXPECT_EQ(job->payload, Job(i).payload);
+    EXPECT_EQ(job->jobtype, Job(i).jobtype);
+    EXPECT_EQ(job->state, JobState::kWorking);
+    EXPECT_EQ(job->score, ToUnixMicros(now_) + 60'000'000);
+  }
+  loop_.RunUntil([&] { return durable == 2; });
+  EXPECT_FALSE(Fetch().has_value());
+  EXPECT_EQ(store_->cold_jobs(), 0u);
+}
+
+TEST_F(CompactStoreTest, AColdJobIsRefusedAgainFoundRemovedAndMoved) {
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  ASSERT_EQ(store_->cold_jobs(), 4u);
+  EXPECT_EQ(Push(Job(1)).code(), StatusCode::kAlreadyExists);
+  auto found = Find("jid-2");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->state, JobState::kQueued);
+  EXPECT_EQ(found->payload, Job(2).payload);
+  EXPECT_FALSE(Find("jid-9").has_value());
+  // Out of the middle of the queue: the others keep their order.
+  std::optional<Status> removed;
+  store_->Remove("jid-1", [&](Status s) { removed = s; });
+  loop_.RunUntil([&] { return removed.has_value(); });
+  JobRecord dead = Job(3);
+  dead.state = JobState::kDead;
+  dead.score = ToUnixMicros(now_) + 1;
+  std::optional<Status> moved;
+  store_->Move(dead, now_, [&](Status s) { moved = s; });
+  loop_.RunUntil([&] { return moved.has_value(); });
+  ASSERT_TRUE(moved->ok()) << moved->ToString();
+  EXPECT_EQ(Fetch()->jid, "jid-0");
+  EXPECT_EQ(Fetch()->jid, "jid-2");
+  EXPECT_FALSE(Fetch().has_value());
+  auto in_dead = Find("jid-3");
+  ASSERT_TRUE(in_dead.has_value());
+  EXPECT_EQ(in_dead->state, JobState::kDead);
+  EXPECT_EQ(in_dead->payload, Job(3).payload);
+}
+
+TEST_F(CompactStoreTest, ReadsAfterAFetchSeeItsPayload) {
+  ASSERT_TRUE(Push(Job(7)).ok());
+  std::optional<JobRecord> fetched, working;
+  store_->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) { fetched = **r; });
+  // Asked before the fetch's payload is back: answered after it, whole.
+  store_->GetWorking("jid-7", [&](Result<std::optional<JobRecord>> r) {
+    EXPECT_TRUE(fetched.has_value()) << "answered before the FETCH";
+    working = **r;
+  });
+  loop_.RunUntil([&] { return working.has_value(); });
+  EXPECT_EQ(working->payload, Job(7).payload);
+  EXPECT_EQ(fetched->payload, Job(7).payload);
+}
+
+TEST_F(CompactStoreTest, AReopenedStoreLoadsQueuedJobsColdInOrder) {
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  Reopen();
+  EXPECT_EQ(store_->cold_jobs(), 50u);
+  EXPECT_EQ(Push(Job(10)).code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(Push(Job(50)).ok());
+  for (int i = 0; i <= 50; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->payload, Job(i).payload);
+  }
+}
+
+}  // namespace
+}  // namespace bulkhead
