@@ -1,7 +1,7 @@
 // store_memory: what a queued job costs the embedded SQLite store — RAM (RSS growth per job), disk
 // bytes per job, and the time to reopen the store with them all queued (restart to serving).
 //
-//   store_memory [--jobs N] [--dir DIR] [--arg-bytes B]
+//   store_memory [--jobs N] [--dir DIR] [--arg-bytes B] [--open-only]
 //
 // Pushes N Mastodon-like push jobs (a Web::PushNotificationWorker job of 134 bytes of JSON
 // with the default --arg-bytes), one store call each, waits until every one is durable, and prints
@@ -104,6 +104,21 @@ int64_t DiskBytes(const std::string& path) {
   return n;
 }
 
+// Times the opening of the store a run left in `dir` (for profiling the restart).
+int OpenOnly(const std::string& dir) {
+  Loop loop;
+  auto start = SteadyClock::now();
+  auto store = OpenStoreFromUrl("sqlite:" + dir + "/store_memory.db", loop.poster());
+  if (!store.ok()) {
+    std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("{\"open_s\":%.3f}\n",
+              std::chrono::duration<double>(SteadyClock::now() - start).count());
+  (*store)->Close();
+  return 0;
+}
+
 int Run(int64_t jobs, const std::string& dir, int arg_bytes) {
   fs::create_directories(dir);
   std::string path = dir + "/store_memory.db";
@@ -150,10 +165,11 @@ int Run(int64_t jobs, const std::string& dir, int arg_bytes) {
   double open_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
   bool fetched = false;
   std::string first;
-  (*reopened)->Fetch({"push"}, std::chrono::system_clock::now(), [&](Result<std::optional<JobRecord>> r) {
-    if (r.ok() && *r) first = (*r)->payload;
-    fetched = true;
-  });
+  (*reopened)->Fetch({"push"}, std::chrono::system_clock::now(),
+                     [&](Result<std::optional<JobRecord>> r) {
+                       if (r.ok() && *r) first = (*r)->payload;
+                       fetched = true;
+                     });
   loop.RunUntil([&] { return fetched; });
   double serving_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
   malloc_trim(0);
@@ -183,6 +199,9 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", jobs, "jobs to push and leave queued");
   app.add_option("--dir", dir, "directory for the database (emptied of it first)");
   app.add_option("--arg-bytes", arg_bytes, "bytes of the job's args (70 gives 134-byte JSON)");
+  bool open_only = false;
+  app.add_flag("--open-only", open_only, "only time opening the store a run left in --dir");
   CLI11_PARSE(app, argc, argv);
+  if (open_only) return bulkhead::OpenOnly(dir);
   return bulkhead::Run(jobs, dir, arg_bytes);
 }

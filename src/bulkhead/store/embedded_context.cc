@@ -45,12 +45,12 @@ void EmbeddedContext::Commit(std::vector<Change> changes, std::function<void(Sta
     return;
   }
   // Once durable, the queued jobs of this change keep only their compact slot in memory.
-  log_->Append(std::move(changes), [this, life = std::weak_ptr<int>(life_),
-                                    evictable = std::move(evictable),
-                                    durable = std::move(durable)](Status s) {
-    if (s.ok() && life.lock()) state_.EvictDurable(evictable);
-    if (durable) durable(s);
-  });
+  log_->Append(std::move(changes),
+               [this, life = std::weak_ptr<int>(life_), evictable = std::move(evictable),
+                durable = std::move(durable)](Status s) {
+                 if (s.ok() && life.lock()) state_.EvictDurable(evictable);
+                 if (durable) durable(s);
+               });
 }
 
 void EmbeddedContext::AddOutcome(int64_t processed, int64_t failures, TimePoint now,
@@ -86,20 +86,20 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
     return;
   }
   ++loads_;
-  log_->ReadJobs({load_id}, [this, life = std::weak_ptr<int>(life_), load_id,
-                             cb = std::move(cb)](auto rows) {
-    bool alive = life.lock() != nullptr;
-    if (alive) --loads_;
-    if (!rows.ok()) {
-      cb(rows.status());
-    } else if (!(*rows)[0]) {
-      cb(Status::Internal("fetched job row " + std::to_string(load_id) + " is not stored"));
-    } else if (!alive) {
-      cb(std::optional<JobRecord>(std::move(*(*rows)[0])));
-    } else {
-      cb(std::optional<JobRecord>(state_.FillPayload(load_id, std::move(*(*rows)[0]))));
-    }
-  });
+  log_->ReadJobs(
+      {load_id}, [this, life = std::weak_ptr<int>(life_), load_id, cb = std::move(cb)](auto rows) {
+        bool alive = life.lock() != nullptr;
+        if (alive) --loads_;
+        if (!rows.ok()) {
+          cb(rows.status());
+        } else if (!(*rows)[0]) {
+          cb(Status::Internal("fetched job row " + std::to_string(load_id) + " is not stored"));
+        } else if (!alive) {
+          cb(std::optional<JobRecord>(std::move(*(*rows)[0])));
+        } else {
+          cb(std::optional<JobRecord>(state_.FillPayload(load_id, std::move(*(*rows)[0]))));
+        }
+      });
 }
 
 void EmbeddedContext::AfterLoads(std::function<void()> read) {

@@ -26,11 +26,6 @@ void JidIndex::Insert(QueueSlot* slot) {
   ++size_;
 }
 
-void JidIndex::Repoint(QueueSlot* slot) {
-  size_t i = Position(slot->jid.view());
-  if (table_[i] != nullptr) table_[i] = slot;
-}
-
 void JidIndex::Erase(std::string_view jid) {
   size_t i = Position(jid);
   if (table_[i] == nullptr) return;

@@ -6,7 +6,7 @@
 // The hash is seeded per process (std::random_device), so that clients cannot choose jids that
 // all land on one probe run. Deletion shifts the run back (no tombstones).
 //
-// Slots move when their queue's deque erases in the middle: the owner calls Repoint for each.
+// The slots must not move while indexed (MemoryState's queues never move a slot: queue_slot.h).
 // Thread-compatible.
 #pragma once
 
@@ -26,8 +26,6 @@ class JidIndex {
   QueueSlot* Find(std::string_view jid) const;
   // Adds `slot` (its jid must not be in the index).
   void Insert(QueueSlot* slot);
-  // Points the entry for slot->jid at `slot` (after the slot moved).
-  void Repoint(QueueSlot* slot);
   // Removes `jid`; no-op when absent.
   void Erase(std::string_view jid);
   void Clear();

@@ -122,7 +122,7 @@ void MemoryState::FinishLoad() {
     std::sort(q.jobs.begin(), q.jobs.end(), [](const QueueSlot& a, const QueueSlot& b) {
       return a.hot->job.score < b.hot->job.score;
     });
-    RepointAll(q);
+    for (QueueSlot& slot : q.jobs) slot.hot->slot = &slot;
   }
   FinishLoadCold();
   // Every stored reservation holds a slot, taken at its expiry minus its reserve_for.
@@ -161,8 +161,7 @@ Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
 
 std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                             std::vector<Change>& out,
-                                            const ThrottledFetch* throttled,
-                                            int64_t* load_id) {
+                                            const ThrottledFetch* throttled, int64_t* load_id) {
   for (const auto& name : queues) {
     auto it = queues_.find(name);
     if (it == queues_.end() || it->second.paused || it->second.jobs.empty()) continue;
@@ -176,7 +175,7 @@ std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queu
     QueueSlot& front = it->second.jobs.front();
     Entry* e = front.hot ? front.hot : ThawSlot(front);
     if (throttle) slots_.Take(name, e->job.jid, throttled->wid, now_us);
-    it->second.jobs.pop_front();
+    EraseSlot(it->second, &front);
     e->slot = nullptr;
     if (load_id) *load_id = e->payload_pending ? e->id : 0;
     e->job.state = JobState::kWorking;
@@ -387,6 +386,7 @@ void MemoryState::RemoveQueues(const std::vector<std::string>& queues, std::vect
     bool paused = it->second.paused;
     ForgetQueue(it);
     for (QueueSlot& slot : jobs) {
+      if (IsHole(slot)) continue;
       Change c{Change::Kind::kDeleteJob};
       c.id = slot.hot ? slot.hot->id : slot.id;
       out.push_back(std::move(c));
@@ -470,7 +470,7 @@ StoreStats MemoryState::Stats() const {
   StoreStats s;
   for (const auto& [name, q] : queues_) {
     QueueStats qs;
-    qs.size = q.jobs.size();
+    qs.size = q.jobs.size() - q.holes;
     qs.paused = q.paused;
     if (!q.jobs.empty()) {
       const QueueSlot& front = q.jobs.front();

@@ -230,7 +230,10 @@ class MemoryState {
 
   using Entry = HotJob;
   struct Queue {
-    std::deque<QueueSlot> jobs;  // slots never move but by an erase in the middle (RepointAll)
+    // Slots never move (the index and hot jobs point at them): a job leaving the middle leaves a
+    // hole (IsHole), never at either end.
+    std::deque<QueueSlot> jobs;
+    size_t holes = 0;
     bool paused = false;
     uint32_t no = 0;  // its index in queue_by_no_
   };
@@ -250,9 +253,9 @@ class MemoryState {
   void ReleaseSlot(const Entry* e);
   // The queue `name`, made known (and numbered) when it is not.
   Queue& QueueNamed(const std::string& name);
-  // Erases `slot` from `q` (O(1) at either end; in the middle, every slot of q is repointed).
+  // Takes `slot` out of `q`: O(1) at either end, a hole in the middle.
   void EraseSlot(Queue& q, QueueSlot* slot);
-  void RepointAll(Queue& q);
+  static bool IsHole(const QueueSlot& s) { return s.hot == nullptr && s.id == 0; }
   // A cold job made hot in place (payload pending), or the hot job; null when unknown.
   Entry* Thaw(const std::string& jid);
   Entry* ThawSlot(QueueSlot& slot);

@@ -1,5 +1,7 @@
 // MemoryState's queues of slots and their compaction: hot and cold queued jobs (queue_slot.h),
 // the queues' numbering, and the moves between hot and cold (contracts in memory_state.h).
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "bulkhead/store/memory_state.h"
@@ -20,16 +22,6 @@ void MemoryState::ForgetQueue(QueueMap::iterator it) {
   queues_.erase(it);
 }
 
-void MemoryState::RepointAll(Queue& q) {
-  for (QueueSlot& slot : q.jobs) {
-    if (slot.hot) {
-      slot.hot->slot = &slot;
-    } else {
-      cold_.Repoint(&slot);
-    }
-  }
-}
-
 void MemoryState::EraseSlot(Queue& q, QueueSlot* slot) {
   auto& dq = q.jobs;
   if (dq.empty()) return;
@@ -38,11 +30,21 @@ void MemoryState::EraseSlot(Queue& q, QueueSlot* slot) {
   } else if (&dq.front() == slot) {
     dq.pop_front();
   } else {
-    // Rare (an admin's removal from mid-queue): O(n), like the erase itself.
-    auto it = std::find_if(dq.begin(), dq.end(), [slot](const QueueSlot& s) { return &s == slot; });
-    if (it == dq.end()) return;
-    dq.erase(it);
-    RepointAll(q);
+    // Out of the middle (an admin's removal): the slot stays as a hole, so that no other slot
+    // moves (the index and the hot jobs point at them); FETCH drops holes as they reach the front.
+    slot->hot = nullptr;
+    slot->id = 0;
+    slot->jid = CompactJid();
+    ++q.holes;
+  }
+  // Keep both ends live: Stats reads the front, the next erase may be at either end.
+  while (!dq.empty() && IsHole(dq.back())) {
+    dq.pop_back();
+    --q.holes;
+  }
+  while (!dq.empty() && IsHole(dq.front())) {
+    dq.pop_front();
+    --q.holes;
   }
 }
 
@@ -79,6 +81,10 @@ void MemoryState::FinishLoadCold() {
               [](const auto& a, const auto& b) { return a.first < b.first; });
     Queue& q = queue_by_no_[no]->second;
     for (auto& [seq, slot] : rows) {
+      if (Contains(std::string(slot.jid.view()))) {
+        spdlog::warn("stored jobs: skipping row {}: duplicate jid {}", slot.id, slot.jid.view());
+        continue;
+      }
       q.jobs.push_back(std::move(slot));
       cold_.Insert(&q.jobs.back());
     }
