@@ -177,6 +177,30 @@ TEST_F(CompactStoreTest, AReopenedStoreLoadsQueuedJobsColdInOrder) {
   }
 }
 
+TEST_F(CompactStoreTest, FetchesWhileRowsAreReadAheadGetEachJobOnce) {
+  const int n = 2 * static_cast<int>(MemoryState::kReadAhead) + 5;
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  ASSERT_EQ(store_->cold_jobs(), static_cast<size_t>(n));
+  // All asked at once: the first reads the next rows ahead, the others wait for that read or
+  // find their job warm.
+  std::vector<std::optional<JobRecord>> got(n + 1);
+  int answered = 0;
+  for (int i = 0; i <= n; ++i) {
+    store_->Fetch({"default"}, now_, [&, i](Result<std::optional<JobRecord>> r) {
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      got[i] = *r;
+      ++answered;
+    });
+  }
+  loop_.RunUntil([&] { return answered == n + 1; });
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(got[i].has_value()) << i;
+    EXPECT_EQ(got[i]->jid, Job(i).jid);
+    EXPECT_EQ(got[i]->payload, Job(i).payload);
+  }
+  EXPECT_FALSE(got[n].has_value());
+}
+
 TEST_F(CompactStoreTest, AFileWrittenBeforeCompactQueuesIsServedAsItIs) {
   store_.reset();
   std::filesystem::remove_all(dir_);

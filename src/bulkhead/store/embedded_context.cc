@@ -76,30 +76,48 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
                             const std::string& holder, TimePoint now, JobCallback cb) {
   if (Refused(cb)) return;
   std::vector<Change> changes;
-  int64_t load_id = 0;
-  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled, &load_id);
+  MemoryState::ColdFetch cold;
+  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled, &cold);
   if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   if (job && !holder.empty()) state_.SetHolder(job->jid, holder, changes);
   Commit(std::move(changes), nullptr);
-  if (load_id == 0) {
+  if (cold.id == 0) {
     AfterLoads([cb = std::move(cb), job = std::move(job)]() mutable { cb(std::move(job)); });
     return;
   }
+  waiting_.emplace(cold.id, std::move(cb));
+  // Its row is on its way already (an earlier FETCH read it ahead): answered with that read.
+  if (cold.requested && reading_.contains(cold.id)) return;
+  std::vector<int64_t> ids = {cold.id};
+  ids.insert(ids.end(), cold.ahead.begin(), cold.ahead.end());
+  for (int64_t id : ids) reading_.insert(id);
   ++loads_;
-  log_->ReadJobs(
-      {load_id}, [this, life = std::weak_ptr<int>(life_), load_id, cb = std::move(cb)](auto rows) {
-        bool alive = life.lock() != nullptr;
-        if (alive) --loads_;
-        if (!rows.ok()) {
-          cb(rows.status());
-        } else if (!(*rows)[0]) {
-          cb(Status::Internal("fetched job row " + std::to_string(load_id) + " is not stored"));
-        } else if (!alive) {
-          cb(std::optional<JobRecord>(std::move(*(*rows)[0])));
-        } else {
-          cb(std::optional<JobRecord>(state_.FillPayload(load_id, std::move(*(*rows)[0]))));
-        }
-      });
+  log_->ReadJobs(ids, [this, life = std::weak_ptr<int>(life_), ids](auto rows) {
+    if (life.lock()) RowsRead(ids, std::move(rows));
+  });
+}
+
+void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
+                               Result<std::vector<std::optional<JobRecord>>> rows) {
+  --loads_;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    int64_t id = ids[i];
+    reading_.erase(id);
+    auto waiter = waiting_.find(id);
+    if (waiter == waiting_.end()) {
+      if (rows.ok() && (*rows)[i]) state_.Warm(id, std::move(*(*rows)[i]));
+      continue;
+    }
+    JobCallback cb = std::move(waiter->second);
+    waiting_.erase(waiter);
+    if (!rows.ok()) {
+      cb(rows.status());
+    } else if (!(*rows)[i]) {
+      cb(Status::Internal("fetched job row " + std::to_string(id) + " is not stored"));
+    } else {
+      cb(std::optional<JobRecord>(state_.FillPayload(id, std::move(*(*rows)[i]))));
+    }
+  }
 }
 
 void EmbeddedContext::AfterLoads(std::function<void()> read) {

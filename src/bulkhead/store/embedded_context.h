@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "bulkhead/store/change_log.h"
@@ -73,8 +75,13 @@ class EmbeddedContext : public StoreCallbacks {
  private:
   std::unique_ptr<ChangeLog> log_;
   MemoryState state_;
-  // Fetched cold jobs whose payload is being read.
+  // Reads of fetched cold jobs in flight, and the FETCHes waiting for a row of one, by row id.
   int64_t loads_ = 0;
+  std::unordered_map<int64_t, JobCallback> waiting_;
+  std::unordered_set<int64_t> reading_;  // the rows of the reads in flight
+  // Answers FETCHes from the rows of a read (or its error) and warms the rows read ahead.
+  void RowsRead(const std::vector<int64_t>& ids,
+                Result<std::vector<std::optional<JobRecord>>> rows);
   // Held while the context lives: closures the log posts back check it before touching state_.
   std::shared_ptr<int> life_ = std::make_shared<int>(0);
   bool closed_ = false;

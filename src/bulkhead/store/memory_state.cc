@@ -161,7 +161,7 @@ Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
 
 std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                             std::vector<Change>& out,
-                                            const ThrottledFetch* throttled, int64_t* load_id) {
+                                            const ThrottledFetch* throttled, ColdFetch* cold) {
   for (const auto& name : queues) {
     auto it = queues_.find(name);
     if (it == queues_.end() || it->second.paused || it->second.jobs.empty()) continue;
@@ -173,11 +173,16 @@ std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queu
       if (throttle && slots_.Full(*throttle, throttled->wid, now_us)) continue;
     }
     QueueSlot& front = it->second.jobs.front();
+    bool requested = front.hot == nullptr && front.requested;
     Entry* e = front.hot ? front.hot : ThawSlot(front);
     if (throttle) slots_.Take(name, e->job.jid, throttled->wid, now_us);
     EraseSlot(it->second, &front);
     e->slot = nullptr;
-    if (load_id) *load_id = e->payload_pending ? e->id : 0;
+    if (cold && e->payload_pending) {
+      cold->id = e->id;
+      cold->requested = requested;
+      if (!requested) ReadAhead(it->second, *cold);
+    }
     e->job.state = JobState::kWorking;
     e->job.score = now_us + int64_t{e->job.reserve_for_s} * 1'000'000;
     Link(e);

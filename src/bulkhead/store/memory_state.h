@@ -69,12 +69,21 @@ class MemoryState {
   // Pops the first job of the first non-empty, non-paused queue in `queues` and reserves it until
   // now + its reserve_for. nullopt when all are empty or paused. With `throttled`, a queue whose
   // throttle has no free slot is skipped too, and a job of a throttled queue takes a slot.
-  // A cold job (compaction) is returned without its payload and jobtype, and *load_id is set to
-  // its row id: the caller reads the row from the log and hands it to FillPayload (0 otherwise).
+  // What FETCH of a cold job (compaction) needs read from the log: the job is returned without
+  // its payload and jobtype; `id` is its row (0 when the job was hot). Unless the row is already
+  // being read (`requested`, a read-ahead), `ahead` lists the next cold rows of its queue, up to
+  // kReadAhead, now marked requested: the caller reads them all at once, hands the job's row to
+  // FillPayload and the others to Warm.
+  struct ColdFetch {
+    int64_t id = 0;
+    bool requested = false;
+    std::vector<int64_t> ahead;
+  };
+  static constexpr size_t kReadAhead = 64;
   std::optional<JobRecord> Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                  std::vector<Change>& out,
                                  const ThrottledFetch* throttled = nullptr,
-                                 int64_t* load_id = nullptr);
+                                 ColdFetch* cold = nullptr);
 
   // Removes a reserved job and returns it; nullopt (and no change) when the jid is not in working.
   std::optional<JobRecord> Ack(const std::string& jid, std::vector<Change>& out);
@@ -205,6 +214,9 @@ class MemoryState {
   // jobtype when it is still pending. Returns the job as FETCH hands it out (`row`'s fields when
   // the job is gone meanwhile).
   JobRecord FillPayload(int64_t id, JobRecord row);
+  // A row read ahead (ColdFetch::ahead): the job turns hot with it when it is still cold and
+  // queued as it was (its jid on the same row).
+  void Warm(int64_t id, JobRecord row);
   // The row id of the cold queued job `jid`, or 0.
   int64_t ColdId(const std::string& jid) const;
   // True while a fetched job waits for its payload.
@@ -259,6 +271,8 @@ class MemoryState {
   // A cold job made hot in place (payload pending), or the hot job; null when unknown.
   Entry* Thaw(const std::string& jid);
   Entry* ThawSlot(QueueSlot& slot);
+  // Lists the next cold, unrequested slots of `q` in `cold` (marking them requested).
+  void ReadAhead(Queue& q, ColdFetch& cold);
   void FinishLoadCold();  // the cold rows loaded, in FIFO order, into their queues
   void ForgetQueue(QueueMap::iterator it);
 

@@ -64,6 +64,7 @@ MemoryState::Entry* MemoryState::ThawSlot(QueueSlot& slot) {
   cold_.Erase(e->job.jid);
   slot.hot = e;
   slot.jid = CompactJid();
+  slot.requested = 0;
   by_jid_.emplace(e->job.jid, std::move(entry));
   return e;
 }
@@ -73,6 +74,25 @@ MemoryState::Entry* MemoryState::Thaw(const std::string& jid) {
   if (it != by_jid_.end()) return it->second.get();
   QueueSlot* slot = cold_.Find(jid);
   return slot ? ThawSlot(*slot) : nullptr;
+}
+
+void MemoryState::ReadAhead(Queue& q, ColdFetch& cold) {
+  for (QueueSlot& slot : q.jobs) {
+    if (cold.ahead.size() >= kReadAhead) break;
+    if (slot.hot || IsHole(slot)) continue;
+    if (slot.requested) break;  // an earlier read-ahead took it and the rest
+    slot.requested = 1;
+    cold.ahead.push_back(slot.id);
+  }
+}
+
+void MemoryState::Warm(int64_t id, JobRecord row) {
+  QueueSlot* slot = cold_.Find(row.jid);
+  if (slot == nullptr || slot->id != id || row.state != JobState::kQueued) return;
+  Entry* e = ThawSlot(*slot);
+  e->job.payload = std::move(row.payload);
+  e->job.jobtype = std::move(row.jobtype);
+  e->payload_pending = false;
 }
 
 void MemoryState::FinishLoadCold() {

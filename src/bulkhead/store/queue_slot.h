@@ -89,7 +89,9 @@ struct QueueSlot {
   int64_t id = 0;
   int64_t enqueued_us = 0;
   int32_t reserve_for_s = 0;
-  uint32_t queue_no = 0;
+  uint32_t queue_no : 31 = 0;
+  // Its row is being read ahead of FETCH (MemoryState::ColdFetch): not asked for again.
+  uint32_t requested : 1 = 0;
   CompactJid jid;
 };
 static_assert(sizeof(QueueSlot) == 64);
