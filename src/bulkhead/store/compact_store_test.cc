@@ -141,6 +141,11 @@ TEST_F(CompactStoreTest, AColdJobIsRefusedAgainFoundRemovedAndMoved) {
   store_->Move(dead, now_, [&](Status s) { moved = s; });
   loop_.RunUntil([&] { return moved.has_value(); });
   ASSERT_TRUE(moved->ok()) << moved->ToString();
+  std::optional<StoreStats> stats;
+  store_->Stats([&](Result<StoreStats> r) { stats = *r; });
+  loop_.RunUntil([&] { return stats.has_value(); });
+  EXPECT_EQ(stats->enqueued, 2u) << "the hole left by jid-1 is not a job";
+  EXPECT_EQ(stats->dead, 1u);
   EXPECT_EQ(Fetch()->jid, "jid-0");
   EXPECT_EQ(Fetch()->jid, "jid-2");
   EXPECT_FALSE(Fetch().has_value());

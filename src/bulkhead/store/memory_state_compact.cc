@@ -77,8 +77,9 @@ MemoryState::Entry* MemoryState::Thaw(const std::string& jid) {
 }
 
 void MemoryState::ReadAhead(Queue& q, ColdFetch& cold) {
+  size_t looked = 0;  // bounded: hot slots and holes between the cold ones are skipped
   for (QueueSlot& slot : q.jobs) {
-    if (cold.ahead.size() >= kReadAhead) break;
+    if (cold.ahead.size() >= kReadAhead || ++looked > 4 * kReadAhead) break;
     if (slot.hot || IsHole(slot)) continue;
     if (slot.requested) break;  // an earlier read-ahead took it and the rest
     slot.requested = 1;
