@@ -99,7 +99,7 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
 
 void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
                                Result<std::vector<std::optional<JobRecord>>> rows) {
-  --loads_;
+  // Counted until every row is in: a read a callback below makes waits for the later rows too.
   for (size_t i = 0; i < ids.size(); ++i) {
     int64_t id = ids[i];
     reading_.erase(id);
@@ -118,6 +118,7 @@ void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
       cb(std::optional<JobRecord>(state_.FillPayload(id, std::move(*(*rows)[i]))));
     }
   }
+  --loads_;
 }
 
 void EmbeddedContext::AfterLoads(std::function<void()> read) {
