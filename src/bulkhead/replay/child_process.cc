@@ -1,12 +1,16 @@
 #include "bulkhead/replay/child_process.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -18,7 +22,7 @@ namespace bulkhead {
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv,
                                                           const std::string& stderr_path,
-                                                          bool pipe_stdout) {
+                                                          bool pipe_stdout, bool own_group) {
   if (argv.empty()) return Status::InvalidArgument("spawn: empty command");
   int pipe_fds[2] = {-1, -1};
   if (pipe_stdout && pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -37,15 +41,22 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std:
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (own_group) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);  // the child's own pid
+  }
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (pipe_stdout) close(pipe_fds[1]);
   if (rc != 0) {
     if (pipe_stdout) close(pipe_fds[0]);
     return Status::Internal("spawn " + argv[0] + ": " + std::strerror(rc));
   }
-  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, pipe_fds[0], stderr_path));
+  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, pipe_fds[0], stderr_path, own_group));
 }
 
 ChildProcess::~ChildProcess() {
@@ -61,15 +72,20 @@ std::optional<int> ChildProcess::Poll() {
   return status_;
 }
 
+void ChildProcess::Signal(int sig) const { kill(own_group_ ? -pid_ : pid_, sig); }
+
 int ChildProcess::Stop(std::chrono::milliseconds grace) {
-  if (Poll()) return *status_;
-  kill(pid_, SIGTERM);
+  if (Poll()) {
+    if (own_group_) kill(-pid_, SIGKILL);  // whatever the leader left behind
+    return *status_;
+  }
+  Signal(SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < deadline) {
     if (Poll()) return *status_;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  kill(pid_, SIGKILL);
+  Signal(SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
   status_ = status;
@@ -90,6 +106,43 @@ Result<std::string> SelfExecutable() {
   if (n <= 0)
     return Status::Internal(std::string("readlink /proc/self/exe: ") + std::strerror(errno));
   return std::string(buf, static_cast<size_t>(n));
+}
+
+Result<std::string> FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (!dirs.empty()) {
+    size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return Status::NotFound(name + " is not in PATH (scripts/setup installs it)");
+}
+
+Result<uint16_t> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Internal("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return Status::Unavailable("no free port on 127.0.0.1");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+Status WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Status::Unavailable("cannot write " + path.string());
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  return ok ? Status::Ok() : Status::Unavailable("cannot write " + path.string());
 }
 
 }  // namespace bulkhead
