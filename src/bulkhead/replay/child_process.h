@@ -42,7 +42,9 @@ class ChildProcess {
 
  private:
   ChildProcess(pid_t pid, int stdout_fd, std::string stderr_path, bool own_group)
-      : pid_(pid), stdout_fd_(stdout_fd), stderr_path_(std::move(stderr_path)),
+      : pid_(pid),
+        stdout_fd_(stdout_fd),
+        stderr_path_(std::move(stderr_path)),
         own_group_(own_group) {}
   void Signal(int sig) const;
 

@@ -95,8 +95,8 @@ Status ValidateReplayOptions(const ReplayOptions& o) {
         "--concurrency must be at least --nodes (each node's worker "
         "gets a share of the threads)");
   }
-  if (o.pipeline == Pipeline::kSidekiq && (o.nodes > 1 || !o.store.empty() || o.baseline ||
-                                            !o.tls_cert_file.empty())) {
+  if (o.pipeline == Pipeline::kSidekiq &&
+      (o.nodes > 1 || !o.store.empty() || o.baseline || !o.tls_cert_file.empty())) {
     return Status::InvalidArgument(
         "--pipeline sidekiq runs its own pair of runs on one embedded store: --store, --nodes, "
         "--baseline and TLS do not apply");

@@ -223,7 +223,8 @@ class Scenario {
         worker_args, (rig_.dir / ("worker-" + std::to_string(i) + ".log")).string(), true);
     if (!worker.ok()) return worker.status();
     node.worker = std::move(*worker);
-    node.reader = std::thread([this, fd = node.worker->stdout_fd()] { records_.ReadWorkerLines(fd); });
+    node.reader =
+        std::thread([this, fd = node.worker->stdout_fd()] { records_.ReadWorkerLines(fd); });
     auto deadline = Clock::now() + kWorkerReadyTimeout;
     for (;;) {
       auto info = Info(i);
@@ -259,36 +260,30 @@ class Scenario {
 
   // Paces pushes at `rate` per second from t0 for the duration, job i through node i % nodes;
   // `make_job(i, now_us)` returns the job's JSON. Stops at the first PUSH error (kept in
-  // load_error_).
+  // records_).
   void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
     std::vector<std::unique_ptr<FaktoryClient>> clients;
     for (size_t n = 0; n < rig_.nodes.size(); ++n) {
       auto client = FaktoryClient::Connect(ClientOptions(n));
       if (!client.ok()) {
-        SetLoadError(client.status());
+        records_.SetLoadError(client.status());
         return;
       }
       clients.push_back(std::move(*client));
     }
     const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
-    for (int64_t i = 0; i < total && !stop_load_; ++i) {
+    for (int64_t i = 0; i < total && !records_.stop_load; ++i) {
       int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
       int64_t now = SteadyMicros();
       if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
       std::string job = make_job(i, SteadyMicros());
       Status s = clients[static_cast<size_t>(i) % clients.size()]->Push(job);
       if (!s.ok()) {
-        SetLoadError(s);
+        records_.SetLoadError(s);
         return;
       }
     }
     for (auto& client : clients) client->End();
-  }
-
-  void SetLoadError(const Status& s) {
-    std::lock_guard lock(mu_);
-    if (load_error_.ok()) load_error_ = s;
-    stop_load_ = true;
   }
 
   // The Web Push job number `i`, pushed at `now`, to the faulty host when `bad`: a webpush job
@@ -356,20 +351,19 @@ class Scenario {
     // Sample once a second while the load runs.
     const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
     int64_t next = result_.t0_us;
-    while (SteadyMicros() < end_us && !stop_load_) {
+    while (SteadyMicros() < end_us && !records_.stop_load) {
       int64_t now = SteadyMicros();
       if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
       next += 1'000'000;
       Status s = Sample();
-      if (!s.ok()) SetLoadError(s);
+      if (!s.ok()) records_.SetLoadError(s);
       Progress(false);
     }
     timeline.join();
     webpush.join();
     if (options_.progress) Progress(true);
-    std::lock_guard lock(mu_);
-    if (!load_error_.ok()) {
-      return Status::Unavailable("the load stopped: " + load_error_.message() + "\nserver log:\n" +
+    if (Status e = records_.LoadError(); !e.ok()) {
+      return Status::Unavailable("the load stopped: " + e.message() + "\nserver log:\n" +
                                  rig_.nodes[0].server->StderrTail());
     }
     return Status::Ok();
@@ -400,22 +394,14 @@ class Scenario {
         AddHostFigures(*node_info, faulty_host_, s);
       }
     }
-    std::lock_guard lock(mu_);
-    result_.samples.push_back(s);
+    records_.AddSample(s);
     return Status::Ok();
   }
 
   void Progress(bool final) {
     if (!options_.progress) return;
-    ServerSample s;
-    {
-      std::lock_guard lock(mu_);
-      if (result_.samples.empty()) return;
-      s = result_.samples.back();
-    }
-    std::string line = records_.ProgressLine(result_.name, options_.duration_s, s,
-                                             rig_.healthy->Arrivals().size());
-    WriteProgress(err_, line, static_cast<int>(s.t_s), final, &last_progress_);
+    records_.Progress(err_, result_.name, options_.duration_s, rig_.healthy->Arrivals().size(),
+                      final);
   }
 
   // Waits (bounded) for timeline jobs and healthy deliveries still under way, then takes a last
@@ -440,12 +426,8 @@ class Scenario {
   std::string redis_namespace_;                               // on a Redis store
   std::string faulty_host_;
   std::pair<std::string, std::string> keys_;
-  std::atomic<bool> stop_load_{false};
-  int last_progress_ = -1;  // the second of the last progress line (main thread)
 
-  std::mutex mu_;
-  ScenarioResult result_;  // samples guarded by mu_ while loading
-  Status load_error_;      // guarded by mu_
+  ScenarioResult result_;
 };
 
 }  // namespace

@@ -48,27 +48,44 @@ bool ScenarioRecords::Drained(size_t arrived) {
   return timeline.size() >= timeline_created.size() && arrived >= healthy_pushed.size();
 }
 
-std::string ScenarioRecords::ProgressLine(const std::string& name, double duration_s,
-                                          const ServerSample& s, size_t arrived) {
+void ScenarioRecords::AddSample(const ServerSample& s) {
   std::lock_guard lock(mu);
+  samples.push_back(s);
+}
+
+void ScenarioRecords::SetLoadError(const Status& s) {
+  std::lock_guard lock(mu);
+  if (load_error.ok()) load_error = s;
+  stop_load = true;
+}
+
+Status ScenarioRecords::LoadError() {
+  std::lock_guard lock(mu);
+  return load_error;
+}
+
+void ScenarioRecords::Progress(std::ostream& err, const std::string& name, double duration_s,
+                               size_t arrived, bool final) {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  std::lock_guard lock(mu);
+  if (samples.empty()) return;
+  const ServerSample& s = samples.back();
+  const int second = static_cast<int>(s.t_s);
+  if (!tty && (final ? second == last_progress_ : second % 10 != 0)) return;
+  last_progress_ = second;
   std::vector<double> lat;
-  for (const auto& t : timeline) lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+  for (const auto& t : timeline) {
+    lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
+  }
   LatencySummary tl = Summarize(std::move(lat));
   char line[320];
   std::snprintf(line, sizeof line,
                 "[%s] %3d/%.0f s  timeline %zu/%lld run, p99 %.1f ms | healthy pushes "
                 "%zu arrived %zu | faulty host %s, parked %lld | retry set %lld",
-                name.c_str(), static_cast<int>(s.t_s), duration_s, timeline.size(),
+                name.c_str(), second, duration_s, timeline.size(),
                 static_cast<long long>(timeline_created.size()), tl.p99_ms, healthy_pushed.size(),
                 arrived, s.faulty_breaker.empty() ? "-" : s.faulty_breaker.c_str(),
                 static_cast<long long>(s.faulty_parked), static_cast<long long>(s.retry_set));
-  return line;
-}
-
-void WriteProgress(std::ostream& err, const std::string& line, int second, bool final, int* last) {
-  static const bool tty = isatty(STDERR_FILENO) != 0;
-  if (!tty && (final ? second == *last : second % 10 != 0)) return;
-  *last = second;
   if (tty) {
     err << "\r" << line << "\033[K" << (final ? "\n" : "") << std::flush;
   } else {
@@ -115,6 +132,7 @@ void CollectScenario(ScenarioRecords& records, const PushEndpoint& healthy,
   r.timeline_enqueued = static_cast<int64_t>(records.timeline_created.size());
   r.timeline = records.timeline;
   r.foreign_jobs = records.foreign;
+  r.samples = records.samples;
   r.end_us = SteadyMicros();
   std::set<int64_t> ran;
   for (const auto& t : records.timeline) ran.insert(t.created_us);

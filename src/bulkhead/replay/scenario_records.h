@@ -3,6 +3,7 @@
 // what the push endpoints saw.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -22,12 +23,15 @@ namespace bulkhead {
 // through `mu`, which callers also hold to read or change the fields.
 struct ScenarioRecords {
   std::mutex mu;
-  std::vector<TimelineRecord> timeline;        // the timeline jobs that ran
-  std::vector<int64_t> timeline_created;       // every timeline PUSH
-  int64_t foreign = 0;                         // delivery jobs that reached the worker
-  int64_t failed = 0;                          // job runs the worker reported as failed
-  std::map<int64_t, int64_t> healthy_pushed;   // seq → pushed_us, pushes to the healthy host
-  int64_t faulty_pushed = 0;                   // pushes to the faulty host
+  std::vector<TimelineRecord> timeline;       // the timeline jobs that ran
+  std::vector<int64_t> timeline_created;      // every timeline PUSH
+  int64_t foreign = 0;                        // delivery jobs that reached the worker
+  int64_t failed = 0;                         // job runs the worker reported as failed
+  std::vector<ServerSample> samples;          // about one a second while the load runs
+  Status load_error;                          // the first error that stopped the load
+  std::atomic<bool> stop_load{false};         // set with load_error; read without `mu`
+  std::map<int64_t, int64_t> healthy_pushed;  // seq → pushed_us, pushes to the healthy host
+  int64_t faulty_pushed = 0;                  // pushes to the faulty host
 
   // Reads a worker's stdout until EOF: lines "T created_us start_us end_us" (a timeline job ran),
   // "X jobtype" (a job of another type reached it) and "F ..." (a job run failed). Other lines
@@ -35,14 +39,19 @@ struct ScenarioRecords {
   void ReadWorkerLines(int fd);
   // Whether every timeline job has run and every healthy push of `arrived` has arrived.
   bool Drained(size_t arrived);
-  // The live progress line of scenario `name` at sample `s`, `arrived` healthy pushes in.
-  std::string ProgressLine(const std::string& name, double duration_s, const ServerSample& s,
-                           size_t arrived);
-};
+  void AddSample(const ServerSample& s);
+  // Keeps the first error and stops the load.
+  void SetLoadError(const Status& s);
+  Status LoadError();
+  // Writes the live progress line of scenario `name` at the last sample, `arrived` healthy
+  // pushes in, to `err`: on a terminal rewriting one line, otherwise one line every 10 s (and the
+  // final one). One caller thread.
+  void Progress(std::ostream& err, const std::string& name, double duration_s, size_t arrived,
+                bool final);
 
-// Writes a progress line to `err`: on a terminal rewriting one line, otherwise one line every 10
-// s (and the final one). `last` is the second of the last line written (starts at -1).
-void WriteProgress(std::ostream& err, const std::string& line, int second, bool final, int* last);
+ private:
+  int last_progress_ = -1;  // the second of the last progress line written
+};
 
 // Adds the figures of `host` ("127.0.0.1:PORT") in one bulkhead node's INFO "hosts" to `s`:
 // parked jobs, failures, and the breaker state when `s` has none yet.

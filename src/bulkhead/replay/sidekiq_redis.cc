@@ -3,8 +3,8 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "bulkhead/bridge/sidekiq_time.h"
 #include "bulkhead/util/clock.h"
@@ -61,12 +61,8 @@ SidekiqRedis::~SidekiqRedis() { redisFree(Ctx(context_)); }
 Status SidekiqRedis::Push(std::string_view queue, std::string_view klass,
                           const nlohmann::json& args, const nlohmann::json& retry) {
   auto now = SidekiqTimestamp(SystemClock::Instance().Now(), SidekiqTimeFormat::kFloatSeconds);
-  nlohmann::json job = {{"class", klass},
-                        {"args", args},
-                        {"retry", retry},
-                        {"queue", queue},
-                        {"jid", RandomHex(12)},
-                        {"created_at", now},
+  nlohmann::json job = {{"class", klass},    {"args", args},         {"retry", retry},
+                        {"queue", queue},    {"jid", RandomHex(12)}, {"created_at", now},
                         {"enqueued_at", now}};
   const std::string list = "queue:" + std::string(queue);
   const std::string text = job.dump();
@@ -101,7 +97,8 @@ Result<double> SidekiqRedis::QueueLatencyMs(const std::string& name) {
   if (!job.is_object() || !job.contains("enqueued_at")) return 0.0;
   auto at = ReadSidekiqTimestamp(job["enqueued_at"]);
   if (!at) return 0.0;
-  return std::max(0.0, std::chrono::duration<double, std::milli>(SystemClock::Instance().Now() - *at).count());
+  return std::max(
+      0.0, std::chrono::duration<double, std::milli>(SystemClock::Instance().Now() - *at).count());
 }
 
 }  // namespace bulkhead

@@ -121,10 +121,10 @@ class SidekiqScenario {
     if (!bin.ok()) return bin.status();
     if (!port.ok()) return port.status();
     redis_port_ = *port;
-    auto redis = ChildProcess::Spawn({*bin, "--port", std::to_string(redis_port_), "--bind",
-                                      "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-                                      rig_.dir.string()},
-                                     (rig_.dir / "redis.log").string(), false, true);
+    auto redis =
+        ChildProcess::Spawn({*bin, "--port", std::to_string(redis_port_), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--dir", rig_.dir.string()},
+                            (rig_.dir / "redis.log").string(), false, true);
     if (!redis.ok()) return redis.status();
     rig_.redis = std::move(*redis);
     return WaitReady(*rig_.redis, "redis-server", [&] {
@@ -186,13 +186,13 @@ class SidekiqScenario {
     auto proc = ChildProcess::Spawn(
         {*env, "REDIS_URL=" + RedisUrl(),
          std::string("REPLAY_PUSH=") + (push_ == SidekiqPush::kInline ? "inline" : "bulkhead"),
-         std::string("REPLAY_BRIDGE_QUEUE=") + kReplayBridgeQueue, *sidekiq, "-r",
-         worker.string(), "-c", std::to_string(options_.concurrency), "-q", "default", "-t", "1"},
+         std::string("REPLAY_BRIDGE_QUEUE=") + kReplayBridgeQueue, *sidekiq, "-r", worker.string(),
+         "-c", std::to_string(options_.concurrency), "-q", "default", "-t", "1"},
         (rig_.dir / "sidekiq.log").string(), true, true);
     if (!proc.ok()) return proc.status();
     rig_.sidekiq = std::move(*proc);
-    rig_.reader = std::thread(
-        [this, fd = rig_.sidekiq->stdout_fd()] { records_.ReadWorkerLines(fd); });
+    rig_.reader =
+        std::thread([this, fd = rig_.sidekiq->stdout_fd()] { records_.ReadWorkerLines(fd); });
     return WaitReady(*rig_.sidekiq, "sidekiq", [&] {
       auto n = sampler_->SetSize("processes");
       return n.ok() && *n >= 1;
@@ -210,23 +210,17 @@ class SidekiqScenario {
   }
 
   // Pushes at `rate` per second from t0 for the duration on a connection of its own;
-  // `push_one(redis, i)` pushes job i. Stops at the first error (kept in load_error_).
+  // `push_one(redis, i)` pushes job i. Stops at the first error (kept in records_).
   void Pace(double rate, const std::function<Status(SidekiqRedis&, int64_t)>& push_one) {
     auto redis = SidekiqRedis::Connect(redis_port_, kAppRedisTimeout);
-    if (!redis.ok()) return SetLoadError(redis.status());
+    if (!redis.ok()) return records_.SetLoadError(redis.status());
     const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
-    for (int64_t i = 0; i < total && !stop_load_; ++i) {
+    for (int64_t i = 0; i < total && !records_.stop_load; ++i) {
       int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
       int64_t now = SteadyMicros();
       if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
-      if (Status s = push_one(**redis, i); !s.ok()) return SetLoadError(s);
+      if (Status s = push_one(**redis, i); !s.ok()) return records_.SetLoadError(s);
     }
-  }
-
-  void SetLoadError(const Status& s) {
-    std::lock_guard lock(mu_);
-    if (load_error_.ok()) load_error_ = s;
-    stop_load_ = true;
   }
 
   // FeedInsertWorker.perform_async(status_id, follower_id, 'home', options): the replay's
@@ -279,19 +273,19 @@ class SidekiqScenario {
            [&](SidekiqRedis& r, int64_t i) { return PushNotification(r, i); });
     });
     const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
-    for (int64_t next = result_.t0_us; SteadyMicros() < end_us && !stop_load_; next += 1'000'000) {
+    for (int64_t next = result_.t0_us; SteadyMicros() < end_us && !records_.stop_load;
+         next += 1'000'000) {
       int64_t now = SteadyMicros();
       if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
-      if (Status s = Sample(); !s.ok()) SetLoadError(s);
+      if (Status s = Sample(); !s.ok()) records_.SetLoadError(s);
       Progress(false);
     }
     timeline.join();
     pushes.join();
     Progress(true);
-    std::lock_guard lock(mu_);
-    if (!load_error_.ok()) {
-      return Status::Unavailable("the load stopped: " + load_error_.message() +
-                                 "\nsidekiq log:\n" + rig_.sidekiq->StderrTail());
+    if (Status e = records_.LoadError(); !e.ok()) {
+      return Status::Unavailable("the load stopped: " + e.message() + "\nsidekiq log:\n" +
+                                 rig_.sidekiq->StderrTail());
     }
     return Status::Ok();
   }
@@ -323,22 +317,14 @@ class SidekiqScenario {
       s.dead_set += sets.value("dead", int64_t{0});
       AddHostFigures(*info, "127.0.0.1:" + std::to_string(rig_.faulty->port()), s);
     }
-    std::lock_guard lock(mu_);
-    result_.samples.push_back(s);
+    records_.AddSample(s);
     return Status::Ok();
   }
 
   void Progress(bool final) {
     if (!options_.progress) return;
-    ServerSample s;
-    {
-      std::lock_guard lock(mu_);
-      if (result_.samples.empty()) return;
-      s = result_.samples.back();
-    }
-    std::string line = records_.ProgressLine(result_.name, options_.duration_s, s,
-                                             rig_.healthy->Arrivals().size());
-    WriteProgress(err_, line, static_cast<int>(s.t_s), final, &last_progress_);
+    records_.Progress(err_, result_.name, options_.duration_s, rig_.healthy->Arrivals().size(),
+                      final);
   }
 
   const ReplayOptions& options_;
@@ -351,12 +337,8 @@ class SidekiqScenario {
   std::unique_ptr<SidekiqRedis> sampler_;       // main thread only
   std::unique_ptr<FaktoryClient> info_client_;  // with the bridge; main thread only
   std::pair<std::string, std::string> keys_;
-  std::atomic<bool> stop_load_{false};
-  int last_progress_ = -1;
 
-  std::mutex mu_;
-  ScenarioResult result_;  // samples guarded by mu_ while loading
-  Status load_error_;      // guarded by mu_
+  ScenarioResult result_;
 };
 
 }  // namespace

@@ -13,8 +13,8 @@
 // Timeline latency is enqueue → the start of the FeedInsertWorker job; healthy delivery latency
 // enqueue → the request reaching the healthy endpoint. Samples each second: Sidekiq's retry and
 // dead sets, the latency of queue `default` (Sidekiq::Queue#latency), failed push attempts (as
-// the worker reports them); with the bridge, bulkhead's own retry and dead sets and the faulty host's
-// compartment too. Every process is stopped (its process group) on every path.
+// the worker reports them); with the bridge, bulkhead's own retry and dead sets and the faulty
+// host's compartment too. Every process is stopped (its process group) on every path.
 #pragma once
 
 #include <ostream>
