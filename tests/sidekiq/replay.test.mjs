@@ -21,10 +21,22 @@ function run(binary, args, timeoutMs) {
   });
 }
 
-// Processes whose command line mentions `dir` (the replay's scratch dirs are under os.tmpdir()).
-function processesMentioning(dir) {
+// What the replay started and must have stopped: its `bulkhead serve` (whose arguments name the
+// replay's scratch dir) and its Sidekiq process (which retitles itself, but keeps the replay's
+// REPLAY_PUSH in its environment). redis-server is stopped on the same path as both.
+function replayProcessesLeft() {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes(dir));
+  const left = out.split('\n').filter((line) => line.includes('bulkhead-replay-sidekiq-'));
+  for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let env = '';
+    try {
+      env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+    } catch {
+      continue; // gone, or not ours
+    }
+    if (env.split('\0').some((v) => v.startsWith('REPLAY_PUSH='))) left.push(`pid ${pid} (sidekiq)`);
+  }
+  return left;
 }
 
 test('replay --pipeline sidekiq: the 2019 way stalls, handed to bulkhead it does not',
@@ -56,7 +68,5 @@ test('replay --pipeline sidekiq: the 2019 way stalls, handed to bulkhead it does
     for (const leg of ['sidekiq-2019', 'sidekiq-bulkhead']) {
       assert.ok(fs.statSync(path.join(out, leg, 'replay.svg')).size > 0, `${leg}/replay.svg`);
     }
-    // Nothing left running: redis-server, sidekiq and bulkhead serve ran in scratch dirs named
-    // bulkhead-replay-sidekiq-XXXXXX.
-    assert.deepEqual(processesMentioning('bulkhead-replay-sidekiq-'), []);
+    assert.deepEqual(replayProcessesLeft(), [], 'every process the replay started has stopped');
   });

@@ -8,17 +8,53 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 extern char** environ;
 
 namespace bulkhead {
+namespace {
+
+// The process groups of own-group children still running, for the signal handler (0: free slot).
+constexpr size_t kMaxGroups = 64;
+std::atomic<pid_t> g_groups[kMaxGroups];
+
+void KillGroupsAndDie(int sig) {
+  for (auto& g : g_groups) {
+    pid_t pgid = g.load();
+    if (pgid > 0) kill(-pgid, SIGKILL);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void RegisterGroup(pid_t pgid) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, KillGroupsAndDie);
+  });
+  for (auto& g : g_groups) {
+    pid_t free_slot = 0;
+    if (g.compare_exchange_strong(free_slot, pgid)) return;
+  }
+}
+
+void UnregisterGroup(pid_t pgid) {
+  for (auto& g : g_groups) {
+    pid_t mine = pgid;
+    if (g.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv,
                                                           const std::string& stderr_path,
@@ -56,6 +92,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std:
     if (pipe_stdout) close(pipe_fds[0]);
     return Status::Internal("spawn " + argv[0] + ": " + std::strerror(rc));
   }
+  if (own_group) RegisterGroup(pid);
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid, pipe_fds[0], stderr_path, own_group));
 }
 
@@ -76,19 +113,25 @@ void ChildProcess::Signal(int sig) const { kill(own_group_ ? -pid_ : pid_, sig);
 
 int ChildProcess::Stop(std::chrono::milliseconds grace) {
   if (Poll()) {
-    if (own_group_) kill(-pid_, SIGKILL);  // whatever the leader left behind
+    if (group_open_) {
+      kill(-pid_, SIGKILL);  // whatever the leader left behind
+      UnregisterGroup(pid_);
+      group_open_ = false;
+    }
     return *status_;
   }
   Signal(SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (Poll()) return *status_;
+    if (Poll()) return Stop(grace);  // reaped: the branch above ends its group
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   Signal(SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
   status_ = status;
+  if (group_open_) UnregisterGroup(pid_);
+  group_open_ = false;
   return status;
 }
 

@@ -22,7 +22,9 @@ class ChildProcess {
   // Starts `argv[0]` (a path) with `argv`. Its stdout is a pipe read with stdout_fd() when
   // `pipe_stdout`, else it inherits /dev/null; its stderr goes to `stderr_path`. With
   // `own_group` the child leads a process group of its own, and Stop() signals the whole group
-  // (whatever it started too).
+  // (whatever it started too). Such a group is outside the terminal's, so Ctrl-C does not reach
+  // it: the first own-group spawn installs SIGINT, SIGTERM and SIGHUP handlers that SIGKILL every
+  // group still running, then let the signal end this process as it would have.
   static Result<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv,
                                                      const std::string& stderr_path,
                                                      bool pipe_stdout, bool own_group = false);
@@ -52,6 +54,7 @@ class ChildProcess {
   int stdout_fd_;
   std::string stderr_path_;
   bool own_group_;
+  bool group_open_ = own_group_;  // own group, not yet ended and unregistered
   std::optional<int> status_;
 };
 
