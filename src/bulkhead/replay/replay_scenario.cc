@@ -271,18 +271,9 @@ class Scenario {
       }
       clients.push_back(std::move(*client));
     }
-    const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
-    for (int64_t i = 0; i < total && !records_.stop_load; ++i) {
-      int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
-      int64_t now = SteadyMicros();
-      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
-      std::string job = make_job(i, SteadyMicros());
-      Status s = clients[static_cast<size_t>(i) % clients.size()]->Push(job);
-      if (!s.ok()) {
-        records_.SetLoadError(s);
-        return;
-      }
-    }
+    records_.Pace(rate, options_.duration_s, result_.t0_us, [&](int64_t i) {
+      return clients[static_cast<size_t>(i) % clients.size()]->Push(make_job(i, SteadyMicros()));
+    });
     for (auto& client : clients) client->End();
   }
 
@@ -349,16 +340,8 @@ class Scenario {
     });
 
     // Sample once a second while the load runs.
-    const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
-    int64_t next = result_.t0_us;
-    while (SteadyMicros() < end_us && !records_.stop_load) {
-      int64_t now = SteadyMicros();
-      if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
-      next += 1'000'000;
-      Status s = Sample();
-      if (!s.ok()) records_.SetLoadError(s);
-      Progress(false);
-    }
+    records_.SampleEachSecond(
+        options_.duration_s, result_.t0_us, [&] { return Sample(); }, [&] { Progress(false); });
     timeline.join();
     webpush.join();
     if (options_.progress) Progress(true);
@@ -407,11 +390,7 @@ class Scenario {
   // Waits (bounded) for timeline jobs and healthy deliveries still under way, then takes a last
   // sample.
   void Drain() {
-    auto deadline = Clock::now() + kDrainTimeout;
-    while (Clock::now() < deadline) {
-      if (records_.Drained(rig_.healthy->Arrivals().size())) break;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
+    records_.WaitDrained(*rig_.healthy, kDrainTimeout);
     (void)Sample();
   }
 

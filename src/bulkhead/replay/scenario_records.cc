@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/util/base64.h"
@@ -46,6 +48,36 @@ void ScenarioRecords::ReadWorkerLines(int fd) {
 bool ScenarioRecords::Drained(size_t arrived) {
   std::lock_guard lock(mu);
   return timeline.size() >= timeline_created.size() && arrived >= healthy_pushed.size();
+}
+
+void ScenarioRecords::Pace(double rate, double duration_s, int64_t t0_us,
+                           const std::function<Status(int64_t)>& push_one) {
+  const int64_t total = static_cast<int64_t>(std::floor(rate * duration_s));
+  for (int64_t i = 0; i < total && !stop_load; ++i) {
+    int64_t due = t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
+    int64_t now = SteadyMicros();
+    if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
+    if (Status s = push_one(i); !s.ok()) return SetLoadError(s);
+  }
+}
+
+void ScenarioRecords::SampleEachSecond(double duration_s, int64_t t0_us,
+                                       const std::function<Status()>& sample,
+                                       const std::function<void()>& progress) {
+  const int64_t end_us = t0_us + static_cast<int64_t>(duration_s * 1e6);
+  for (int64_t next = t0_us; SteadyMicros() < end_us && !stop_load; next += 1'000'000) {
+    int64_t now = SteadyMicros();
+    if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
+    if (Status s = sample(); !s.ok()) SetLoadError(s);
+    progress();
+  }
+}
+
+void ScenarioRecords::WaitDrained(const PushEndpoint& healthy, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline && !Drained(healthy.Arrivals().size())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void ScenarioRecords::AddSample(const ServerSample& s) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -39,6 +41,16 @@ struct ScenarioRecords {
   void ReadWorkerLines(int fd);
   // Whether every timeline job has run and every healthy push of `arrived` has arrived.
   bool Drained(size_t arrived);
+  // Calls `push_one(i)` for i = 0 .. floor(rate * duration_s) - 1, job i when t0_us + i / rate
+  // has come (steady clock), until the first error (kept, SetLoadError) or until stop_load.
+  void Pace(double rate, double duration_s, int64_t t0_us,
+            const std::function<Status(int64_t)>& push_one);
+  // Calls `sample()` (an error stops the load) then `progress()` once a second from t0_us for
+  // duration_s, or until stop_load.
+  void SampleEachSecond(double duration_s, int64_t t0_us, const std::function<Status()>& sample,
+                        const std::function<void()>& progress);
+  // Waits until Drained(healthy.Arrivals().size()), at most `timeout`.
+  void WaitDrained(const PushEndpoint& healthy, std::chrono::milliseconds timeout);
   void AddSample(const ServerSample& s);
   // Keeps the first error and stops the load.
   void SetLoadError(const Status& s);

@@ -82,10 +82,7 @@ class SidekiqScenario {
   Result<ScenarioResult> Run() {
     if (Status s = Setup(); !s.ok()) return s;
     if (Status s = Load(); !s.ok()) return s;
-    auto deadline = Clock::now() + kSidekiqDrainTimeout;
-    while (Clock::now() < deadline && !records_.Drained(rig_.healthy->Arrivals().size())) {
-      std::this_thread::sleep_for(milliseconds(20));
-    }
+    records_.WaitDrained(*rig_.healthy, kSidekiqDrainTimeout);
     (void)Sample();
     CollectScenario(records_, *rig_.healthy, *rig_.faulty, result_);
     return std::move(result_);
@@ -214,13 +211,8 @@ class SidekiqScenario {
   void Pace(double rate, const std::function<Status(SidekiqRedis&, int64_t)>& push_one) {
     auto redis = SidekiqRedis::Connect(redis_port_, kAppRedisTimeout);
     if (!redis.ok()) return records_.SetLoadError(redis.status());
-    const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
-    for (int64_t i = 0; i < total && !records_.stop_load; ++i) {
-      int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
-      int64_t now = SteadyMicros();
-      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
-      if (Status s = push_one(**redis, i); !s.ok()) return records_.SetLoadError(s);
-    }
+    records_.Pace(rate, options_.duration_s, result_.t0_us,
+                  [&](int64_t i) { return push_one(**redis, i); });
   }
 
   // FeedInsertWorker.perform_async(status_id, follower_id, 'home', options): the replay's
@@ -272,14 +264,8 @@ class SidekiqScenario {
       Pace(options_.webpush_per_s,
            [&](SidekiqRedis& r, int64_t i) { return PushNotification(r, i); });
     });
-    const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
-    for (int64_t next = result_.t0_us; SteadyMicros() < end_us && !records_.stop_load;
-         next += 1'000'000) {
-      int64_t now = SteadyMicros();
-      if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
-      if (Status s = Sample(); !s.ok()) records_.SetLoadError(s);
-      Progress(false);
-    }
+    records_.SampleEachSecond(
+        options_.duration_s, result_.t0_us, [&] { return Sample(); }, [&] { Progress(false); });
     timeline.join();
     pushes.join();
     Progress(true);
