@@ -250,13 +250,7 @@ class Scenario {
   }
 
   // INFO of node `i` (main thread).
-  Result<nlohmann::json> Info(size_t i = 0) {
-    auto text = info_clients_[i]->Info();
-    if (!text.ok()) return text.status();
-    auto doc = nlohmann::json::parse(*text, nullptr, false);
-    if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
-    return doc;
-  }
+  Result<nlohmann::json> Info(size_t i = 0) { return InfoDocument(*info_clients_[i]); }
 
   // Paces pushes at `rate` per second from t0 for the duration, job i through node i % nodes;
   // `make_job(i, now_us)` returns the job's JSON. Stops at the first PUSH error (kept in

@@ -125,6 +125,14 @@ void ScenarioRecords::Progress(std::ostream& err, const std::string& name, doubl
   }
 }
 
+Result<nlohmann::json> InfoDocument(FaktoryClient& client) {
+  auto text = client.Info();
+  if (!text.ok()) return text.status();
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
+  return doc;
+}
+
 void AddHostFigures(const nlohmann::json& info, const std::string& host, ServerSample& s) {
   if (!info.contains("hosts") || !info["hosts"].is_array()) return;
   for (const auto& h : info["hosts"]) {

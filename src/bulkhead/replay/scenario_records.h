@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "bulkhead/client/faktory_client.h"
 #include "bulkhead/replay/push_endpoint.h"
 #include "bulkhead/replay/replay_report.h"
 #include "bulkhead/util/status.h"
@@ -64,6 +65,9 @@ struct ScenarioRecords {
  private:
   int last_progress_ = -1;  // the second of the last progress line written
 };
+
+// INFO of the server `client` is connected to, as a JSON object.
+Result<nlohmann::json> InfoDocument(FaktoryClient& client);
 
 // Adds the figures of `host` ("127.0.0.1:PORT") in one bulkhead node's INFO "hosts" to `s`:
 // parked jobs, failures, and the breaker state when `s` has none yet.

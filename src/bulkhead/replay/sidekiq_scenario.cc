@@ -198,13 +198,7 @@ class SidekiqScenario {
 
   std::string RedisUrl() const { return "redis://127.0.0.1:" + std::to_string(redis_port_) + "/0"; }
 
-  Result<nlohmann::json> Info() {
-    auto text = info_client_->Info();
-    if (!text.ok()) return text.status();
-    auto doc = nlohmann::json::parse(*text, nullptr, false);
-    if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
-    return doc;
-  }
+  Result<nlohmann::json> Info() { return InfoDocument(*info_client_); }
 
   // Pushes at `rate` per second from t0 for the duration on a connection of its own;
   // `push_one(redis, i)` pushes job i. Stops at the first error (kept in records_).
