@@ -37,6 +37,13 @@ test('a FETCH after the ACK was answered +OK is found', () => {
   // A FETCH whose reply overlapped the ACK's (sent before the ACK was answered) is not.
   const overlap = check([meta(), push('j1', 0), fetch('j1', 10), ack('j1', 20), fetch('j1', 20.5, { c: 'w2' }), ack('j1', 40, { c: 'w2' })]);
   assert.equal(overlap.ackedThenHanded.length, 0);
+  // A PUSH the client sent again after the ACK (its first attempt answered an error) is reported
+  // apart: a new job with an old jid.
+  const again = check([meta(), push('j1', 0, { reply: 'ERR store unavailable: connection lost' }), fetch('j1', 10), ack('j1', 20),
+    push('j1', 25), fetch('j1', 30, { c: 'w2' }), ack('j1', 40, { c: 'w2' })]);
+  assert.equal(again.ackedThenHanded.length, 0);
+  assert.deepEqual(again.repushed.map((x) => x.earlierReplies), [['ERR store unavailable: connection lost']]);
+  assert.deepEqual(again.violations, []);
 });
 
 test('duplicates: inside a fault window reported, outside one a violation; a retry after FAIL is none', () => {

@@ -4,6 +4,9 @@
 //   lost          jobs whose PUSH was answered +OK and that no ACK was ever answered +OK for
 //   ackedThenHanded  a FETCH sent after an ACK of the same job had been answered +OK (the server
 //                 handed out a job it had confirmed done)
+//   repushed      the same after a PUSH the client sent again once the job had been ACKed (an
+//                 earlier attempt was answered with an error though the store had applied it):
+//                 the job runs twice; reported, not counted against the server
 //   duplicates    a job handed out again while its earlier hand-out was neither ACKed nor FAILed
 //                 (+OK); each says whether a fault window overlapped the earlier hand-out
 //   throttles     the most jobs of a throttled queue held at once (surely: from the FETCH's reply
@@ -66,14 +69,21 @@ function timelines(ops) {
   return groupBy(relevant, (o) => o.jid);
 }
 
-function handOuts(timeline, faults) {
+function handOuts(timeline, pushes, faults) {
   const ackedThenHanded = [];
+  const repushed = [];
   const duplicates = [];
   const fetches = timeline.filter((o) => o.op === 'fetch').sort((a, b) => a.t1 - b.t1);
   const okEnds = timeline.filter((o) => o.op !== 'fetch' && o.reply === OK);
   for (const f of fetches) {
     const ack = okEnds.find((e) => e.op === 'ack' && e.t1 < f.t0);
-    if (ack) ackedThenHanded.push({ jid: f.jid, ackAnswered: ack.t1, fetchSent: f.t0, node: f.node });
+    if (!ack) continue;
+    // The client sent the PUSH again after the ACK (an earlier attempt's answer was an error,
+    // though the store had applied it): a new job with an old jid, not the server's doing.
+    const again = pushes.find((p) => p.t0 > ack.t1 && p.t0 < f.t1);
+    const entry = { jid: f.jid, ackAnswered: ack.t1, fetchSent: f.t0, node: f.node };
+    if (again) repushed.push({ ...entry, pushedAgain: again.t0, earlierReplies: pushes.filter((p) => p.t0 < ack.t1).map((p) => p.reply) });
+    else ackedThenHanded.push(entry);
   }
   for (let i = 1; i < fetches.length; i += 1) {
     const prev = fetches[i - 1];
@@ -87,7 +97,7 @@ function handOuts(timeline, faults) {
       inFault: overlapsFault(faults, prev.t0, cur.t1),
     });
   }
-  return { ackedThenHanded, duplicates };
+  return { ackedThenHanded, repushed, duplicates };
 }
 
 // Max jobs of `queue` surely held at once: from each FETCH's reply to the start of the first
@@ -173,10 +183,13 @@ export function check(ops) {
   const end = meta.end ?? Math.max(0, ...ops.map((o) => o.t1 ?? 0));
   const { pushedOk, acked, lost } = lostJobs(ops);
   const ackedThenHanded = [];
+  const repushed = [];
   const duplicates = [];
-  for (const timeline of timelines(ops).values()) {
-    const r = handOuts(timeline, faults);
+  const pushes = groupBy(ops.filter((o) => o.op === 'push'), (o) => o.jid);
+  for (const [jid, timeline] of timelines(ops)) {
+    const r = handOuts(timeline, pushes.get(jid) ?? [], faults);
     ackedThenHanded.push(...r.ackedThenHanded);
+    repushed.push(...r.repushed);
     duplicates.push(...r.duplicates);
   }
   const throttles = {};
@@ -189,6 +202,7 @@ export function check(ops) {
     acked,
     lost,
     ackedThenHanded,
+    repushed,
     duplicates: {
       count: duplicates.length,
       inFault: duplicates.filter((d) => d.inFault).length,
@@ -226,7 +240,8 @@ export function summarize(r) {
   const thr = Object.entries(r.throttles).map(([q, t]) => `${q} ${t.max}/${t.limit}`).join(', ');
   return [
     `scenario ${r.scenario}: faults ${r.faults.map((f) => `${f.name} ${f.ms} ms`).join(', ') || 'none'}`,
-    `  pushed +OK ${r.pushedOk}, acked ${r.acked}, lost ${r.lost.length}, handed out after ACK ${r.ackedThenHanded.length}`,
+    `  pushed +OK ${r.pushedOk}, acked ${r.acked}, lost ${r.lost.length}, handed out after ACK ${r.ackedThenHanded.length}` +
+      ` (re-pushed by the client after its ACK ${r.repushed.length})`,
     `  duplicates ${r.duplicates.count} (in a fault window ${r.duplicates.inFault}, outside ${r.duplicates.outsideFault})`,
     `  throttle max held ${thr || '-'}; batches ${r.batches.committed} committed, ${r.batches.due} due, ` +
       `callback missing ${r.batches.missing.length}, more than once ${r.batches.multi.length}`,
