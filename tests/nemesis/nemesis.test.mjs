@@ -35,6 +35,7 @@ for (const scenario of Object.values(SCENARIOS)) {
     const report = await runScenario(t, scenario, { mode: MODE, outDir: OUT });
     const { nodeLogs, ...saved } = report;
     fs.writeFileSync(path.join(OUT, `${scenario.name}.report.json`), `${JSON.stringify(saved, null, 2)}\n`);
+    nodeLogs.forEach((log, i) => fs.writeFileSync(path.join(OUT, `${scenario.name}.node-${String.fromCharCode(97 + i)}.log`), log));
     for (const line of summarize(report).split('\n')) t.diagnostic(line);
     t.diagnostic(`history: ${path.join(OUT, `${scenario.name}.jsonl`)}`);
     const known = KNOWN[scenario.name] ?? [];

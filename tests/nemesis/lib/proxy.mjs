@@ -13,13 +13,13 @@
 import net from 'node:net';
 
 class Pipe {
-  constructor(proxy, from, to) {
+  constructor(proxy, from, to, rewrite = (d) => d) {
     this.proxy = proxy;
     this.to = to;
     this.queue = [];  // {data, at}
     this.timer = null;
     from.on('data', (data) => {
-      this.queue.push({ data, at: Date.now() });
+      this.queue.push({ data: rewrite(data), at: Date.now() });
       this.pump();
     });
   }
@@ -54,7 +54,9 @@ class Pipe {
 }
 
 export class FaultProxy {
-  constructor(targetPort, targetHost = '127.0.0.1') {
+  // rewrite: applied to each chunk from the target (see sentinelRewrite).
+  constructor(targetPort, { targetHost = '127.0.0.1', rewrite } = {}) {
+    this.rewrite = rewrite;
     this.targetPort = targetPort;
     this.targetHost = targetHost;
     this.mode = 'pass';
@@ -62,6 +64,7 @@ export class FaultProxy {
     this.trickleBytes = 0;
     this.trickleEveryMs = 0;
     this.conns = new Set();  // {client, upstream, pipes}
+    this.closeAtHeal = new Set();
     this.server = net.createServer((client) => this.accept(client));
     this.port = 0;
   }
@@ -83,9 +86,14 @@ export class FaultProxy {
   accept(client) {
     const upstream = net.connect({ port: this.targetPort, host: this.targetHost });
     const conn = { client, upstream, pipes: [] };
-    conn.pipes.push(new Pipe(this, client, upstream), new Pipe(this, upstream, client));
+    conn.pipes.push(new Pipe(this, client, upstream), new Pipe(this, upstream, client, this.rewrite));
     this.conns.add(conn);
     const close = () => {
+      // Inside a blackhole the node must not learn that the far side went away: held until heal.
+      if (this.mode === 'blackhole') {
+        this.closeAtHeal.add(close);
+        return;
+      }
       if (!this.conns.delete(conn)) return;
       for (const pipe of conn.pipes) pipe.stop();
       client.destroy();
@@ -130,16 +138,51 @@ export class FaultProxy {
     this.latencyMs = 0;
     this.trickleBytes = 0;
     this.pumpAll();
+    for (const close of this.closeAtHeal) close();
+    this.closeAtHeal.clear();
   }
 
   close() {
+    this.heal();
     this.reset();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
 
-export async function startProxy(defer, targetPort) {
-  const p = new FaultProxy(targetPort);
+export async function startProxy(defer, targetPort, options = {}) {
+  const p = new FaultProxy(targetPort, options);
   defer(() => p.close());
   return p.start();
+}
+
+// For a proxy in front of a redis-sentinel: rewrites the ports in its RESP answers (bulk strings
+// "$5\r\n6379\r\n", as in the reply to SENTINEL get-master-addr-by-name, the one command bulkhead
+// sends a Sentinel) from each Redis's own to the node's proxy for it, so that the node reaches the
+// primary the Sentinels name through its proxies too. `ports`: Map real port -> proxy port.
+// (A port split across two chunks would pass unchanged; Sentinel answers are a few dozen bytes.)
+export function sentinelRewrite(ports) {
+  return (data) => {
+    let text = data.toString('latin1');
+    for (const [real, proxied] of ports) {
+      text = text.split(`$${String(real).length}\r\n${real}\r\n`).join(`$${String(proxied).length}\r\n${proxied}\r\n`);
+    }
+    return Buffer.from(text, 'latin1');
+  };
+}
+
+// Several proxies driven as one (a node's links to every Redis and Sentinel).
+export class ProxyGroup {
+  constructor(proxies) {
+    this.proxies = proxies;
+  }
+
+  latency(ms) { for (const p of this.proxies) p.latency(ms); }
+
+  trickle(bytes, everyMs) { for (const p of this.proxies) p.trickle(bytes, everyMs); }
+
+  blackhole() { for (const p of this.proxies) p.blackhole(); }
+
+  reset() { for (const p of this.proxies) p.reset(); }
+
+  heal() { for (const p of this.proxies) p.heal(); }
 }

@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { cleanupStack, startServer, waitFor } from '../../interop/lib/server.mjs';
-import { startRedis } from '../../cluster/lib/redis.mjs';
+import { redisCli, startRedis, startSentinel } from '../../cluster/lib/redis.mjs';
 import { check } from './checker.mjs';
 import { Batcher, History, now, Producer, UniquePusher, Worker } from './clients.mjs';
-import { startProxy } from './proxy.mjs';
+import { ProxyGroup, sentinelRewrite, startProxy } from './proxy.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,8 +35,11 @@ const THROTTLE = { queue: 'thr', limit: 3 };
 const UNIQUE_FOR_S = 30;
 const CRON_EVERY_S = 1;
 
-function nodeConfig(mode) {
-  return `redis_namespace = "nemesis"\n${MODES[mode].liveness}
+// With Sentinel, durability "replicated": a job is answered +OK once a replica holds it (the
+// promise that survives a fail-over; docs/operations.md).
+function nodeConfig(mode, scenario) {
+  const durability = scenario.sentinel ? 'durability = "replicated"\nredis_wait_timeout_ms = 1000\n' : '';
+  return `redis_namespace = "nemesis"\n${durability}${MODES[mode].liveness}
 [throttles]
 ${THROTTLE.queue} = { concurrency = ${THROTTLE.limit}, timeout = 60 }
 
@@ -86,27 +89,82 @@ function startLoad(history, nodes, p) {
 
 // scenario: {name, nodes, persistent, skewNode, fault(ctx)}; ctx: {history, redis, nodes,
 // proxies, p (the mode's timings)}.
+const MASTER = 'nemesis';
+
+// One redis-server; node i reaches it through its own proxy.
+async function startSingleStore(defer, scenario, count) {
+  const redis = await startRedis(defer, { persistent: scenario.persistent ?? false });
+  defer(() => redis.proc?.kill('SIGCONT'));
+  const links = [];
+  for (let i = 0; i < count; i += 1) {
+    const proxy = await startProxy(defer, redis.port);
+    links.push({ url: `redis://${proxy.endpoint}`, group: new ProxyGroup([proxy]) });
+  }
+  return { redis, links };
+}
+
+async function sentinelField(port, field) {
+  const lines = (await redisCli(port, 'SENTINEL', 'MASTER', MASTER)).split('\n');
+  const i = lines.indexOf(field);
+  return i >= 0 ? lines[i + 1] : null;
+}
+
+// A primary, two replicas and three redis-sentinels (as tests/cluster/failover.test.mjs); node i
+// reaches each of them through its own proxy, the Sentinels' answers rewritten to name node i's
+// proxies (proxy.mjs sentinelRewrite).
+async function startSentinelStore(defer, scenario, count) {
+  const redis = await startRedis(defer);
+  const replicas = [await startRedis(defer, { replicaOf: redis }), await startRedis(defer, { replicaOf: redis })];
+  const sentinels = [];
+  for (let i = 0; i < 3; i += 1) sentinels.push(await startSentinel(defer, { primary: redis, master: MASTER }));
+  await waitFor(async () => {
+    for (const s of sentinels) {
+      if (await sentinelField(s.port, 'num-other-sentinels') !== '2') return false;
+      if (await sentinelField(s.port, 'num-slaves') !== '2') return false;
+    }
+    return true;
+  }, { timeout: 20_000, message: 'each sentinel seeing two other sentinels and two replicas' });
+  const links = [];
+  for (let i = 0; i < count; i += 1) {
+    const ports = new Map();
+    const proxies = [];
+    for (const r of [redis, ...replicas]) {
+      const proxy = await startProxy(defer, r.port);
+      ports.set(r.port, proxy.port);
+      proxies.push(proxy);
+    }
+    const sproxies = [];
+    for (const s of sentinels) sproxies.push(await startProxy(defer, s.port, { rewrite: sentinelRewrite(ports) }));
+    links.push({
+      url: `redis-sentinel://${sproxies.map((p) => p.endpoint).join(',')}/${MASTER}`,
+      group: new ProxyGroup([...proxies, ...sproxies]),
+    });
+  }
+  return { redis, replicas, sentinels, links, sentinelField };
+}
+
+// scenario: {name, nodes, persistent, sentinel, skewNode, skew, fault(ctx)}; ctx: {history,
+// redis (the primary), nodes, proxies (per node, a ProxyGroup of its links), p (the mode's
+// timings), and with sentinel: replicas, sentinels, sentinelField}.
 export async function runScenario(t, scenario, { mode = 'short', outDir }) {
   const p = MODES[mode];
   const defer = cleanupStack(t);
   const history = new History();
-  const redis = await startRedis(defer, { persistent: scenario.persistent ?? false });
-  defer(() => redis.proc?.kill('SIGCONT'));
+  const count = scenario.nodes ?? 3;
+  const store = scenario.sentinel ? await startSentinelStore(defer, scenario, count) : await startSingleStore(defer, scenario, count);
   const nodes = [];
-  const proxies = [];
-  for (let i = 0; i < (scenario.nodes ?? 3); i += 1) {
-    const proxy = await startProxy(defer, redis.port);
+  for (let i = 0; i < count; i += 1) {
     const skew = scenario.skewNode === i ? scenario.skew : null;
     const node = await startServer(defer, {
-      store: `redis://${proxy.endpoint}`,
-      config: nodeConfig(mode),
+      store: store.links[i].url,
+      config: nodeConfig(mode, scenario),
       ...(skew ? { env: fakeTimeEnv(skew) } : {}),
     });
     defer(() => node.proc?.kill('SIGCONT'));
     node.label = String.fromCharCode(97 + i);
     nodes.push(node);
-    proxies.push(proxy);
   }
+  const proxies = store.links.map((l) => l.group);
   const meta = history.record({
     op: 'meta', scenario: scenario.name, mode, nodes: nodes.length, throttles: { [THROTTLE.queue]: THROTTLE.limit },
     unique_for: UNIQUE_FOR_S, cron_jobtype: 'Tick', cron_every_s: CRON_EVERY_S, start: now(), end: null,
@@ -114,7 +172,7 @@ export async function runScenario(t, scenario, { mode = 'short', outDir }) {
   const load = startLoad(history, nodes, p);
   try {
     await sleep(p.loadBeforeMs);
-    await scenario.fault({ history, redis, nodes, proxies, p });
+    await scenario.fault({ ...store, history, nodes, proxies, p });
     await sleep(p.loadAfterMs);
   } finally {
     await Promise.all(load.producers.map((x) => x.stop()));
@@ -127,6 +185,7 @@ export async function runScenario(t, scenario, { mode = 'short', outDir }) {
   }
   await Promise.all(load.workers.map((x) => x.stop({ now: true })));
   meta.end = now();
+  for (const f of history.ops) if (f.op === 'fault' && f.t1 === null) f.t1 = meta.end;
   if (outDir) {
     fs.mkdirSync(outDir, { recursive: true });
     history.write(path.join(outDir, `${scenario.name}.jsonl`));

@@ -1,5 +1,7 @@
 // The nemesis scenarios: each a fault (or faults) run in the middle of the load (lib/run.mjs),
 // recorded as a window in the history. Lengths come from the mode (run.mjs MODES).
+import { waitFor } from '../../interop/lib/server.mjs';
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export const SCENARIOS = {
@@ -49,9 +51,24 @@ export const SCENARIOS = {
     skewNode: 2,
     skew: '+5m',
     fault: async ({ history, p }) => {
-      history.record({ op: 'fault', name: 'node c clock +5 min', t0: 0, t1: Number.MAX_SAFE_INTEGER });
+      // Open until the run's end (run.mjs closes it).
+      history.record({ op: 'fault', name: 'node c clock +5 min', t0: history.ops[0].start, t1: null });
       await sleep(p.cutMs);
     },
+  },
+  // Sentinel: node a cut from every Redis and Sentinel; the primary killed (SIGKILL); the
+  // Sentinels promote a replica while node a is away; then node a's links heal.
+  'sentinel-cut': {
+    name: 'sentinel-cut',
+    sentinel: true,
+    fault: ({ history, redis, sentinels, sentinelField, proxies, p }) => history.fault('node a cut; primary kill -9; fail-over', async () => {
+      proxies[0].blackhole();
+      await redis.kill9();
+      await waitFor(async () => (await sentinelField(sentinels[0].port, 'port')) !== String(redis.port),
+        { timeout: 30_000, message: 'the sentinels promoting a replica' });
+      await sleep(p.cutMs);
+      proxies[0].heal();
+    }),
   },
   // Latency, then a trickle, then connection resets on node b's link to Redis.
   'slow-link': {
