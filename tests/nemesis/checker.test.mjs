@@ -85,6 +85,18 @@ test('batch success callbacks: missing and run twice are found', () => {
   assert.equal(r.batches.due, 3);
   assert.match(r.violations.join('\n'), /1 batches whose success callback never ran/);
   assert.match(r.violations.join('\n'), /1 batches whose success callback ran more than once/);
+  // Run twice because its first hand-out was caught in a fault: a duplicate, not a second firing.
+  const f = check([meta(), { op: 'fault', name: 'cut', t0: 4, t1: 6 }, batch('b1', ['m1']), push('m1', 1), fetch('m1', 2), ack('m1', 3),
+    fetch('cb-b1', 5), fetch('cb-b1', 7, { c: 'w2' }), ack('cb-b1', 8, { c: 'w2' }), ack('cb-b1', 9)]);
+  assert.deepEqual([f.batches.multi.length, f.batches.multiInFault.length], [0, 1]);
+});
+
+test('stale ACKs answered +OK: after the job was done, and ending a job another worker still holds', () => {
+  const r = check([meta(), { op: 'fault', name: 'cut', t0: 5, t1: 50 }, push('j1', 0), push('j2', 0),
+    fetch('j1', 1), fetch('j1', 10, { c: 'w2', node: 'b' }), ack('j1', 20, { c: 'w2', node: 'b' }), ack('j1', 60),
+    fetch('j2', 1), fetch('j2', 10, { c: 'w2', node: 'b' }), ack('j2', 60), ack('j2', 70, { c: 'w2', node: 'b' })]);
+  assert.equal(r.staleAcks.afterDone, 2);
+  assert.deepEqual(r.staleAcks.finishedOther.map((x) => [x.jid, x.staleNode, x.holder]), [['j2', 'a', 'b']]);
 });
 
 test('a unique job pushed while the lock surely held is found; after the ACK or the expiry it is not', () => {

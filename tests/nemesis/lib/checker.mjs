@@ -11,7 +11,9 @@
 //                 (+OK); each says whether a fault window overlapped the earlier hand-out
 //   throttles     the most jobs of a throttled queue held at once (surely: from the FETCH's reply
 //                 to the start of its ACK/FAIL) against the queue's limit
-//   batches       success callbacks run per committed batch (missing: never; multi: more than once)
+//   staleAcks     ACKs answered +OK for a hand-out that was no longer the job's current one
+//   batches       success callbacks run per committed batch (missing: never; multi: more than once
+//                 other than by a duplicate hand-out in a fault window)
 //   unique        two PUSHes of one unique key both answered +OK while the first one's lock surely
 //                 held (answered before the second was sent, not yet ACKed, within unique_for)
 //   cron          jobs per cron due time (more than one: fired twice) and due times never seen
@@ -82,7 +84,7 @@ function handOuts(timeline, pushes, faults) {
     // though the store had applied it): a new job with an old jid, not the server's doing.
     const again = pushes.find((p) => p.t0 > ack.t1 && p.t0 < f.t1);
     const entry = { jid: f.jid, ackAnswered: ack.t1, fetchSent: f.t0, node: f.node };
-    if (again) repushed.push({ ...entry, pushedAgain: again.t0, earlierReplies: pushes.filter((p) => p.t0 < ack.t1).map((p) => p.reply) });
+    if (again) repushed.push({ ...entry, pushedAgain: again.t0, earlierReplies: [...new Set(pushes.filter((p) => p.t0 < ack.t1).map((p) => p.reply.replace(/, retrying$/, '')))].slice(0, 3) });
     else ackedThenHanded.push(entry);
   }
   for (let i = 1; i < fetches.length; i += 1) {
@@ -123,7 +125,11 @@ function throttleMax(ops, queue, limit, faults, end) {
   return { limit, max, at, over, inFault: over && at !== null && overlapsFault(faults, at, at) };
 }
 
-function batchCallbacks(ops) {
+// A callback run twice because its first hand-out was caught in a fault window (a duplicate,
+// counted as such) is reported in multiInFault; multi is a callback run twice otherwise.
+function batchCallbacks(ops, duplicates) {
+  const inFault = groupBy(duplicates.filter((d) => d.inFault), (d) => d.jid);
+  const multiInFault = [];
   const committed = ops.filter((o) => o.op === 'batch' && o.reply === OK);
   const ran = groupBy(ops.filter((o) => o.op === 'ack' && o.reply === OK), (o) => o.jid);
   const acked = new Set(ran.keys());
@@ -135,9 +141,36 @@ function batchCallbacks(ops) {
     due += 1;
     const runs = ran.get(b.callback)?.length ?? 0;
     if (runs === 0) missing.push(b.bid);
-    if (runs > 1) multi.push({ bid: b.bid, runs });
+    const explained = inFault.get(b.callback)?.length ?? 0;
+    if (runs > 1 && runs - explained > 1) multi.push({ bid: b.bid, runs });
+    else if (runs > 1) multiInFault.push({ bid: b.bid, runs });
   }
-  return { committed: committed.length, due, missing, multi };
+  return { committed: committed.length, due, missing, multi, multiInFault };
+}
+
+// ACKs answered +OK for a hand-out that was no longer the job's current one (the job had been
+// handed out again since, after a fault): `finishedOther` ended the job while a later holder still
+// had it (that holder's own ACK or FAIL came after), `afterDone` came after another holder's ACK
+// had ended it (nothing left to finish; +OK as Faktory answers an unknown jid).
+function staleAcks(ops) {
+  const finishedOther = [];
+  let afterDone = 0;
+  const relevant = groupBy(ops.filter((o) => (o.op === 'fetch' && o.jid) || ((o.op === 'ack' || o.op === 'fail') && o.reply === OK)), (o) => o.jid);
+  for (const [jid, list] of relevant) {
+    const fetches = list.filter((o) => o.op === 'fetch');
+    if (fetches.length < 2) continue;
+    const acks = list.filter((o) => o.op === 'ack').sort((a, b) => a.t1 - b.t1);
+    for (const a of acks.slice(1)) if (a.t0 > acks[0].t1) afterDone += 1;
+    for (const a of acks) {
+      const mine = fetches.filter((f) => f.c === a.c && f.t1 <= a.t0).sort((x, y) => y.t1 - x.t1)[0];
+      if (!mine) continue;
+      const later = fetches.find((f) => f.c !== a.c && f.t0 > mine.t1 && f.t1 < a.t0);
+      if (!later) continue;
+      const laterEnd = list.find((e) => e.op !== 'fetch' && e.c === later.c && e.t0 >= later.t1);
+      if (laterEnd && laterEnd.t0 > a.t1) finishedOther.push({ jid, staleNode: a.node, ackAnswered: a.t1, holder: later.node });
+    }
+  }
+  return { finishedOther, afterDone };
 }
 
 function uniqueViolations(ops, uniqueForS) {
@@ -210,7 +243,8 @@ export function check(ops) {
       examples: duplicates.slice(0, 10),
     },
     throttles,
-    batches: batchCallbacks(ops),
+    staleAcks: staleAcks(ops),
+    batches: batchCallbacks(ops, duplicates),
     unique: uniqueViolations(ops, meta.unique_for ?? 0),
     cron: cronFirings(ops, meta.cron_jobtype, meta.cron_every_s),
     faults: faults.map((f) => ({ name: f.name, ms: Math.round(f.t1 - f.t0) })),
@@ -242,11 +276,30 @@ export function summarize(r) {
     `scenario ${r.scenario}: faults ${r.faults.map((f) => `${f.name} ${f.ms} ms`).join(', ') || 'none'}`,
     `  pushed +OK ${r.pushedOk}, acked ${r.acked}, lost ${r.lost.length}, handed out after ACK ${r.ackedThenHanded.length}` +
       ` (re-pushed by the client after its ACK ${r.repushed.length})`,
-    `  duplicates ${r.duplicates.count} (in a fault window ${r.duplicates.inFault}, outside ${r.duplicates.outsideFault})`,
+    `  duplicates ${r.duplicates.count} (in a fault window ${r.duplicates.inFault}, outside ${r.duplicates.outsideFault}); ` +
+      `stale ACKs +OK: after another's ACK ${r.staleAcks.afterDone}, ending another holder's job ${r.staleAcks.finishedOther.length}`,
     `  throttle max held ${thr || '-'}; batches ${r.batches.committed} committed, ${r.batches.due} due, ` +
-      `callback missing ${r.batches.missing.length}, more than once ${r.batches.multi.length}`,
+      `callback missing ${r.batches.missing.length}, more than once ${r.batches.multi.length} ` +
+      `(by a fault-window duplicate ${r.batches.multiInFault.length})`,
     `  unique violations ${r.unique.length}; cron due times ${r.cron?.dueTimes ?? '-'}, ` +
       `fired twice ${r.cron?.multi.length ?? '-'}, missing ${r.cron?.missing ?? '-'}`,
     ...r.violations.map((v) => `  VIOLATION: ${v}`),
   ].join('\n');
+}
+
+// The faults x promises table of docs/reliability.md, one row per report.
+export function markdownTable(reports) {
+  const rows = reports.map((r) => {
+    const thr = Object.values(r.throttles).map((t) => `${t.max} / ${t.limit}`).join(', ');
+    const b = r.batches;
+    return `| ${r.scenario} | ${r.faults.map((f) => `${f.name} (${(f.ms / 1000).toFixed(1)} s)`).join('; ')} | ` +
+      `${r.pushedOk} | ${r.lost.length} | ${r.ackedThenHanded.length} | ${r.duplicates.inFault} / ${r.duplicates.outsideFault} | ` +
+      `${r.staleAcks.afterDone} / ${r.staleAcks.finishedOther.length} | ${r.repushed.length} | ${thr} | ` +
+      `${b.due}: ${b.missing.length} / ${b.multi.length} (${b.multiInFault.length}) | ${r.unique.length} | ` +
+      `${r.cron.multi.length} / ${r.cron.missing} |`;
+  });
+  return ['| scenario | fault | jobs +OK | lost | handed out after ACK | duplicates in / outside a fault | ' +
+    'stale ACKs +OK: after done / ending another holder\'s | re-pushed after ACK | throttle max / limit | ' +
+    'batch callbacks due: missing / twice (twice by a fault duplicate) | unique violations | cron fired twice / due times skipped |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|', ...rows].join('\n');
 }
