@@ -105,9 +105,10 @@ class Loop {
     this.done = null;
   }
 
+  // step(n): the loop's n-th turn.
   run() {
     this.done = (async () => {
-      while (!this.stopping) await this.step();
+      for (let n = 0; !this.stopping; n += 1) await this.step(n);
     })();
     return this;
   }
@@ -163,14 +164,7 @@ export class Worker extends Loop {
 // PUSHes jobs `PREFIX-N` (every `throttledEvery`th to the throttled queue), one every `everyMs`;
 // a push answered with a transient error is sent again with the same jid (PUSH is idempotent).
 export class Producer extends Loop {
-  constructor(history, name, node, options) {
-    super(history, name, node, options);
-    this.n = 0;
-  }
-
-  async step() {
-    const n = this.n;
-    this.n += 1;
+  async step(n) {
     const queue = this.options.throttledEvery && n % this.options.throttledEvery === 0 ? this.options.throttledQueue : 'default';
     const job = { jid: `nemesis-${this.name}-${n}`, jobtype: 'Work', args: [n], queue };
     await this.untilAnswered('push', `PUSH ${JSON.stringify(job)}`, { jid: job.jid, queue }, now() + this.options.pushGiveUpMs);
@@ -181,14 +175,7 @@ export class Producer extends Loop {
 // Batches of `members` jobs with a success callback: BATCH NEW, the members' PUSHes, COMMIT.
 // A batch whose NEW or member PUSH is not answered is left uncommitted (its members still count).
 export class Batcher extends Loop {
-  constructor(history, name, node, options) {
-    super(history, name, node, options);
-    this.n = 0;
-  }
-
-  async step() {
-    const k = this.n;
-    this.n += 1;
+  async step(k) {
     const callback = `nemesis-${this.name}-cb-${k}`;
     const spec = { success: { jid: callback, jobtype: 'BatchDone', args: [k], queue: 'default' } };
     const created = await this.timed('batch-new', `BATCH NEW ${JSON.stringify(spec)}`, {});
@@ -210,14 +197,7 @@ export class Batcher extends Loop {
 // Unique jobs: `Uniq` with args [k % keys], unique_for `uniqueFor` s until success, each push a
 // new jid; NOTUNIQUE answers are recorded as they come.
 export class UniquePusher extends Loop {
-  constructor(history, name, node, options) {
-    super(history, name, node, options);
-    this.n = 0;
-  }
-
-  async step() {
-    const n = this.n;
-    this.n += 1;
+  async step(n) {
     const k = n % this.options.keys;
     const job = { jid: `nemesis-${this.name}-${n}`, jobtype: 'Uniq', args: [k], queue: 'default', custom: { unique_for: this.options.uniqueFor } };
     await this.untilAnswered('push', `PUSH ${JSON.stringify(job)}`, { jid: job.jid, queue: 'default', unique: `Uniq|default|${k}` }, now() + 5_000);

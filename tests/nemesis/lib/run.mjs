@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { cleanupStack, startServer, waitFor } from '../../interop/lib/server.mjs';
-import { redisCli, startRedis, startSentinel } from '../../cluster/lib/redis.mjs';
+import { sentinelField, startRedis, startSentinel, waitForSentinels } from '../../cluster/lib/redis.mjs';
 import { check } from './checker.mjs';
 import { Batcher, History, now, Producer, UniquePusher, Worker } from './clients.mjs';
 import { ProxyGroup, sentinelRewrite, startProxy } from './proxy.mjs';
@@ -103,12 +103,6 @@ async function startSingleStore(defer, scenario, count) {
   return { redis, links };
 }
 
-async function sentinelField(port, field) {
-  const lines = (await redisCli(port, 'SENTINEL', 'MASTER', MASTER)).split('\n');
-  const i = lines.indexOf(field);
-  return i >= 0 ? lines[i + 1] : null;
-}
-
 // A primary, two replicas and three redis-sentinels (as tests/cluster/failover.test.mjs); node i
 // reaches each of them through its own proxy, the Sentinels' answers rewritten to name node i's
 // proxies (proxy.mjs sentinelRewrite).
@@ -117,13 +111,7 @@ async function startSentinelStore(defer, scenario, count) {
   const replicas = [await startRedis(defer, { replicaOf: redis }), await startRedis(defer, { replicaOf: redis })];
   const sentinels = [];
   for (let i = 0; i < 3; i += 1) sentinels.push(await startSentinel(defer, { primary: redis, master: MASTER }));
-  await waitFor(async () => {
-    for (const s of sentinels) {
-      if (await sentinelField(s.port, 'num-other-sentinels') !== '2') return false;
-      if (await sentinelField(s.port, 'num-slaves') !== '2') return false;
-    }
-    return true;
-  }, { timeout: 20_000, message: 'each sentinel seeing two other sentinels and two replicas' });
+  await waitForSentinels(sentinels, MASTER, replicas.length);
   const links = [];
   for (let i = 0; i < count; i += 1) {
     const ports = new Map();
@@ -140,7 +128,7 @@ async function startSentinelStore(defer, scenario, count) {
       group: new ProxyGroup([...proxies, ...sproxies]),
     });
   }
-  return { redis, replicas, sentinels, links, sentinelField };
+  return { redis, replicas, sentinels, links, sentinelField: (port, field) => sentinelField(port, MASTER, field) };
 }
 
 // scenario: {name, nodes, persistent, sentinel, skewNode, skew, fault(ctx)}; ctx: {history,
