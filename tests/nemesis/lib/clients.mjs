@@ -139,13 +139,23 @@ class Loop {
   }
 }
 
-// FETCHes from `queues`, holds each job `workMs`, ACKs it (again while the answer is transient).
+// Faktory workers send BEAT every 15 s; a node drops a worker silent for 60 s
+// (worker_timeout_seconds) and closes its connections.
+const BEAT_EVERY_MS = 15_000;
+
+// FETCHes from `queues`, holds each job `workMs`, ACKs it (again while the answer is transient);
+// BEATs every 15 s between FETCHes.
 export class Worker extends Loop {
   constructor(history, name, node, options) {
     super(history, name, node, { ...options, wid: `nemesis-${name}` });
+    this.lastBeat = now();
   }
 
   async step() {
+    if (now() - this.lastBeat > BEAT_EVERY_MS) {
+      this.lastBeat = now();
+      await this.conn.call(`BEAT ${JSON.stringify({ wid: this.options.wid })}`);
+    }
     const t0 = now();
     const reply = await this.conn.call(`FETCH ${this.options.queues.join(' ')}`);
     const t1 = now();
