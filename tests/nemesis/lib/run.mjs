@@ -17,7 +17,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Timings per mode. `short` is `make test`'s (seconds per scenario, liveness timings shortened as
 // tests/cluster does); `full` is `make nemesis`'s (the production liveness defaults: heartbeat
-// 5 s, expiry 15 s, reaper 5 s; the fault lengths the brief names).
+// 5 s, expiry 15 s, reaper 5 s; the fault lengths of docs/reliability.md).
 export const MODES = {
   short: {
     liveness: 'redis_heartbeat_ms = 200\nredis_heartbeat_ttl_ms = 1000\nredis_reap_ms = 200\n',
