@@ -355,12 +355,14 @@ module Bulkhead
   # this server's VAPID key not being the one the subscriptions were made with, and destroying
   # them would throw away every user's push setting. So a refusal is counted per push service in
   # Redis (every Sidekiq process shares the count) and decided a window later: kept if its push
-  # service was in a burst meanwhile, destroyed otherwise. A burst is logged once (an error line),
-  # counted in Redis and shown on the admin dashboard.
+  # service had a burst since a window before the refusal, destroyed otherwise. A burst is logged
+  # once per window (an error line), counted in Redis and shown on the admin dashboard.
   module Refusals
-    COUNT = 'bulkhead:webpush_refusals:'      # sorted set per push host: refusals by time
-    BURST = 'bulkhead:webpush_refusal_burst:' # per push host, while it is in a burst
-    KEPT = 'bulkhead:webpush_refusals_kept'   # hash: push host => subscriptions kept
+    COUNT = 'bulkhead:webpush_refusals:'          # sorted set per push host: refusals by time
+    BURST = 'bulkhead:webpush_refusal_burst:'     # per push host: when it last was in a burst
+    LOGGED = 'bulkhead:webpush_refusal_logged:'   # per push host, a window after a burst's log line
+    KEPT = 'bulkhead:webpush_refusals_kept'       # hash: push host => subscriptions kept
+    BURST_MEMORY = 86_400                         # how long a burst's time is kept, seconds
 
     module_function
 
@@ -372,13 +374,19 @@ module Bulkhead
         burst!(host, count, window)
         keep(host)
       else
-        Bulkhead::WebpushRefusalCheck.perform_in(window, outcome)
+        Bulkhead::WebpushRefusalCheck.perform_in(window, outcome, Time.now.to_f)
       end
     end
 
-    # A window after a lone refusal: destroyed unless its push service went into a burst.
-    def decide(outcome)
-      in_burst?(outcome['host']) ? keep(outcome['host']) : Bulkhead::Outcomes.destroy_subscription(outcome)
+    # A window after a lone refusal (at `refused_at`): destroyed unless its push service had a
+    # burst since a window before it. However late Sidekiq runs the check, a burst is not missed.
+    def decide(outcome, refused_at)
+      burst_at = last_burst(outcome['host'])
+      if burst_at && burst_at >= refused_at.to_f - Settings.refusal_window
+        keep(outcome['host'])
+      else
+        Bulkhead::Outcomes.destroy_subscription(outcome)
+      end
     end
 
     def record(host, member, window)
@@ -393,9 +401,8 @@ module Bulkhead
 
     def burst!(host, count, window)
       first = Sidekiq.redis do |c|
-        started = c.call('SET', BURST + host, Time.now.to_i, 'EX', window, 'NX')
-        c.call('EXPIRE', BURST + host, window)
-        started
+        c.call('SET', BURST + host, Time.now.to_f.to_s, 'EX', BURST_MEMORY)
+        c.call('SET', LOGGED + host, '1', 'EX', window, 'NX')
       end
       return unless first
 
@@ -409,8 +416,15 @@ module Bulkhead
       Sidekiq.redis { |c| c.call('HINCRBY', KEPT, host, 1) }
     end
 
+    def last_burst(host)
+      at = Sidekiq.redis { |c| c.call('GET', BURST + host) }
+      at&.to_f
+    end
+
+    # In a burst now: one within the last window.
     def in_burst?(host)
-      Sidekiq.redis { |c| c.call('EXISTS', BURST + host) }.to_i.positive?
+      at = last_burst(host)
+      !at.nil? && at >= Time.now.to_f - Settings.refusal_window
     end
 
     # {push host => subscriptions kept} for the push services in a burst now.
@@ -526,8 +540,8 @@ module Bulkhead
     include Sidekiq::Worker
     sidekiq_options queue: 'default'
 
-    def perform(outcome)
-      Refusals.decide(outcome)
+    def perform(outcome, refused_at)
+      Refusals.decide(outcome, refused_at)
     end
   end
 

@@ -1,10 +1,9 @@
 # frozen_string_literal: true
 
-# The tests' handle on the stand-in database (MASTODON_DB) and on Mastodon's Sidekiq (REDIS_URL).
+# The tests' handle on the stand-in database (MASTODON_DB, its tables made by boot.rb) and on
+# Mastodon's Sidekiq (REDIS_URL). Inserts first, then enqueues.
 # Reads one JSON document on stdin and prints one on stdout:
-#   {"schema": true}                                  creates the tables
 #   {"insert": {"TABLE": [{column: value}, ...]}}     inserts rows, prints {"ids": {"TABLE": [id...]}}
-#   {"query": "SELECT ..."}                           prints {"rows": [{column: value}, ...]}
 #   {"perform_async": [["Worker::Class", arg...], ...]}  enqueues Mastodon jobs as Mastodon does
 require_relative 'stand_ins'
 
@@ -13,12 +12,10 @@ Sidekiq.logger.level = Logger::WARN
 MastodonStandIns.connect
 doc = JSON.parse($stdin.read)
 out = {}
-MastodonStandIns.create_schema if doc['schema']
 (doc['insert'] || {}).each do |table, rows|
   klass = Class.new(ApplicationRecord) { self.table_name = table; self.inheritance_column = nil }
   (out['ids'] ||= {})[table] = rows.map { |row| klass.create!(row).id }
 end
-out['rows'] = ActiveRecord::Base.connection.exec_query(doc['query']).to_a if doc['query']
 (doc['perform_async'] || []).each do |name, *args|
   (out['jids'] ||= []) << Object.const_get(name).perform_async(*args)
 end

@@ -51,6 +51,11 @@ module Rails
     def cache
       @cache ||= ActiveSupport::Cache::MemoryStore.new
     end
+
+    # Sidekiq's CLI names it in its boot line (Mastodon 4.3 runs Rails 7.1).
+    def version
+      '7.1'
+    end
   end
 
   class RailsConfig
