@@ -58,7 +58,7 @@ async (t) => {
   const proxy = await startVapidCheckingProxy(defer, new URL(live.endpoint).port);
 
   const mastodon = await startMastodon(defer, redis, {
-    bulkhead: server, env: { BULKHEAD_REFUSAL_BURST: '3', BULKHEAD_REFUSAL_WINDOW: '3' },
+    bulkhead: server, env: { BULKHEAD_REFUSAL_BURST: '3', BULKHEAD_REFUSAL_WINDOW: '2' },
   });
   const subscriptions = [live, gone, ...refused].map((s, i) => ({
     id: i + 1, endpoint: throughProxy(s.endpoint, proxy), key_p256dh: s.keys.p256dh, key_auth: s.keys.auth,

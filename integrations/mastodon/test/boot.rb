@@ -12,5 +12,7 @@ $stdout.sync = true
 MastodonStandIns.connect
 MastodonStandIns.create_schema
 MastodonStandIns.boot
-# Scheduled jobs (the refusal checks a window later) looked at every second or so, not every 5 s.
-Sidekiq.options[:average_scheduled_poll_interval] = 1
+# Scheduled jobs (the refusal checks a window later) looked for every second or so from the start,
+# instead of every 5 s (times the processes) after a first wait of 10 to 15 s (Sidekiq 6.4,
+# lib/sidekiq/scheduled.rb).
+Sidekiq.options[:poll_interval_average] = 1

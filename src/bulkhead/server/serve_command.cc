@@ -58,8 +58,9 @@ Status ServeCommand::Run() {
   if (testing_clock_) {
     testing_clock = std::make_unique<OffsetClock>(SystemClock::Instance());
     hooks.testing_clock = testing_clock.get();
-    spdlog::warn("serve --testing-clock: POST /api/testing/clock moves this server's time; for "
-                 "tests only");
+    spdlog::warn(
+        "serve --testing-clock: POST /api/testing/clock moves this server's time; for "
+        "tests only");
   }
   Clock& clock = testing_clock ? static_cast<Clock&>(*testing_clock) : SystemClock::Instance();
   Server server(std::move(*config), clock, std::move(hooks));

@@ -14,11 +14,13 @@ namespace bulkhead {
 HttpResponseOut AdvanceTestingClock(OffsetClock* clock, const std::string& body) {
   if (clock == nullptr) {
     return HttpResponseOut::Error(
-        404, "this server runs on the system clock: its clock moves only when it was started "
-             "with `bulkhead serve --testing-clock` (for tests)");
+        404,
+        "this server runs on the system clock: its clock moves only when it was started "
+        "with `bulkhead serve --testing-clock` (for tests)");
   }
   auto doc = ParseJson(body, kDefaultMaxJsonDepth);
-  if (!doc.ok()) return HttpResponseOut::Error(400, "the body is not JSON: " + doc.status().message());
+  if (!doc.ok())
+    return HttpResponseOut::Error(400, "the body is not JSON: " + doc.status().message());
   const nlohmann::json* seconds = nullptr;
   if (doc->is_object() && doc->contains("advance_seconds")) seconds = &(*doc)["advance_seconds"];
   if (seconds == nullptr || !seconds->is_number_integer() || seconds->get<int64_t>() < 0) {

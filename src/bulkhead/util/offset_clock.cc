@@ -16,7 +16,8 @@ TimePoint OffsetClock::Now() const {
 
 Status OffsetClock::Advance(Duration by) {
   const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(by).count();
-  if (us < 0) return Status::InvalidArgument("the clock only moves forward, not by a negative time");
+  if (us < 0)
+    return Status::InvalidArgument("the clock only moves forward, not by a negative time");
   int64_t current = offset_us_.load();
   do {
     if (us > kMaxOffsetUs - current) {
