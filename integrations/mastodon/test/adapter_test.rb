@@ -230,6 +230,16 @@ if MASTODON_SHAPE == '4.4'
       assert_empty Admin::SystemCheck.perform(admin.new(false))
     end
 
+    def test_a_refusal_checked_late_still_sees_the_burst_that_followed_it
+      early, lone = subscription, subscription
+      refused_at = Time.now.to_f - 3600  # the check runs an hour after the refusal
+      Sidekiq.redis { |c| c.call('SET', Bulkhead::Refusals::BURST + 'push.example', (refused_at + 5).to_s) }
+      Bulkhead::WebpushRefusalCheck.new.perform(outcome('delivery_dead', 'webpush', 401, early), refused_at)
+      assert Web::PushSubscription.exists?(early.id), 'a burst came after it: kept'
+      Bulkhead::WebpushRefusalCheck.new.perform(outcome('delivery_dead', 'webpush', 401, lone), refused_at + 1200)
+      refute Web::PushSubscription.exists?(lone.id), 'the burst was long before it: destroyed'
+    end
+
     def test_activitypub_outcomes_feed_mastodons_failure_tracking
       dead = { 'event' => 'delivery_dead', 'jobtype' => 'activitypub', 'url' => 'https://remote.example/inbox' }
       Bulkhead::DeliveryDead.new.perform(dead.merge('status' => 404, 'host' => 'remote.example'))
