@@ -10,6 +10,11 @@
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
+namespace {
+
+constexpr int64_t kMaxAdvanceSeconds = int64_t{10} * 366 * 86400;
+
+}  // namespace
 
 HttpResponseOut AdvanceTestingClock(OffsetClock* clock, const std::string& body) {
   if (clock == nullptr) {
@@ -19,13 +24,18 @@ HttpResponseOut AdvanceTestingClock(OffsetClock* clock, const std::string& body)
         "with `bulkhead serve --testing-clock` (for tests)");
   }
   auto doc = ParseJson(body, kDefaultMaxJsonDepth);
-  if (!doc.ok())
+  if (!doc.ok()) {
     return HttpResponseOut::Error(400, "the body is not JSON: " + doc.status().message());
+  }
   const nlohmann::json* seconds = nullptr;
   if (doc->is_object() && doc->contains("advance_seconds")) seconds = &(*doc)["advance_seconds"];
   if (seconds == nullptr || !seconds->is_number_integer() || seconds->get<int64_t>() < 0) {
     return HttpResponseOut::Error(
         400, "the body must be {\"advance_seconds\": N} with N a whole number of seconds >= 0");
+  }
+  // Bounded before the conversion to the clock's units, which a huge count would overflow.
+  if (seconds->get<int64_t>() > kMaxAdvanceSeconds) {
+    return HttpResponseOut::Error(400, "the clock moves at most 10 years ahead in all");
   }
   if (Status s = clock->Advance(std::chrono::seconds(seconds->get<int64_t>())); !s.ok()) {
     return HttpResponseOut::Error(400, s.message());

@@ -42,6 +42,9 @@ TEST(TestingClockApiTest, BadBodiesAreNamedAndChangeNothing) {
   HttpResponseOut far = AdvanceTestingClock(&clock, R"({"advance_seconds": 400000000})");
   EXPECT_EQ(far.status, 400);
   EXPECT_NE(ErrorOf(far).find("10 years"), std::string::npos) << far.body;
+  HttpResponseOut huge = AdvanceTestingClock(&clock, R"({"advance_seconds": 9000000000000000000})");
+  EXPECT_EQ(huge.status, 400);
+  EXPECT_NE(ErrorOf(huge).find("10 years"), std::string::npos) << huge.body;
   EXPECT_EQ(clock.offset(), Duration::zero());
 }
 
