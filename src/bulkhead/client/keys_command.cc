@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bulkhead/util/percent_encoding.h"
+
 namespace bulkhead {
 namespace {
 
@@ -114,18 +116,7 @@ std::string KeysApiUrl(const std::string& http_address, const std::string& key_i
   while (!base.empty() && base.back() == '/') base.pop_back();
   std::string url = base + "/api/keys";
   if (key_id.empty()) return url;
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  url += '/';
-  for (unsigned char c : key_id) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      url += static_cast<char>(c);
-    } else {
-      url += '%';
-      url += kHex[c >> 4];
-      url += kHex[c & 15];
-    }
-  }
-  return url;
+  return url + '/' + PercentEncode(key_id);
 }
 
 KeysCommand::KeysCommand(CLI::App& app) {
