@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/post.hpp>
+
 #include "bulkhead/transport/curl_transport_impl.h"
 
 namespace bulkhead {
@@ -109,6 +111,21 @@ int CurlTransport::Impl::OnTimer(CURLM* multi, long timeout_ms, void* userp) {
   Impl* self = hm->impl;
   if (timeout_ms < 0) {
     hm->timer.cancel();
+    return 0;
+  }
+  if (timeout_ms == 0) {
+    // "Now": a posted action, once per turn, rather than a timer re-armed per request (each
+    // re-arm of the loop's earliest timer is a timerfd_settime system call). The timer keeps
+    // whatever later expiry libcurl asked for before; libcurl sets it again after this action.
+    if (hm->run_now_posted) return 0;
+    hm->run_now_posted = true;
+    asio::post(self->io_, [self, hm, alive = self->Alive(), origin = hm->origin] {
+      if (alive.expired()) return;
+      auto it = self->multis_.find(origin);
+      if (it == self->multis_.end() || it->second.get() != hm) return;
+      hm->run_now_posted = false;
+      self->SocketAction(hm, CURL_SOCKET_TIMEOUT, 0);
+    });
     return 0;
   }
   hm->timer.expires_after(milliseconds(timeout_ms));

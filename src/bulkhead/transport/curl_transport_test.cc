@@ -323,6 +323,41 @@ TEST_F(TlsTest, VerifiedTlsAnswers200) {
   EXPECT_EQ(o.response.status, 200);
 }
 
+// A second delivery to a host seen before costs no full handshake: its TLS session is kept per
+// origin (curl_tls_sessions.cc) across connections, easy handles and the origin's multi handle,
+// which retiring the idle origin closes here. The server counts abbreviated handshakes.
+TEST_F(TlsTest, ANewConnectionToAHostSeenBeforeResumesItsTlsSession) {
+  TestServer server(TlsOptions());
+  testing::TempFile ca(certs_->ca_pem);
+  TransportOptions options = OpenOptionsWithCa(ca.path());
+  options.idle_origin_timeout = milliseconds(100);
+  MakeTransport(options);
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_EQ(Fetch(Get(server.Url("/ok"))).response.status, 200) << "request " << i;
+    RunUntil([&] { return transport_->ActiveOrigins() == 0; }, "the idle origin to be retired");
+  }
+  EXPECT_EQ(server.accepted(), 3) << "each request after a retirement needs a new connection";
+  EXPECT_EQ(server.handshakes(), 3);
+  EXPECT_EQ(server.resumed(), 2) << "the second and third connections should resume the first's";
+}
+
+// The same without kept sessions (max_tls_session_origins 0): every connection is a full
+// handshake, which is what the test above would see if sessions were not kept.
+TEST_F(TlsTest, WithoutKeptSessionsEveryConnectionIsAFullHandshake) {
+  TestServer server(TlsOptions());
+  testing::TempFile ca(certs_->ca_pem);
+  TransportOptions options = OpenOptionsWithCa(ca.path());
+  options.idle_origin_timeout = milliseconds(100);
+  options.max_tls_session_origins = 0;
+  MakeTransport(options);
+  for (int i = 1; i <= 2; ++i) {
+    ASSERT_EQ(Fetch(Get(server.Url("/ok"))).response.status, 200) << "request " << i;
+    RunUntil([&] { return transport_->ActiveOrigins() == 0; }, "the idle origin to be retired");
+  }
+  EXPECT_EQ(server.handshakes(), 2);
+  EXPECT_EQ(server.resumed(), 0);
+}
+
 TEST_F(TlsTest, WrongCaIsTlsError) {
   TestServer server(TlsOptions());
   testing::TempFile ca(other_->ca_pem);
