@@ -85,6 +85,9 @@ struct DeliverySettings {
   int max_retry_after_seconds = 3600;
   // A success slower than this counts as a failure for the breaker. 0 = off.
   int slow_call_threshold_ms = 10000;
+  // Threads that build delivery requests (activitypub signatures, webpush encryption) off the
+  // event loop. 0 = one per core the process may run on.
+  int crypto_threads = 0;
   DeliveryKindSettings webpush;
   DeliveryKindSettings activitypub{.deadline_hours = 48};
   DeliveryKindSettings webhook{.deadline_hours = 24};
