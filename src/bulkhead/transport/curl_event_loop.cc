@@ -3,13 +3,12 @@
 // back to the exchanges.
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/post.hpp>
 
 #include "bulkhead/transport/curl_transport_impl.h"
 
