@@ -1,5 +1,6 @@
 #include "bulkhead/dispatch/request_builder.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -19,16 +20,20 @@ RequestBuilder::~RequestBuilder() {
 
 void RequestBuilder::Build(DeliveryJob job, Done done) {
   ++*pending_;
-  boost::asio::post(pool_, [this, job = std::move(job), done = std::move(done),
-                            pending = pending_]() mutable {
-    Result<HttpRequest> request = build_(job);
-    // Back on the loop; `pending` (not `this`) is what the handler touches, so a result posted
-    // just before the builder went away is still safe to count.
-    boost::asio::post(io_, [pending, done = std::move(done), request = std::move(request)]() mutable {
-      --*pending;
-      done(std::move(request));
-    });
-  });
+  boost::asio::post(
+      pool_, [this, job = std::move(job), done = std::move(done), pending = pending_]() mutable {
+        // Named for top -H and perf: the signatures' CPU shows apart from the loop's.
+        static thread_local bool named = pthread_setname_np(pthread_self(), "bulkhead-crypto") == 0;
+        (void)named;
+        Result<HttpRequest> request = build_(job);
+        // Back on the loop; `pending` (not `this`) is what the handler touches, so a result posted
+        // just before the builder went away is still safe to count.
+        boost::asio::post(
+            io_, [pending, done = std::move(done), request = std::move(request)]() mutable {
+              --*pending;
+              done(std::move(request));
+            });
+      });
 }
 
 size_t RequestBuilderThreads(int configured) {
