@@ -335,6 +335,12 @@ std::vector<Setting> DeliveryRows() {
        .doc = "a success slower than this counts as a failure for the breaker",
        .min = 0,
        .zero_is_off = true},
+      {.key = "delivery.crypto_threads",
+       .field = MemberField<&Config::delivery, &D::crypto_threads>(),
+       .doc = "threads that sign (activitypub) and encrypt (webpush) delivery requests, off the "
+              "event loop; 0: one per core",
+       .min = 0,
+       .max = 256},
   };
 }
 

@@ -385,6 +385,7 @@ Status Server::StartDelivery() {
   }
   dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, *transport_, vapid_signer_.get(),
                                              signing_keys_, clock_, rng_, std::move(dc));
+  dispatcher_->BuildOnWorkers(RequestBuilderThreads(config_.delivery.crypto_threads));
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
   s = RegisterDeliveryGauges(registry_, dispatcher_->published_snapshot(),
