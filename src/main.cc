@@ -82,8 +82,9 @@ int main(int argc, char** argv) {
   bulkhead::StatsCommand stats(app);
   bulkhead::VapidKeyCommand vapid_key(app);
   bulkhead::KeysCommand keys(app);  // keys add|list|remove: a client of the server's /api/keys
-  bulkhead::BackupCommand backup(app);    // a consistent copy of a running server's store
-  bulkhead::RestoreCommand restore(app);  // a backup in place of the stopped server's store
+  // backup: a consistent copy of a running server's store; restore: one put back, server stopped
+  bulkhead::BackupCommand backup(app);
+  bulkhead::RestoreCommand restore(app);
   bulkhead::VersionCommand version(app);
   // replay (and its hidden worker process) runs during parsing; its exit code is kept here.
   int replay_exit = -1;

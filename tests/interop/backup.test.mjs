@@ -72,7 +72,9 @@ test('a backup under load restores every job acknowledged by PUSH before it star
   })();
 
   const copy = path.join(dir, 'copy.db');
+  const started = Date.now();
   const backup = await cli(['backup', copy, '--http', `127.0.0.1:${server.httpPort}`]);
+  t.diagnostic(`backup took ${Date.now() - started} ms under load`);
   loading = false;
   await load;
   assert.equal(backup.code, 0, `backup failed: ${backup.stderr}`);
@@ -107,13 +109,19 @@ test('a backup under load restores every job acknowledged by PUSH before it star
   defer(() => after.close());
   // The worker that held held-1 can still finish it: its reservation was restored.
   await after.ack('held-job-0001');
+  // Drained by 8 clients at once (a FETCH of the empty queue answers null after its block time).
   const served = new Set();
-  for (;;) {
-    const job = await after.fetch('kept');
-    if (!job) break;
-    served.add(job.jid);
-    await after.ack(job.jid);
-  }
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    const drain = new faktory.Client({ url: server.url });
+    try {
+      for (let job = await drain.fetch('kept'); job; job = await drain.fetch('kept')) {
+        served.add(job.jid);
+        await drain.ack(job.jid);
+      }
+    } finally {
+      await drain.close();
+    }
+  }));
   const missing = kept.filter((jid) => !served.has(jid));
   assert.deepEqual(missing.slice(0, 10), [], `${missing.length} jobs pushed before the backup are missing`);
 });
@@ -132,6 +140,13 @@ test('backup refuses bad paths and stores without a file, naming the problem', a
   r = await cli(['backup', dir, ...http]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /is a directory: name the backup file/);
+
+  const notes = path.join(dir, 'notes.txt');
+  fs.writeFileSync(notes, 'not a backup');
+  r = await cli(['backup', notes, ...http]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /exists and is not an SQLite database: refusing to replace it/);
+  assert.equal(fs.readFileSync(notes, 'utf8'), 'not a backup');
 
   r = await cli(['backup', server.store.slice('sqlite:'.length), ...http]);
   assert.equal(r.code, 1);

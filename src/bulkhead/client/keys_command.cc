@@ -88,7 +88,8 @@ Status KeysCommand::Run(std::ostream& out) {
 Status KeysCommand::Add(std::ostream& out) {
   Result<std::string> pem = ReadPem(pem_file_);
   if (!pem.ok()) return pem.status();
-  Result<ApiResponse> r = CallApi("PUT", KeysApiUrl(http_, key_id_), *pem, "application/x-pem-file", ca_file_);
+  Result<ApiResponse> r =
+      CallApi("PUT", KeysApiUrl(http_, key_id_), *pem, "application/x-pem-file", ca_file_);
   OPENSSL_cleanse(pem->data(), pem->size());
   if (!r.ok()) return r.status();
   if (r->status != 200 && r->status != 201) return ApiError(*r, "keys add " + key_id_);

@@ -109,10 +109,11 @@ void RegisterBackupApi(HttpServer& http, Store& store, const Clock& clock,
                                                              HttpServer::Reply reply) {
                StartBackup(store, clock, state, req, reply);
              }));
-  http.Route("GET", kBackupApiPath,
-             RequireBearer(password, [&clock, state](const HttpRequestIn&, HttpServer::Reply reply) {
-               reply(HttpResponseOut::Json(200, DumpJson(state->Json(clock))));
-             }));
+  http.Route(
+      "GET", kBackupApiPath,
+      RequireBearer(password, [&clock, state](const HttpRequestIn&, HttpServer::Reply reply) {
+        reply(HttpResponseOut::Json(200, DumpJson(state->Json(clock))));
+      }));
 }
 
 }  // namespace bulkhead

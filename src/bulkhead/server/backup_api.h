@@ -3,7 +3,8 @@
 //   POST /api/backup   body {"path": "/absolute/path/of/the/copy.db"}
 //            202 the backup started, body: the backup JSON (below)
 //            400 {"error"} naming what is wrong with the path (relative, no such directory, a
-//                directory, the store's own file, not writable) or the body
+//                directory, the store's own file, an existing file that is not an SQLite
+//                database, not writable) or the body
 //            409 {"error"} a backup is already running
 //            501 {"error"} the store has no file to back up: memory: (nothing survives a
 //                restart) or Redis (back it up with Redis's own BGSAVE or AOF)

@@ -40,8 +40,7 @@ Status SyncFile(const std::string& path) { return SyncPath(path, O_RDONLY); }
 
 Status DurableRename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
-    return Status::Unavailable("cannot rename " + from + " to " + to + ": " +
-                               std::strerror(errno));
+    return Status::Unavailable("cannot rename " + from + " to " + to + ": " + std::strerror(errno));
   }
   std::string dir = std::filesystem::path(to).parent_path().string();
   return SyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "bulkhead/store/durable_file.h"
 
@@ -72,8 +73,8 @@ class BackupRun {
 
   Status Error(const char* doing, int rc) const {
     std::string message = dest_ != nullptr ? sqlite3_errmsg(dest_) : sqlite3_errstr(rc);
-    return Status::Unavailable("backup: " + std::string(doing) + " " + tmp_ + " failed: " +
-                               message);
+    return Status::Unavailable("backup: " + std::string(doing) + " " + tmp_ +
+                               " failed: " + message);
   }
 
   bool Complete(int64_t pages) {
@@ -120,6 +121,18 @@ class BackupRun {
   sqlite3_backup* backup_ = nullptr;
 };
 
+// True when `path` starts with the SQLite header string ("SQLite format 3\0",
+// https://www.sqlite.org/fileformat2.html#the_database_header), or is empty (a backup's
+// temporary file that SQLite had not written yet).
+bool IsSqliteFile(const std::string& path) {
+  static constexpr char kHeader[] = "SQLite format 3";  // with its terminating NUL: 16 bytes
+  std::ifstream in(path, std::ios::binary);
+  char head[sizeof(kHeader)] = {};
+  in.read(head, sizeof(head));
+  if (in.gcount() == 0) return in.eof();
+  return in.gcount() == sizeof(head) && std::memcmp(head, kHeader, sizeof(head)) == 0;
+}
+
 // The same file, by device and inode; false when either is missing.
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa {};
@@ -151,8 +164,13 @@ Status SqliteBackup::CheckTarget(const std::string& path) const {
     return bad("its directory " + dir + " cannot be used: " + std::strerror(errno));
   }
   if (!S_ISDIR(st.st_mode)) return bad(dir + " is not a directory");
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return bad("is a directory: name the backup file");
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return bad("is a directory: name the backup file");
+    // Only an earlier backup is replaced, never another file the server could write (its
+    // config, its keys).
+    if (!IsSqliteFile(path)) {
+      return bad("exists and is not an SQLite database: refusing to replace it (remove it first)");
+    }
   }
   for (const char* suffix : {"", "-wal", "-commits"}) {
     if (SameFile(path, store_path_ + suffix) ||

@@ -16,6 +16,7 @@
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/sqlite_restore.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/store/testing/make_job.h"
 #include "bulkhead/store/testing/test_loop.h"
 
 namespace bulkhead {
@@ -25,18 +26,12 @@ namespace fs = std::filesystem;
 
 const TimePoint kNow = FromUnixMicros(1'800'000'000'000'000);
 
-JobRecord MakeJob(const std::string& jid, const std::string& queue) {
-  JobRecord j;
-  j.jid = jid;
-  j.queue = queue;
-  j.jobtype = "noop";
-  // ~2 KiB each, so that a few thousand jobs take several backup steps.
-  j.payload = nlohmann::json{{"jid", jid},
-                             {"jobtype", "noop"},
-                             {"queue", queue},
-                             {"args", {std::string(2000, 'x')}}}
-                  .dump();
-  j.reserve_for_s = 60;
+// ~2 KiB each, so that a few thousand jobs take several backup steps.
+JobRecord BigJob(const std::string& jid, const std::string& queue) {
+  JobRecord j = MakeJob(jid, queue);
+  auto payload = nlohmann::json::parse(j.payload);
+  payload["args"] = {std::string(2000, 'x')};
+  j.payload = payload.dump();
   return j;
 }
 
@@ -64,7 +59,7 @@ class SqliteBackupTest : public ::testing::Test {
   void Push(const std::vector<std::string>& jids, const std::string& queue) {
     size_t done = 0;
     for (const auto& jid : jids) {
-      store_->Push(MakeJob(jid, queue), [&](Status s) {
+      store_->Push(BigJob(jid, queue), [&](Status s) {
         EXPECT_TRUE(s.ok()) << s.ToString();
         ++done;
       });
@@ -201,6 +196,7 @@ TEST_F(SqliteBackupTest, BadTargetsAreRefusedNamingTheProblem) {
   expect(path_ + "-wal", "the store's own file");
   std::ofstream(dir_ / "plain") << "x";
   expect((dir_ / "plain" / "copy.db").string(), "plain");
+  expect((dir_ / "plain").string(), "is not an SQLite database: refusing to replace it");
 
   std::optional<Result<BackupResult>> first;
   StartBackup((dir_ / "a.db").string(), first);

@@ -154,7 +154,7 @@ class SqliteChangeLog final : public ChangeLog {
   // Set once by the writer when a commit fails (failed_ after failure_, so that a reader that sees
   // failed_ finds failure_ set); never cleared.
   std::atomic<bool> failed_{false};
-  Status failure_;  // guarded by mu_
+  Status failure_;                           // guarded by mu_
   std::vector<SqliteWriterTask> new_tasks_;  // guarded by mu_
   std::vector<SqliteWriterTask> tasks_;      // the writer thread's
   std::thread writer_;

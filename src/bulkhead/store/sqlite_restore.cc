@@ -61,21 +61,21 @@ Status CheckCopy(sqlite3* db, const std::string& path, const std::string& backup
   std::string version;
   s = SqliteForEachRow(db, path, "SELECT value FROM meta WHERE key='schema_version'",
                        [&](sqlite3_stmt* st) { version = ColumnText(st, 0); });
-  if (!s.ok() || version.empty()) return damaged("is not a bulkhead store (no meta.schema_version)");
+  if (!s.ok() || version.empty())
+    return damaged("is not a bulkhead store (no meta.schema_version)");
   report.schema_version = std::atoi(version.c_str());
   if (report.schema_version < 1 || report.schema_version > SqliteChangeLog::kSchemaVersion) {
     return damaged("has schema version " + version + ", and this bulkhead knows versions 1 to " +
                    std::to_string(SqliteChangeLog::kSchemaVersion) +
                    ": restore it with the bulkhead release that wrote it");
   }
-  s = SqliteForEachRow(db, path, "SELECT state, count(*) FROM jobs GROUP BY state",
-                       [&](sqlite3_stmt* st) {
-                         int state = sqlite3_column_int(st, 0);
-                         std::string name = state >= 0 && state <= 4
-                                                ? JobStateName(static_cast<JobState>(state))
-                                                : "state " + std::to_string(state);
-                         report.jobs[name] += sqlite3_column_int64(st, 1);
-                       });
+  s = SqliteForEachRow(
+      db, path, "SELECT state, count(*) FROM jobs GROUP BY state", [&](sqlite3_stmt* st) {
+        int state = sqlite3_column_int(st, 0);
+        std::string name = state >= 0 && state <= 4 ? JobStateName(static_cast<JobState>(state))
+                                                    : "state " + std::to_string(state);
+        report.jobs[name] += sqlite3_column_int64(st, 1);
+      });
   if (!s.ok()) return damaged("has no readable jobs table (" + s.message() + ")");
   Result<int64_t> keys = QueryInt(db, path, "SELECT count(*) FROM signing_keys");
   Result<int64_t> hosts = QueryInt(db, path, "SELECT count(*) FROM host_states");
@@ -92,8 +92,8 @@ Status OpenAndCheck(const std::string& path, const std::string& backup, RestoreR
   int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
   std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db(raw, sqlite3_close);
   if (rc != SQLITE_OK) {
-    return Status::FailedPrecondition("the backup " + backup + " cannot be opened: " +
-                                      sqlite3_errmsg(raw));
+    return Status::FailedPrecondition("the backup " + backup +
+                                      " cannot be opened: " + sqlite3_errmsg(raw));
   }
   Status s = SqliteExec(raw, path, "PRAGMA locking_mode=EXCLUSIVE");
   if (s.ok()) s = CheckCopy(raw, path, backup, report);
@@ -129,8 +129,8 @@ Result<int64_t> StoreLockHolder(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return int64_t{0};
-    return Status::Unavailable("cannot open " + path + " to check its lock: " +
-                               std::strerror(errno));
+    return Status::Unavailable("cannot open " + path +
+                               " to check its lock: " + std::strerror(errno));
   }
   struct flock lock {};
   lock.l_type = F_WRLCK;
@@ -149,10 +149,11 @@ Result<int64_t> StoreLockHolder(const std::string& path) {
 Result<RestoreReport> RestoreSqliteStore(const std::string& backup, const std::string& store_path) {
   struct stat st {};
   if (::stat(backup.c_str(), &st) != 0) {
-    return Status::InvalidArgument("the backup " + backup + " cannot be read: " +
-                                   std::strerror(errno));
+    return Status::InvalidArgument("the backup " + backup +
+                                   " cannot be read: " + std::strerror(errno));
   }
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("the backup " + backup + " is not a file");
+  if (!S_ISREG(st.st_mode))
+    return Status::InvalidArgument("the backup " + backup + " is not a file");
   struct stat store_st {};
   if (::stat(store_path.c_str(), &store_st) == 0 && store_st.st_dev == st.st_dev &&
       store_st.st_ino == st.st_ino) {

@@ -35,11 +35,13 @@ class StoreBackup {
 
   virtual ~StoreBackup() = default;
 
-  // Writes a copy of the store to `path` (absolute; a file that exists is replaced): into a
+  // Writes a copy of the store to `path` (absolute; an earlier backup there, an SQLite file, is
+  // replaced, any other file is refused): into a
   // temporary file beside it, mode 0600 (the store holds signing keys), synced, then renamed over
   // `path`, so `path` is always either the previous file or the complete copy. Errors:
   // InvalidArgument naming the path and the problem (relative, no such directory, a directory,
-  // the store's own files), FailedPrecondition while another backup runs, Unavailable for I/O.
+  // the store's own files, a file that is not an SQLite database), FailedPrecondition while another
+  // backup runs, Unavailable for I/O.
   virtual void Backup(const std::string& path, ProgressCallback progress, DoneCallback done) = 0;
 };
 
