@@ -26,11 +26,11 @@ namespace fs = std::filesystem;
 
 const TimePoint kNow = FromUnixMicros(1'800'000'000'000'000);
 
-// ~2 KiB each, so that a few thousand jobs take several backup steps.
+// ~5 KiB each, so that a thousand jobs take several backup steps.
 JobRecord BigJob(const std::string& jid, const std::string& queue) {
   JobRecord j = MakeJob(jid, queue);
   auto payload = nlohmann::json::parse(j.payload);
-  payload["args"] = {std::string(2000, 'x')};
+  payload["args"] = {std::string(5000, 'x')};
   j.payload = payload.dump();
   return j;
 }
@@ -112,7 +112,7 @@ std::vector<std::string> Jids(const std::string& prefix, int n) {
 TEST_F(SqliteBackupTest, CopyTakenUnderLoadHoldsEveryJobPushedBeforeIt) {
   store_ = Open(path_);
   ASSERT_NE(store_, nullptr);
-  const auto kept = Jids("kept-", 4000);  // ~8 MiB: several steps of kPagesPerStep pages
+  const auto kept = Jids("kept-", 1200);  // ~6 MiB: several steps of kPagesPerStep pages
   Push(kept, "kept");
   const std::string copy = (dir_ / "copy.db").string();
   std::optional<Result<BackupResult>> result;
