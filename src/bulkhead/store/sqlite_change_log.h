@@ -154,9 +154,10 @@ class SqliteChangeLog final : public ChangeLog {
   // Set once by the writer when a commit fails (failed_ after failure_, so that a reader that sees
   // failed_ finds failure_ set); never cleared.
   std::atomic<bool> failed_{false};
-  Status failure_;                           // guarded by mu_
-  std::vector<SqliteWriterTask> new_tasks_;  // guarded by mu_
-  std::vector<SqliteWriterTask> tasks_;      // the writer thread's
+  Status failure_;  // guarded by mu_
+  // Writer tasks (RunOnWriter): new_tasks_ guarded by mu_, tasks_ the writer thread's own.
+  std::vector<SqliteWriterTask> new_tasks_;
+  std::vector<SqliteWriterTask> tasks_;
   std::thread writer_;
   SqliteBackup backup_{path_, [this](SqliteWriterTask t) { RunOnWriter(std::move(t)); }, poster_};
 };
