@@ -15,6 +15,7 @@
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/metrics/node_metrics.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/server/backup_api.h"
 #include "bulkhead/server/keys_api.h"
 #include "bulkhead/server/testing_clock_api.h"
 #include "bulkhead/transport/curl_transport.h"
@@ -486,6 +487,7 @@ void Server::RegisterRoutes() {
   http_->Route("POST", "/api/workers/", RequireBearer(config_.password, control_workers));
   RegisterKeysApi(*http_, signing_keys_, config_.password);
   RegisterTestingClockApi(*http_, hooks_.testing_clock, config_.password);
+  RegisterBackupApi(*http_, *store_, clock_, config_.password);
 }
 
 void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {

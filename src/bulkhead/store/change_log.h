@@ -7,6 +7,7 @@
 
 #include "bulkhead/store/change.h"
 #include "bulkhead/store/memory_state.h"
+#include "bulkhead/store/store_backup.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -26,6 +27,8 @@ class ChangeLog {
   virtual Status failure() const = 0;
   // Commits what is queued and stops. Idempotent.
   virtual void Close() = 0;
+  // Online backups of the log's file (store_backup.h); null when it has none.
+  virtual StoreBackup* backup() { return nullptr; }
 };
 
 }  // namespace bulkhead

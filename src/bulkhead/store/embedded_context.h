@@ -23,6 +23,8 @@ class EmbeddedContext : public StoreCallbacks {
   explicit EmbeddedContext(std::unique_ptr<ChangeLog> log);
 
   MemoryState& state() { return state_; }
+  // The log (null for memory:).
+  ChangeLog* log() { return log_.get(); }
   // Loads the log into the state (EmbeddedStore::Open); closes the log (idempotent).
   Status Load();
   void Close();

@@ -89,6 +89,7 @@ class EmbeddedStore final : public Store {
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
   TakenMarks& taken_marks() override { return taken_marks_; }
+  StoreBackup* backup() override { return context_.log() ? context_.log()->backup() : nullptr; }
 
  private:
   const std::string name_;
