@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test sidekiq-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout replay clean
+.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test nemesis-test nemesis sidekiq-test mastodon-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout replay replay-sidekiq clean
 
 setup:
 	@bash scripts/setup
@@ -77,6 +77,20 @@ interop-test: build-server
 cluster-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 cluster/
 
+# Faults against three nodes on real redis-server / redis-sentinel processes, each node behind a
+# fault proxy, with recording clients and the history checker (tests/nemesis/, docs/reliability.md).
+# nemesis-test: the short version of every scenario (about 70 s); nemesis: the full lengths
+# (a 60 s SIGSTOP, a 30 s cut, Redis stalled 10 s; production liveness timings; about 8 min),
+# histories and reports in $(NEMESIS_OUT).
+NEMESIS_OUT ?= $(CURDIR)/$(BUILD_DIR)/nemesis
+nemesis-test: build-server
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 nemesis/
+
+nemesis: build-server
+	cd tests && NEMESIS_MODE=full NEMESIS_OUT=$(NEMESIS_OUT) BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead \
+	  node --test --test-concurrency=1 --test-timeout=1200000 nemesis/
+	node tests/nemesis/check.mjs $(NEMESIS_OUT)/*.jsonl || true
+
 # The Sidekiq bridge with real Ruby processes (Debian's ruby-sidekiq: Sidekiq::Client pushing, a
 # `sidekiq` process running the outcome jobs), a real redis-server as the application's Redis,
 # web-push-testing and an inbox that verifies signatures (tests/sidekiq/).
@@ -84,6 +98,13 @@ sidekiq-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 sidekiq/
 
 # Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
+# The Mastodon adapter (integrations/mastodon/bulkhead.rb, docs/mastodon.md): in one Ruby process
+# against stand-ins of Mastodon's classes, in three worker shapes (three processes at once); then end to end in a real
+# `sidekiq` process with a real redis-server and bulkhead (tests/mastodon/).
+mastodon-test: build-server
+	printf '%s\n' 4.4 aesgcm changed | xargs -P 3 -I{} env MASTODON_SHAPE={} ruby integrations/mastodon/test/adapter_test.rb
+	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 mastodon/
+
 e2e-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
 
@@ -111,7 +132,7 @@ layering-check:
 
 # The Release unit tests are not part of it: unit-test-asan runs the same tests with more checks,
 # and building them a second time in Release cost about a quarter of the run.
-test: format-check layering-check unit-test-asan release-test interop-test cluster-test sidekiq-test e2e-test dashboard-test deploy-test fuzz-test
+test: format-check layering-check unit-test-asan release-test interop-test cluster-test nemesis-test sidekiq-test mastodon-test e2e-test dashboard-test deploy-test fuzz-test
 
 bench: build
 	bash bench/run
@@ -124,6 +145,12 @@ bench-fanout: build-server
 # The incident replayed on loopback (docs/incident.md): `make replay ARGS="--fault 5xx"`.
 replay: build-server
 	./$(BUILD_DIR)/bulkhead replay --baseline --out $(BUILD_DIR)/replay $(ARGS)
+
+# The incident on a real Sidekiq process and redis-server (docs/incident.md, "On a real Sidekiq"):
+# the story's minute twice, the 2019 way and handed to bulkhead through its Sidekiq bridge; about
+# 2.5 minutes. `make test` runs an 8-s version (tests/sidekiq/replay.test.mjs).
+replay-sidekiq: build-server
+	./$(BUILD_DIR)/bulkhead replay --pipeline sidekiq --out $(BUILD_DIR)/replay-sidekiq $(ARGS)
 
 # Fuzzing (fuzz/README.md): libFuzzer targets, built in the sanitizer build $(ASAN_DIR).
 # `make fuzz` runs each target FUZZ_SECONDS (keeping what it finds in $(ASAN_DIR)/fuzz-corpus);

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <string>
 
+#include "bulkhead/client/backup_command.h"
 #include "bulkhead/client/info_command.h"
 #include "bulkhead/client/keys_command.h"
 #include "bulkhead/client/push_command.h"
+#include "bulkhead/client/restore_command.h"
 #include "bulkhead/client/stats_command.h"
 #include "bulkhead/client/vapid_key_command.h"
 #include "bulkhead/client/version_command.h"
@@ -53,6 +55,9 @@ EXAMPLES
   bulkhead vapid-key --data-dir /var/lib/bulkhead the public key browsers subscribe with
   bulkhead vapid-key import --env-file /home/mastodon/live/.env.production --data-dir /var/lib/bulkhead
                                                   sign with Mastodon's VAPID key pair
+  bulkhead backup /var/backups/bulkhead.db        a consistent copy, while the server runs
+  bulkhead restore /var/backups/bulkhead.db --data-dir /var/lib/bulkhead
+                                                  put it back (the server stopped)
   bulkhead replay --baseline                      the incident, replayed on loopback
 
 See README.md and docs/ for the protocol, configuration and operations.)";
@@ -77,6 +82,9 @@ int main(int argc, char** argv) {
   bulkhead::StatsCommand stats(app);
   bulkhead::VapidKeyCommand vapid_key(app);
   bulkhead::KeysCommand keys(app);  // keys add|list|remove: a client of the server's /api/keys
+  // backup: a consistent copy of a running server's store; restore: one put back, server stopped
+  bulkhead::BackupCommand backup(app);
+  bulkhead::RestoreCommand restore(app);
   bulkhead::VersionCommand version(app);
   // replay (and its hidden worker process) runs during parsing; its exit code is kept here.
   int replay_exit = -1;
@@ -91,6 +99,8 @@ int main(int argc, char** argv) {
         vapid_key.Run(std::cout, std::cerr, bulkhead::VapidKeyVariablesFromEnvironment()));
   }
   if (keys.selected()) return Finish(keys.Run(std::cout));
+  if (backup.selected()) return Finish(backup.Run(std::cout, std::cerr));
+  if (restore.selected()) return Finish(restore.Run(std::cout));
   if (serve.selected()) return Finish(serve.Run());
   if (push.selected()) return Finish(push.Run(std::cin, std::cout));
   if (stats.selected()) return Finish(stats.Run(std::cout));

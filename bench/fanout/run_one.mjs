@@ -31,7 +31,9 @@ async function perfReport(perf, file) {
     return r.stdout.split('\n').filter((l) => /^\s+\d/.test(l)).slice(0, n)
       .map((l) => l.replace(/\s+/g, ' ').trim().slice(0, 110));
   };
-  const lines = [`by library: ${(await top('dso', 8)).join('; ')}`, ...(await top('dso,symbol', 15))];
+  // By thread too: the event loop ("bulkhead") apart from the signing pool ("bulkhead-crypto").
+  const lines = [`by thread: ${(await top('comm', 6)).join('; ')}`,
+    `by library: ${(await top('dso', 8)).join('; ')}`, ...(await top('dso,symbol', 15))];
   fs.writeFileSync(`${file}.txt`, `${lines.join('\n')}\n`);
   return lines;
 }

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 
 import { cleanupStack, waitFor } from '../interop/lib/server.mjs';
 import { key, newClient, newWorker, startNodes } from './lib/cluster.mjs';
-import { redisCli, startRedis, startSentinel } from './lib/redis.mjs';
+import { redisCli, startRedis, startSentinel, waitForSentinels } from './lib/redis.mjs';
 
 const MASTER = 'bh';
 const ACKED_BEFORE_KILL = 1_500;
@@ -26,26 +26,13 @@ const CONFIG = `durability = "replicated"
 redis_wait_timeout_ms = 1000
 `;
 
-async function sentinelField(port, field) {
-  const lines = (await redisCli(port, 'SENTINEL', 'MASTER', MASTER)).split('\n');
-  const i = lines.indexOf(field);
-  return i >= 0 ? lines[i + 1] : null;
-}
-
 test('kill -9 the primary under load: the nodes follow the promoted replica, no +OK job is lost', async (t) => {
   const defer = cleanupStack(t);
   const primary = await startRedis(defer);
   const replicas = [await startRedis(defer, { replicaOf: primary }), await startRedis(defer, { replicaOf: primary })];
   const sentinels = [];
   for (let i = 0; i < 3; i += 1) sentinels.push(await startSentinel(defer, { primary, master: MASTER }));
-  // A fail-over needs the sentinels to know each other (quorum 2) and the replicas.
-  await waitFor(async () => {
-    for (const s of sentinels) {
-      if (await sentinelField(s.port, 'num-other-sentinels') !== '2') return false;
-      if (await sentinelField(s.port, 'num-slaves') !== '2') return false;
-    }
-    return true;
-  }, { timeout: 20_000, message: 'each sentinel seeing two other sentinels and two replicas' });
+  await waitForSentinels(sentinels, MASTER, 2);
 
   const store = `redis-sentinel://${sentinels.map((s) => s.endpoint).join(',')}/${MASTER}`;
   const nodes = await startNodes(defer, 2, { store, config: CONFIG });

@@ -305,7 +305,7 @@ describe('file descriptors', () => {
     const server = new BulkheadServer({ store: 'memory', prefix: prefix(1024) });
     t.after(() => server.dispose());
     await assert.rejects(server.start(), (e) => {
-      assert.match(e.message, /not enough file descriptors: max_connections \(2000\).* need 2640, but RLIMIT_NOFILE is 1024 \(hard limit 1024\)/);
+      assert.match(e.message, /not enough file descriptors: max_connections \(2000\).* need 3408, but RLIMIT_NOFILE is 1024 \(hard limit 1024\)/);
       return true;
     });
   });

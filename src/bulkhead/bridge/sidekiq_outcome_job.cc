@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "bulkhead/util/hex.h"
 #include "bulkhead/util/json.h"
 
 namespace bulkhead {
@@ -29,13 +30,7 @@ std::string SidekiqOutcomeClasses::For(std::string_view event) const {
 std::string SidekiqJidFor(std::string_view key) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string jid;
-  for (int i = 0; i < 12; ++i) {
-    jid += kHex[digest[i] >> 4];
-    jid += kHex[digest[i] & 15];
-  }
-  return jid;
+  return HexLower(digest, 12);
 }
 
 std::string SidekiqOutcomeJob(const OutcomeRecord& record, std::string_view outcome_jid,

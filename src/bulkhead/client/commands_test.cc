@@ -14,8 +14,10 @@
 #include <sstream>
 #include <thread>
 
+#include "bulkhead/client/backup_command.h"
 #include "bulkhead/client/info_command.h"
 #include "bulkhead/client/push_command.h"
+#include "bulkhead/client/restore_command.h"
 #include "bulkhead/client/stats_command.h"
 #include "bulkhead/client/vapid_key_command.h"
 #include "bulkhead/client/version_command.h"
@@ -297,6 +299,34 @@ TEST_F(VapidKeyImportTest, PrintingWithTheVariablesSetCreatesNoFile) {
   EXPECT_EQ(r.out, std::string(kMastodonPublic).substr(0, 87) + "\n");
   EXPECT_NE(r.err.find("the key of VAPID_PRIVATE_KEY (the environment)"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(KeyFile()));
+}
+
+TEST(BackupCommandTest, NamesTheServerItCannotReach) {
+  CLI::App app;
+  BackupCommand backup(app);
+  Parse(app, {"backup", "/tmp/copy.db", "--http", "127.0.0.1:1"});
+  ASSERT_TRUE(backup.selected());
+  std::ostringstream out, err;
+  Status s = backup.Run(out, err);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("cannot reach the bulkhead HTTP API at http://127.0.0.1:1/api/backup"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(RestoreCommandTest, RefusesStoresThatAreNotSqlite) {
+  for (const char* store : {"memory:", "redis://127.0.0.1:1"}) {
+    CLI::App app;
+    RestoreCommand restore(app);
+    Parse(app, {"restore", "/tmp/copy.db", "--store", store});
+    ASSERT_TRUE(restore.selected());
+    std::ostringstream out;
+    Status s = restore.Run(out);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("restore replaces a sqlite: store"), std::string::npos)
+        << s.message();
+  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/protocol/pwdhash.h"
+#include "bulkhead/util/percent_encoding.h"
 
 namespace bulkhead {
 namespace {
@@ -27,31 +28,9 @@ constexpr int64_t kMaxBulkBytes = 512LL * 1024 * 1024;
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-Result<std::string> PercentDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size()) {
-      return Status::InvalidArgument("bad percent escape in Faktory URL password");
-    }
-    int hi = HexValue(s[i + 1]);
-    int lo = HexValue(s[i + 2]);
-    if (hi < 0 || lo < 0)
-      return Status::InvalidArgument("bad percent escape in Faktory URL password");
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
+Result<std::string> DecodePassword(std::string_view s) {
+  auto out = PercentDecode(s);
+  if (!out.ok()) return Status::InvalidArgument("bad percent escape in Faktory URL password");
   return out;
 }
 
@@ -154,7 +133,7 @@ Result<FaktoryUrl> ParseFaktoryUrl(std::string_view url) {
     size_t colon = userinfo.find(':');
     std::string_view password =
         colon == std::string_view::npos ? std::string_view() : userinfo.substr(colon + 1);
-    Result<std::string> decoded = PercentDecode(password);
+    Result<std::string> decoded = DecodePassword(password);
     if (!decoded.ok()) return decoded.status();
     out.password = *decoded;
   }

@@ -1,6 +1,5 @@
 #include "bulkhead/client/keys_command.h"
 
-#include <curl/curl.h>
 #include <openssl/crypto.h>
 
 #include <CLI/CLI.hpp>
@@ -13,87 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bulkhead/client/api_call.h"
+#include "bulkhead/util/percent_encoding.h"
+
 namespace bulkhead {
 namespace {
-
-struct ApiResponse {
-  long status = 0;
-  std::string body;
-};
-
-size_t AppendBody(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-// One request to the API. Errors are about reaching the server; HTTP statuses are returned.
-Result<ApiResponse> Call(const std::string& method, const std::string& url, const std::string& body,
-                         const std::string& ca_file) {
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
-  if (!curl) return Status::Internal("curl_easy_init failed");
-  ApiResponse response;
-  curl_slist* headers = nullptr;
-  std::string auth;
-  if (const char* pw = std::getenv("BULKHEAD_PASSWORD"); pw && *pw) {
-    auth = std::string("Authorization: Bearer ") + pw;
-    headers = curl_slist_append(headers, auth.c_str());
-  }
-  if (method == "PUT") headers = curl_slist_append(headers, "Content-Type: application/x-pem-file");
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers,
-                                                                          curl_slist_free_all);
-  CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");  // never send a key through an HTTP proxy
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  // https://: the server's certificate is verified (against --ca, else the system's CAs).
-  if (!ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca_file.c_str());
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &response.body);
-  if (method == "PUT") {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  }
-  CURLcode rc = curl_easy_perform(c);
-  if (!auth.empty()) OPENSSL_cleanse(auth.data(), auth.size());
-  if (rc != CURLE_OK) {
-    return Status::Unavailable("cannot reach the bulkhead HTTP API at " + url + ": " +
-                               curl_easy_strerror(rc) +
-                               " (is `bulkhead serve` running there? see --http)");
-  }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
-  return response;
-}
-
-// The Status for a response that is not the success expected: the API's {"error"} text, with
-// a hint for authentication.
-Status ApiError(const ApiResponse& r, const std::string& what) {
-  auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-  std::string message = doc.is_object() && doc.contains("error") && doc["error"].is_string()
-                            ? doc["error"].get<std::string>()
-                            : r.body;
-  std::string code = " (HTTP " + std::to_string(r.status) + ")";
-  switch (r.status) {
-    case 401: {
-      const char* pw = std::getenv("BULKHEAD_PASSWORD");
-      return Status::PermissionDenied(
-          what + ": the server needs its password" +
-          (pw && *pw ? std::string(", and refused BULKHEAD_PASSWORD") : ": set BULKHEAD_PASSWORD") +
-          code);
-    }
-    case 400:
-      return Status::InvalidArgument(what + ": " + message + code);
-    case 404:
-      return Status::NotFound(what + ": " + message + code);
-    default:
-      return Status::Unavailable(what + ": " + message + code);
-  }
-}
 
 Result<std::string> ReadPem(const std::string& path) {
   if (path == "-") {
@@ -109,23 +32,9 @@ Result<std::string> ReadPem(const std::string& path) {
 }  // namespace
 
 std::string KeysApiUrl(const std::string& http_address, const std::string& key_id) {
-  bool has_scheme = http_address.rfind("http://", 0) == 0 || http_address.rfind("https://", 0) == 0;
-  std::string base = has_scheme ? http_address : "http://" + http_address;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  std::string url = base + "/api/keys";
+  std::string url = ApiBaseUrl(http_address) + "/api/keys";
   if (key_id.empty()) return url;
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  url += '/';
-  for (unsigned char c : key_id) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      url += static_cast<char>(c);
-    } else {
-      url += '%';
-      url += kHex[c >> 4];
-      url += kHex[c & 15];
-    }
-  }
-  return url;
+  return url + '/' + PercentEncode(key_id);
 }
 
 KeysCommand::KeysCommand(CLI::App& app) {
@@ -169,7 +78,8 @@ Status KeysCommand::Run(std::ostream& out) {
 Status KeysCommand::Add(std::ostream& out) {
   Result<std::string> pem = ReadPem(pem_file_);
   if (!pem.ok()) return pem.status();
-  Result<ApiResponse> r = Call("PUT", KeysApiUrl(http_, key_id_), *pem, ca_file_);
+  Result<ApiResponse> r =
+      CallApi("PUT", KeysApiUrl(http_, key_id_), *pem, "application/x-pem-file", ca_file_);
   OPENSSL_cleanse(pem->data(), pem->size());
   if (!r.ok()) return r.status();
   if (r->status != 200 && r->status != 201) return ApiError(*r, "keys add " + key_id_);
@@ -183,7 +93,7 @@ Status KeysCommand::Add(std::ostream& out) {
 }
 
 Status KeysCommand::List(std::ostream& out) {
-  Result<ApiResponse> r = Call("GET", KeysApiUrl(http_, ""), "", ca_file_);
+  Result<ApiResponse> r = CallApi("GET", KeysApiUrl(http_, ""), "", "", ca_file_);
   if (!r.ok()) return r.status();
   if (r->status != 200) return ApiError(*r, "keys list");
   auto doc = nlohmann::json::parse(r->body, nullptr, false);
@@ -204,7 +114,7 @@ Status KeysCommand::List(std::ostream& out) {
 }
 
 Status KeysCommand::Remove(std::ostream& out) {
-  Result<ApiResponse> r = Call("DELETE", KeysApiUrl(http_, key_id_), "", ca_file_);
+  Result<ApiResponse> r = CallApi("DELETE", KeysApiUrl(http_, key_id_), "", "", ca_file_);
   if (!r.ok()) return r.status();
   if (r->status != 204 && r->status != 200) return ApiError(*r, "keys remove " + key_id_);
   out << "removed " << key_id_ << "\n";

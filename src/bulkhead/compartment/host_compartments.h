@@ -33,7 +33,7 @@ struct HostCompartmentsConfig {
   std::vector<CapOverride> cap_overrides;
   // Attempts in flight across all hosts (the worker pool of the incident was 15; bulkhead's
   // attempts cost a socket and a timer, not a thread, so it can afford more). Values < 1 act as 1.
-  int global_max_in_flight = 256;
+  int global_max_in_flight = 1024;
   // A healthy compartment with nothing in flight or parked is forgotten after this long.
   Duration idle_eviction = std::chrono::minutes(15);
   // A compartment with failing state (failing_since set, failures counted toward the breaker, or

@@ -67,8 +67,10 @@ struct DeliveryKindSettings {
 
 // [delivery]: the delivery engine's compartments, breakers and bounds (see docs/architecture.md).
 struct DeliverySettings {
-  // Attempts in flight across all hosts (shared fairly between hosts when contended).
-  int global_max_in_flight = 256;
+  // Attempts in flight across all hosts (shared fairly between hosts when contended). 1024: at
+  // 1 s per answer, about the deliveries/s one node's event loop carries (docs/operations.md,
+  // "Sizing deliveries"), and with the other caps within a hard RLIMIT_NOFILE of 4096.
+  int global_max_in_flight = 1024;
   // Per-host adaptive in-flight cap: start, floor and ceiling.
   int host_cap_initial = 4;
   int host_cap_min = 1;
@@ -85,6 +87,9 @@ struct DeliverySettings {
   int max_retry_after_seconds = 3600;
   // A success slower than this counts as a failure for the breaker. 0 = off.
   int slow_call_threshold_ms = 10000;
+  // Threads that build delivery requests (activitypub signatures, webpush encryption) off the
+  // event loop. 0 = one per core the process may run on.
+  int crypto_threads = 0;
   DeliveryKindSettings webpush;
   DeliveryKindSettings activitypub{.deadline_hours = 48};
   DeliveryKindSettings webhook{.deadline_hours = 24};

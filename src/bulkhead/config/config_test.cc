@@ -307,7 +307,7 @@ TEST(ConfigTest, DeliveryCaFile) {
 TEST(ConfigTest, DeliveryDefaultsAreMastodons) {
   Config c;
   const DeliverySettings& d = c.delivery;
-  EXPECT_EQ(d.global_max_in_flight, 256);
+  EXPECT_EQ(d.global_max_in_flight, 1024);
   EXPECT_EQ(d.host_cap_initial, 4);
   EXPECT_EQ(d.host_cap_min, 1);
   EXPECT_EQ(d.host_cap_max, 32);

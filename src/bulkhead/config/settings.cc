@@ -67,7 +67,7 @@ std::vector<Setting> ServingRows() {
        .field = MemberField<&Config::http>(),
        .doc = "HTTP address for /healthz, /metrics and /api",
        .details = "routes: `/healthz`, `/metrics`, `/api/info`, `/api/workers`, `/api/hosts`, "
-                  "`/api/keys`",
+                  "`/api/keys`, `/api/backup`",
        .flag = "--http",
        .check = CheckHostPort,
        .values = "HOST:PORT"},
@@ -132,8 +132,8 @@ std::vector<Setting> ServingRows() {
       {.key = "password",
        .field = MemberField<&Config::password>(),
        .doc = "password clients must present (or BULKHEAD_PASSWORD; never a flag)",
-       .details = "clients send the Faktory pwdhash; `/api/keys` and `POST /api/workers/…` need "
-                  "`Authorization: Bearer <password>`"},
+       .details = "clients send the Faktory pwdhash; `/api/keys`, `/api/backup` and "
+                  "`POST /api/workers/…` need `Authorization: Bearer <password>`"},
       {.key = "tls_cert_file",
        .field = MemberField<&Config::tls_cert_file>(),
        .doc = "PEM certificate (chain): both ports then speak TLS only",
@@ -335,6 +335,12 @@ std::vector<Setting> DeliveryRows() {
        .doc = "a success slower than this counts as a failure for the breaker",
        .min = 0,
        .zero_is_off = true},
+      {.key = "delivery.crypto_threads",
+       .field = MemberField<&Config::delivery, &D::crypto_threads>(),
+       .doc = "threads that sign (activitypub) and encrypt (webpush) delivery requests, off the "
+              "event loop; 0: one per core",
+       .min = 0,
+       .max = 256},
   };
 }
 

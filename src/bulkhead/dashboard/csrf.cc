@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 
+#include "bulkhead/util/hex.h"
+
 namespace bulkhead::dashboard {
 
 CsrfGuard::CsrfGuard() {
@@ -19,13 +21,7 @@ std::string CsrfGuard::TokenFor(std::string_view principal) const {
   unsigned int len = 0;
   HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
        reinterpret_cast<const unsigned char*>(principal.data()), principal.size(), mac, &len);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[mac[i] >> 4];
-    out += kHex[mac[i] & 15];
-  }
-  return out;
+  return HexLower(mac, len);
 }
 
 bool CsrfGuard::Check(std::string_view principal, std::string_view token) const {

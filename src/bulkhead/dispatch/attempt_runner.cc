@@ -42,13 +42,22 @@ Status AttemptRunner::Send(const DeliveryJob& job, Transport::DoneCallback done)
     });
     return Status::Ok();
   }
-  auto request = BuildDeliveryRequest(job, p_.signer, p_.keys, p_.clock);
+  auto request = Build(job);
   if (!request.ok()) return request.status();
-  request->deadlines = p_.config.DeadlinesFor(job.kind);
-  request->http2 = job.kind != JobKind::kWebPush || p_.config.webpush_http2;
-  ++p_.stats.attempts;
-  p_.transport.Send(std::move(*request), std::move(done));
+  SendBuilt(job, std::move(*request), std::move(done));
   return Status::Ok();
+}
+
+Result<HttpRequest> AttemptRunner::Build(const DeliveryJob& job) const {
+  return BuildDeliveryRequest(job, p_.signer, p_.keys, p_.clock);
+}
+
+void AttemptRunner::SendBuilt(const DeliveryJob& job, HttpRequest request,
+                              Transport::DoneCallback done) {
+  request.deadlines = p_.config.DeadlinesFor(job.kind);
+  request.http2 = job.kind != JobKind::kWebPush || p_.config.webpush_http2;
+  ++p_.stats.attempts;
+  p_.transport.Send(std::move(request), std::move(done));
 }
 
 void AttemptRunner::Refused(const DeliveryJob& job, const Grant& grant, const Status& error,

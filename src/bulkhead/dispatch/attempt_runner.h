@@ -59,6 +59,12 @@ class AttemptRunner {
   // Sends `job`'s request; `done` runs with the answer on the loop, never inside Send. When the
   // request cannot be built nothing is sent and the error is returned (see Refused).
   Status Send(const DeliveryJob& job, Transport::DoneCallback done);
+  // Sends `request`, built for the built-in `job` elsewhere (RequestBuilder): sets the kind's
+  // deadlines and HTTP version and hands it to the Transport.
+  void SendBuilt(const DeliveryJob& job, HttpRequest request, Transport::DoneCallback done);
+  // What the built-in `job`'s request is built with (BuildDeliveryRequest and the runner's
+  // signer, keys and clock, all thread-safe): the RequestBuilder's default work. Any thread.
+  Result<HttpRequest> Build(const DeliveryJob& job) const;
 
   // The request of `job`, granted `grant`, could not be built (Send's error): gives the slot back
   // as a permanent outcome and sends the job dead.

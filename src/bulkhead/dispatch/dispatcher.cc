@@ -292,9 +292,20 @@ void Dispatcher::ParkFresh(TimePoint now) {
   }
 }
 
+void Dispatcher::BuildOnWorkers(size_t threads, RequestBuilder::BuildFn build) {
+  if (!build) build = [this](const DeliveryJob& job) { return runner_.Build(job); };
+  builder_ = std::make_unique<RequestBuilder>(io_, threads, std::move(build));
+}
+
 void Dispatcher::Launch(HeldJob& held, Grant grant, TimePoint now) {
   held_.MarkInFlight(held, std::move(grant), now);
   const std::string jid = held.job.jid;
+  if (builder_ && !held.job.extension) {
+    builder_->Build(held.job, [this, alive = alive_, jid](Result<HttpRequest> request) {
+      if (*alive) OnBuilt(jid, std::move(request));
+    });
+    return;
+  }
   // `held` stays valid through Send: the answer never runs inside it.
   Status sent = runner_.Send(held.job, [this, alive = alive_, jid](HttpResponse response) {
     if (!*alive) return;
@@ -304,6 +315,28 @@ void Dispatcher::Launch(HeldJob& held, Grant grant, TimePoint now) {
     HeldJob dropped = held_.Forget(jid);
     runner_.Refused(dropped.job, *dropped.grant, sent, now);
   }
+}
+
+void Dispatcher::OnBuilt(const std::string& jid, Result<HttpRequest> request) {
+  HeldJob* held = held_.Find(jid);
+  if (held == nullptr || !held->in_flight) return;
+  TimePoint now = clock_.Now();
+  if (stopped_) {
+    // Shutting down: nothing is sent; the job stays reserved and is adopted at the next start.
+    std::optional<HeldJob> taken = held_.TakeInFlight(jid);
+    runner_.Release(*taken->grant, taken->started, now);
+    return;
+  }
+  if (!request.ok()) {
+    HeldJob dropped = held_.Forget(jid);
+    runner_.Refused(dropped.job, *dropped.grant, request.status(), now);
+    PumpSoon();
+    return;
+  }
+  runner_.SendBuilt(held->job, std::move(*request), [this, alive = alive_, jid](HttpResponse r) {
+    if (!*alive) return;
+    OnResponse(jid, std::move(r));
+  });
 }
 
 void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
@@ -317,7 +350,19 @@ void Dispatcher::OnResponse(const std::string& jid, HttpResponse response) {
     return;
   }
   runner_.Conclude(held.job, *held.grant, held.started, response, now);
-  Pump();
+  PumpSoon();
+}
+
+void Dispatcher::PumpSoon() {
+  // Answers that arrive together (one turn of the loop) share one Pump: each Pump looks at every
+  // host with parked jobs, so one per answer made that walk the largest cost of a saturated loop.
+  if (pump_posted_) return;
+  pump_posted_ = true;
+  boost::asio::post(io_, [this, alive = alive_] {
+    if (!*alive) return;
+    pump_posted_ = false;
+    Pump();
+  });
 }
 
 void Dispatcher::ArmTimer(TimePoint now) {

@@ -10,7 +10,9 @@
 //      adaptive cap, breaker, Retry-After, global cap with fair share); jobs that may not start
 //      are parked in their host's compartment: still reserved, no retry spent, no slot taken;
 //   3. the AttemptRunner (attempt_runner.h) builds the request (encoders/) and sends it through
-//      the Transport (never blocks the loop);
+//      the Transport (never blocks the loop); with BuildOnWorkers, the built-in jobs' requests
+//      (their signatures and encryption) are built on worker threads (request_builder.h) and
+//      sent when the result is back on the loop;
 //   4. the AttemptRunner classifies the answer (compartment/outcome.h), reports it to the
 //      compartment, lets the HostStateKeeper announce and save the host, and finishes the job:
 //      ACK, discarded (webpush gone), dead, or FAIL through its retry count, not before the
@@ -62,6 +64,7 @@
 #include "bulkhead/dispatch/host_state_keeper.h"
 #include "bulkhead/dispatch/key_ring.h"
 #include "bulkhead/dispatch/outcome_jobs.h"
+#include "bulkhead/dispatch/request_builder.h"
 #include "bulkhead/dispatch/shared_host_states.h"
 #include "bulkhead/encoders/vapid.h"
 #include "bulkhead/engine/engine.h"
@@ -93,6 +96,11 @@ class Dispatcher final : public BuiltinJobs {
   // Runs the jobs of `extension`'s types too (delivery_extension.h); it must outlive the
   // dispatcher. Call before Start().
   void AddExtension(DeliveryExtension* extension) { extensions_.push_back(extension); }
+
+  // Builds the built-in jobs' requests on `threads` worker threads (request_builder.h) instead of
+  // on the loop, with `build` (null: AttemptRunner::Build, i.e. BuildDeliveryRequest). Call before
+  // Start(). A result that comes back after Stop() sends nothing: its job stays reserved.
+  void BuildOnWorkers(size_t threads, RequestBuilder::BuildFn build = nullptr);
 
   // BuiltinJobs:
   bool Handles(std::string_view jobtype) const override;
@@ -159,6 +167,11 @@ class Dispatcher final : public BuiltinJobs {
   // Starts the attempt of `held` (a job of held_, not in flight) under `grant`.
   void Launch(HeldJob& held, Grant grant, TimePoint now);
   void OnResponse(const std::string& jid, HttpResponse response);
+  // The request of the in-flight job `jid`, built by the RequestBuilder: send it, or refuse the
+  // job when it could not be built.
+  void OnBuilt(const std::string& jid, Result<HttpRequest> request);
+  // Pumps on a later turn of the loop, once for every call made before it runs.
+  void PumpSoon();
   void ArmTimer(TimePoint now);
   // Applies the share of `nodes` live nodes to the caps (logged when it changes).
   void ApplyNodeCount(size_t nodes);
@@ -183,6 +196,8 @@ class Dispatcher final : public BuiltinJobs {
   AttemptRunner runner_;
   // On a shared store only: the hosts' breakers shared with the other nodes.
   std::unique_ptr<SharedHostStates> shared_hosts_;
+  // Builds requests on worker threads; declared last of the parts, so its threads stop first.
+  std::unique_ptr<RequestBuilder> builder_;
 
   boost::asio::steady_timer timer_;
   std::optional<TimePoint> next_wakeup_;
@@ -197,6 +212,7 @@ class Dispatcher final : public BuiltinJobs {
   std::string take_failing_;
   bool pumping_ = false;  // Pump is on the stack (a Pump from below it runs after it instead)
   bool pump_again_ = false;
+  bool pump_posted_ = false;  // PumpSoon's Pump is waiting on the loop
   TimePoint evicted_at_{};
 
   // Metrics.

@@ -9,7 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -55,10 +59,22 @@ class DispatcherTest : public ::testing::TestWithParam<StoreTiming> {
   void StartDispatcher(ScriptedTransport& transport) {
     dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, transport, signer_.get(), keys_,
                                                clock_, rng_, dconfig_);
+    if (build_threads_ > 0) dispatcher_->BuildOnWorkers(build_threads_, build_fn_);
     engine_->SetBuiltinJobs(dispatcher_.get());
     transport.AfterEachAnswer([this] { Settle(io_); });
     dispatcher_->Start();
     Settle(io_);  // restoring and adoption continue on the loop
+  }
+
+  // Runs the loop until `done()`: what worker threads post arrives on it. Bounded (10 s).
+  bool RunLoopUntil(const std::function<bool()>& done) {
+    auto until = std::chrono::steady_clock::now() + seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      io_.restart();
+      io_.run_for(std::chrono::milliseconds(5));
+    }
+    return true;
   }
 
   // What the dispatcher's timer does, or the engine's scheduler and reaper, each settled.
@@ -162,6 +178,8 @@ class DispatcherTest : public ::testing::TestWithParam<StoreTiming> {
   DispatcherConfig dconfig_;
   Registry metrics_;  // outlives the dispatcher, whose callbacks it holds
   std::unique_ptr<Dispatcher> dispatcher_;
+  size_t build_threads_ = 0;  // > 0: requests built on worker threads (BuildOnWorkers)
+  RequestBuilder::BuildFn build_fn_;
   int next_jid_ = 1;
 };
 
@@ -844,6 +862,73 @@ TEST_P(DispatcherTest, SnapshotAndMetricsShowPerHostState) {
   ASSERT_EQ(delivered.size(), 1u);
   EXPECT_EQ(delivered[0].label_values, (std::vector<std::string>{"hooks.example", "success"}));
   transport.Answer(1, ScriptedTransport::Status(200));
+}
+
+TEST_P(DispatcherTest, RequestsBuiltOnWorkerThreadsAreSentAndAcked) {
+  build_threads_ = 2;
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(WebPush("https://push.example/sub/1", "ping")).ok());
+  ASSERT_TRUE(Push(ActivityPub("https://remote.example/inbox",
+                               "https://social.example/users/alice#main-key"))
+                  .ok());
+  ASSERT_TRUE(RunLoopUntil([&] { return transport.calls.size() == 2; }))
+      << "the built requests were not sent within 10 s";
+  for (const auto& call : transport.calls) {
+    HttpResponse probe;  // for its Header lookup
+    probe.headers = call.request.headers;
+    if (call.request.url == "https://remote.example/inbox") {
+      EXPECT_TRUE(probe.Header("Signature")) << "signed on a worker";
+    } else {
+      EXPECT_EQ(probe.Header("Content-Encoding"), "aes128gcm") << "encrypted on a worker";
+    }
+  }
+  transport.Answer(0, ScriptedTransport::Status(201));
+  transport.Answer(1, ScriptedTransport::Status(202));
+  EXPECT_TRUE(List(JobState::kWorking).empty());
+  EXPECT_EQ(dispatcher_->stats().acked, 2);
+}
+
+TEST_P(DispatcherTest, AJobWhoseRequestCannotBeBuiltOnAWorkerGoesDead) {
+  build_threads_ = 1;
+  build_fn_ = [](const DeliveryJob&) -> Result<HttpRequest> {
+    return Status::InvalidArgument("no signing key for the job's key_id");
+  };
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
+  ASSERT_TRUE(RunLoopUntil([&] { return List(JobState::kDead).size() == 1; }))
+      << "the job was not sent dead within 10 s";
+  EXPECT_TRUE(transport.calls.empty());
+  EXPECT_EQ(dispatcher_->Snapshot().in_flight, 0) << "its slot is given back";
+}
+
+TEST_P(DispatcherTest, ARequestBuiltAfterStopIsNotSentAndItsJobStaysReserved) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  build_threads_ = 1;
+  build_fn_ = [&](const DeliveryJob& job) -> Result<HttpRequest> {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, seconds(10), [&] { return open; });
+    HttpRequest r;
+    r.url = job.url;
+    return r;
+  };
+  ScriptedTransport transport;
+  StartDispatcher(transport);
+  ASSERT_TRUE(Push(Webhook("https://hooks.example/x")).ok());
+  EXPECT_EQ(dispatcher_->Snapshot().in_flight, 1);
+  dispatcher_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+  }
+  cv.notify_all();
+  ASSERT_TRUE(RunLoopUntil([&] { return dispatcher_->Snapshot().in_flight == 0; }))
+      << "the build's result did not come back within 10 s";
+  EXPECT_TRUE(transport.calls.empty()) << "nothing is sent after Stop";
+  EXPECT_EQ(List(JobState::kWorking).size(), 1u) << "the job stays reserved for the next start";
 }
 
 INSTANTIATE_TEST_SUITE_P(StoreTimings, DispatcherTest, kBothTimings, StoreTimingName);

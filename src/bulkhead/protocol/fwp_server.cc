@@ -107,7 +107,7 @@ void FwpServer::CloseWorker(const std::string& wid) {
   auto sessions = sessions_;
   for (auto& [id, weak] : sessions) {
     auto s = weak.lock();
-    if (s && s->wid() == wid) s->Close();
+    if (s && s->wid() == wid) s->CloseAfterReplies();
   }
 }
 

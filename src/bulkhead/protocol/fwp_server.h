@@ -82,7 +82,8 @@ class FwpServer {
 
   // Called by a session as it closes.
   void OnSessionClosed(uint64_t id, const std::string& wid);
-  // Closes every connection identified with `wid` (the worker was reaped).
+  // Closes every connection identified with `wid` (the worker was reaped) once the replies
+  // already made ready reach it: a job handed to a FETCH just before is not stranded.
   void CloseWorker(const std::string& wid);
 
  private:

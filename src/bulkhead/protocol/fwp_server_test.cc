@@ -121,8 +121,12 @@ class FwpServerTest : public ::testing::TestWithParam<StoreTiming> {
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
     if (GetParam() == StoreTiming::kDeferred) {
-      store_ = std::make_unique<DeferredStore>(
-          std::move(store_), [this](std::function<void()> f) { boost::asio::post(io_, f); });
+      store_ = std::make_unique<DeferredStore>(std::move(store_), [this](std::function<void()> f) {
+        boost::asio::post(io_, [this, f = std::move(f)] {
+          f();
+          if (after_store_answer_) std::exchange(after_store_answer_, nullptr)();
+        });
+      });
     }
     engine_ = std::make_unique<Engine>(io_, *store_, config_, clock_, rng_);
     server_ = std::make_unique<FwpServer>(io_, *engine_, config_, rng_);
@@ -176,6 +180,9 @@ class FwpServerTest : public ::testing::TestWithParam<StoreTiming> {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<FwpServer> server_;
+  // Deferred store only: runs once, in the same turn of the loop, right after the store's next
+  // answer has been handled (before any reply it produced is written).
+  std::function<void()> after_store_answer_;
 };
 
 std::string TimingName(const ::testing::TestParamInfo<StoreTiming>& info) {
@@ -364,6 +371,46 @@ TEST_P(ClosedClientTest, ClosingBehindAWaitingFetchLosesNoJob) {
 INSTANTIATE_TEST_SUITE_P(StoreTimings, ClosedClientTest,
                          ::testing::Values(StoreTiming::kInline, StoreTiming::kDeferred),
                          TimingName);
+
+TEST_P(FwpServerTest, AWorkerDroppedRightAfterItsFetchWasAnsweredStillGetsTheJob) {
+  if (GetParam() == StoreTiming::kInline)
+    GTEST_SKIP() << "needs the store's answer on its own turn";
+  StartServer();
+  Conn producer = Hello();
+  producer.Send("PUSH {\"jid\":\"handed001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"q\"}\r\n");
+  EXPECT_EQ(producer.Read(), "+OK");
+  Conn worker = Connect();
+  worker.Read();
+  worker.Send("HELLO {\"v\":2,\"wid\":\"w1\",\"pid\":1,\"labels\":[]}\r\n");
+  EXPECT_EQ(worker.Read(), "+OK");
+  // The reaper drops w1 in the turn its FETCH is answered, before the reply is written (a node
+  // resumed after a pause finds every worker silent while their answers are due).
+  after_store_answer_ = [this] { server_->CloseWorker("w1"); };
+  worker.Send("FETCH q\r\n");
+  EXPECT_NE(worker.Read().find("handed001"), std::string::npos)
+      << "the job reserved for the FETCH never reached the worker";
+  EXPECT_EQ(worker.Read(), "<closed>");
+}
+
+TEST_P(FwpServerTest, ADroppedWorkersWaitingFetchGoesBackAndTheConnectionCloses) {
+  config_.fetch_block_ms = 60'000;
+  StartServer();
+  Conn worker = Connect();
+  worker.Read();
+  worker.Send("HELLO {\"v\":2,\"wid\":\"w1\",\"pid\":1,\"labels\":[]}\r\n");
+  EXPECT_EQ(worker.Read(), "+OK");
+  worker.Send("FETCH q\r\n");
+  Pass(1ms);
+  server_->CloseWorker("w1");
+  EXPECT_EQ(worker.Read(), "<closed>");
+  Conn producer = Hello();
+  producer.Send("PUSH {\"jid\":\"after0001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"q\"}\r\n");
+  EXPECT_EQ(producer.Read(), "+OK");
+  Conn other = Hello();
+  other.Send("FETCH q\r\n");
+  EXPECT_NE(other.Read().find("after0001"), std::string::npos)
+      << "the job went to the dropped worker's withdrawn FETCH";
+}
 
 TEST_P(FwpServerTest, HandshakeTimeout) {
   config_.handshake_timeout_seconds = 1;

@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "bulkhead/util/hex.h"
+
 namespace bulkhead {
 
 std::string PasswordHash(std::string_view password, std::string_view salt, int iterations) {
@@ -14,14 +16,7 @@ std::string PasswordHash(std::string_view password, std::string_view salt, int i
   for (int i = 1; i < iterations; ++i) {
     SHA256(digest, sizeof(digest), digest);
   }
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (unsigned char c : digest) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
+  return HexLower(digest, sizeof(digest));
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

@@ -48,7 +48,8 @@ Session::Session(FwpStream stream, FwpServer& server, uint64_t id)
       server_(server),
       id_(id),
       handshake_timer_(server.io(), server.engine().clock()),
-      line_timer_(server.io(), server.engine().clock()) {
+      line_timer_(server.io(), server.engine().clock()),
+      closing_timer_(server.io(), server.engine().clock()) {
   boost::system::error_code ec;
   auto endpoint = stream_.socket().remote_endpoint(ec);
   if (!ec) peer_ = endpoint.address().to_string();
@@ -125,12 +126,29 @@ void Session::Close() {
   closed_ = true;
   handshake_timer_.Cancel();
   line_timer_.Cancel();
+  closing_timer_.Cancel();
+  WithdrawWaitingFetches();
+  stream_.Close();
+  server_.OnSessionClosed(id_, identified_ ? wid_ : std::string());
+}
+
+void Session::WithdrawWaitingFetches() {
   for (const Barrier& b : barriers_) {
     if (b.fetch_ticket != 0) server_.engine().CancelFetch(b.fetch_ticket);
   }
   barriers_.clear();
-  stream_.Close();
-  server_.OnSessionClosed(id_, identified_ ? wid_ : std::string());
+}
+
+void Session::CloseAfterReplies() {
+  if (closed_ || close_after_write_) return;
+  WithdrawWaitingFetches();
+  close_after_write_ = true;
+  auto self = shared_from_this();
+  closing_timer_.ExpiresAfter(std::chrono::seconds(server_.config().line_timeout_seconds));
+  closing_timer_.AsyncWait([this, self](boost::system::error_code ec) {
+    if (!ec) Close();  // the client does not read what it was sent
+  });
+  MaybeWrite();
 }
 
 void Session::DoRead() {

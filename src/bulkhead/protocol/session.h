@@ -60,6 +60,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // `over_limit`: the connection is past the connection cap; its HELLO will be refused.
   void Start(bool over_limit);
   void Close();
+  // Closes once the replies already made ready have been written (at most line_timeout_seconds
+  // later), withdrawing the FETCHes still waiting in the engine and reading nothing more. For a
+  // worker the server drops: a FETCH answered with a job just before still reaches the worker,
+  // instead of leaving the job reserved until its reservation expires.
+  void CloseAfterReplies();
 
   uint64_t id() const { return id_; }
   // The client's IP address ("" when the socket had none).
@@ -82,6 +87,8 @@ class Session : public std::enable_shared_from_this<Session> {
   friend class Responder;
 
   void Greet();
+  // Cancels the FETCHes waiting in the engine (a job reserved for one after all goes back).
+  void WithdrawWaitingFetches();
   void DoRead();
   void ProcessBuffer();
   // Runs one command line as its table entry says (commands.h). A command whose reply may come
@@ -111,6 +118,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Timer handshake_timer_;  // on the engine's clock, as every timer below
   Timer line_timer_;
   bool line_timer_armed_ = false;
+  Timer closing_timer_;  // CloseAfterReplies' bound
 
   std::array<char, 64 * 1024> read_buf_;
   std::string in_;           // bytes received, not yet consumed

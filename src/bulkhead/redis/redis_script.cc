@@ -4,18 +4,15 @@
 
 #include <iterator>
 
+#include "bulkhead/util/hex.h"
+
 namespace bulkhead {
 
 RedisScript::RedisScript(std::string source)
     : source_(std::make_shared<const std::string>(std::move(source))) {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(source_->data()), source_->size(), digest);
-  static const char kHex[] = "0123456789abcdef";
-  sha1_.reserve(2 * SHA_DIGEST_LENGTH);
-  for (unsigned char b : digest) {
-    sha1_.push_back(kHex[b >> 4]);
-    sha1_.push_back(kHex[b & 0xf]);
-  }
+  sha1_ = HexLower(digest, SHA_DIGEST_LENGTH);
 }
 
 void RedisScript::Run(RedisConnection& conn, std::vector<std::string> keys,

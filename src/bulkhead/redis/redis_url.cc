@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "bulkhead/util/percent_encoding.h"
+
 namespace bulkhead {
 namespace {
 
@@ -10,28 +12,11 @@ Status Invalid(std::string_view what, std::string_view part) {
                                  "'");
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Decodes %XX escapes; false when an escape is malformed.
-bool PercentDecode(std::string_view in, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out->push_back(in[i]);
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    int hi = HexValue(in[i + 1]);
-    int lo = HexValue(in[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
+bool DecodeUserinfo(std::string_view in, std::string* out) {
+  auto decoded = PercentDecode(in);
+  if (!decoded.ok()) return false;
+  *out = std::move(*decoded);
   return true;
 }
 
@@ -79,15 +64,15 @@ Status ParseUserInfo(std::string_view userinfo, RedisUrl* url) {
   size_t colon = userinfo.find(':');
   if (colon == std::string_view::npos) {
     // "redis://secret@host" (no colon) is read as a password, as redis-cli and Sidekiq do.
-    if (!PercentDecode(userinfo, &url->password)) {
+    if (!DecodeUserinfo(userinfo, &url->password)) {
       return Status::InvalidArgument("redis URL: malformed %-escape in the password");
     }
     return Status::Ok();
   }
-  if (!PercentDecode(userinfo.substr(0, colon), &url->username)) {
+  if (!DecodeUserinfo(userinfo.substr(0, colon), &url->username)) {
     return Invalid("malformed %-escape in the user name", userinfo.substr(0, colon));
   }
-  if (!PercentDecode(userinfo.substr(colon + 1), &url->password)) {
+  if (!DecodeUserinfo(userinfo.substr(colon + 1), &url->password)) {
     return Status::InvalidArgument("redis URL: malformed %-escape in the password");
   }
   return Status::Ok();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/util/base64.h"
+#include "bulkhead/util/percent_encoding.h"
 
 namespace bulkhead {
 namespace {
@@ -12,21 +13,6 @@ namespace {
 constexpr auto kRenewBefore = std::chrono::minutes(5);
 constexpr auto kFailureBackoff = std::chrono::seconds(10);
 constexpr auto kAssertionLifetime = std::chrono::hours(1);
-
-std::string FormEscape(std::string_view s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -107,8 +93,8 @@ void FcmAccessToken::Exchange() {
   request.method = "POST";
   request.url = token_url_;
   request.headers = {{"Content-Type", "application/x-www-form-urlencoded"}};
-  request.body = "grant_type=" + FormEscape("urn:ietf:params:oauth:grant-type:jwt-bearer") +
-                 "&assertion=" + FormEscape(*assertion);
+  request.body = "grant_type=" + PercentEncode("urn:ietf:params:oauth:grant-type:jwt-bearer") +
+                 "&assertion=" + PercentEncode(*assertion);
   transport_.Send(std::move(request), [this, alive = alive_](HttpResponse r) {
     if (!*alive) return;
     if (!r.ok()) {

@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include "bulkhead/util/hex.h"
+#include "bulkhead/util/percent_encoding.h"
+
 namespace bulkhead {
 namespace {
 
@@ -12,27 +15,9 @@ constexpr size_t kMaxApnsToken = 200;
 constexpr size_t kMaxFcmToken = 4096;
 constexpr size_t kMaxExtra = 1024;
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-Result<std::string> PercentDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size() || HexValue(s[i + 1]) < 0 || HexValue(s[i + 2]) < 0) {
-      return Status::InvalidArgument("bad percent-encoding in the path");
-    }
-    out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
-    i += 2;
-  }
+Result<std::string> DecodeSegment(std::string_view s) {
+  auto out = PercentDecode(s);
+  if (!out.ok()) return Status::InvalidArgument("bad percent-encoding in the path");
   return out;
 }
 
@@ -54,7 +39,8 @@ Status CheckToken(RelayService service, const std::string& token) {
     if (token.size() > kMaxApnsToken)
       return Status::InvalidArgument("the device token is too long");
     for (char c : token) {
-      if (HexValue(c) < 0) return Status::InvalidArgument("the device token must be hexadecimal");
+      if (HexDigitValue(c) < 0)
+        return Status::InvalidArgument("the device token must be hexadecimal");
     }
     return Status::Ok();
   }
@@ -105,13 +91,13 @@ Result<RelayTarget> ParseRelayPath(std::string_view path) {
                                      "\": the path is /relay-to/[APP/]production|development|"
                                      "fcm/TOKEN[/EXTRA]");
     }
-    auto app = PercentDecode(parts[0]);
+    auto app = DecodeSegment(parts[0]);
     if (!app.ok()) return app.status();
     target.app = std::move(*app);
     next = 1;
   }
   if (parts.size() < next + 2) return Status::InvalidArgument("the device token is missing");
-  auto token = PercentDecode(parts[next + 1]);
+  auto token = DecodeSegment(parts[next + 1]);
   if (!token.ok()) return token.status();
   target.token = std::move(*token);
   if (Status s = CheckToken(target.service, target.token); !s.ok()) return s;
@@ -120,7 +106,7 @@ Result<RelayTarget> ParseRelayPath(std::string_view path) {
     if (i > next + 2) extra += '/';
     extra += parts[i];
   }
-  auto decoded = PercentDecode(extra);
+  auto decoded = DecodeSegment(extra);
   if (!decoded.ok()) return decoded.status();
   if (decoded->size() > kMaxExtra) {
     return Status::InvalidArgument("the path after the token is longer than " +

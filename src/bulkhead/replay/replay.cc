@@ -9,6 +9,7 @@
 
 #include "bulkhead/replay/replay_chart.h"
 #include "bulkhead/replay/replay_scenario.h"
+#include "bulkhead/replay/sidekiq_scenario.h"
 
 namespace bulkhead {
 namespace {
@@ -37,8 +38,9 @@ Result<Pipeline> ParsePipeline(std::string_view name) {
   if (name == "bulkhead") return Pipeline::kBulkhead;
   if (name == "shared-pool") return Pipeline::kSharedPool;
   if (name == "throttled") return Pipeline::kThrottled;
+  if (name == "sidekiq") return Pipeline::kSidekiq;
   return Status::InvalidArgument("unknown pipeline \"" + std::string(name) +
-                                 "\" (valid: bulkhead, shared-pool, throttled)");
+                                 "\" (valid: bulkhead, shared-pool, throttled, sidekiq)");
 }
 
 Result<std::pair<double, double>> ParseRates(std::string_view text) {
@@ -93,6 +95,12 @@ Status ValidateReplayOptions(const ReplayOptions& o) {
         "--concurrency must be at least --nodes (each node's worker "
         "gets a share of the threads)");
   }
+  if (o.pipeline == Pipeline::kSidekiq &&
+      (o.nodes > 1 || !o.store.empty() || o.baseline || !o.tls_cert_file.empty())) {
+    return Status::InvalidArgument(
+        "--pipeline sidekiq runs its own pair of runs on one embedded store: --store, --nodes, "
+        "--baseline and TLS do not apply");
+  }
   if (o.fault == Fault::kNone) {
     return Status::InvalidArgument("--fault none has nothing to replay; use --baseline to compare");
   }
@@ -114,6 +122,11 @@ void PrintReplayHeader(const ReplayOptions& options, std::ostream& out) {
   if (options.pipeline == Pipeline::kSharedPool) {
     out << "pipeline: shared pool (the worker threads make the push requests and wait, as "
            "Mastodon on Sidekiq does)\n";
+  }
+  if (options.pipeline == Pipeline::kSidekiq) {
+    out << "pipeline: sidekiq (a real Sidekiq process, " << options.concurrency
+        << " threads on queue default, and redis-server), twice: the pushes made by the Sidekiq "
+           "threads (2019), then handed to bulkhead through its Sidekiq bridge\n";
   }
   if (options.pipeline == Pipeline::kThrottled) {
     out << "pipeline: throttled (the worker threads make the push requests and wait, the pushes in "
@@ -138,6 +151,67 @@ Status WriteReplayFiles(const std::filesystem::path& dir, const ScenarioResult& 
 
 }  // namespace
 
+namespace {
+
+ReplayChartOptions ChartOptions(const ReplayOptions& options, const ScenarioResult& run,
+                                double latency_bound_ms) {
+  ReplayChartOptions chart;
+  chart.title = "bulkhead replay: " + run.name + ", " +
+                std::to_string(static_cast<int>(options.duration_s)) + " s";
+  chart.subtitle = LoadLine(options);
+  chart.latency_bound_ms = latency_bound_ms;
+  return chart;
+}
+
+// Pipeline::kSidekiq: the 2019 run, then the bridged one, side by side.
+int RunSidekiqReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
+  ReplayThresholds th = options.thresholds;
+  th.timeline_p99_ms = kSidekiqTimelineP99Ms;
+  struct Leg {
+    SidekiqPush push;
+    const char* dir;
+    std::optional<ScenarioResult> run;
+    std::vector<Verdict> verdicts;
+  };
+  Leg legs[] = {{SidekiqPush::kInline, "sidekiq-2019", {}, {}},
+                {SidekiqPush::kBridge, "sidekiq-bulkhead", {}, {}}};
+  for (Leg& leg : legs) {
+    auto run = RunSidekiqScenario(options, options.fault, leg.push, err);
+    if (!run.ok()) {
+      err << "bulkhead replay: " << run.status().message() << "\n";
+      return 2;
+    }
+    leg.run = std::move(*run);
+    leg.verdicts = Verdicts(*leg.run, nullptr, th);
+    std::filesystem::path dir = std::filesystem::path(options.out_dir) / leg.dir;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    Status w = WriteReplayFiles(dir, *leg.run, nullptr, leg.verdicts,
+                                ChartOptions(options, *leg.run, th.timeline_p99_ms));
+    if (!w.ok()) {
+      err << "bulkhead replay: " << w.message() << "\n";
+      return 2;
+    }
+  }
+  out << "\n" << FormatColumns({&*legs[0].run, &*legs[1].run});
+  for (const Leg& leg : legs) {
+    out << "\n" << leg.run->name << ":\n";
+    for (const auto& v : leg.verdicts) out << (v.pass ? "PASS  " : "FAIL  ") << v.text << "\n";
+  }
+  // The first verdict is the timeline p99 bound: the 2019 run must break it, as the incident did.
+  const bool reproduced = !legs[0].verdicts.empty() && !legs[0].verdicts[0].pass;
+  const bool cured = AllPass(legs[1].verdicts);
+  out << "\nthe 2019 way " << (reproduced ? "stalled, as in the incident" : "did NOT stall")
+      << "; handed to bulkhead: " << (cured ? "every verdict passes" : "a verdict FAILS") << "\n";
+  for (const Leg& leg : legs) {
+    out << "chart: " << (std::filesystem::path(options.out_dir) / leg.dir / "replay.svg").string()
+        << "\n";
+  }
+  return reproduced && cured ? 0 : 1;
+}
+
+}  // namespace
+
 int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
   Status s = ValidateReplayOptions(options);
   if (!s.ok()) {
@@ -151,6 +225,7 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
     return 2;
   }
   PrintReplayHeader(options, out);
+  if (options.pipeline == Pipeline::kSidekiq) return RunSidekiqReplay(options, out, err);
 
   std::optional<ScenarioResult> baseline;
   if (options.baseline) {
@@ -169,13 +244,10 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
   const ScenarioResult* base = baseline ? &*baseline : nullptr;
 
   auto verdicts = Verdicts(*run, base, options.thresholds);
-  ReplayChartOptions chart;
-  chart.title = "bulkhead replay: " + run->name + ", " +
-                std::to_string(static_cast<int>(options.duration_s)) + " s";
-  chart.subtitle = LoadLine(options);
-  chart.latency_bound_ms = options.thresholds.timeline_p99_ms;
   std::filesystem::path dir(options.out_dir);
-  if (Status w = WriteReplayFiles(dir, *run, base, verdicts, chart); !w.ok()) {
+  if (Status w = WriteReplayFiles(dir, *run, base, verdicts,
+                                  ChartOptions(options, *run, options.thresholds.timeline_p99_ms));
+      !w.ok()) {
     err << "bulkhead replay: " << w.message() << "\n";
     return 2;
   }

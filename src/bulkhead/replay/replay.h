@@ -33,12 +33,19 @@ enum class Pipeline {
   kSharedPool,  // the incumbent's way (Mastodon on Sidekiq): the app's worker threads make the
                 // request themselves and wait, sharing the pool with the timeline jobs
   kThrottled,   // as kSharedPool, with the push jobs in queue `push` under a queue throttle
+  kSidekiq,     // a real Sidekiq process and redis-server, run twice: the pushes made by the
+                // Sidekiq threads (2019), then handed to bulkhead through its Sidekiq bridge
+                // (sidekiq_scenario.h)
 };
+// Pipeline::kSidekiq: the timeline p99 bound of its verdicts. Sidekiq is Ruby, one process under
+// a global interpreter lock, fetching with BRPOP: its healthy queue latency is milliseconds, and
+// the bound is the "well under a second" a Mastodon user notices, not bulkhead's own 50 ms.
+inline constexpr double kSidekiqTimelineP99Ms = 1000;
 // Pipeline::kThrottled: the throttle of queue `push` ([throttles] push = { concurrency = 3,
 // timeout = 60 }): at most 3 of the worker's threads ever wait on a push request.
 inline constexpr int kThrottledPushConcurrency = 3;
 inline constexpr int kThrottledPushTimeoutSeconds = 60;
-// "bulkhead", "shared-pool" or "throttled"; InvalidArgument otherwise.
+// "bulkhead", "shared-pool", "throttled" or "sidekiq"; InvalidArgument otherwise.
 Result<Pipeline> ParsePipeline(std::string_view name);
 
 struct ReplayOptions {
@@ -74,7 +81,10 @@ Result<std::pair<double, double>> ParseRates(std::string_view text);
 Status ValidateReplayOptions(const ReplayOptions& options);
 
 // Runs the replay. Returns the process exit code: 0 when every verdict passes, 1 when one fails,
-// 2 when the replay could not run (the error is written to `err`).
+// 2 when the replay could not run (the error is written to `err`). With Pipeline::kSidekiq, 0
+// when the bridged run passes every verdict and the 2019 run fails its timeline p99 verdict (the
+// incident reproduced); the files of each run go to out_dir/sidekiq-2019 and
+// out_dir/sidekiq-bulkhead.
 int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace bulkhead

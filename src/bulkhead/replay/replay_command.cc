@@ -76,7 +76,9 @@ void RegisterReplayCommands(CLI::App& app, int* exit_code) {
   replay->add_option("--pipeline", flags->pipeline,
                      "bulkhead (default), or shared-pool: the incumbent's way, the worker threads "
                      "make the push requests and wait (watch the incident happen), or throttled: "
-                     "as shared-pool, the pushes in queue `push` throttled to concurrency = 3");
+                     "as shared-pool, the pushes in queue `push` throttled to concurrency = 3, "
+                     "or sidekiq: a real Sidekiq process, the 2019 way then handed to bulkhead "
+                     "through the Sidekiq bridge");
   replay->add_option("--duration", flags->options.duration_s, "seconds of load (default 60)");
   replay->add_option("--rates", flags->rates, "TIMELINE,WEBPUSH jobs per second (default 50,20)");
   replay->add_option("--bad-fraction", flags->options.bad_fraction,

@@ -1,4 +1,4 @@
-// ValidateReplayOptions: --store and --nodes.
+// ValidateReplayOptions: --store and --nodes, and what --pipeline sidekiq accepts.
 #include <gtest/gtest.h>
 
 #include "bulkhead/replay/replay.h"
@@ -28,6 +28,18 @@ TEST(ReplayOptionsTest, SeveralNodesNeedARedisStoreAndAWorkerThreadEach) {
   o.concurrency = 3;
   EXPECT_NE(ValidateReplayOptions(o).message().find("--concurrency"), std::string::npos)
       << "each node's worker gets at least one thread";
+}
+
+TEST(ReplayOptionsTest, TheSidekiqPipelineRunsItsOwnPairOnOneStore) {
+  ReplayOptions o;
+  o.pipeline = Pipeline::kSidekiq;
+  EXPECT_TRUE(ValidateReplayOptions(o).ok());
+  o.baseline = true;
+  EXPECT_NE(ValidateReplayOptions(o).message().find("--pipeline sidekiq"), std::string::npos);
+  o = {};
+  o.pipeline = Pipeline::kSidekiq;
+  o.store = "redis://127.0.0.1:6379";
+  EXPECT_FALSE(ValidateReplayOptions(o).ok()) << "the bridged run's bulkhead is on its own store";
 }
 
 }  // namespace

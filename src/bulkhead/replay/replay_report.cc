@@ -184,11 +184,13 @@ std::string AlignedRows(const std::vector<std::pair<std::string, std::vector<std
 
 }  // namespace
 
-std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baseline) {
-  std::vector<const ScenarioResult*> runs;
-  if (baseline != nullptr) runs.push_back(baseline);
-  runs.push_back(&run);
-  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+namespace {
+
+using TableRows = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// The table's rows, one cell per run.
+TableRows RunRows(const std::vector<const ScenarioResult*>& runs) {
+  TableRows rows;
   auto row = [&](std::string label, auto cell) {
     std::vector<std::string> cells;
     for (const auto* r : runs) cells.push_back(cell(*r));
@@ -226,6 +228,20 @@ std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baselin
       [](const ScenarioResult& r) { return std::to_string(MaxOf(r, &ServerSample::retry_set)); });
   row("delivery jobs handed to the worker",
       [](const ScenarioResult& r) { return std::to_string(r.foreign_jobs); });
+  return rows;
+}
+
+}  // namespace
+
+std::string FormatColumns(const std::vector<const ScenarioResult*>& runs) {
+  return AlignedRows(RunRows(runs), runs.size());
+}
+
+std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baseline) {
+  std::vector<const ScenarioResult*> runs;
+  if (baseline != nullptr) runs.push_back(baseline);
+  runs.push_back(&run);
+  TableRows rows = RunRows(runs);
   if (baseline != nullptr) {
     double b = Summarize(TimelineLatenciesMs(*baseline)).p99_ms;
     double f = Summarize(TimelineLatenciesMs(run)).p99_ms;

@@ -110,6 +110,8 @@ std::optional<double> TimelineQueueLatencyMs(const SecondPoint& p);
 
 // The text table: one column per run (baseline first when given).
 std::string FormatTable(const ScenarioResult& run, const ScenarioResult* baseline);
+// The same rows for any runs side by side, in the order given (no ratio row).
+std::string FormatColumns(const std::vector<const ScenarioResult*>& runs);
 // The per-second series as CSV with a header line.
 std::string FormatCsv(const std::vector<SecondPoint>& points);
 // A JSON summary of the runs and verdicts (for tools and CI logs).

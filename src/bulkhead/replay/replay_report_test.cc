@@ -169,6 +169,18 @@ TEST(ReplayReportTest, TableHasOneColumnPerRunAndTheRatio) {
   EXPECT_NE(json.find("\"pass\": true"), std::string::npos) << json;
 }
 
+TEST(ReplayReportTest, ColumnsPutRunsSideBySideWithoutARatio) {
+  auto old_way = MakeRun(std::vector<double>(100, 4000.0));
+  old_way.name = "blackhole (Sidekiq, 2019)";
+  auto bridged = MakeRun(std::vector<double>(100, 3.0));
+  bridged.name = "blackhole (Sidekiq + bulkhead)";
+  std::string table = FormatColumns({&old_way, &bridged});
+  EXPECT_LT(table.find("(Sidekiq, 2019)"), table.find("(Sidekiq + bulkhead)")) << table;
+  EXPECT_NE(table.find("4000.0 / 4000.0"), std::string::npos) << table;
+  EXPECT_EQ(table.find("ratio"), std::string::npos) << table;
+  EXPECT_EQ(FormatColumns({&bridged}), FormatTable(bridged, nullptr));
+}
+
 TEST(ReplayOptionsTest, RatesAndRanges) {
   auto rates = ParseRates("50,20");
   ASSERT_TRUE(rates.ok());
@@ -190,7 +202,9 @@ TEST(ReplayOptionsTest, RatesAndRanges) {
   EXPECT_EQ(*ParsePipeline("shared-pool"), Pipeline::kSharedPool);
   EXPECT_EQ(*ParsePipeline("bulkhead"), Pipeline::kBulkhead);
   EXPECT_EQ(*ParsePipeline("throttled"), Pipeline::kThrottled);
-  EXPECT_NE(ParsePipeline("sidekiq").status().message().find("valid: bulkhead, shared-pool"),
+  EXPECT_EQ(*ParsePipeline("sidekiq"), Pipeline::kSidekiq);
+  EXPECT_NE(ParsePipeline("resque").status().message().find(
+                "valid: bulkhead, shared-pool, throttled, sidekiq"),
             std::string::npos);
 }
 

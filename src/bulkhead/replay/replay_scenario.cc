@@ -19,10 +19,9 @@
 #include <vector>
 
 #include "bulkhead/client/faktory_client.h"
-#include "bulkhead/encoders/vapid.h"
 #include "bulkhead/replay/child_process.h"
 #include "bulkhead/replay/push_endpoint.h"
-#include "bulkhead/util/base64.h"
+#include "bulkhead/replay/scenario_records.h"
 #include "bulkhead/util/rng.h"
 
 namespace bulkhead {
@@ -37,41 +36,9 @@ constexpr auto kWorkerReadyTimeout = std::chrono::seconds(20);
 // way (everything healthy takes milliseconds; this only bounds a broken run).
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
 
-Status WriteTextFile(const std::filesystem::path& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return Status::Unavailable("cannot write " + path.string());
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  return ok ? Status::Ok() : Status::Unavailable("cannot write " + path.string());
-}
-
-Result<uint16_t> FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::Internal("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return Status::Unavailable("no free port on 127.0.0.1");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string Password() {
   const char* pw = std::getenv("BULKHEAD_PASSWORD");
   return pw != nullptr ? pw : "";
-}
-
-// A W3C PushSubscription's keys: a fresh P-256 public key and a 16-byte auth secret. The replay's
-// endpoints do not decrypt, but the server encrypts every message exactly as for a browser.
-Result<std::pair<std::string, std::string>> SubscriptionKeys() {
-  auto key = VapidKey::Generate();
-  if (!key.ok()) return key.status();
-  return std::make_pair(key->public_key_b64url(), Base64UrlEncode(RandomBytes(16)));
 }
 
 // One bulkhead server process and its timeline worker.
@@ -142,7 +109,7 @@ class Scenario {
     for (size_t i = 0; i < rig_.nodes.size(); ++i) {
       if (Status s = StartWorker(*self, i); !s.ok()) return s;
     }
-    auto keys = SubscriptionKeys();
+    auto keys = ReplaySubscriptionKeys();
     if (!keys.ok()) return keys.status();
     keys_ = *keys;
     return Status::Ok();
@@ -256,7 +223,8 @@ class Scenario {
         worker_args, (rig_.dir / ("worker-" + std::to_string(i) + ".log")).string(), true);
     if (!worker.ok()) return worker.status();
     node.worker = std::move(*worker);
-    node.reader = std::thread([this, fd = node.worker->stdout_fd()] { ReadWorker(fd); });
+    node.reader =
+        std::thread([this, fd = node.worker->stdout_fd()] { records_.ReadWorkerLines(fd); });
     auto deadline = Clock::now() + kWorkerReadyTimeout;
     for (;;) {
       auto info = Info(i);
@@ -268,34 +236,6 @@ class Scenario {
       std::this_thread::sleep_for(milliseconds(50));
     }
     return Status::Ok();
-  }
-
-  // Lines "T created start end" / "X jobtype" from the worker's stdout, until EOF.
-  void ReadWorker(int fd) {
-    std::string buf;
-    char chunk[8192];
-    for (;;) {
-      ssize_t n = read(fd, chunk, sizeof chunk);
-      if (n <= 0) break;
-      buf.append(chunk, static_cast<size_t>(n));
-      size_t start = 0;
-      for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
-        std::string_view line(buf.data() + start, nl - start);
-        std::lock_guard lock(mu_);
-        if (line.starts_with("T ")) {
-          TimelineRecord r;
-          const char* p = line.data() + 2;
-          const char* end = line.data() + line.size();
-          auto a = std::from_chars(p, end, r.created_us);
-          auto b = std::from_chars(a.ptr + 1, end, r.start_us);
-          std::from_chars(b.ptr + 1, end, r.end_us);
-          timeline_.push_back(r);
-        } else if (line.starts_with("X ")) {
-          ++foreign_;
-        }
-      }
-      buf.erase(0, start);
-    }
   }
 
   // How the load generator and the INFO reader connect to node `i`'s server.
@@ -310,46 +250,25 @@ class Scenario {
   }
 
   // INFO of node `i` (main thread).
-  Result<nlohmann::json> Info(size_t i = 0) {
-    auto text = info_clients_[i]->Info();
-    if (!text.ok()) return text.status();
-    auto doc = nlohmann::json::parse(*text, nullptr, false);
-    if (!doc.is_object()) return Status::Internal("INFO is not a JSON object");
-    return doc;
-  }
+  Result<nlohmann::json> Info(size_t i = 0) { return InfoDocument(*info_clients_[i]); }
 
   // Paces pushes at `rate` per second from t0 for the duration, job i through node i % nodes;
   // `make_job(i, now_us)` returns the job's JSON. Stops at the first PUSH error (kept in
-  // load_error_).
+  // records_).
   void Pace(double rate, const std::function<std::string(int64_t, int64_t)>& make_job) {
     std::vector<std::unique_ptr<FaktoryClient>> clients;
     for (size_t n = 0; n < rig_.nodes.size(); ++n) {
       auto client = FaktoryClient::Connect(ClientOptions(n));
       if (!client.ok()) {
-        SetLoadError(client.status());
+        records_.SetLoadError(client.status());
         return;
       }
       clients.push_back(std::move(*client));
     }
-    const int64_t total = static_cast<int64_t>(std::floor(rate * options_.duration_s));
-    for (int64_t i = 0; i < total && !stop_load_; ++i) {
-      int64_t due = result_.t0_us + static_cast<int64_t>(static_cast<double>(i) * 1e6 / rate);
-      int64_t now = SteadyMicros();
-      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
-      std::string job = make_job(i, SteadyMicros());
-      Status s = clients[static_cast<size_t>(i) % clients.size()]->Push(job);
-      if (!s.ok()) {
-        SetLoadError(s);
-        return;
-      }
-    }
+    records_.Pace(rate, options_.duration_s, result_.t0_us, [&](int64_t i) {
+      return clients[static_cast<size_t>(i) % clients.size()]->Push(make_job(i, SteadyMicros()));
+    });
     for (auto& client : clients) client->End();
-  }
-
-  void SetLoadError(const Status& s) {
-    std::lock_guard lock(mu_);
-    if (load_error_.ok()) load_error_ = s;
-    stop_load_ = true;
   }
 
   // The Web Push job number `i`, pushed at `now`, to the faulty host when `bad`: a webpush job
@@ -392,8 +311,8 @@ class Scenario {
                               {"jobtype", "timeline"},
                               {"queue", "default"},
                               {"args", {now, cpu}}};
-        std::lock_guard lock(mu_);
-        timeline_created_.push_back(now);
+        std::lock_guard lock(records_.mu);
+        records_.timeline_created.push_back(now);
         return job.dump();
       });
     });
@@ -404,33 +323,24 @@ class Scenario {
         bool bad =
             std::floor(static_cast<double>(i + 1) * f) > std::floor(static_cast<double>(i) * f);
         std::string job = WebPushJob(i, now, bad);
-        std::lock_guard lock(mu_);
+        std::lock_guard lock(records_.mu);
         if (bad) {
-          ++result_.faulty_pushed;
+          ++records_.faulty_pushed;
         } else {
-          healthy_pushed_[i] = now;
+          records_.healthy_pushed[i] = now;
         }
         return job;
       });
     });
 
     // Sample once a second while the load runs.
-    const int64_t end_us = result_.t0_us + static_cast<int64_t>(options_.duration_s * 1e6);
-    int64_t next = result_.t0_us;
-    while (SteadyMicros() < end_us && !stop_load_) {
-      int64_t now = SteadyMicros();
-      if (next > now) std::this_thread::sleep_for(std::chrono::microseconds(next - now));
-      next += 1'000'000;
-      Status s = Sample();
-      if (!s.ok()) SetLoadError(s);
-      Progress(false);
-    }
+    records_.SampleEachSecond(
+        options_.duration_s, result_.t0_us, [&] { return Sample(); }, [&] { Progress(false); });
     timeline.join();
     webpush.join();
     if (options_.progress) Progress(true);
-    std::lock_guard lock(mu_);
-    if (!load_error_.ok()) {
-      return Status::Unavailable("the load stopped: " + load_error_.message() + "\nserver log:\n" +
+    if (Status e = records_.LoadError(); !e.ok()) {
+      return Status::Unavailable("the load stopped: " + e.message() + "\nserver log:\n" +
                                  rig_.nodes[0].server->StderrTail());
     }
     return Status::Ok();
@@ -458,118 +368,39 @@ class Scenario {
       for (size_t n = 0; n < rig_.nodes.size(); ++n) {
         auto node_info = n == 0 ? info : Info(n);
         if (!node_info.ok()) return node_info.status();
-        AddFaultyHost(*node_info, s);
+        AddHostFigures(*node_info, faulty_host_, s);
       }
     }
-    std::lock_guard lock(mu_);
-    result_.samples.push_back(s);
+    records_.AddSample(s);
     return Status::Ok();
-  }
-
-  // Adds the faulty host's figures of one node's INFO "hosts" to `s`.
-  void AddFaultyHost(const nlohmann::json& info, ServerSample& s) const {
-    if (!info.contains("hosts") || !info["hosts"].is_array()) return;
-    for (const auto& h : info["hosts"]) {
-      if (h.value("host", "") != faulty_host_) continue;
-      s.faulty_parked += h.value("parked", int64_t{0});
-      s.faulty_failures += h.value("failures", int64_t{0});
-      if (s.faulty_breaker.empty()) s.faulty_breaker = h.value("breaker", "");
-    }
   }
 
   void Progress(bool final) {
     if (!options_.progress) return;
-    static const bool tty = isatty(STDERR_FILENO) != 0;
-    std::lock_guard lock(mu_);
-    if (result_.samples.empty()) return;
-    const ServerSample& s = result_.samples.back();
-    int second = static_cast<int>(s.t_s);
-    if (!tty && (final ? second == last_progress_ : second % 10 != 0)) return;
-    last_progress_ = second;
-    std::vector<double> lat;
-    for (const auto& t : timeline_)
-      lat.push_back(static_cast<double>(t.start_us - t.created_us) / 1000.0);
-    LatencySummary tl = Summarize(std::move(lat));
-    auto arrivals = rig_.healthy->Arrivals();
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "[%s] %3d/%.0f s  timeline %zu/%lld run, p99 %.1f ms | healthy pushes "
-                  "%zu arrived %zu | faulty host %s, parked %lld | retry set %lld",
-                  result_.name.c_str(), second, options_.duration_s, timeline_.size(),
-                  static_cast<long long>(timeline_created_.size()), tl.p99_ms,
-                  healthy_pushed_.size(), arrivals.size(),
-                  s.faulty_breaker.empty() ? "-" : s.faulty_breaker.c_str(),
-                  static_cast<long long>(s.faulty_parked), static_cast<long long>(s.retry_set));
-    if (tty) {
-      err_ << "\r" << line << "\033[K" << (final ? "\n" : "") << std::flush;
-    } else {
-      err_ << line << "\n" << std::flush;
-    }
+    records_.Progress(err_, result_.name, options_.duration_s, rig_.healthy->Arrivals().size(),
+                      final);
   }
 
   // Waits (bounded) for timeline jobs and healthy deliveries still under way, then takes a last
   // sample.
   void Drain() {
-    auto deadline = Clock::now() + kDrainTimeout;
-    while (Clock::now() < deadline) {
-      size_t arrived = rig_.healthy->Arrivals().size();
-      {
-        std::lock_guard lock(mu_);
-        if (timeline_.size() >= timeline_created_.size() && arrived >= healthy_pushed_.size())
-          break;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
+    records_.WaitDrained(*rig_.healthy, kDrainTimeout);
     (void)Sample();
   }
 
-  void Collect() {
-    std::map<int64_t, int64_t> arrived;  // seq → first arrival
-    for (const auto& a : rig_.healthy->Arrivals()) {
-      // "/push/<seq>/<pushed_us>"
-      int64_t seq = -1;
-      if (a.target.starts_with("/push/")) {
-        std::from_chars(a.target.data() + 6, a.target.data() + a.target.size(), seq);
-      }
-      if (seq >= 0) arrived.emplace(seq, a.at_us);
-    }
-    std::lock_guard lock(mu_);
-    for (const auto& [seq, pushed] : healthy_pushed_) {
-      DeliveryRecord d;
-      d.pushed_us = pushed;
-      if (auto it = arrived.find(seq); it != arrived.end()) d.arrived_us = it->second;
-      result_.healthy.push_back(d);
-    }
-    result_.faulty_requests = static_cast<int64_t>(rig_.faulty->Arrivals().size());
-    result_.timeline_enqueued = static_cast<int64_t>(timeline_created_.size());
-    result_.timeline = timeline_;
-    result_.foreign_jobs = foreign_;
-    result_.end_us = SteadyMicros();
-    std::set<int64_t> ran;
-    for (const auto& t : timeline_) ran.insert(t.created_us);
-    for (int64_t c : timeline_created_) {
-      if (!ran.count(c)) result_.timeline_unrun_created_us.push_back(c);
-    }
-  }
+  void Collect() { CollectScenario(records_, *rig_.healthy, *rig_.faulty, result_); }
 
   const ReplayOptions& options_;
   const Fault fault_;
   std::ostream& err_;
+  ScenarioRecords records_;  // what the load and the workers record; outlives rig_'s readers
   Rig rig_;
   std::vector<std::unique_ptr<FaktoryClient>> info_clients_;  // one per node, main thread only
   std::string redis_namespace_;                               // on a Redis store
   std::string faulty_host_;
   std::pair<std::string, std::string> keys_;
-  std::atomic<bool> stop_load_{false};
-  int last_progress_ = -1;  // the second of the last progress line (main thread)
 
-  std::mutex mu_;
-  ScenarioResult result_;                      // samples and counters guarded by mu_ while loading
-  std::vector<TimelineRecord> timeline_;       // guarded by mu_
-  std::vector<int64_t> timeline_created_;      // every timeline PUSH, guarded by mu_
-  int64_t foreign_ = 0;                        // guarded by mu_
-  std::map<int64_t, int64_t> healthy_pushed_;  // seq → pushed_us, guarded by mu_
-  Status load_error_;                          // guarded by mu_
+  ScenarioResult result_;
 };
 
 }  // namespace

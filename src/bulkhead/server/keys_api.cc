@@ -5,6 +5,7 @@
 
 #include "bulkhead/http/bearer_auth.h"
 #include "bulkhead/util/json.h"
+#include "bulkhead/util/percent_encoding.h"
 
 namespace bulkhead {
 namespace {
@@ -39,7 +40,7 @@ Result<std::string> KeyIdFromPath(const std::string& path) {
   if (encoded.empty()) {
     return Status::InvalidArgument("the path must name a key: /api/keys/<url-encoded key id>");
   }
-  Result<std::string> key_id = PercentDecodePath(encoded);
+  Result<std::string> key_id = PercentDecode(encoded);
   if (!key_id.ok())
     return Status::InvalidArgument("key id in the path: " + key_id.status().message());
   return key_id;
@@ -68,24 +69,6 @@ void PutKey(StoreKeyRing& keys, const HttpRequestIn& req, HttpServer::Reply repl
 }
 
 }  // namespace
-
-Result<std::string> PercentDecodePath(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out.push_back(text[i]);
-      continue;
-    }
-    if (i + 2 >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[i + 1])) ||
-        !std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      return Status::InvalidArgument("bad percent-escape at byte " + std::to_string(i));
-    }
-    out.push_back(static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16)));
-    i += 2;
-  }
-  return out;
-}
 
 void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& password) {
   const std::string prefix = std::string(kKeysApiPath) + "/";

@@ -26,7 +26,4 @@ inline constexpr char kKeysApiPath[] = "/api/keys";
 // Registers the routes above on `http`. `keys` must outlive `http`'s handlers.
 void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& password);
 
-// Decodes %XX escapes (and nothing else: '+' stays '+'). InvalidArgument on a bad escape.
-Result<std::string> PercentDecodePath(std::string_view text);
-
 }  // namespace bulkhead

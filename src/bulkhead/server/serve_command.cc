@@ -8,6 +8,7 @@
 
 #include "bulkhead/config/settings_doc.h"
 #include "bulkhead/server/server.h"
+#include "bulkhead/util/offset_clock.h"
 
 namespace bulkhead {
 
@@ -19,6 +20,9 @@ ServeCommand::ServeCommand(CLI::App& app) {
   command_->add_flag("--salvage-damaged-jobs", salvage_damaged_jobs_,
                      "one-off recovery: move jobs whose stored payload is damaged to the table "
                      "damaged_jobs and serve the others (docs/operations.md)");
+  command_->add_flag("--testing-clock", testing_clock_,
+                     "for tests only: run on a clock that POST /api/testing/clock moves forward "
+                     "(to see what happens days later without waiting); never in production");
   // Built only when help is shown. CLI11 prints a callback's text, a newline, then the footer
   // string, which a subcommand inherits from the app: cleared, so that only this footer shows.
   command_->footer(std::string());
@@ -48,7 +52,18 @@ Status ServeCommand::Run() {
   auto config = BuildConfig();
   if (!config.ok()) return config.status();
   spdlog::set_level(spdlog::level::from_str(config->log_level));
-  Server server(std::move(*config));
+  // The testing clock is declared before the server, which holds a reference to it.
+  std::unique_ptr<OffsetClock> testing_clock;
+  ServerTestHooks hooks;
+  if (testing_clock_) {
+    testing_clock = std::make_unique<OffsetClock>(SystemClock::Instance());
+    hooks.testing_clock = testing_clock.get();
+    spdlog::warn(
+        "serve --testing-clock: POST /api/testing/clock moves this server's time; for "
+        "tests only");
+  }
+  Clock& clock = testing_clock ? static_cast<Clock&>(*testing_clock) : SystemClock::Instance();
+  Server server(std::move(*config), clock, std::move(hooks));
   if (Status s = server.Start(); !s.ok()) return s;
   server.Run();
   if (!server.exit_status().ok()) return server.exit_status();

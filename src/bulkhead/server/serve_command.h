@@ -1,7 +1,9 @@
 // ServeCommand: `bulkhead serve`, running the server. Its settings come from the TOML file given
 // with --config, then the flags generated from the settings table (config/setting_flags.h), then
 // BULKHEAD_PASSWORD; `serve --help` lists the flags and every file setting with its default.
-// --salvage-damaged-jobs is a one-off recovery step, not a setting (no file key).
+// --salvage-damaged-jobs is a one-off recovery step, not a setting (no file key); --testing-clock
+// (tests only, no file key either) runs the server on a clock POST /api/testing/clock moves
+// (server/testing_clock_api.h).
 //
 // Thread-compatible; used once per process by main().
 #pragma once
@@ -40,6 +42,7 @@ class ServeCommand {
   CLI::App* command_ = nullptr;
   std::string config_file_;
   bool salvage_damaged_jobs_ = false;
+  bool testing_clock_ = false;
   std::unique_ptr<SettingFlags> flags_;
 };
 

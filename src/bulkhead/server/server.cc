@@ -15,7 +15,9 @@
 #include "bulkhead/metrics/metric_names.h"
 #include "bulkhead/metrics/node_metrics.h"
 #include "bulkhead/metrics/prometheus_text.h"
+#include "bulkhead/server/backup_api.h"
 #include "bulkhead/server/keys_api.h"
+#include "bulkhead/server/testing_clock_api.h"
 #include "bulkhead/transport/curl_transport.h"
 #include "bulkhead/util/descriptors.h"
 #include "bulkhead/util/json.h"
@@ -384,6 +386,7 @@ Status Server::StartDelivery() {
   }
   dispatcher_ = std::make_unique<Dispatcher>(io_, *engine_, *transport_, vapid_signer_.get(),
                                              signing_keys_, clock_, rng_, std::move(dc));
+  dispatcher_->BuildOnWorkers(RequestBuilderThreads(config_.delivery.crypto_threads));
   Status s = dispatcher_->RegisterMetrics(registry_);
   if (!s.ok()) return s;
   s = RegisterDeliveryGauges(registry_, dispatcher_->published_snapshot(),
@@ -483,6 +486,8 @@ void Server::RegisterRoutes() {
   };
   http_->Route("POST", "/api/workers/", RequireBearer(config_.password, control_workers));
   RegisterKeysApi(*http_, signing_keys_, config_.password);
+  RegisterTestingClockApi(*http_, hooks_.testing_clock, config_.password);
+  RegisterBackupApi(*http_, *store_, clock_, config_.password);
 }
 
 void Server::Snapshot(std::function<void(Result<InfoSnapshot>)> cb) {

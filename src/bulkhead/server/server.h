@@ -29,6 +29,7 @@
 #include "bulkhead/store/store.h"
 #include "bulkhead/transport/transport.h"
 #include "bulkhead/util/clock.h"
+#include "bulkhead/util/offset_clock.h"
 #include "bulkhead/util/rng.h"
 #include "bulkhead/util/tls_server_context.h"
 #include "bulkhead/view/info_snapshot.h"
@@ -50,6 +51,9 @@ struct ServerTestHooks {
   // result is the store the server uses; empty: the store as opened.
   std::function<std::unique_ptr<Store>(std::unique_ptr<Store> store, Store::Poster post)>
       wrap_store;
+  // `serve --testing-clock`: the server's clock (the one given to the constructor), which
+  // POST /api/testing/clock moves (testing_clock_api.h); null: that route refuses.
+  OffsetClock* testing_clock = nullptr;
 };
 
 class Server {

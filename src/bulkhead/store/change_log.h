@@ -8,6 +8,7 @@
 
 #include "bulkhead/store/change.h"
 #include "bulkhead/store/memory_state.h"
+#include "bulkhead/store/store_backup.h"
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
@@ -34,6 +35,8 @@ class ChangeLog {
   virtual void ReadJobs(std::vector<int64_t> ids, ReadDone done) = 0;
   // Commits what is queued and stops. Idempotent.
   virtual void Close() = 0;
+  // Online backups of the log's file (store_backup.h); null when it has none.
+  virtual StoreBackup* backup() { return nullptr; }
 };
 
 }  // namespace bulkhead

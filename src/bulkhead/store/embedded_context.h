@@ -26,6 +26,8 @@ class EmbeddedContext : public StoreCallbacks {
 
   MemoryState& state() { return state_; }
   size_t cold_jobs() const { return state_.cold_jobs(); }
+  // The log (null for memory:).
+  ChangeLog* log() { return log_.get(); }
   // Loads the log into the state (EmbeddedStore::Open); closes the log (idempotent).
   Status Load();
   void Close();

@@ -89,6 +89,7 @@ class EmbeddedStore final : public Store {
   SigningKeyStore& signing_keys() override { return signing_keys_; }
   HostStateStore& host_states() override { return host_states_; }
   TakenMarks& taken_marks() override { return taken_marks_; }
+  StoreBackup* backup() override { return context_.log() ? context_.log()->backup() : nullptr; }
 
   // Queued jobs held cold (their payload only in the log; queue_slot.h). For tests and benches.
   size_t cold_jobs() const { return context_.cold_jobs(); }

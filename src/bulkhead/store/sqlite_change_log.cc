@@ -147,9 +147,17 @@ void SqliteChangeLog::WriterLoop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      cv_.wait(lock, [&] {
+        return stopping_ || !pending_.empty() || !new_tasks_.empty() || !tasks_.empty();
+      });
       if (pending_.empty() && stopping_) break;
       batch.swap(pending_);
+      for (auto& t : new_tasks_) tasks_.push_back(std::move(t));
+      new_tasks_.clear();
+    }
+    if (batch.empty()) {
+      RunWriterTasks(/*stopping=*/false);
+      continue;
     }
     Status s;
     if (failed_.load(std::memory_order_acquire)) {
@@ -183,7 +191,35 @@ void SqliteChangeLog::WriterLoop() {
     }
     RunReads(batch);
     batch.clear();
+    RunWriterTasks(/*stopping=*/false);
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& t : new_tasks_) tasks_.push_back(std::move(t));
+    new_tasks_.clear();
+  }
+  RunWriterTasks(/*stopping=*/true);
+}
+
+void SqliteChangeLog::RunOnWriter(SqliteWriterTask task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      new_tasks_.push_back(std::move(task));
+      task = nullptr;
+    }
+  }
+  if (task) {
+    task(nullptr, /*stopping=*/true);  // closed already: the task only cleans up
+    return;
+  }
+  cv_.notify_one();
+}
+
+void SqliteChangeLog::RunWriterTasks(bool stopping) {
+  // A task runs between commits, so a step never shares a transaction with a batch; each step is
+  // short, so a commit waits at most one step of each task.
+  std::erase_if(tasks_, [&](SqliteWriterTask& task) { return task(db_, stopping) || stopping; });
 }
 
 Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
@@ -243,6 +279,9 @@ void SqliteChangeLog::Close() {
   }
   cv_.notify_one();
   if (writer_.joinable()) writer_.join();
+  // Tasks handed over while the writer never ran (a store that did not open) only clean up.
+  for (auto& task : new_tasks_) task(nullptr, /*stopping=*/true);
+  new_tasks_.clear();
   stmts_.Finalize();
   // Everything appended is committed: the next open can skip the integrity check. Not after a
   // failed commit (the file may have been hurt by whatever made it fail).

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/sqlite_backup.h"
 #include "bulkhead/store/sqlite_statements.h"
 #include "bulkhead/store/store.h"
 
@@ -74,6 +75,12 @@ class SqliteChangeLog final : public ChangeLog {
   Status failure() const override;
   void ReadJobs(std::vector<int64_t> ids, ReadDone done) override;
   void Close() override;
+  StoreBackup* backup() override { return &backup_; }
+
+  // Hands `task` to the writer thread, which calls it with its connection between commits (after
+  // each batch, at once when idle) until it returns true; at Close, once more with stopping=true
+  // (the task then cleans up). The online backup's steps (sqlite_backup.h). Thread-safe.
+  void RunOnWriter(SqliteWriterTask task);
 
   static constexpr int kSchemaVersion = 4;
   // WAL bounds: SQLite checkpoints (PASSIVE, on the writer thread, after the commit that reaches
@@ -130,6 +137,8 @@ class SqliteChangeLog final : public ChangeLog {
   Status CommitBatch(std::vector<Pending>& batch);
   // Runs the reads of `batch` (after its commit) and posts their answers.
   void RunReads(std::vector<Pending>& batch);
+  // Runs one step of every writer task (all of them with `stopping`: their last call).
+  void RunWriterTasks(bool stopping);
 
   const std::string path_;
   const Store::Poster poster_;
@@ -153,7 +162,11 @@ class SqliteChangeLog final : public ChangeLog {
   // failed_ finds failure_ set); never cleared.
   std::atomic<bool> failed_{false};
   Status failure_;  // guarded by mu_
+  // Writer tasks (RunOnWriter): new_tasks_ guarded by mu_, tasks_ the writer thread's own.
+  std::vector<SqliteWriterTask> new_tasks_;
+  std::vector<SqliteWriterTask> tasks_;
   std::thread writer_;
+  SqliteBackup backup_{path_, [this](SqliteWriterTask t) { RunOnWriter(std::move(t)); }, poster_};
 };
 
 }  // namespace bulkhead

@@ -50,6 +50,7 @@
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/signing_key_store.h"
+#include "bulkhead/store/store_backup.h"
 #include "bulkhead/store/store_callbacks.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/store/taken_marks.h"
@@ -194,6 +195,9 @@ class Store : public StoreCallbacks {
   virtual HostStateStore& host_states() = 0;
   // Marks of jobs taken from another system (the Sidekiq bridge): taken_marks.h.
   virtual TakenMarks& taken_marks() = 0;
+  // Online backups of the store's file (store_backup.h); null for a store without a file of its
+  // own (memory:, Redis).
+  virtual StoreBackup* backup() { return nullptr; }
 };
 
 // Opens a store from a URL: "memory:", "sqlite:PATH" (relative paths are relative to the working

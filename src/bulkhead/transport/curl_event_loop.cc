@@ -3,6 +3,7 @@
 // back to the exchanges.
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -109,6 +110,21 @@ int CurlTransport::Impl::OnTimer(CURLM* multi, long timeout_ms, void* userp) {
   Impl* self = hm->impl;
   if (timeout_ms < 0) {
     hm->timer.cancel();
+    return 0;
+  }
+  if (timeout_ms == 0) {
+    // "Now": a posted action, once per turn, rather than a timer re-armed per request (each
+    // re-arm of the loop's earliest timer is a timerfd_settime system call). The timer keeps
+    // whatever later expiry libcurl asked for before; libcurl sets it again after this action.
+    if (hm->run_now_posted) return 0;
+    hm->run_now_posted = true;
+    asio::post(self->io_, [self, hm, alive = self->Alive(), origin = hm->origin] {
+      if (alive.expired()) return;
+      auto it = self->multis_.find(origin);
+      if (it == self->multis_.end() || it->second.get() != hm) return;
+      hm->run_now_posted = false;
+      self->SocketAction(hm, CURL_SOCKET_TIMEOUT, 0);
+    });
     return 0;
   }
   hm->timer.expires_after(milliseconds(timeout_ms));

@@ -80,6 +80,7 @@ void CurlTransport::Impl::StartCurl(Exchange* x, const UrlParts& url,
   x->easy = e;
   x->connected = false;
   x->got_first_byte = false;
+  x->request_sent = false;
   x->cut_for_size = false;
   x->body_bytes_seen = 0;
   x->ssrf_refusal.clear();
@@ -115,6 +116,10 @@ void CurlTransport::Impl::SetBaseOptions(CURL* e, Exchange* x, const UrlParts& u
     curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
   }
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (EqualsIgnoreCase(url.scheme, "https")) {
+    // The origin's TLS sessions (curl_tls_sessions.cc): a new connection resumes an earlier one's.
+    if (CURLSH* share = TlsSessionsFor(OriginKey(url))) curl_easy_setopt(e, CURLOPT_SHARE, share);
+  }
   if (const auto& cert = x->request.client_certificate) {
     // libcurl copies the blobs; connections are reused only by requests with the same ones.
     curl_blob c{const_cast<char*>(cert->cert_pem.data()), cert->cert_pem.size(), CURL_BLOB_COPY};
@@ -138,6 +143,12 @@ void CurlTransport::Impl::SetCallbacks(CURL* e, Exchange* x) {
   curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::OnWrite);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  if (!x->request.body.empty() && x->request.deadlines.first_byte.count() > 0) {
+    // Tells when the body has been sent, where the first-byte deadline starts (OnProgress).
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::OnProgress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  }
 }
 
 void CurlTransport::Impl::AttachToMulti(Exchange* x, const UrlParts& url) {
@@ -171,9 +182,11 @@ CURL* CurlTransport::Impl::NewEasy() {
 void CurlTransport::Impl::RecycleEasy(CURL* easy) {
   constexpr size_t kMaxSpare = 256;
   if (spare_easy_.size() >= kMaxSpare || shut_down_) {
+    curl_easy_setopt(easy, CURLOPT_SHARE, nullptr);
     curl_easy_cleanup(easy);
     return;
   }
+  curl_easy_setopt(easy, CURLOPT_SHARE, nullptr);  // curl_easy_reset keeps the share
   curl_easy_reset(easy);
   spare_easy_.push_back(easy);
 }

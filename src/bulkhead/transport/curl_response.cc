@@ -28,24 +28,46 @@ constexpr int kMaxRedirects = 3;
 int CurlTransport::Impl::OnPrereq(void* clientp, char* primary_ip, char* local_ip, int primary_port,
                                   int local_port) {
   auto* x = static_cast<Exchange*>(clientp);
-  Impl* self = x->impl;
   x->connected = true;
   x->response.timings.connect = duration_cast<microseconds>(Clock::now() - x->start);
   if (primary_ip != nullptr) x->response.remote_address = primary_ip;
-  milliseconds first_byte = x->request.deadlines.first_byte;
-  if (first_byte.count() > 0 && !x->got_first_byte) {
-    x->phase_timer.expires_after(first_byte);
-    x->phase_timer.async_wait([self, alive = self->Alive(), id = x->id, attempt = x->attempt,
-                               first_byte](const boost::system::error_code& ec) {
-      if (ec || alive.expired()) return;
-      Exchange* x = self->Find(id, attempt);
-      if (x == nullptr || x->got_first_byte || x->easy == nullptr) return;
-      self->Complete(id, ErrorResponse(TransportError::kTimeoutFirstByte,
-                                       "no response byte within the first-byte deadline of " +
-                                           std::to_string(first_byte.count()) + " ms"));
-    });
+  // A request without a body is sent with its headers; one with a body once libcurl has handed
+  // the last body byte to the connection (OnProgress).
+  if (x->request.body.empty() || EqualsIgnoreCase(x->request.method, "HEAD")) {
+    x->request_sent = true;
+    x->impl->ArmFirstByteDeadline(x);
   }
   return CURL_PREREQFUNC_OK;
+}
+
+// The first-byte deadline runs from the request sent (Deadlines::first_byte): on an HTTP/2
+// connection whose flow-control window is spent, a request's DATA may wait behind other streams'
+// after its HEADERS went out, and that wait is the connection's, not the host's answer time.
+// Counting it made attempts give up while the host was still reading the body, or had it and was
+// about to answer (the request then arrived twice, or with its headers only).
+int CurlTransport::Impl::OnProgress(void* clientp, curl_off_t, curl_off_t, curl_off_t ultotal,
+                                    curl_off_t ulnow) {
+  auto* x = static_cast<Exchange*>(clientp);
+  if (!x->request_sent && ultotal > 0 && ulnow >= ultotal) {
+    x->request_sent = true;
+    x->impl->ArmFirstByteDeadline(x);
+  }
+  return 0;
+}
+
+void CurlTransport::Impl::ArmFirstByteDeadline(Exchange* x) {
+  milliseconds first_byte = x->request.deadlines.first_byte;
+  if (first_byte.count() <= 0 || x->got_first_byte) return;
+  x->phase_timer.expires_after(first_byte);
+  x->phase_timer.async_wait([this, alive = Alive(), id = x->id, attempt = x->attempt,
+                             first_byte](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    Exchange* x = Find(id, attempt);
+    if (x == nullptr || x->got_first_byte || x->easy == nullptr) return;
+    Complete(id, ErrorResponse(TransportError::kTimeoutFirstByte,
+                               "no response byte within the first-byte deadline of " +
+                                   std::to_string(first_byte.count()) + " ms"));
+  });
 }
 
 size_t CurlTransport::Impl::OnHeader(char* data, size_t size, size_t count, void* userp) {

@@ -56,6 +56,8 @@ CurlTransport::Impl::~Impl() {
   sockets_.clear();
   for (CURL* e : spare_easy_) curl_easy_cleanup(e);
   spare_easy_.clear();
+  for (auto& [origin, sessions] : tls_sessions_) curl_share_cleanup(sessions.share);
+  tls_sessions_.clear();
   alive_.reset();
 }
 

@@ -9,7 +9,9 @@
 // (names are resolved by HostResolver off the loop), then libcurl is pinned to the checked
 // addresses with CURLOPT_RESOLVE and every socket it opens is checked again, so it cannot reach
 // anything else. Connections are reused per host (HTTP/1.1 keep-alive, HTTP/2 multiplexing where
-// offered); TLS peers are always verified.
+// offered); TLS peers are always verified. TLS sessions are kept per origin across connections and
+// multi handles (a libcurl share handle per origin), so a new connection to a host seen before
+// resumes its session instead of a full handshake.
 #pragma once
 
 #include <chrono>
@@ -42,6 +44,10 @@ struct TransportOptions {
   // Streams per HTTP/2 connection at most (CURLMOPT_MAX_CONCURRENT_STREAMS); the server's own
   // SETTINGS_MAX_CONCURRENT_STREAMS lowers it (APNs grants up to 1000 once a provider is known).
   long max_concurrent_streams = 1000;
+  // Origins whose TLS sessions are kept for resumption (one libcurl share handle each, up to 8
+  // sessions, kept after the origin's connections and multi handle are closed); the least recently
+  // used beyond this are dropped. 0: no session kept across easy handles.
+  size_t max_tls_session_origins = 4096;
   // An origin (scheme://host:port) with nothing in flight for this long closes its idle
   // connections and its libcurl multi handle.
   std::chrono::milliseconds idle_origin_timeout{60'000};

@@ -5,6 +5,8 @@
 //   curl_request_setup.cc  one attempt's easy handle: options, deadlines, pinning, method, headers
 //   curl_response.cc       libcurl's response callbacks, timings, outcome, redirects
 //   curl_event_loop.cc     per-origin multi handles, sockets and timers on the asio loop
+//   curl_tls_sessions.cc   per-origin TLS session caches (libcurl share handles) kept across
+//                          connections and multi handles
 #pragma once
 
 #include <curl/curl.h>
@@ -69,6 +71,18 @@ class CurlTransport::Impl {
     boost::asio::steady_timer
         idle_timer;     // closes the multi once no exchange has used it for a while
     size_t active = 0;  // easy handles attached
+    // libcurl asked to be driven "now" (timeout 0): a posted SocketAction is pending, instead of
+    // re-arming the timer (a timerfd_settime) for every such request.
+    bool run_now_posted = false;
+  };
+
+  // The TLS session cache of one origin: a libcurl share handle with CURL_LOCK_DATA_SSL_SESSION
+  // that every easy handle sent to the origin uses, so that a new connection to it resumes the
+  // session of an earlier one (another handle, an earlier multi). All on the loop thread, so no
+  // lock functions (libcurl's share rules: locks only when handles run on several threads).
+  struct TlsSessions {
+    CURLSH* share = nullptr;
+    uint64_t last_used = 0;  // TlsSessionsFor's counter, for evicting the least recently used
   };
 
   // One socket libcurl asked us to watch.
@@ -116,6 +130,7 @@ class CurlTransport::Impl {
     char errbuf[CURL_ERROR_SIZE] = {0};
     bool connected = false;
     bool got_first_byte = false;
+    bool request_sent = false;  // the whole body was handed to the connection (first-byte clock)
     bool cut_for_size = false;
     size_t body_bytes_seen = 0;
     std::string ssrf_refusal;  // set when OnOpenSocket refused an address
@@ -131,6 +146,10 @@ class CurlTransport::Impl {
                       int local_port);
   static size_t OnHeader(char* data, size_t size, size_t count, void* userp);
   static size_t OnWrite(char* data, size_t size, size_t count, void* userp);
+  static int OnProgress(void* clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                        curl_off_t ulnow);
+  // Starts the first-byte deadline of the current attempt of `x` (once the request is sent).
+  void ArmFirstByteDeadline(Exchange* x);
 
   void StartExchange(HttpRequest request, DoneCallback done);
   void StartAttempt(Exchange* x);
@@ -171,6 +190,11 @@ class CurlTransport::Impl {
   void SocketAction(HostMulti* hm, curl_socket_t fd, int events);
   void DrainMessages(HostMulti* hm);
   Result<HostMulti*> MultiFor(const UrlParts& url);
+  // The share handle holding `origin`'s TLS sessions (created on first use; null when libcurl
+  // cannot make one: the attempt then runs without resumption).
+  CURLSH* TlsSessionsFor(const std::string& origin);
+  // Drops the least recently used caches past the bound, never one an attached handle uses.
+  void TrimTlsSessions();
   void MaybeRetire(HostMulti* hm);
   void CleanupMulti(HostMulti* hm);
 
@@ -183,6 +207,8 @@ class CurlTransport::Impl {
 
   HostResolver resolver_;
   std::unordered_map<std::string, std::unique_ptr<HostMulti>> multis_;
+  std::unordered_map<std::string, TlsSessions> tls_sessions_;  // by origin
+  uint64_t tls_sessions_clock_ = 0;
   std::vector<CURL*> spare_easy_;
   std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets_;
   std::unordered_map<uint64_t, std::unique_ptr<Exchange>> exchanges_;

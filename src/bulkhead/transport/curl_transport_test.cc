@@ -323,6 +323,56 @@ TEST_F(TlsTest, VerifiedTlsAnswers200) {
   EXPECT_EQ(o.response.status, 200);
 }
 
+// A second delivery to a host seen before costs no full handshake: its TLS session is kept per
+// origin (curl_tls_sessions.cc), across connections, easy handles and the origin's multi handle.
+// One request to `server`; the idle origin is retired (its multi handle and connection closed);
+// then, while a slow request to another host holds the easy handle the first request used, a
+// second request to `server`: a new connection on an easy handle that never connected there. The
+// server counts abbreviated handshakes (SSL_session_reused).
+struct Handshakes {
+  int total = 0;
+  int resumed = 0;
+};
+
+class TlsSessionTest : public TlsTest {
+ protected:
+  Handshakes SecondConnectionOnANewHandle(size_t max_tls_session_origins) {
+    TestServer server(TlsOptions());
+    TestServer::Options slow_options;
+    slow_options.delay = milliseconds(1000);
+    TestServer other(slow_options);
+    testing::TempFile ca(certs_->ca_pem);
+    TransportOptions options = OpenOptionsWithCa(ca.path());
+    options.idle_origin_timeout = milliseconds(100);
+    options.max_tls_session_origins = max_tls_session_origins;
+    MakeTransport(options);
+    EXPECT_EQ(Fetch(Get(server.Url("/ok"))).response.status, 200);
+    RunUntil([&] { return transport_->ActiveOrigins() == 0; }, "the idle origin to be retired");
+    std::optional<HttpResponse> slow;
+    transport_->Send(Get(other.Url("/slow")), [&](HttpResponse r) { slow = std::move(r); });
+    RunUntil([&] { return other.requests() == 1; }, "the slow request to hold its handle");
+    EXPECT_EQ(Fetch(Get(server.Url("/ok"))).response.status, 200);
+    RunUntil([&] { return slow.has_value(); }, "the slow answer");
+    EXPECT_EQ(slow->status, 200) << slow->error_message;
+    EXPECT_EQ(server.accepted(), 2) << "the second request needs a new connection";
+    return {server.handshakes(), server.resumed()};
+  }
+};
+
+TEST_F(TlsSessionTest, ANewConnectionToAHostSeenBeforeResumesItsTlsSession) {
+  Handshakes h = SecondConnectionOnANewHandle(TransportOptions{}.max_tls_session_origins);
+  EXPECT_EQ(h.total, 2);
+  EXPECT_EQ(h.resumed, 1) << "the second connection should resume the first's session";
+}
+
+// Without kept sessions (max_tls_session_origins 0) a new easy handle has no session to offer:
+// a full handshake. What the test above would see without the per-origin share.
+TEST_F(TlsSessionTest, WithoutKeptSessionsANewHandleMakesAFullHandshake) {
+  Handshakes h = SecondConnectionOnANewHandle(0);
+  EXPECT_EQ(h.total, 2);
+  EXPECT_EQ(h.resumed, 0);
+}
+
 TEST_F(TlsTest, WrongCaIsTlsError) {
   TestServer server(TlsOptions());
   testing::TempFile ca(other_->ca_pem);

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "bulkhead/util/hex.h"
+
 namespace bulkhead {
 
 DefaultRng::DefaultRng() {
@@ -39,16 +41,6 @@ std::string RandomBytes(size_t bytes) {
   return raw;
 }
 
-std::string RandomHex(size_t bytes) {
-  std::string raw = RandomBytes(bytes);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes * 2);
-  for (unsigned char c : raw) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
+std::string RandomHex(size_t bytes) { return HexLower(RandomBytes(bytes)); }
 
 }  // namespace bulkhead

@@ -4,6 +4,7 @@
 //   const primary = await startRedis(defer);                       // no persistence
 //   const replica = await startRedis(defer, { replicaOf: primary });
 //   const s = await startSentinel(defer, { primary, master: 'bh' }); // short fail-over timings
+//   await waitForSentinels([s, ...], 'bh', 2);      // each knows the others and the replicas
 //   await primary.cli('SMEMBERS', '{ns}:nodes')                     // redis-cli's raw output
 //   await primary.kill9(); await primary.start();                   // same port, same config
 //
@@ -117,4 +118,23 @@ export async function startSentinel(defer, { primary, master, downAfterMs = 1000
     `sentinel failover-timeout ${master} ${failoverTimeoutMs}\n`);
   defer(() => p.dispose());
   return p.start();
+}
+
+// The value of `field` in `SENTINEL MASTER master` on the sentinel at `port` (null if absent).
+export async function sentinelField(port, master, field) {
+  const lines = (await redisCli(port, 'SENTINEL', 'MASTER', master)).split('\n');
+  const i = lines.indexOf(field);
+  return i >= 0 ? lines[i + 1] : null;
+}
+
+// Until every sentinel sees the others and `replicas` replicas (a fail-over needs the quorum to
+// know each other and the replicas).
+export function waitForSentinels(sentinels, master, replicas) {
+  return waitFor(async () => {
+    for (const s of sentinels) {
+      if (await sentinelField(s.port, master, 'num-other-sentinels') !== String(sentinels.length - 1)) return false;
+      if (await sentinelField(s.port, master, 'num-slaves') !== String(replicas)) return false;
+    }
+    return true;
+  }, { timeout: 20_000, message: `each sentinel seeing ${sentinels.length - 1} other sentinels and ${replicas} replicas` });
 }

@@ -67,7 +67,8 @@ function canConnect(port) {
 export class BulkheadServer {
   // options: password (string), config (TOML text), store ('sqlite' | 'memory' | a URL),
   //          env (extra environment variables), prefix (a command that runs the binary, e.g.
-  //          ['prlimit', '--nofile=256:256', '--']).
+  //          ['prlimit', '--nofile=256:256', '--']), args (more `serve` flags, e.g.
+  //          ['--testing-clock']).
   constructor(options = {}) {
     this.binary = process.env.BULKHEAD_BINARY;
     if (!this.binary) {
@@ -112,6 +113,7 @@ export class BulkheadServer {
     const args = ['serve', '--listen', `127.0.0.1:${this.port}`, '--http', `127.0.0.1:${this.httpPort}`,
       '--store', this.store, '--data-dir', this.dataDir];
     if (this.configPath) args.push('--config', this.configPath);
+    args.push(...(this.options.args || []));
     const env = { ...process.env, ...(this.options.env || {}) };
     delete env.BULKHEAD_PASSWORD;
     if (this.options.password) env.BULKHEAD_PASSWORD = this.options.password;

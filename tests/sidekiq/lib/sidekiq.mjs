@@ -31,13 +31,16 @@ export function sidekiqPush(redis, doc) {
   });
 }
 
-// A `sidekiq -r ruby/worker.rb -q default` process on `redis`, stopped (SIGTERM, then SIGKILL)
-// after the test. Resolves once it has registered itself in Redis (the `processes` set).
-export async function startSidekiq(defer, redis, { queues = ['default'] } = {}) {
-  const args = ['-r', path.join(RUBY_DIR, 'worker.rb'), '-c', '2', '-t', '2'];
+// A `sidekiq -r ruby/worker.rb -q default` process on `redis` (or `-r require`, with `env` added
+// to its environment), stopped (SIGTERM, then SIGKILL) after the test. Resolves once it has
+// registered itself in Redis (the `processes` set).
+export async function startSidekiq(defer, redis, {
+  queues = ['default'], require = path.join(RUBY_DIR, 'worker.rb'), env = {},
+} = {}) {
+  const args = ['-r', require, '-c', '2', '-t', '2'];
   for (const q of queues) args.push('-q', q);
   const proc = spawn('sidekiq', args, {
-    env: { ...process.env, REDIS_URL: redisUrl(redis), RAILS_ENV: 'test' },
+    env: { ...process.env, REDIS_URL: redisUrl(redis), RAILS_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: RUBY_DIR,
   });

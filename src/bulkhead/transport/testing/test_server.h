@@ -89,6 +89,10 @@ class TestServer {
   // Connections accepted and requests read so far.
   int accepted() const { return accepted_.load(); }
   int requests() const { return requests_.load(); }
+  // TLS handshakes completed, and how many of them resumed an earlier session (abbreviated
+  // handshake: SSL_session_reused).
+  int handshakes() const { return handshakes_.load(); }
+  int resumed() const { return resumed_.load(); }
 
  private:
   using tcp = boost::asio::ip::tcp;
@@ -111,7 +115,12 @@ class TestServer {
         auto self = this->shared_from_this();
         stream_.async_handshake(boost::asio::ssl::stream_base::server,
                                 [self](const boost::system::error_code& ec) {
-                                  if (!ec) self->ReadRequest();
+                                  if (ec) return;
+                                  ++self->server_->handshakes_;
+                                  if (SSL_session_reused(self->stream_.native_handle()) == 1) {
+                                    ++self->server_->resumed_;
+                                  }
+                                  self->ReadRequest();
                                 });
       }
     }
@@ -293,6 +302,8 @@ class TestServer {
   uint16_t port_ = 0;
   std::atomic<int> accepted_{0};
   std::atomic<int> requests_{0};
+  std::atomic<int> handshakes_{0};
+  std::atomic<int> resumed_{0};
   std::mutex mu_;
   std::set<std::shared_ptr<SessionBase>> sessions_;  // guarded by mu_; closed at shutdown
   std::thread thread_;
