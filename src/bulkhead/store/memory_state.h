@@ -208,7 +208,9 @@ class MemoryState {
   // The queued jobs linked since the last call: pass them to EvictDurable once the commit that
   // holds them is durable.
   std::vector<Evictable> TakeEvictable() { return std::move(evictable_); }
-  // Turns each job cold that is still queued under the same link (unchanged since).
+  // Turns each job cold that is still queued under the same link (unchanged since), unless its
+  // queue holds at most kHotQueue jobs.
+  static constexpr size_t kHotQueue = 64;
   void EvictDurable(const std::vector<Evictable>& jobs);
   // The row `row` read back for a fetched cold job `id` (Fetch's load_id): fills its payload and
   // jobtype when it is still pending. Returns the job as FETCH hands it out (`row`'s fields when

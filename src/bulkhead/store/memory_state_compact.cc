@@ -123,11 +123,15 @@ void MemoryState::EvictDurable(const std::vector<Evictable>& jobs) {
         e->slot == nullptr || e->payload_pending) {
       continue;
     }
+    // A short queue keeps its jobs whole: the next FETCHes take them without a read (at most
+    // kHotQueue such jobs per queue: one is kept only while its queue is that short).
+    Queue& q = QueueNamed(e->job.queue);
+    if (q.jobs.size() - q.holes <= kHotQueue) continue;
     QueueSlot& slot = *e->slot;
     slot.id = e->id;
     slot.enqueued_us = e->job.enqueued_us;
     slot.reserve_for_s = e->job.reserve_for_s;
-    slot.queue_no = QueueNamed(e->job.queue).no;
+    slot.queue_no = q.no;
     slot.jid = CompactJid(e->job.jid);
     slot.hot = nullptr;
     by_jid_.erase(it);
