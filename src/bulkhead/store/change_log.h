@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "bulkhead/store/change.h"
@@ -25,6 +26,13 @@ class ChangeLog {
   // later Append is answered with this Status, so the file holds exactly the changes committed
   // before the failure. Thread-safe (a store checks it before every change).
   virtual Status failure() const = 0;
+  // Reads the stored rows `ids` on the log's thread, after every change appended before (so a row
+  // reads as the last change to it left it); `done` runs on the event loop with one entry per id,
+  // nullopt for a row that is not stored, or the error. An empty `ids` only waits for the reads
+  // asked before (their answers come first). Thread-safe. How the sqlite: store reads a cold job's
+  // payload (memory_state.h, queue_slot.h) without blocking the event loop.
+  using ReadDone = std::function<void(Result<std::vector<std::optional<JobRecord>>>)>;
+  virtual void ReadJobs(std::vector<int64_t> ids, ReadDone done) = 0;
   // Commits what is queued and stops. Idempotent.
   virtual void Close() = 0;
   // Online backups of the log's file (store_backup.h); null when it has none.

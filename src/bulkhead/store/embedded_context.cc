@@ -4,7 +4,10 @@
 
 namespace bulkhead {
 
-EmbeddedContext::EmbeddedContext(std::unique_ptr<ChangeLog> log) : log_(std::move(log)) {}
+EmbeddedContext::EmbeddedContext(std::unique_ptr<ChangeLog> log) : log_(std::move(log)) {
+  // With a log, a queued job's payload lives in the log once durable (queue_slot.h).
+  if (log_) state_.EnableCompaction();
+}
 
 Status EmbeddedContext::Load() {
   if (!log_) return Status::Ok();
@@ -36,7 +39,18 @@ void EmbeddedContext::Commit(std::vector<Change> changes, std::function<void(Sta
     if (durable) durable(Status::Ok());
     return;
   }
-  log_->Append(std::move(changes), std::move(durable));
+  auto evictable = state_.TakeEvictable();
+  if (evictable.empty()) {
+    log_->Append(std::move(changes), std::move(durable));
+    return;
+  }
+  // Once durable, the queued jobs of this change keep only their compact slot in memory.
+  log_->Append(std::move(changes),
+               [this, life = std::weak_ptr<int>(life_), evictable = std::move(evictable),
+                durable = std::move(durable)](Status s) {
+                 if (s.ok() && life.lock()) state_.EvictDurable(evictable);
+                 if (durable) durable(s);
+               });
 }
 
 void EmbeddedContext::AddOutcome(int64_t processed, int64_t failures, TimePoint now,
@@ -62,11 +76,75 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
                             const std::string& holder, TimePoint now, JobCallback cb) {
   if (Refused(cb)) return;
   std::vector<Change> changes;
-  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled);
+  MemoryState::ColdFetch cold;
+  auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled, &cold);
   if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   if (job && !holder.empty()) state_.SetHolder(job->jid, holder, changes);
   Commit(std::move(changes), nullptr);
-  cb(std::move(job));
+  if (cold.id == 0) {
+    AfterLoads([cb = std::move(cb), job = std::move(job)]() mutable { cb(std::move(job)); });
+    return;
+  }
+  waiting_.emplace(cold.id, std::move(cb));
+  // Its row is on its way already (an earlier FETCH read it ahead): answered with that read.
+  if (cold.requested && reading_.contains(cold.id)) return;
+  std::vector<int64_t> ids = {cold.id};
+  ids.insert(ids.end(), cold.ahead.begin(), cold.ahead.end());
+  for (int64_t id : ids) reading_.insert(id);
+  ++loads_;
+  log_->ReadJobs(ids, [this, life = std::weak_ptr<int>(life_), ids](auto rows) {
+    if (life.lock()) RowsRead(ids, std::move(rows));
+  });
+}
+
+void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
+                               Result<std::vector<std::optional<JobRecord>>> rows) {
+  // Counted until every row is in: a read a callback below makes waits for the later rows too.
+  for (size_t i = 0; i < ids.size(); ++i) {
+    int64_t id = ids[i];
+    reading_.erase(id);
+    auto waiter = waiting_.find(id);
+    if (waiter == waiting_.end()) {
+      if (rows.ok() && (*rows)[i]) state_.Warm(id, std::move(*(*rows)[i]));
+      continue;
+    }
+    JobCallback cb = std::move(waiter->second);
+    waiting_.erase(waiter);
+    if (!rows.ok()) {
+      cb(rows.status());
+    } else if (!(*rows)[i]) {
+      cb(Status::Internal("fetched job row " + std::to_string(id) + " is not stored"));
+    } else {
+      cb(std::optional<JobRecord>(state_.FillPayload(id, std::move(*(*rows)[i]))));
+    }
+  }
+  --loads_;
+}
+
+void EmbeddedContext::AfterLoads(std::function<void()> read) {
+  if (loads_ == 0) {
+    read();
+    return;
+  }
+  log_->ReadJobs({}, [read = std::move(read)](auto) { read(); });
+}
+
+void EmbeddedContext::FindJob(const std::string& jid, JobCallback cb) {
+  int64_t id = state_.ColdId(jid);
+  if (id == 0) {
+    AfterLoads([this, jid, cb = std::move(cb)] {
+      const JobRecord* job = state_.FindJob(jid);
+      cb(job ? std::optional<JobRecord>(*job) : std::nullopt);
+    });
+    return;
+  }
+  log_->ReadJobs({id}, [cb = std::move(cb)](auto rows) {
+    if (!rows.ok()) {
+      cb(rows.status());
+    } else {
+      cb(std::move((*rows)[0]));
+    }
+  });
 }
 
 }  // namespace bulkhead

@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "bulkhead/store/change_log.h"
@@ -23,6 +25,7 @@ class EmbeddedContext : public StoreCallbacks {
   explicit EmbeddedContext(std::unique_ptr<ChangeLog> log);
 
   MemoryState& state() { return state_; }
+  size_t cold_jobs() const { return state_.cold_jobs(); }
   // The log (null for memory:).
   ChangeLog* log() { return log_.get(); }
   // Loads the log into the state (EmbeddedStore::Open); closes the log (idempotent).
@@ -61,12 +64,28 @@ class EmbeddedContext : public StoreCallbacks {
   // Store::Fetch, Store::FetchFor and ThrottleStore::Fetch (throttled null: no throttles): the
   // reservation, its holder (when `holder` is not empty) and, for a followed job, its tracking
   // state (working) in one change.
+  // A job fetched cold (compaction: memory_state.h) is answered once its payload is read back on
+  // the log's thread; `cb` runs later then.
   void Fetch(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
              const std::string& holder, TimePoint now, JobCallback cb);
+  // Runs `read` (a read that may return reserved jobs) once every fetched job's payload is back:
+  // inline when none is being read, else after those reads answer (in call order).
+  void AfterLoads(std::function<void()> read);
+  // Store::FindJob: a hot job from memory, a cold one read from its row on the log's thread.
+  void FindJob(const std::string& jid, JobCallback cb);
 
  private:
   std::unique_ptr<ChangeLog> log_;
   MemoryState state_;
+  // Reads of fetched cold jobs in flight, and the FETCHes waiting for a row of one, by row id.
+  int64_t loads_ = 0;
+  std::unordered_map<int64_t, JobCallback> waiting_;
+  std::unordered_set<int64_t> reading_;  // the rows of the reads in flight
+  // Answers FETCHes from the rows of a read (or its error) and warms the rows read ahead.
+  void RowsRead(const std::vector<int64_t>& ids,
+                Result<std::vector<std::optional<JobRecord>>> rows);
+  // Held while the context lives: closures the log posts back check it before touching state_.
+  std::shared_ptr<int> life_ = std::make_shared<int>(0);
   bool closed_ = false;
   // The UTC day of the last AddOutcome ("YYYY-MM-DD") and its day number since the epoch.
   int64_t counted_day_number_ = -1;

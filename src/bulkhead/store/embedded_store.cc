@@ -57,7 +57,7 @@ void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durab
 }
 
 void EmbeddedStore::GetWorking(const std::string& jid, JobCallback cb) {
-  cb(state_.GetWorking(jid));
+  context_.AfterLoads([this, jid, cb = std::move(cb)] { cb(state_.GetWorking(jid)); });
 }
 
 void EmbeddedStore::ExtendReservation(const std::string& jid, TimePoint until, Done durable) {
@@ -117,7 +117,9 @@ void EmbeddedStore::EnqueueDue(JobState set, TimePoint now, size_t limit, JobsCa
 }
 
 void EmbeddedStore::ExpiredReservations(TimePoint now, size_t limit, JobsCallback cb) {
-  cb(state_.ExpiredReservations(ToUnixMicros(now), limit));
+  context_.AfterLoads([this, now, limit, cb = std::move(cb)] {
+    cb(state_.ExpiredReservations(ToUnixMicros(now), limit));
+  });
 }
 
 void EmbeddedStore::PurgeDead(TimePoint now, size_t limit, CountCallback cb) {
@@ -176,12 +178,12 @@ void EmbeddedStore::Flush(Done durable) {
 void EmbeddedStore::Stats(std::function<void(Result<StoreStats>)> cb) { cb(state_.Stats()); }
 
 void EmbeddedStore::List(JobState set, size_t offset, size_t limit, JobsCallback cb) {
-  cb(state_.List(set, offset, limit));
+  context_.AfterLoads(
+      [this, set, offset, limit, cb = std::move(cb)] { cb(state_.List(set, offset, limit)); });
 }
 
 void EmbeddedStore::FindJob(const std::string& jid, JobCallback cb) {
-  const JobRecord* job = state_.FindJob(jid);
-  cb(job ? std::optional<JobRecord>(*job) : std::nullopt);
+  context_.FindJob(jid, std::move(cb));
 }
 
 }  // namespace bulkhead

@@ -91,6 +91,9 @@ class EmbeddedStore final : public Store {
   TakenMarks& taken_marks() override { return taken_marks_; }
   StoreBackup* backup() override { return context_.log() ? context_.log()->backup() : nullptr; }
 
+  // Queued jobs held cold (their payload only in the log; queue_slot.h). For tests and benches.
+  size_t cold_jobs() const { return context_.cold_jobs(); }
+
  private:
   const std::string name_;
   // The state, its log and the steps of a change, shared with the parts.

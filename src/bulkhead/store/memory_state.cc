@@ -42,7 +42,11 @@ const MemoryState::SortedSet* MemoryState::SetFor(JobState s) const {
 
 void MemoryState::Link(Entry* e) {
   if (e->job.state == JobState::kQueued) {
-    queues_[e->job.queue].jobs.push_back(e);
+    Queue& q = QueueNamed(e->job.queue);
+    q.jobs.push_back(QueueSlot{.hot = e});
+    e->slot = &q.jobs.back();
+    e->link = next_link_++;
+    if (compact_) evictable_.push_back(Evictable{e->job.jid, e->id, e->link});
   } else {
     SetFor(e->job.state)->insert({e->job.score, e->id, e});
   }
@@ -51,15 +55,9 @@ void MemoryState::Link(Entry* e) {
 void MemoryState::Unlink(Entry* e) {
   if (e->job.state == JobState::kQueued) {
     auto it = queues_.find(e->job.queue);
-    if (it == queues_.end()) return;
-    auto& dq = it->second.jobs;
-    if (!dq.empty() && dq.back() == e) {
-      dq.pop_back();
-    } else if (!dq.empty() && dq.front() == e) {
-      dq.pop_front();
-    } else {
-      dq.erase(std::find(dq.begin(), dq.end(), e));  // rare: admin removal from mid-queue
-    }
+    if (it == queues_.end() || e->slot == nullptr) return;
+    EraseSlot(it->second, e->slot);
+    e->slot = nullptr;
   } else {
     SetFor(e->job.state)->erase({e->job.score, e->id, e});
   }
@@ -77,8 +75,20 @@ void MemoryState::SetEnqueuedAt(JobRecord& job, int64_t now_us) {
 }
 
 Status MemoryState::LoadJob(int64_t id, JobRecord job) {
-  if (by_jid_.contains(job.jid)) {
+  if (Contains(job.jid)) {
     return Status::AlreadyExists("duplicate jid " + job.jid + " in stored jobs");
+  }
+  if (compact_ && job.state == JobState::kQueued) {
+    next_id_ = std::max(next_id_, id + 1);
+    next_seq_ = std::max(next_seq_, job.score + 1);
+    Queue& q = QueueNamed(job.queue);
+    QueueSlot slot{.id = id,
+                   .enqueued_us = job.enqueued_us,
+                   .reserve_for_s = job.reserve_for_s,
+                   .queue_no = q.no,
+                   .jid = CompactJid(job.jid)};
+    loading_[q.no].emplace_back(job.score, std::move(slot));
+    return Status::Ok();
   }
   auto entry = std::make_unique<Entry>(Entry{id, std::move(job)});
   Entry* e = entry.get();
@@ -89,14 +99,14 @@ Status MemoryState::LoadJob(int64_t id, JobRecord job) {
   }
   // Every queue a stored job names stays known after a restart (INFO lists it, size 0 when none of
   // its jobs is waiting), not only those with jobs waiting.
-  queues_.try_emplace(e->job.queue);
+  QueueNamed(e->job.queue);
   Link(e);
   return Status::Ok();
 }
 
 void MemoryState::LoadCounter(const std::string& name, int64_t value) { counters_[name] = value; }
 
-void MemoryState::LoadPaused(const std::string& queue) { queues_[queue].paused = true; }
+void MemoryState::LoadPaused(const std::string& queue) { QueueNamed(queue).paused = true; }
 
 void MemoryState::LoadSigningKey(const std::string& key_id, std::string pem) {
   signing_keys_.insert_or_assign(key_id, std::move(pem));
@@ -109,9 +119,12 @@ void MemoryState::LoadHostState(HostStateRecord record) {
 
 void MemoryState::FinishLoad() {
   for (auto& [name, q] : queues_) {
-    std::sort(q.jobs.begin(), q.jobs.end(),
-              [](const Entry* a, const Entry* b) { return a->job.score < b->job.score; });
+    std::sort(q.jobs.begin(), q.jobs.end(), [](const QueueSlot& a, const QueueSlot& b) {
+      return a.hot->job.score < b.hot->job.score;
+    });
+    for (QueueSlot& slot : q.jobs) slot.hot->slot = &slot;
   }
+  FinishLoadCold();
   // Every stored reservation holds a slot, taken at its expiry minus its reserve_for.
   for (const auto& [score, id, e] : working_) {
     slots_.Take(e->job.queue, e->job.jid, ThrottleSlots::kRestoredWid,
@@ -132,7 +145,7 @@ std::vector<ThrottleUse> MemoryState::ThrottleUses(const std::vector<QueueThrott
 }
 
 Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
-  if (by_jid_.contains(job.jid)) {
+  if (Contains(job.jid)) {
     return Status::AlreadyExists("jid " + job.jid + " is already known to the server");
   }
   auto entry = std::make_unique<Entry>(Entry{next_id_++, std::move(job)});
@@ -148,7 +161,7 @@ Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
 
 std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                             std::vector<Change>& out,
-                                            const ThrottledFetch* throttled) {
+                                            const ThrottledFetch* throttled, ColdFetch* cold) {
   for (const auto& name : queues) {
     auto it = queues_.find(name);
     if (it == queues_.end() || it->second.paused || it->second.jobs.empty()) continue;
@@ -159,9 +172,17 @@ std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queu
       }
       if (throttle && slots_.Full(*throttle, throttled->wid, now_us)) continue;
     }
-    Entry* e = it->second.jobs.front();
+    QueueSlot& front = it->second.jobs.front();
+    bool requested = front.hot == nullptr && front.requested;
+    Entry* e = front.hot ? front.hot : ThawSlot(front);
     if (throttle) slots_.Take(name, e->job.jid, throttled->wid, now_us);
-    it->second.jobs.pop_front();
+    EraseSlot(it->second, &front);
+    e->slot = nullptr;
+    if (cold && e->payload_pending) {
+      cold->id = e->id;
+      cold->requested = requested;
+      if (!requested) ReadAhead(it->second, *cold);
+    }
     e->job.state = JobState::kWorking;
     e->job.score = now_us + int64_t{e->job.reserve_for_s} * 1'000'000;
     Link(e);
@@ -215,9 +236,12 @@ Status MemoryState::ExtendReservation(const std::string& jid, int64_t until_us,
 }
 
 Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Change>& out) {
-  auto it = by_jid_.find(job.jid);
-  if (it == by_jid_.end()) return Status::NotFound("Job not found " + job.jid);
-  Entry* e = it->second.get();
+  Entry* e = Thaw(job.jid);
+  if (e == nullptr) return Status::NotFound("Job not found " + job.jid);
+  if (e->payload_pending) {  // the caller gives the whole job
+    e->job.jobtype = job.jobtype;
+    e->payload_pending = false;
+  }
   ReleaseSlot(e);
   holders_.Drop(job.jid, out);
   Unlink(e);
@@ -250,8 +274,8 @@ Status MemoryState::FailReserved(const std::string& jid, int64_t reserved_until_
 }
 
 bool MemoryState::Remove(const std::string& jid, std::vector<Change>& out) {
+  if (Thaw(jid) == nullptr) return false;
   auto it = by_jid_.find(jid);
-  if (it == by_jid_.end()) return false;
   ReleaseSlot(it->second.get());
   holders_.Drop(jid, out);
   Unlink(it->second.get());
@@ -346,7 +370,7 @@ void MemoryState::SetPaused(const std::vector<std::string>& queues, bool paused,
     if (name == "*") {
       for (auto& [n, q] : queues_) apply(n, q);
     } else {
-      apply(name, queues_[name]);
+      apply(name, QueueNamed(name));
     }
   }
 }
@@ -363,14 +387,19 @@ void MemoryState::RemoveQueues(const std::vector<std::string>& queues, std::vect
   for (const auto& name : names) {
     auto it = queues_.find(name);
     if (it == queues_.end()) continue;
-    std::deque<Entry*> jobs = std::move(it->second.jobs);
+    std::deque<QueueSlot> jobs = std::move(it->second.jobs);
     bool paused = it->second.paused;
-    queues_.erase(it);
-    for (Entry* e : jobs) {
+    ForgetQueue(it);
+    for (QueueSlot& slot : jobs) {
+      if (IsHole(slot)) continue;
       Change c{Change::Kind::kDeleteJob};
-      c.id = e->id;
+      c.id = slot.hot ? slot.hot->id : slot.id;
       out.push_back(std::move(c));
-      by_jid_.erase(e->job.jid);
+      if (slot.hot) {
+        by_jid_.erase(slot.hot->job.jid);
+      } else {
+        cold_.Erase(slot.jid.view());
+      }
     }
     if (paused) {
       Change c{Change::Kind::kSetPaused};
@@ -391,7 +420,10 @@ void MemoryState::AddCounter(const std::string& name, int64_t delta, std::vector
 
 void MemoryState::DeleteAll(std::vector<Change>& out) {
   by_jid_.clear();
+  cold_.Clear();
   queues_.clear();
+  queue_by_no_.clear();
+  evictable_.clear();
   scheduled_.clear();
   retries_.clear();
   dead_.clear();
@@ -443,9 +475,12 @@ StoreStats MemoryState::Stats() const {
   StoreStats s;
   for (const auto& [name, q] : queues_) {
     QueueStats qs;
-    qs.size = q.jobs.size();
+    qs.size = q.jobs.size() - q.holes;
     qs.paused = q.paused;
-    qs.oldest_enqueued_us = q.jobs.empty() ? 0 : q.jobs.front()->job.enqueued_us;
+    if (!q.jobs.empty()) {
+      const QueueSlot& front = q.jobs.front();
+      qs.oldest_enqueued_us = front.hot ? front.hot->job.enqueued_us : front.enqueued_us;
+    }
     s.enqueued += qs.size;
     s.queues.emplace(name, qs);
   }

@@ -23,9 +23,11 @@
 #include "bulkhead/store/change.h"
 #include "bulkhead/store/holder_book.h"
 #include "bulkhead/store/host_state_record.h"
+#include "bulkhead/store/jid_index.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/store/mutate_filter.h"
 #include "bulkhead/store/order_statistic_set.h"
+#include "bulkhead/store/queue_slot.h"
 #include "bulkhead/store/queue_throttle.h"
 #include "bulkhead/store/store_stats.h"
 #include "bulkhead/store/taken_mark_book.h"
@@ -34,6 +36,16 @@
 #include "bulkhead/util/status.h"
 
 namespace bulkhead {
+
+// A job MemoryState holds whole: every job but the cold queued ones (queue_slot.h).
+struct HotJob {
+  int64_t id;
+  JobRecord job;
+  QueueSlot* slot = nullptr;  // its place while queued
+  uint64_t link = 0;          // which linking into a queue put it there (compaction's check)
+  // Fetched cold: the payload (and jobtype) are still to be read from the log (FillPayload).
+  bool payload_pending = false;
+};
 
 class MemoryState {
  public:
@@ -57,9 +69,21 @@ class MemoryState {
   // Pops the first job of the first non-empty, non-paused queue in `queues` and reserves it until
   // now + its reserve_for. nullopt when all are empty or paused. With `throttled`, a queue whose
   // throttle has no free slot is skipped too, and a job of a throttled queue takes a slot.
+  // What FETCH of a cold job (compaction) needs read from the log: the job is returned without
+  // its payload and jobtype; `id` is its row (0 when the job was hot). Unless the row is already
+  // being read (`requested`, a read-ahead), `ahead` lists the next cold rows of its queue, up to
+  // kReadAhead, now marked requested: the caller reads them all at once, hands the job's row to
+  // FillPayload and the others to Warm.
+  struct ColdFetch {
+    int64_t id = 0;
+    bool requested = false;
+    std::vector<int64_t> ahead;
+  };
+  static constexpr size_t kReadAhead = 64;
   std::optional<JobRecord> Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                  std::vector<Change>& out,
-                                 const ThrottledFetch* throttled = nullptr);
+                                 const ThrottledFetch* throttled = nullptr,
+                                 ColdFetch* cold = nullptr);
 
   // Removes a reserved job and returns it; nullopt (and no change) when the jid is not in working.
   std::optional<JobRecord> Ack(const std::string& jid, std::vector<Change>& out);
@@ -124,7 +148,9 @@ class MemoryState {
   // Jobs of a sorted set in score order, for listings (at most `limit`, starting at `offset`).
   std::vector<JobRecord> List(JobState set, size_t offset, size_t limit) const;
   bool IsPaused(const std::string& queue) const;
-  bool Contains(const std::string& jid) const { return by_jid_.contains(jid); }
+  bool Contains(const std::string& jid) const {
+    return by_jid_.contains(jid) || cold_.Find(jid) != nullptr;
+  }
 
   // Queue throttling: the use of each throttle at now.
   std::vector<ThrottleUse> ThrottleUses(const std::vector<QueueThrottle>& throttles,
@@ -166,8 +192,38 @@ class MemoryState {
   const TrackBook& tracks() const { return tracks_; }
   // TrackPushed's condition: the store holds `jid`, not reserved.
   bool HoldsUnreserved(const std::string& jid) const {
+    if (cold_.Find(jid) != nullptr) return true;
     return by_jid_.contains(jid) && by_jid_.at(jid)->job.state != JobState::kWorking;
   }
+
+  // --- Compaction (memory_state_compact.cc; queue_slot.h) ---
+  // Turns compaction on, before loading: queued rows load cold, and EvictDurable turns hot
+  // queued jobs cold. Only a store with a log compacts (memory: keeps every payload).
+  void EnableCompaction() { compact_ = true; }
+  struct Evictable {
+    std::string jid;
+    int64_t id;
+    uint64_t link;
+  };
+  // The queued jobs linked since the last call: pass them to EvictDurable once the commit that
+  // holds them is durable.
+  std::vector<Evictable> TakeEvictable() { return std::move(evictable_); }
+  // Turns each job cold that is still queued under the same link (unchanged since), unless its
+  // queue holds at most kHotQueue jobs.
+  static constexpr size_t kHotQueue = 64;
+  void EvictDurable(const std::vector<Evictable>& jobs);
+  // The row `row` read back for a fetched cold job `id` (Fetch's load_id): fills its payload and
+  // jobtype when it is still pending. Returns the job as FETCH hands it out (`row`'s fields when
+  // the job is gone meanwhile).
+  JobRecord FillPayload(int64_t id, JobRecord row);
+  // A row read ahead (ColdFetch::ahead): the job turns hot with it when it is still cold and
+  // queued as it was (its jid on the same row).
+  void Warm(int64_t id, JobRecord row);
+  // The row id of the cold queued job `jid`, or 0.
+  int64_t ColdId(const std::string& jid) const;
+  // True while a fetched job waits for its payload.
+  bool HasPending(const std::string& jid) const;
+  size_t cold_jobs() const { return cold_.size(); }
 
   // --- Taken marks (taken_marks.h; EmbeddedTakenMarks does the work) ---
   TakenMarkBook& taken_marks() { return taken_; }
@@ -186,14 +242,16 @@ class MemoryState {
   BatchBook batches_;
   TrackBook tracks_;
 
-  struct Entry {
-    int64_t id;
-    JobRecord job;
-  };
+  using Entry = HotJob;
   struct Queue {
-    std::deque<Entry*> jobs;
+    // Slots never move (the index and hot jobs point at them): a job leaving the middle leaves a
+    // hole (IsHole), never at either end.
+    std::deque<QueueSlot> jobs;
+    size_t holes = 0;
     bool paused = false;
+    uint32_t no = 0;  // its index in queue_by_no_
   };
+  using QueueMap = std::map<std::string, Queue>;
   using SetKey = std::tuple<int64_t, int64_t, Entry*>;  // score, id, entry
   // Ordered by (score, id), with the rank of each element (List reaches any offset in
   // O(log n), so every page of a large set costs the same).
@@ -207,11 +265,30 @@ class MemoryState {
   static void SetEnqueuedAt(JobRecord& job, int64_t now_us);
   // Releases e's throttle slot when e is reserved (called before it leaves the working set).
   void ReleaseSlot(const Entry* e);
+  // The queue `name`, made known (and numbered) when it is not.
+  Queue& QueueNamed(const std::string& name);
+  // Takes `slot` out of `q`: O(1) at either end, a hole in the middle.
+  void EraseSlot(Queue& q, QueueSlot* slot);
+  static bool IsHole(const QueueSlot& s) { return s.hot == nullptr && s.id == 0; }
+  // A cold job made hot in place (payload pending), or the hot job; null when unknown.
+  Entry* Thaw(const std::string& jid);
+  Entry* ThawSlot(QueueSlot& slot);
+  // Lists the next cold, unrequested slots of `q` in `cold` (marking them requested).
+  void ReadAhead(Queue& q, ColdFetch& cold);
+  void FinishLoadCold();  // the cold rows loaded, in FIFO order, into their queues
+  void ForgetQueue(QueueMap::iterator it);
 
   std::unordered_map<std::string, std::unique_ptr<Entry>> by_jid_;
   // The known queues: every queue that had a job or was paused since start (or, after a restart, is
   // named by a stored job or pause flag), empty ones too, until QUEUE REMOVE or FLUSH.
-  std::map<std::string, Queue> queues_;
+  QueueMap queues_;
+  std::vector<QueueMap::value_type*> queue_by_no_;  // null once removed
+  JidIndex cold_;                                   // the cold queued jobs by jid
+  bool compact_ = false;
+  uint64_t next_link_ = 1;
+  std::vector<Evictable> evictable_;
+  // Loading with compaction: each queue's cold rows with their FIFO sequence, sorted at FinishLoad.
+  std::map<uint32_t, std::vector<std::pair<int64_t, QueueSlot>>> loading_;
   SortedSet scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
   std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key

@@ -24,7 +24,7 @@ void MemoryState::LoadCronFiring(const std::string& entry, int64_t due_us) {
 
 Status MemoryState::AddUnique(JobRecord job, const std::string& key, int64_t until_us,
                               int64_t now_us, std::vector<Change>& out) {
-  if (by_jid_.contains(job.jid)) {
+  if (Contains(job.jid)) {
     return Status::AlreadyExists("jid " + job.jid + " is already known to the server");
   }
   auto held = unique_locks_.find(key);

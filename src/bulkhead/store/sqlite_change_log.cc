@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -88,6 +89,59 @@ void SqliteChangeLog::Append(std::vector<Change> changes, std::function<void(Sta
   if (wake) cv_.notify_one();
 }
 
+void SqliteChangeLog::ReadJobs(std::vector<int64_t> ids, ReadDone done) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake = pending_.empty();
+    Pending p;
+    p.read = true;
+    p.ids = std::move(ids);
+    p.read_done = std::move(done);
+    pending_.push_back(std::move(p));
+  }
+  if (wake) cv_.notify_one();
+}
+
+void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
+  const std::string what = "sqlite " + path_;
+  for (Pending& p : batch) {
+    if (!p.read) continue;
+    std::vector<std::optional<JobRecord>> rows;
+    Status s;
+    sqlite3_stmt* st = stmts_.read_job;
+    for (int64_t id : p.ids) {
+      sqlite3_reset(st);
+      sqlite3_bind_int64(st, 1, id);
+      int rc = sqlite3_step(st);
+      if (rc == SQLITE_DONE) {
+        rows.emplace_back();
+        continue;
+      }
+      if (rc != SQLITE_ROW) {
+        s = Status::Unavailable(what + ": reading job row " + std::to_string(id) + ": " +
+                                sqlite3_errmsg(db_));
+        break;
+      }
+      JobRecord job;
+      job.jid = ColumnText(st, 0);
+      job.state = static_cast<JobState>(sqlite3_column_int(st, 1));
+      job.queue = ColumnText(st, 2);
+      job.jobtype = ColumnText(st, 3);
+      job.score = sqlite3_column_int64(st, 4);
+      job.enqueued_us = sqlite3_column_int64(st, 5);
+      job.reserve_for_s = sqlite3_column_int(st, 6);
+      job.payload = ColumnText(st, 7);
+      rows.emplace_back(std::move(job));
+    }
+    sqlite3_reset(st);
+    auto answer = std::make_shared<Result<std::vector<std::optional<JobRecord>>>>(
+        s.ok() ? Result<std::vector<std::optional<JobRecord>>>(std::move(rows))
+               : Result<std::vector<std::optional<JobRecord>>>(s));
+    poster_([answer, done = std::move(p.read_done)] { done(std::move(*answer)); });
+  }
+}
+
 void SqliteChangeLog::WriterLoop() {
   std::vector<Pending> batch;
   for (;;) {
@@ -110,7 +164,7 @@ void SqliteChangeLog::WriterLoop() {
       // After a failed commit nothing more is written: a later batch may depend on the lost one
       // (an update of a row whose insert failed), and the file must keep a prefix of the history.
       s = failure();
-    } else {
+    } else if (std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return !p.read; })) {
       s = CommitBatch(batch);
       if (!s.ok()) {
         spdlog::error(
@@ -130,12 +184,13 @@ void SqliteChangeLog::WriterLoop() {
     for (auto& p : batch) {
       if (p.durable) callbacks->push_back(std::move(p.durable));
     }
-    batch.clear();
     if (!callbacks->empty()) {
       poster_([callbacks, s] {
         for (auto& cb : *callbacks) cb(s);
       });
     }
+    RunReads(batch);
+    batch.clear();
     RunWriterTasks(/*stopping=*/false);
   }
   {

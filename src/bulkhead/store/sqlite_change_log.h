@@ -73,6 +73,7 @@ class SqliteChangeLog final : public ChangeLog {
   Status Load(MemoryState& state) override;
   void Append(std::vector<Change> changes, std::function<void(Status)> durable) override;
   Status failure() const override;
+  void ReadJobs(std::vector<int64_t> ids, ReadDone done) override;
   void Close() override;
   StoreBackup* backup() override { return &backup_; }
 
@@ -93,6 +94,10 @@ class SqliteChangeLog final : public ChangeLog {
   struct Pending {
     std::vector<Change> changes;
     std::function<void(Status)> durable;
+    // A read instead (ReadJobs): run after the writes before it are committed.
+    bool read = false;
+    std::vector<int64_t> ids;
+    ReadDone read_done;
   };
 
   Status OpenDatabase();
@@ -130,6 +135,8 @@ class SqliteChangeLog final : public ChangeLog {
   void WriterLoop();
   // Runs one transaction over `batch`; returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);
+  // Runs the reads of `batch` (after its commit) and posts their answers.
+  void RunReads(std::vector<Pending>& batch);
   // Runs one step of every writer task (all of them with `stopping`: their last call).
   void RunWriterTasks(bool stopping);
 

@@ -327,10 +327,14 @@ TEST_F(SqliteDamageTest, SalvageMovesDamagedRowsAsideAndServesTheOthers) {
   // Every job served is the one pushed.
   for (int served = 0; served < 8; ++served) {
     std::optional<JobRecord> job;
+    bool answered = false;
     store_->Fetch({"default"}, TimePoint{}, [&](Result<std::optional<JobRecord>> r) {
+      answered = true;
       ASSERT_TRUE(r.ok());
       job = *r;
     });
+    // A queued job's payload is read back from the file (queue_slot.h): answered later.
+    loop_.RunUntil([&] { return answered; });
     ASSERT_TRUE(job.has_value());
     int i = std::stoi(job->jid.substr(job->jid.size() - 5));
     EXPECT_EQ(job->payload, NumberedJob(i).payload);

@@ -6,8 +6,9 @@ namespace bulkhead {
 // Schema, version 4.
 //   meta(key, value): schema_version.
 //   jobs: one row per job wherever it is (see JobState); `id` is assigned by MemoryState and
-//     never reused while the row exists; no secondary index: the whole table is loaded at open and
-//     every later write addresses a row by id.
+//     never reused while the row exists; no secondary index: the whole table is loaded at open
+//     (queued rows stay in memory without their payload, read back by id when fetched:
+//     queue_slot.h) and every later write or read addresses a row by id.
 //   counters(name, value): processed, failures, processed:YYYY-MM-DD, failures:YYYY-MM-DD.
 //   paused(queue).
 //   signing_keys(key_id, pem): ActivityPub signing keys (PEM private keys); FLUSH keeps them.

@@ -11,7 +11,7 @@ namespace bulkhead {
 namespace {
 
 // Every statement: its SQL and the member of `s` that holds it. Prepare and Finalize walk it.
-std::array<std::pair<const char*, sqlite3_stmt**>, 17> Statements(SqliteStatements& s) {
+std::array<std::pair<const char*, sqlite3_stmt**>, 18> Statements(SqliteStatements& s) {
   return {
       {{"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, "
         "payload)"
@@ -21,6 +21,9 @@ std::array<std::pair<const char*, sqlite3_stmt**>, 17> Statements(SqliteStatemen
         &s.update_job},
        {"UPDATE jobs SET state=?2, score=?3 WHERE id=?1", &s.update_state},
        {"DELETE FROM jobs WHERE id=?1", &s.delete_job},
+       {"SELECT jid, state, queue, jobtype, score, enqueued, reserve_for, payload FROM jobs"
+        " WHERE id=?1",
+        &s.read_job},
        {"INSERT INTO counters(name, value) VALUES(?1, ?2)"
         " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
         &s.add_counter},

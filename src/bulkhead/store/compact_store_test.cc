@@ -1,0 +1,257 @@
+// The sqlite: store's compact queues (queue_slot.h, jid_index.h): a durable queued job keeps only
+// its slot in memory, and every store operation keeps its meaning on it.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <string>
+
+#include "bulkhead/store/embedded_store.h"
+#include "bulkhead/store/jid_index.h"
+#include "bulkhead/store/sqlite_change_log.h"
+#include "bulkhead/store/testing/make_job.h"
+#include "bulkhead/store/testing/store_v4_dump.h"
+#include "bulkhead/store/testing/test_loop.h"
+
+namespace bulkhead {
+namespace {
+
+TEST(JidIndexTest, FindsEveryJidThroughGrowthAndErases) {
+  std::deque<QueueSlot> slots;
+  JidIndex index;
+  for (int i = 0; i < 5000; ++i) {
+    slots.push_back(QueueSlot{.id = i, .jid = CompactJid("jid-" + std::to_string(i))});
+    index.Insert(&slots.back());
+  }
+  // A long jid lives on the heap.
+  std::string long_jid(80, 'j');
+  slots.push_back(QueueSlot{.id = 5000, .jid = CompactJid(long_jid)});
+  index.Insert(&slots.back());
+  for (int i = 0; i < 5000; i += 3) index.Erase("jid-" + std::to_string(i));
+  for (int i = 0; i < 5000; ++i) {
+    QueueSlot* s = index.Find("jid-" + std::to_string(i));
+    if (i % 3 == 0) {
+      EXPECT_EQ(s, nullptr) << i;
+    } else {
+      ASSERT_NE(s, nullptr) << i;
+      EXPECT_EQ(s->id, i);
+    }
+  }
+  ASSERT_NE(index.Find(long_jid), nullptr);
+  EXPECT_EQ(index.Find(long_jid)->id, 5000);
+  EXPECT_EQ(index.Find("jid-5001"), nullptr);
+  EXPECT_EQ(index.Find("jid-1"), &slots[1]);
+  EXPECT_EQ(index.size(), 5001u - 1667u);
+}
+
+class CompactStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("bulkhead_compact_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    store_.reset();
+    store_ = std::make_unique<EmbeddedStore>(
+        "sqlite",
+        std::make_unique<SqliteChangeLog>((dir_ / "c.db").string(), loop_.poster(), "process"));
+    Status s = store_->Open();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  static JobRecord Job(int i) {
+    JobRecord job = MakeJob("jid-" + std::to_string(i));
+    job.jobtype = "Type" + std::to_string(i);
+    job.payload = R"({"jid":")" + job.jid + R"(","jobtype":")" + job.jobtype + R"(","args":[)" +
+                  std::to_string(i) + R"(],"queue":"default"})";
+    return job;
+  }
+  // Fills the queue past MemoryState::kHotQueue, so that the jobs pushed after turn cold.
+  void PushFillers() {
+    for (size_t i = 0; i < MemoryState::kHotQueue; ++i) {
+      JobRecord job = MakeJob("filler-" + std::to_string(i));
+      ASSERT_TRUE(Push(job).ok());
+    }
+  }
+  // Fetches (and so drops) the fillers.
+  void FetchFillers() {
+    for (size_t i = 0; i < MemoryState::kHotQueue; ++i) ASSERT_TRUE(Fetch().has_value());
+  }
+  Status Push(JobRecord job) {
+    std::optional<Status> out;
+    store_->Push(std::move(job), [&](Status s) { out = s; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    return *out;
+  }
+  std::optional<JobRecord> Fetch() {
+    std::optional<Result<std::optional<JobRecord>>> out;
+    store_->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    EXPECT_TRUE(out->ok()) << out->status().ToString();
+    return out->ok() ? **out : std::nullopt;
+  }
+  std::optional<JobRecord> Find(const std::string& jid) {
+    std::optional<Result<std::optional<JobRecord>>> out;
+    store_->FindJob(jid, [&](Result<std::optional<JobRecord>> r) { out = r; });
+    loop_.RunUntil([&] { return out.has_value(); });
+    EXPECT_TRUE(out->ok()) << out->status().ToString();
+    return out->ok() ? **out : std::nullopt;
+  }
+
+  TestLoop loop_;
+  std::filesystem::path dir_;
+  std::unique_ptr<EmbeddedStore> store_;
+  TimePoint now_ = FromUnixMicros(1'700'000'000'000'000);
+};
+
+TEST_F(CompactStoreTest, DurableQueuedJobsGoColdAndComeBackWholeInFifoOrder) {
+  PushFillers();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  EXPECT_EQ(store_->cold_jobs(), 3u);
+  // Two more, fetched before their commit could be durable: they stay hot meanwhile.
+  int durable = 0;
+  for (int i = 3; i < 5; ++i) store_->Push(Job(i), [&](Status s) { durable += s.ok(); });
+  FetchFillers();
+  for (int i = 0; i < 5; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->jid, Job(i).jid);
+    EXPECT_EQ(job->payload, Job(i).payload);
+    EXPECT_EQ(job->jobtype, Job(i).jobtype);
+    EXPECT_EQ(job->state, JobState::kWorking);
+    EXPECT_EQ(job->score, ToUnixMicros(now_) + 60'000'000);
+  }
+  loop_.RunUntil([&] { return durable == 2; });
+  EXPECT_FALSE(Fetch().has_value());
+  EXPECT_EQ(store_->cold_jobs(), 0u);
+}
+
+TEST_F(CompactStoreTest, AColdJobIsRefusedAgainFoundRemovedAndMoved) {
+  PushFillers();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  ASSERT_EQ(store_->cold_jobs(), 4u);
+  EXPECT_EQ(Push(Job(1)).code(), StatusCode::kAlreadyExists);
+  auto found = Find("jid-2");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->state, JobState::kQueued);
+  EXPECT_EQ(found->payload, Job(2).payload);
+  EXPECT_FALSE(Find("jid-9").has_value());
+  // Out of the middle of the queue: the others keep their order.
+  std::optional<Status> removed;
+  store_->Remove("jid-1", [&](Status s) { removed = s; });
+  loop_.RunUntil([&] { return removed.has_value(); });
+  JobRecord dead = Job(3);
+  dead.state = JobState::kDead;
+  dead.score = ToUnixMicros(now_) + 1;
+  std::optional<Status> moved;
+  store_->Move(dead, now_, [&](Status s) { moved = s; });
+  loop_.RunUntil([&] { return moved.has_value(); });
+  ASSERT_TRUE(moved->ok()) << moved->ToString();
+  FetchFillers();
+  std::optional<StoreStats> stats;
+  store_->Stats([&](Result<StoreStats> r) { stats = *r; });
+  loop_.RunUntil([&] { return stats.has_value(); });
+  EXPECT_EQ(stats->enqueued, 2u) << "the hole left by jid-1 is not a job";
+  EXPECT_EQ(stats->dead, 1u);
+  EXPECT_EQ(Fetch()->jid, "jid-0");
+  EXPECT_EQ(Fetch()->jid, "jid-2");
+  EXPECT_FALSE(Fetch().has_value());
+  auto in_dead = Find("jid-3");
+  ASSERT_TRUE(in_dead.has_value());
+  EXPECT_EQ(in_dead->state, JobState::kDead);
+  EXPECT_EQ(in_dead->payload, Job(3).payload);
+}
+
+TEST_F(CompactStoreTest, ReadsAfterAFetchSeeItsPayload) {
+  PushFillers();
+  ASSERT_TRUE(Push(Job(7)).ok());
+  FetchFillers();
+  std::optional<JobRecord> fetched, working;
+  store_->Fetch({"default"}, now_, [&](Result<std::optional<JobRecord>> r) { fetched = **r; });
+  // Asked before the fetch's payload is back: answered after it, whole.
+  store_->GetWorking("jid-7", [&](Result<std::optional<JobRecord>> r) {
+    EXPECT_TRUE(fetched.has_value()) << "answered before the FETCH";
+    working = **r;
+  });
+  loop_.RunUntil([&] { return working.has_value(); });
+  EXPECT_EQ(working->payload, Job(7).payload);
+  EXPECT_EQ(fetched->payload, Job(7).payload);
+}
+
+TEST_F(CompactStoreTest, AReopenedStoreLoadsQueuedJobsColdInOrder) {
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  Reopen();
+  EXPECT_EQ(store_->cold_jobs(), 50u);
+  EXPECT_EQ(Push(Job(10)).code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(Push(Job(50)).ok());
+  for (int i = 0; i <= 50; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->payload, Job(i).payload);
+  }
+}
+
+TEST_F(CompactStoreTest, FetchesWhileRowsAreReadAheadGetEachJobOnce) {
+  const int n = 2 * static_cast<int>(MemoryState::kReadAhead) + 5;
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  ASSERT_EQ(store_->cold_jobs(), n - MemoryState::kHotQueue) << "a short queue stays whole";
+  // All asked at once: the first reads the next rows ahead, the others wait for that read or
+  // find their job warm.
+  std::vector<std::optional<JobRecord>> got(n + 1);
+  int answered = 0;
+  for (int i = 0; i <= n; ++i) {
+    store_->Fetch({"default"}, now_, [&, i](Result<std::optional<JobRecord>> r) {
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      got[i] = *r;
+      ++answered;
+    });
+  }
+  loop_.RunUntil([&] { return answered == n + 1; });
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(got[i].has_value()) << i;
+    EXPECT_EQ(got[i]->jid, Job(i).jid);
+    EXPECT_EQ(got[i]->payload, Job(i).payload);
+  }
+  EXPECT_FALSE(got[n].has_value());
+}
+
+TEST_F(CompactStoreTest, AFileWrittenBeforeCompactQueuesIsServedAsItIs) {
+  store_.reset();
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  std::string path = (dir_ / "c.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, kStoreVersion4Dump, nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  Reopen();
+  EXPECT_EQ(store_->cold_jobs(), 5u);
+  std::optional<StoreStats> stats;
+  store_->Stats([&](Result<StoreStats> r) { stats = *r; });
+  loop_.RunUntil([&] { return stats.has_value(); });
+  EXPECT_EQ(stats->enqueued, 5u);
+  EXPECT_EQ(stats->working, 1u);
+  const std::string first_queued = "00000000000000009e3779b1";
+  auto found = Find(first_queued);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->jobtype, "Web::PushNotificationWorker");
+  EXPECT_NE(found->payload.find("\"args\":[100001,"), std::string::npos) << found->payload;
+  std::optional<Result<std::optional<JobRecord>>> fetched;
+  store_->Fetch({"push"}, now_, [&](Result<std::optional<JobRecord>> r) { fetched = r; });
+  loop_.RunUntil([&] { return fetched.has_value(); });
+  ASSERT_TRUE(fetched->ok() && fetched->value().has_value());
+  EXPECT_EQ((*fetched)->value().jid, first_queued);
+  EXPECT_EQ((*fetched)->value().payload, found->payload);
+}
+
+}  // namespace
+}  // namespace bulkhead
