@@ -138,6 +138,26 @@ const nlohmann::json* TargetOf(JobKind kind, const nlohmann::json& arg) {
   return it == holder->end() ? nullptr : &*it;
 }
 
+// Reads the job's retry count and last failure into `job`; returns the start of the job's life
+// (created_at, which survives retries, where enqueued_at does not).
+TimePoint ReadRetryState(DeliveryJob& job, const nlohmann::json& doc, const JobRecord& record) {
+  TimePoint born = record.enqueued_us ? FromUnixMicros(record.enqueued_us) : TimePoint{};
+  if (auto c = doc.find("created_at"); c != doc.end() && c->is_string()) {
+    auto t = ParseRfc3339(c->get<std::string>());
+    if (t.ok()) born = *t;
+  }
+  if (auto r = doc.find("retry"); r != doc.end() && r->is_number_integer()) {
+    job.retry = r->get<int>();
+  }
+  if (auto f = doc.find("failure"); f != doc.end() && f->is_object()) {
+    auto rc = f->find("retry_count");
+    if (rc != f->end() && rc->is_number_integer()) job.last_retry_count = rc->get<int>();
+    auto message = f->find("message");
+    if (message != f->end() && message->is_string()) job.last_failure = message->get<std::string>();
+  }
+  return born;
+}
+
 }  // namespace
 
 Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobOptions& options,
@@ -162,21 +182,7 @@ Result<DeliveryJob> ParseDeliveryJob(const JobRecord& record, const DeliveryJobO
   job.args = *args;
   const nlohmann::json& arg = (*args)[0];
 
-  // The start of the job's life: created_at survives retries (enqueued_at does not).
-  TimePoint born = record.enqueued_us ? FromUnixMicros(record.enqueued_us) : TimePoint{};
-  if (auto c = doc.find("created_at"); c != doc.end() && c->is_string()) {
-    auto t = ParseRfc3339(c->get<std::string>());
-    if (t.ok()) born = *t;
-  }
-  if (auto r = doc.find("retry"); r != doc.end() && r->is_number_integer()) {
-    job.retry = r->get<int>();
-  }
-  if (auto f = doc.find("failure"); f != doc.end() && f->is_object()) {
-    auto rc = f->find("retry_count");
-    if (rc != f->end() && rc->is_number_integer()) job.last_retry_count = rc->get<int>();
-    auto message = f->find("message");
-    if (message != f->end() && message->is_string()) job.last_failure = message->get<std::string>();
-  }
+  TimePoint born = ReadRetryState(job, doc, record);
   if (Status s = ReadContext(job, arg); !s.ok()) return s;
   if (job.extension) {
     if (Status s = job.extension->Read(arg, born, job); !s.ok()) return s;

@@ -90,7 +90,8 @@ Server::~Server() {
   RemoveBridgeGauges(registry_);    // before bridge_, likewise
 }
 
-Status Server::Start() {
+// What is checked before anything opens: the settings, the descriptor budget, the certificate.
+Status Server::Prepare() {
   Status s = config_.Validate();
   if (!s.ok()) return s;
   ApplyDeliveryDefaults(config_);  // before the engine reads retry counts
@@ -103,6 +104,12 @@ Status Server::Start() {
     if (!tls.ok()) return tls.status();
     tls_ = std::move(*tls);
   }
+  return Status::Ok();
+}
+
+Status Server::Start() {
+  Status s = Prepare();
+  if (!s.ok()) return s;
   s = OpenStore();
   if (!s.ok()) return s;
   s = LoadSigningKeys();

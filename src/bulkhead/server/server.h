@@ -102,6 +102,7 @@ class Server {
   // The VAPID key in effect (dispatch/vapid_key_source.h), logged by its public key and source.
   Result<VapidKey> LoadServerVapidKey();
   // The steps of Start, in this order among the others there.
+  Status Prepare();
   Status OpenStore();
   Status RegisterStoreUpGauge();
   Status StartStatsd();
