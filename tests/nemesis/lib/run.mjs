@@ -52,7 +52,7 @@ ${THROTTLE.queue} = { concurrency = ${THROTTLE.limit}, timeout = 60 }
 }
 
 // Debian's libfaketime (package faketime) shifting the wall clock only. The Release binary links
-// jemalloc, which libfaketime cannot start beside (libfaketime issue #130: jemalloc's first
+// jemalloc, which libfaketime cannot start beside (wolfcw/libfaketime/issues/130: jemalloc's first
 // clock_gettime() re-enters libfaketime's set-up through calloc). Preloaded first, glibc's
 // libc_malloc_debug.so (malloc, free, ...) and libstdc++ (operator new and delete, which jemalloc
 // also exports) give that one node glibc's allocator throughout, so that libfaketime can start.
