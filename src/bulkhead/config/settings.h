@@ -59,6 +59,9 @@ struct Setting {
   std::string older_spelling_of{};
 };
 
+// The rows of the [delivery] table and of its per-type tables (settings_delivery.cc).
+std::vector<Setting> DeliveryRows();
+std::vector<Setting> DeliveryKindRows();
 // The rows of the [sidekiq] table (settings_sidekiq.cc).
 std::vector<Setting> SidekiqRows();
 // What is wrong with a Sidekiq queue name as a [sidekiq] setting ("" if fine).
