@@ -97,14 +97,14 @@ nemesis: build-server
 sidekiq-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 sidekiq/
 
-# Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
 # The Mastodon adapter (integrations/mastodon/bulkhead.rb, docs/mastodon.md): in one Ruby process
-# against stand-ins of Mastodon's classes, in three worker shapes (three processes at once); then end to end in a real
-# `sidekiq` process with a real redis-server and bulkhead (tests/mastodon/).
+# against stand-ins of Mastodon's classes, in three worker shapes (three processes at once); then
+# end to end in a real `sidekiq` process with a real redis-server and bulkhead (tests/mastodon/).
 mastodon-test: build-server
 	printf '%s\n' 4.4 aesgcm changed | xargs -P 3 -I{} env MASTODON_SHAPE={} ruby integrations/mastodon/test/adapter_test.rb
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 mastodon/
 
+# Real Prometheus + Alertmanager + a webhook receiver against bulkhead's /metrics and shipped rules.
 e2e-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
 
