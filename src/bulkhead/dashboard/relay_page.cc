@@ -20,9 +20,10 @@ std::string Refused(const std::map<int, uint64_t>& refused) {
 }
 
 std::string Latency(const RelayAppFigures& f) {
-  if (f.latency_count == 0) return "<td class=\"num\"><span class=\"muted\">—</span></td>";
+  auto mean = f.mean_latency_ms();
+  if (!mean) return "<td class=\"num\"><span class=\"muted\">—</span></td>";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f ms", 1000 * f.latency_sum_seconds / f.latency_count);
+  std::snprintf(buf, sizeof buf, "%.0f ms", *mean);
   return std::string("<td class=\"num\">") + buf + "</td>";
 }
 

@@ -11,7 +11,7 @@
 namespace bulkhead {
 
 RequestBuilder::RequestBuilder(boost::asio::io_context& io, size_t threads, BuildFn build)
-    : io_(io), threads_(std::max<size_t>(1, threads)), build_(std::move(build)), pool_(threads_) {}
+    : io_(io), build_(std::move(build)), pool_(std::max<size_t>(1, threads)) {}
 
 RequestBuilder::~RequestBuilder() {
   pool_.stop();

@@ -44,13 +44,11 @@ class RequestBuilder {
   // may change or go while the build runs.
   void Build(DeliveryJob job, Done done);
 
-  size_t threads() const { return threads_; }
   // Builds handed to the workers whose result has not reached the loop yet.
   size_t pending() const { return *pending_; }
 
  private:
   boost::asio::io_context& io_;
-  const size_t threads_;
   const BuildFn build_;
   std::shared_ptr<size_t> pending_ = std::make_shared<size_t>(0);  // loop thread only
   boost::asio::thread_pool pool_;  // last: its threads stop before the members above go

@@ -28,6 +28,11 @@ struct RelayAppFigures {
   std::map<std::string, uint64_t> reasons;  // APNs reason / FCM errorCode of failed answers
   uint64_t latency_count = 0;               // forward attempts answered
   double latency_sum_seconds = 0;
+  // The mean time a forward attempt waited for its answer, in ms; nullopt before the first.
+  std::optional<double> mean_latency_ms() const {
+    if (latency_count == 0) return std::nullopt;
+    return 1000 * latency_sum_seconds / static_cast<double>(latency_count);
+  }
   // While the app is stopped (credentials refused): why, and when it tries again.
   std::string stopped_reason;
   std::optional<TimePoint> stopped_until;

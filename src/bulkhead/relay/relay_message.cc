@@ -16,12 +16,6 @@ std::string Header(const std::map<std::string, std::string>& headers, const char
   return it == headers.end() ? std::string() : it->second;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // The `key` parameter of a header of `k=v` pairs separated by ';' or ',' (Crypto-Key: dh=…;
 // p256ecdsa=…, Encryption: salt=…), base64url-decoded and base85-encoded; nullopt when absent or
 // not base64.
@@ -30,10 +24,10 @@ std::optional<std::string> Parameter(const std::string& value, std::string_view 
   while (start <= value.size()) {
     size_t end = value.find_first_of(";,", start);
     if (end == std::string::npos) end = value.size();
-    std::string_view item = Trim(std::string_view(value).substr(start, end - start));
+    std::string_view item = TrimAscii(std::string_view(value).substr(start, end - start));
     size_t eq = item.find('=');
-    if (eq != std::string_view::npos && Trim(item.substr(0, eq)) == key) {
-      std::string_view v = Trim(item.substr(eq + 1));
+    if (eq != std::string_view::npos && TrimAscii(item.substr(0, eq)) == key) {
+      std::string_view v = TrimAscii(item.substr(eq + 1));
       if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
       auto bytes = Base64Decode(v);
       if (!bytes.ok() || bytes->empty()) return std::nullopt;
@@ -45,7 +39,7 @@ std::optional<std::string> Parameter(const std::string& value, std::string_view 
 }
 
 std::optional<int64_t> ReadTtl(const std::string& value) {
-  std::string_view v = Trim(value);
+  std::string_view v = TrimAscii(value);
   int64_t ttl = 0;
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), ttl);
   if (v.empty() || ec != std::errc() || end != v.data() + v.size() || ttl < 0) return std::nullopt;
@@ -84,7 +78,7 @@ RelayRead ReadRelayMessage(const RelayTarget& target,
                            std::string_view body) {
   RelayMessage m;
   m.target = target;
-  const std::string encoding = AsciiLower(Trim(Header(headers, "content-encoding")));
+  const std::string encoding = AsciiLower(TrimAscii(Header(headers, "content-encoding")));
   if (encoding == "aesgcm") {
     auto k = Parameter(Header(headers, "crypto-key"), "dh");
     if (!k) return Refuse(400, "aesgcm: Crypto-Key has no dh=<base64url public key>");
@@ -100,7 +94,7 @@ RelayRead ReadRelayMessage(const RelayTarget& target,
   }
   m.p = Base85Encode(body);
   m.ttl = ReadTtl(Header(headers, "ttl"));
-  m.topic = std::string(Trim(Header(headers, "topic")));
+  m.topic = std::string(TrimAscii(Header(headers, "topic")));
   if (m.topic.size() > kMaxCollapseIdBytes) {
     return Refuse(400, "Topic is longer than " + std::to_string(kMaxCollapseIdBytes) + " bytes");
   }
@@ -109,9 +103,9 @@ RelayRead ReadRelayMessage(const RelayTarget& target,
       return Refuse(400, "Topic holds a control character");
     }
   }
-  const std::string urgency = AsciiLower(Trim(Header(headers, "urgency")));
+  const std::string urgency = AsciiLower(TrimAscii(Header(headers, "urgency")));
   m.low_urgency = urgency == "very-low" || urgency == "low";
-  m.unsubscribe_url = std::string(Trim(Header(headers, "unsubscribe-url")));
+  m.unsubscribe_url = std::string(TrimAscii(Header(headers, "unsubscribe-url")));
   if (auto refusal = CheckSize(m)) return RelayRead{std::nullopt, std::move(*refusal)};
   return RelayRead{std::move(m), {}};
 }

@@ -36,16 +36,10 @@ std::string FcmReason(std::string_view body) {
 
 // The 5xx, 429 and other answers both services treat alike.
 RelayVerdict Common(int status, std::string reason) {
-  if (status == 429) {
+  if (status == 429 || status == 503) {
     return Verdict(OutcomeClass::kRetryable, HostSignal::kOverloaded, status, std::move(reason));
   }
-  if (status == 503) {
-    return Verdict(OutcomeClass::kRetryable, HostSignal::kOverloaded, status, std::move(reason));
-  }
-  if (status >= 500) {
-    return Verdict(OutcomeClass::kRetryable, HostSignal::kFailure, status, std::move(reason));
-  }
-  if (status == 408) {
+  if (status >= 500 || status == 408) {
     return Verdict(OutcomeClass::kRetryable, HostSignal::kFailure, status, std::move(reason));
   }
   return Verdict(OutcomeClass::kPermanent, HostSignal::kHealthy, status, std::move(reason));

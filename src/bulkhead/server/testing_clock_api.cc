@@ -10,11 +10,7 @@
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
-namespace {
-
-constexpr int64_t kMaxAdvanceSeconds = int64_t{10} * 366 * 86400;
-
-}  // namespace
+namespace {}  // namespace
 
 HttpResponseOut AdvanceTestingClock(OffsetClock* clock, const std::string& body) {
   if (clock == nullptr) {
@@ -34,7 +30,7 @@ HttpResponseOut AdvanceTestingClock(OffsetClock* clock, const std::string& body)
         400, "the body must be {\"advance_seconds\": N} with N a whole number of seconds >= 0");
   }
   // Bounded before the conversion to the clock's units, which a huge count would overflow.
-  if (seconds->get<int64_t>() > kMaxAdvanceSeconds) {
+  if (seconds->get<int64_t>() > kMaxClockOffsetSeconds) {
     return HttpResponseOut::Error(400, "the clock moves at most 10 years ahead in all");
   }
   if (Status s = clock->Advance(std::chrono::seconds(seconds->get<int64_t>())); !s.ok()) {

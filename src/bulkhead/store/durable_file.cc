@@ -46,4 +46,11 @@ Status DurableRename(const std::string& from, const std::string& to) {
   return SyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
 }
 
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa {};
+  struct stat sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 }  // namespace bulkhead

@@ -19,4 +19,7 @@ Status SyncFile(const std::string& path);
 // rename(2) of `from` over `to`, then fsync(2) of `to`'s directory. Unavailable naming both.
 Status DurableRename(const std::string& from, const std::string& to);
 
+// True when both paths name the same file (device and inode); false when either is missing.
+bool SameFile(const std::string& a, const std::string& b);
+
 }  // namespace bulkhead

@@ -29,7 +29,6 @@ class JidIndex {
   // Removes `jid`; no-op when absent.
   void Erase(std::string_view jid);
   void Clear();
-  size_t MemoryBytes() const { return table_.capacity() * sizeof(QueueSlot*); }
 
  private:
   size_t Home(std::string_view jid) const;

@@ -221,8 +221,6 @@ class MemoryState {
   void Warm(int64_t id, JobRecord row);
   // The row id of the cold queued job `jid`, or 0.
   int64_t ColdId(const std::string& jid) const;
-  // True while a fetched job waits for its payload.
-  bool HasPending(const std::string& jid) const;
   size_t cold_jobs() const { return cold_.size(); }
 
   // --- Taken marks (taken_marks.h; EmbeddedTakenMarks does the work) ---

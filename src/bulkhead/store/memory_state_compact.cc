@@ -97,12 +97,14 @@ void MemoryState::Warm(int64_t id, JobRecord row) {
 }
 
 void MemoryState::FinishLoadCold() {
+  std::string jid;  // one buffer for every row's lookup: no allocation per queued job at start
   for (auto& [no, rows] : loading_) {
     std::sort(rows.begin(), rows.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     Queue& q = queue_by_no_[no]->second;
     for (auto& [seq, slot] : rows) {
-      if (Contains(std::string(slot.jid.view()))) {
+      jid.assign(slot.jid.view());
+      if (Contains(jid)) {
         spdlog::warn("stored jobs: skipping row {}: duplicate jid {}", slot.id, slot.jid.view());
         continue;
       }
@@ -154,11 +156,6 @@ JobRecord MemoryState::FillPayload(int64_t id, JobRecord row) {
 int64_t MemoryState::ColdId(const std::string& jid) const {
   const QueueSlot* slot = cold_.Find(jid);
   return slot ? slot->id : 0;
-}
-
-bool MemoryState::HasPending(const std::string& jid) const {
-  auto it = by_jid_.find(jid);
-  return it != by_jid_.end() && it->second->payload_pending;
 }
 
 }  // namespace bulkhead

@@ -133,14 +133,6 @@ bool IsSqliteFile(const std::string& path) {
   return in.gcount() == sizeof(head) && std::memcmp(head, kHeader, sizeof(head)) == 0;
 }
 
-// The same file, by device and inode; false when either is missing.
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa {};
-  struct stat sb {};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
 }  // namespace
 
 SqliteBackup::SqliteBackup(std::string store_path,

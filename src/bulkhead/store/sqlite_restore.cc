@@ -154,9 +154,7 @@ Result<RestoreReport> RestoreSqliteStore(const std::string& backup, const std::s
   }
   if (!S_ISREG(st.st_mode))
     return Status::InvalidArgument("the backup " + backup + " is not a file");
-  struct stat store_st {};
-  if (::stat(store_path.c_str(), &store_st) == 0 && store_st.st_dev == st.st_dev &&
-      store_st.st_ino == st.st_ino) {
+  if (SameFile(backup, store_path)) {
     return Status::InvalidArgument("the backup " + backup + " is the store's own file");
   }
   Result<int64_t> holder = StoreLockHolder(store_path);

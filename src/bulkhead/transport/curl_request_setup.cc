@@ -181,12 +181,11 @@ CURL* CurlTransport::Impl::NewEasy() {
 
 void CurlTransport::Impl::RecycleEasy(CURL* easy) {
   constexpr size_t kMaxSpare = 256;
+  curl_easy_setopt(easy, CURLOPT_SHARE, nullptr);  // curl_easy_reset keeps the share
   if (spare_easy_.size() >= kMaxSpare || shut_down_) {
-    curl_easy_setopt(easy, CURLOPT_SHARE, nullptr);
     curl_easy_cleanup(easy);
     return;
   }
-  curl_easy_setopt(easy, CURLOPT_SHARE, nullptr);  // curl_easy_reset keeps the share
   curl_easy_reset(easy);
   spare_easy_.push_back(easy);
 }

@@ -6,7 +6,7 @@
 namespace bulkhead {
 namespace {
 
-constexpr int64_t kMaxOffsetUs = int64_t{10} * 366 * 86400 * 1'000'000;
+constexpr int64_t kMaxOffsetUs = kMaxClockOffsetSeconds * 1'000'000;
 
 }  // namespace
 

@@ -15,6 +15,9 @@
 
 namespace bulkhead {
 
+// The most an OffsetClock may be moved ahead: ten years, in seconds.
+inline constexpr int64_t kMaxClockOffsetSeconds = int64_t{10} * 366 * 86400;
+
 class OffsetClock final : public Clock {
  public:
   // `base` (usually SystemClock::Instance()) outlives this clock.

@@ -20,9 +20,7 @@ nlohmann::json RelayJsonValue(const RelaySnapshot& relay) {
                           {"unsubscribes", f.unsubscribes},
                           {"refused", std::move(refused)},
                           {"reasons", f.reasons}};
-    if (f.latency_count > 0) {
-      app["forward_latency_mean_ms"] = 1000 * f.latency_sum_seconds / f.latency_count;
-    }
+    if (auto mean = f.mean_latency_ms()) app["forward_latency_mean_ms"] = *mean;
     if (!f.stopped_reason.empty()) {
       app["stopped"] = {{"reason", f.stopped_reason}};
       if (f.stopped_until) app["stopped"]["until"] = FormatRfc3339(*f.stopped_until);
