@@ -95,8 +95,11 @@ async (t) => {
     .catch((e) => { throw new Error(`${e.message}; seen ${JSON.stringify(seen)}\n${mastodon.sidekiq.log.slice(-3000)}`); });
   assert.deepEqual(Object.keys(kept), [`127.0.0.1:${proxy.port}`]);
   assert.deepEqual((await remaining()).sort(), [liveId, ...refusedIds].sort(), 'a burst destroys nothing');
-  assert.equal(mastodon.sidekiq.log.match(/refused 3 Web Push notifications with 401\/403/g)?.length, 1,
-    'one error line for the burst');
+  // Outcomes run on several Sidekiq threads, so the count the first line names is the burst size (3)
+  // or more; a refusal arriving a window (2 s) after that line logs once more.
+  const lines = [...mastodon.sidekiq.log.matchAll(/refused (\d+) Web Push notifications with 401\/403/g)];
+  assert.ok(lines.length >= 1 && lines.length <= 2 && Number(lines[0][1]) >= 3,
+    `an error line for the burst: ${JSON.stringify(lines.map((m) => m[0]))}\n${mastodon.sidekiq.log.slice(-3000)}`);
   assert.equal((await bridgeInfo(server)).taken, 6);
 
   // The testing clock does not move on a server started without --testing-clock.

@@ -14,7 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { startServer, waitFor } from '../../interop/lib/server.mjs';
 
 const RUBY_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'ruby');
-const MAX_LOG_BYTES = 64 * 1024;
+// Enough for a whole test run of Sidekiq lines (backtraces included): tests search it for lines
+// logged early on.
+const MAX_LOG_BYTES = 4 * 1024 * 1024;
 
 export const redisUrl = (redis) => `redis://127.0.0.1:${redis.port}/0`;
 
