@@ -85,10 +85,10 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
     AfterLoads([cb = std::move(cb), job = std::move(job)]() mutable { cb(std::move(job)); });
     return;
   }
-  waiting_.emplace(cold.id,
-                   Waiter{std::move(cb), job->jid, queues,
-                          throttled ? std::optional<ThrottledFetch>(*throttled) : std::nullopt,
-                          holder, now});
+  waiting_.emplace(
+      cold.id,
+      Waiter{std::move(cb), job->jid, queues,
+             throttled ? std::optional<ThrottledFetch>(*throttled) : std::nullopt, holder, now});
   // Its row is on its way already (an earlier FETCH read it ahead): answered with that read.
   if (cold.requested && reading_.contains(cold.id)) return;
   std::vector<int64_t> ids = {cold.id};

@@ -201,6 +201,7 @@ class MemoryState {
   // Turns compaction on, before loading: queued rows load cold, and EvictDurable turns hot
   // queued jobs cold. Only a store with a log compacts (memory: keeps every payload).
   void EnableCompaction() { compact_ = true; }
+  bool compacts() const { return compact_; }
   // Loading with compaction: a queued row (FIFO sequence `seq`) without its payload or jobtype,
   // which stay in the log and are read back when the job is fetched or looked at. Costs no
   // allocation per row (a jid of up to 30 bytes); a jid already loaded is dropped with a warning

@@ -141,7 +141,14 @@ void MemoryState::FinishLoadCold() {
     Queue& q = queue_by_no_[no]->second;
     SortLoaded(q, seqs);
     std::vector<int64_t>().swap(seqs);
+    // The index entries of the next kAhead slots are fetched while a slot is inserted.
+    constexpr size_t kAhead = 16;
+    auto ahead = q.jobs.begin();
+    for (size_t i = 0; i < kAhead && ahead != q.jobs.end(); ++i, ++ahead) {
+      cold_.Prefetch(ahead->jid.view());
+    }
     for (QueueSlot& slot : q.jobs) {
+      if (ahead != q.jobs.end()) cold_.Prefetch((ahead++)->jid.view());
       bool known = false;
       if (!by_jid_.empty()) {
         jid.assign(slot.jid.view());

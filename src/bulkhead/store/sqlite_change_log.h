@@ -138,8 +138,8 @@ class SqliteChangeLog final : public ChangeLog {
     size_t checked = 0, checked_queued = 0;  // payloads checked (JobRowProblem) at start
   };
   // Loads every jobs row: the queued ones cold (MemoryState::LoadColdJob, no payload read) unless
-  // salvaging; the others whole, their payload checked. Then, unless salvaging, checks the payloads
-  // of the first start_sample_ queued rows (by id). Damaged rows refuse the start, or are moved
+  // salvaging or `state` does not compact; the others whole, their payload checked. Then, when
+  // queued rows loaded cold, checks the payloads of the first start_sample_ of them (by id). Damaged rows refuse the start, or are moved
   // aside when salvaging (see the damage notes above).
   Status LoadJobs(MemoryState& state);
   Status ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoaded& loaded);

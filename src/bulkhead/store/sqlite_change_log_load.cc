@@ -162,7 +162,7 @@ Status SqliteChangeLog::LoadJobs(MemoryState& state) {
   DamagedRows bad;
   JobsLoaded loaded;
   Status s = ScanJobs(state, bad, loaded);
-  if (s.ok() && !salvage_) s = CheckQueuedSample(bad, loaded);
+  if (s.ok() && loaded.checked_queued < loaded.queued) s = CheckQueuedSample(bad, loaded);
   if (!s.ok()) return s;
   if (!bad.rows.empty() && !salvage_) {
     return Damaged(
@@ -190,7 +190,9 @@ Status SqliteChangeLog::ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoade
   sqlite3_stmt* st = nullptr;
   Status s = SqlitePrepare(db_, kScanJobs, &st);
   if (!s.ok()) return s;
-  sqlite3_bind_int(st, 1, salvage_ ? 1 : 0);
+  // Without compaction (a bare MemoryState) every row loads whole.
+  const bool whole = salvage_ || !state.compacts();
+  sqlite3_bind_int(st, 1, whole ? 1 : 0);
   SqliteExec(db_, path_, "PRAGMA mmap_size=4294967296");
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -204,7 +206,7 @@ Status SqliteChangeLog::ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoade
       bad.Add(id, ColumnView(st, 1), "unknown state " + std::to_string(job_state));
       continue;
     }
-    if (queued && !salvage_) {
+    if (queued && !whole) {
       // Cold: only what the queue keeps (queue_slot.h); the payload stays in the file.
       ls = state.LoadColdJob(id, ColumnView(st, 1), ColumnView(st, 3), sqlite3_column_int64(st, 4),
                              sqlite3_column_int64(st, 5), sqlite3_column_int(st, 6));
@@ -260,14 +262,13 @@ Status SqliteChangeLog::CheckQueuedSample(DamagedRows& bad, JobsLoaded& loaded) 
 }
 
 bool SqliteChangeLog::SetAsideIfDamaged(int64_t id, int state, const JobRecord& job) {
-  std::string problem = KnownState(state) ? JobRowProblem(state, job)
-                                          : "unknown state " + std::to_string(state);
+  std::string problem =
+      KnownState(state) ? JobRowProblem(state, job) : "unknown state " + std::to_string(state);
   if (problem.empty()) return false;
   DamagedRows bad;
   bad.Add(id, job.jid, std::move(problem));
-  Status s = failed_.load(std::memory_order_acquire)
-                 ? failure()
-                 : MoveDamagedJobs(bad.rows, bad.Named());
+  Status s =
+      failed_.load(std::memory_order_acquire) ? failure() : MoveDamagedJobs(bad.rows, bad.Named());
   if (!s.ok()) {
     spdlog::error("sqlite store {}: damaged job row {} is never handed out, but stays in jobs: {}",
                   path_, bad.Named(), s.message());
