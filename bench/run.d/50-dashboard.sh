@@ -33,8 +33,7 @@ big = runs["BM_DeadPageFiltered/1000000"]["real_time"]
 print("filtered dead page from the middle, no match (5,000 jobs scanned): %.2f ms at 1k, %.2f ms at 1M; ratio %.1f" % (small, big, big / small))
 '
 # With BENCH_DASHBOARD_QUEUED_STORE=PATH (a store of queued jobs, e.g. the one
-# `store_memory --jobs 10000000 --dir DIR` leaves at DIR/store_memory.db): the overview, the Queues
-# page and the jid search / job page of a job in the middle of its queue, on that file (opened as
+# `store_memory --jobs 10000000 --dir DIR` leaves at DIR/store_memory.db): the Queues page and the jid search / job page of a job in the middle of its queue, on that file (opened as
 # it is; bulkhead then owns it: keep a copy if it matters).
 queued="${BENCH_DASHBOARD_QUEUED_STORE:-}"
 if [ -n "$queued" ]; then
