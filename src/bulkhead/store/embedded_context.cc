@@ -119,7 +119,7 @@ void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
     } else if (!(*rows)[i]) {
       // Not stored: the log set it aside as damaged (never handed out). Forget it, take the next.
       std::vector<Change> changes;
-      state_.Remove(w.jid, changes);
+      state_.RemoveRow(w.jid, id, changes);
       Commit(std::move(changes), nullptr);
       Fetch(w.queues, w.throttled ? &*w.throttled : nullptr, w.holder, w.now, std::move(cb));
     } else {
@@ -146,13 +146,17 @@ void EmbeddedContext::FindJob(const std::string& jid, JobCallback cb) {
     });
     return;
   }
-  log_->ReadJobs({id}, [cb = std::move(cb)](auto rows) {
-    if (!rows.ok()) {
-      cb(rows.status());
-    } else {
-      cb(std::move((*rows)[0]));
-    }
-  });
+  log_->ReadJobs({id},
+                 [this, life = std::weak_ptr<int>(life_), jid, id, cb = std::move(cb)](auto rows) {
+                   if (!rows.ok()) return cb(rows.status());
+                   if (!(*rows)[0] && life.lock()) {
+                     // Set aside as damaged by the log (or gone): forgotten here too, unless it
+                     // changed since.
+                     std::vector<Change> changes;
+                     if (state_.RemoveRow(jid, id, changes)) Commit(std::move(changes), nullptr);
+                   }
+                   cb(std::move((*rows)[0]));
+                 });
 }
 
 }  // namespace bulkhead

@@ -229,6 +229,9 @@ class MemoryState {
   void Warm(int64_t id, JobRecord row);
   // The row id of the cold queued job `jid`, or 0.
   int64_t ColdId(const std::string& jid) const;
+  // Remove(jid) when the job `jid` is still the one stored in row `id` (its row was found gone,
+  // e.g. set aside as damaged by the log); false, and no change, otherwise.
+  bool RemoveRow(const std::string& jid, int64_t id, std::vector<Change>& out);
   size_t cold_jobs() const { return cold_.size(); }
 
   // --- Taken marks (taken_marks.h; EmbeddedTakenMarks does the work) ---

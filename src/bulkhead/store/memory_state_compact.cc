@@ -205,6 +205,12 @@ JobRecord MemoryState::FillPayload(int64_t id, JobRecord row) {
   return e->job;
 }
 
+bool MemoryState::RemoveRow(const std::string& jid, int64_t id, std::vector<Change>& out) {
+  auto it = by_jid_.find(jid);
+  bool same = it != by_jid_.end() ? it->second->id == id : ColdId(jid) == id;
+  return same && Remove(jid, out);
+}
+
 int64_t MemoryState::ColdId(const std::string& jid) const {
   const QueueSlot* slot = cold_.Find(jid);
   return slot ? slot->id : 0;

@@ -139,8 +139,8 @@ class SqliteChangeLog final : public ChangeLog {
   };
   // Loads every jobs row: the queued ones cold (MemoryState::LoadColdJob, no payload read) unless
   // salvaging or `state` does not compact; the others whole, their payload checked. Then, when
-  // queued rows loaded cold, checks the payloads of the first start_sample_ of them (by id). Damaged rows refuse the start, or are moved
-  // aside when salvaging (see the damage notes above).
+  // queued rows loaded cold, checks the payloads of the first start_sample_ of them (by id).
+  // Damaged rows refuse the start, or are moved aside when salvaging (see the damage notes above).
   Status LoadJobs(MemoryState& state);
   Status ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoaded& loaded);
   Status CheckQueuedSample(DamagedRows& bad, JobsLoaded& loaded);

@@ -398,6 +398,13 @@ TEST_F(SqliteDamageTest, ADamagedQueuedPayloadPastTheStartSampleIsSetAsideWhenRe
   store_ = std::make_unique<EmbeddedStore>("sqlite", std::move(log));
   ASSERT_TRUE(store_->Open().ok()) << "refused for damage it does not check at start";
   EXPECT_EQ(Enqueued(), 20u);
+  // A lookup by jid reads the row too: not found, and no longer counted.
+  std::optional<Result<std::optional<JobRecord>>> found;
+  store_->FindJob(Jid(15), [&](Result<std::optional<JobRecord>> r) { found = std::move(r); });
+  loop_.RunUntil([&] { return found.has_value(); });
+  ASSERT_TRUE(found->ok()) << found->status().ToString();
+  EXPECT_FALSE(found->value().has_value());
+  EXPECT_EQ(Enqueued(), 19u);
   std::vector<JobRecord> served = FetchAll();
   ASSERT_EQ(served.size(), 18u);
   for (size_t k = 0; k < served.size(); ++k) {
