@@ -143,7 +143,7 @@ bench-fanout: build-server
 	bash bench/run.d/60-fanout.sh
 
 # 15,000 deliveries held in flight to never-answering hosts beside healthy ones (bench/fanout/
-# inflight.mjs, docs/benchmarks.md): the healthy rate alone and beside them; ~5 minutes, root.
+# inflight.mjs, docs/benchmarks.md): the healthy rate alone and beside them; 3-5 minutes, root.
 bench-inflight: build-server
 	FANOUT_MAIN=bench/fanout/inflight.mjs bash bench/run.d/60-fanout.sh
 

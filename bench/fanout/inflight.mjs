@@ -84,7 +84,9 @@ const mb = (kb) => kb / 1024;
 // A snapshot of what bulkhead and the never-answering hosts hold.
 async function held(sender, holders) {
   const pid = sender.pids[0];
-  const g = await deliveryGauges(sender.httpPort);
+  // Out of descriptors, bulkhead's HTTP listener refuses or answers 503: reported, not fatal.
+  const g = await deliveryGauges(sender.httpPort)
+    .catch((e) => ({ inFlight: NaN, maxInFlight: NaN, parked: NaN, metricsError: e.message }));
   const s = holders ? await holders.stats() : null;
   return {
     ...g, ...fdCensus(pid, holders?.port), rssKb: rssKb(pid),
@@ -100,13 +102,13 @@ async function settle(sender, holders, target) {
     const h = await held(sender, holders);
     if (h.inFlight >= target && h.toPort >= target && h.holderRequests >= target) return h;
     if (Date.now() > next) {
-      console.log(`  settling: in flight ${h.inFlight} (/metrics), ${h.toPort} connections, ${h.holderRequests} ` +
+      console.log(`  settling: in flight ${h.metricsError ?? h.inFlight} (/metrics), ${h.toPort} connections, ${h.holderRequests} ` +
         `requests held, ${h.fds} fds, parked ${h.parked}, RSS ${mb(h.rssKb).toFixed(0)} MB`);
       next += 10_000;
     }
     if (Date.now() > deadline) {
-      throw new Error(`only ${h.inFlight} in flight (/metrics), ${h.toPort} connections, ${h.holderRequests} ` +
-        `requests held after ${env('INFLIGHT_SETTLE_TIMEOUT')} s; wanted ${target}`);
+      throw new Error(`only ${h.metricsError ?? h.inFlight} in flight (/metrics), ${h.toPort} connections, ` +
+        `${h.holderRequests} requests held, ${h.fds} fds after ${env('INFLIGHT_SETTLE_TIMEOUT')} s; wanted ${target}`);
     }
     await sleep(500);
   }
@@ -179,10 +181,14 @@ function summarize(results) {
   const pairs = alone.map((a, i) => (stuck[i] ? stuck[i].rate / a.rate : NaN));
   const ratio = mean(stuck.map((r) => r.rate)) / mean(alone.map((r) => r.rate));
   const kb = stuck.map((r) => (r.during.rssKb - r.before.rssKb) / Math.max(1, r.during.inFlight));
+  // bulkhead's CPU per healthy delivery beside the held ones / alone: what holding them costs the
+  // loop, less moved by the other load on the machine than the rates.
+  const cpuRatio = mean(stuck.map((r) => r.cpuPer1000)) / mean(alone.map((r) => r.cpuPer1000));
   console.log(`healthy rate beside ${stuck[0]?.during?.inFlight ?? '?'} held / alone: ${ratio.toFixed(3)} ` +
-    `(pairs ${pairs.map((p) => p.toFixed(3)).join(', ')}; goal >= 0.95)`);
+    `(pairs ${pairs.map((p) => p.toFixed(3)).join(', ')}; goal >= 0.95); CPU per healthy delivery ` +
+    `beside / alone: ${cpuRatio.toFixed(3)}`);
   console.log(`memory per delivery in flight: ${kb.map((k) => k.toFixed(1)).join(', ')} KB of RSS`);
-  return { ratio, pairs, kbPerInFlight: kb };
+  return { ratio, pairs, cpuRatio, kbPerInFlight: kb };
 }
 
 async function main() {

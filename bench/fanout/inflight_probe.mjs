@@ -19,7 +19,7 @@ export function sumSamples(text, names) {
 
 // {inFlight, maxInFlight, parked} from bulkhead's GET /metrics on `httpPort`.
 export async function deliveryGauges(httpPort) {
-  const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`);
+  const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`, { signal: AbortSignal.timeout(5000) });
   if (!res.ok) throw new Error(`GET /metrics: ${res.status}`);
   const s = sumSamples(await res.text(),
     ['bulkhead_host_inflight', 'bulkhead_delivery_max_inflight', 'bulkhead_parked_jobs']);
