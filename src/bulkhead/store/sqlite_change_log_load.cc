@@ -193,6 +193,10 @@ Status SqliteChangeLog::ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoade
   // Without compaction (a bare MemoryState) every row loads whole.
   const bool whole = salvage_ || !state.compacts();
   sqlite3_bind_int(st, 1, whole ? 1 : 0);
+  // The scan reads the file through mmap (a fifth less time at 10 M rows), and only the scan: a
+  // disk that fails under it raises SIGBUS instead of an I/O error
+  // (https://www.sqlite.org/mmap.html), which stops the process before it serves or writes
+  // anything.
   SqliteExec(db_, path_, "PRAGMA mmap_size=4294967296");
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
