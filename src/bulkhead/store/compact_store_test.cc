@@ -246,6 +246,33 @@ TEST_F(CompactStoreTest, AReopenedStoreOrdersARequeuedJobByItsSequenceAndDropsDu
   EXPECT_FALSE(Fetch().has_value()) << "the duplicate row of jid-4 was served";
 }
 
+// A queued row whose jid a job held whole also has (here: reserved) is the one dropped.
+TEST_F(CompactStoreTest, AReopenedStoreDropsAQueuedRowWhoseJidAReservedJobHolds) {
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  auto first = Fetch();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->jid, Job(0).jid);
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "c.db").string().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO jobs(jid, state, queue, jobtype, score, enqueued,"
+                         " reserve_for, payload) SELECT jid, 0, queue, jobtype, score + 100,"
+                         " enqueued, reserve_for, payload FROM jobs WHERE jid = 'jid-0'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  Reopen();
+  EXPECT_EQ(store_->cold_jobs(), 9u);
+  for (int i = 1; i < 10; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->jid, Job(i).jid);
+  }
+  EXPECT_FALSE(Fetch().has_value()) << "the queued copy of the reserved jid-0 was served";
+}
+
 TEST_F(CompactStoreTest, FetchesWhileRowsAreReadAheadGetEachJobOnce) {
   const int n = 2 * static_cast<int>(MemoryState::kReadAhead) + 5;
   for (int i = 0; i < n; ++i) ASSERT_TRUE(Push(Job(i)).ok());

@@ -286,7 +286,8 @@ class MemoryState {
   Entry* ThawSlot(QueueSlot& slot);
   // Lists the next cold, unrequested slots of `q` in `cold` (marking them requested).
   void ReadAhead(Queue& q, ColdFetch& cold);
-  void FinishLoadCold();  // the cold rows loaded put in FIFO order and indexed
+  void FinishLoadCold();                   // the cold rows loaded put in FIFO order and indexed
+  void DropDuplicateRow(QueueSlot& slot);  // a loaded cold row whose jid is known: a hole
   // Puts the slots of `q` in the order of `seqs` (one per slot).
   static void SortLoaded(Queue& q, const std::vector<int64_t>& seqs);
   void ForgetQueue(QueueMap::iterator it);

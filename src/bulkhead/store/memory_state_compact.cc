@@ -132,11 +132,17 @@ void MemoryState::SortLoaded(Queue& q, const std::vector<int64_t>& seqs) {
   q.jobs.swap(sorted);
 }
 
+void MemoryState::DropDuplicateRow(QueueSlot& slot) {
+  spdlog::warn("stored jobs: skipping row {}: duplicate jid {}", slot.id, slot.jid.view());
+  slot.id = 0;  // a hole (IsHole), dropped at either end, else when FETCH reaches it
+  slot.jid = CompactJid();
+  ++queue_by_no_[slot.queue_no]->second.holes;
+}
+
 void MemoryState::FinishLoadCold() {
   size_t rows_in_all = 0;
   for (const auto& [no, seqs] : loading_) rows_in_all += seqs.size();
   cold_.Reserve(cold_.size() + rows_in_all);  // one table for them all: no rehash while inserting
-  std::string jid;  // one buffer for every row's lookup: no allocation per queued job at start
   for (auto& [no, seqs] : loading_) {
     Queue& q = queue_by_no_[no]->second;
     SortLoaded(q, seqs);
@@ -149,20 +155,18 @@ void MemoryState::FinishLoadCold() {
     }
     for (QueueSlot& slot : q.jobs) {
       if (ahead != q.jobs.end()) cold_.Prefetch((ahead++)->jid.view());
-      bool known = false;
-      if (!by_jid_.empty()) {
-        jid.assign(slot.jid.view());
-        known = by_jid_.contains(jid);
-      }
-      if (known || !cold_.InsertNew(&slot)) {
-        spdlog::warn("stored jobs: skipping row {}: duplicate jid {}", slot.id, slot.jid.view());
-        slot.id = 0;  // a hole (IsHole), dropped below at either end, else when FETCH reaches it
-        slot.jid = CompactJid();
-        ++q.holes;
-      }
+      if (!cold_.InsertNew(&slot)) DropDuplicateRow(slot);
     }
-    TrimHoles(q);
   }
+  // A jid held whole (a set's job, a reservation) and also queued cold: the queued row is the
+  // duplicate. Looked up from the whole jobs, which are few, not from every queued row.
+  for (const auto& [jid, entry] : by_jid_) {
+    QueueSlot* slot = cold_.size() > 0 ? cold_.Find(jid) : nullptr;
+    if (slot == nullptr) continue;
+    cold_.Erase(jid);
+    DropDuplicateRow(*slot);
+  }
+  for (auto& [no, seqs] : loading_) TrimHoles(queue_by_no_[no]->second);
   loading_.clear();
   loading_into_ = nullptr;
   loading_seqs_ = nullptr;
