@@ -74,6 +74,20 @@ class CompactStoreTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
+  // With the store closed: a second, queued row for `jid` (a copy of its row, later in FIFO
+  // order), as a damaged or hand-edited file may hold.
+  void AddQueuedCopyOfRow(const std::string& jid) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "c.db").string().c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        "INSERT INTO jobs(jid, state, queue, jobtype, score, enqueued, reserve_for, payload)"
+        " SELECT jid, 0, queue, jobtype, score + 100, enqueued, reserve_for, payload FROM jobs"
+        " WHERE jid = '" +
+        jid + "'";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
   void Reopen() {
     store_.reset();
     store_ = std::make_unique<EmbeddedStore>(
@@ -226,16 +240,7 @@ TEST_F(CompactStoreTest, AReopenedStoreOrdersARequeuedJobByItsSequenceAndDropsDu
   loop_.RunUntil([&] { return moved.has_value(); });
   ASSERT_TRUE(moved->ok()) << moved->ToString();
   store_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "c.db").string().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "INSERT INTO jobs(jid, state, queue, jobtype, score, enqueued,"
-                         " reserve_for, payload) SELECT jid, state, queue, jobtype, score + 100,"
-                         " enqueued, reserve_for, payload FROM jobs WHERE jid = 'jid-4'",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  AddQueuedCopyOfRow("jid-4");
   Reopen();
   EXPECT_EQ(store_->cold_jobs(), 10u);
   for (int i : {1, 2, 3, 4, 5, 6, 7, 8, 9, 0}) {
@@ -253,16 +258,7 @@ TEST_F(CompactStoreTest, AReopenedStoreDropsAQueuedRowWhoseJidAReservedJobHolds)
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->jid, Job(0).jid);
   store_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "c.db").string().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "INSERT INTO jobs(jid, state, queue, jobtype, score, enqueued,"
-                         " reserve_for, payload) SELECT jid, 0, queue, jobtype, score + 100,"
-                         " enqueued, reserve_for, payload FROM jobs WHERE jid = 'jid-0'",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  AddQueuedCopyOfRow("jid-0");
   Reopen();
   EXPECT_EQ(store_->cold_jobs(), 9u);
   for (int i = 1; i < 10; ++i) {
