@@ -9,8 +9,8 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
