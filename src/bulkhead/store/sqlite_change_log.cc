@@ -114,9 +114,12 @@ void SqliteChangeLog::ReadJobs(std::vector<int64_t> ids, ReadDone done) {
 }
 
 bool SqliteChangeLog::LoopMayCommitLocked() const {
+  // Answers the writer posted run first: a commit on the loop, answered at once, would overtake
+  // them.
   return loop_commits_ && pending_reads_ == 0 && pending_changes_ <= kLoopCommitMaxChanges &&
          new_tasks_.empty() && !checkpoint_due_ && !stopping_ &&
-         !failed_.load(std::memory_order_relaxed);
+         !failed_.load(std::memory_order_relaxed) &&
+         answers_in_flight_->load(std::memory_order_relaxed) == 0;
 }
 
 SqliteChangeLog::Next SqliteChangeLog::ScheduleLocked() {
@@ -211,7 +214,11 @@ void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
     auto answer = std::make_shared<Result<std::vector<std::optional<JobRecord>>>>(
         s.ok() ? Result<std::vector<std::optional<JobRecord>>>(std::move(rows))
                : Result<std::vector<std::optional<JobRecord>>>(s));
-    poster_([answer, done = std::move(p.read_done)] { done(std::move(*answer)); });
+    answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
+    poster_([answer, done = std::move(p.read_done), in_flight = answers_in_flight_] {
+      done(std::move(*answer));
+      in_flight->fetch_sub(1, std::memory_order_relaxed);
+    });
   }
 }
 
@@ -239,8 +246,10 @@ void SqliteChangeLog::WriterLoop() {
         if (p.durable) callbacks->push_back(std::move(p.durable));
       }
       if (!callbacks->empty()) {
-        poster_([callbacks, s] {
+        answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
+        poster_([callbacks, s, in_flight = answers_in_flight_] {
           for (auto& cb : *callbacks) cb(s);
+          in_flight->fetch_sub(1, std::memory_order_relaxed);
         });
       }
       RunReads(batch);

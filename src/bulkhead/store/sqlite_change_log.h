@@ -8,11 +8,12 @@
 // "power" uses synchronous=FULL: the WAL is fsynced at every commit (slower; survives power loss).
 //
 // Who commits. One connection, used by one thread at a time: its owner (owner_, under mu_).
-// - Under "process", when nobody owns it and what is queued is small (kLoopCommitMaxChanges) and
-//   has no read, the event loop commits it itself at the end of the turn that appended it (one
-//   posted flush per turn) and runs the `durable` callbacks right after: a commit there is only
-//   write()s into the page cache, and it saves the two thread hand-offs per commit (mutex and
-//   condition variable there, asio::post and eventfd back) that a lone PUSH would wait for.
+// - Under "process", when nobody owns it, what is queued is small (kLoopCommitMaxChanges) and
+//   has no read, and every answer the writer posted has run (so none is overtaken), the event
+//   loop commits it itself at the end of the turn that appended it (one posted flush per turn)
+//   and runs the `durable` callbacks right after: a commit there is only write()s into the page
+//   cache, and it saves the two thread hand-offs per commit (mutex and condition variable there,
+//   asio::post and eventfd back) that a lone PUSH would wait for.
 // - Everything else goes to the writer thread, which keeps the connection while more is queued:
 //   "power" commits (an fsync each), batches bigger than that bound (their SQLite work then runs
 //   beside the loop's), reads (ReadJobs), checkpoints and writer tasks (backups).
@@ -208,6 +209,9 @@ class SqliteChangeLog final : public ChangeLog {
   bool flush_posted_ = false;     // guarded by mu_: a FlushOnLoop is on its way
   bool checkpoint_due_ = false;   // guarded by mu_: the writer is to checkpoint
   bool stopping_ = false;         // guarded by mu_
+  // Answers (durable callbacks, reads) the writer posted that the loop has not run yet: counted up
+  // by the writer before it posts (and before it lets the connection go), down by the loop.
+  std::shared_ptr<std::atomic<int>> answers_in_flight_ = std::make_shared<std::atomic<int>>(0);
   // Set once by the writer when a commit fails (failed_ after failure_, so that a reader that sees
   // failed_ finds failure_ set); never cleared.
   std::atomic<bool> failed_{false};

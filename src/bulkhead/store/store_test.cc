@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <tuple>
 
 #include "bulkhead/store/embedded_store.h"
@@ -1300,6 +1303,44 @@ TEST(SqliteChangeLogTest, AnswersComeInCallOrderWhicheverThreadCommits) {
   MemoryState state;
   ASSERT_TRUE(log.Load(state).ok());
   EXPECT_EQ(state.Stats().enqueued, static_cast<size_t>(next_id - 1));
+  log.Close();
+  std::filesystem::remove_all(dir);
+}
+
+// A flush the loop posted for a small change may run after the writer took that change (with a
+// read) and posted its answers: a change appended meanwhile must not be committed and answered
+// on the loop ahead of those answers.
+TEST(SqliteChangeLogTest, ALoopCommitNeverOvertakesTheWritersAnswers) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_changelog_overtake_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  TestLoop loop;
+  std::atomic<int> posts{0};
+  Store::Poster counting = [&](std::function<void()> fn) {
+    posts.fetch_add(1);
+    boost::asio::post(loop.io(), std::move(fn));
+  };
+  SqliteChangeLog log((dir / "log.db").string(), counting, "process");
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  auto insert = [](int64_t id) {
+    std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
+    changes[0].id = id;
+    changes[0].job = MakeJob("job-overtake-" + std::to_string(id));
+    return changes;
+  };
+  std::vector<std::string> answers;
+  log.Append(insert(1), [&](Status s) { answers.push_back("first " + s.ToString()); });
+  log.ReadJobs({1}, [&](auto rows) { answers.push_back(rows.ok() ? "read" : "read failed"); });
+  // The flush (1), then the writer's answers to the change (2) and to the read (3), all queued.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (posts.load() < 3) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer never answered";
+    std::this_thread::yield();
+  }
+  log.Append(insert(2), [&](Status s) { answers.push_back("second " + s.ToString()); });
+  loop.RunUntil([&] { return answers.size() == 3; });
+  EXPECT_EQ(answers, (std::vector<std::string>{"first OK", "read", "second OK"}));
   log.Close();
   std::filesystem::remove_all(dir);
 }
