@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 ARGS ?=
 
-.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test nemesis-test nemesis sidekiq-test mastodon-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout replay replay-sidekiq clean
+.PHONY: setup build build-server build-asan run test format-check layering-check unit-test unit-test-asan release-test interop-test cluster-test nemesis-test nemesis sidekiq-test mastodon-test e2e-test dashboard-test dashboard-screenshots deploy-test bench bench-fanout bench-inflight replay replay-sidekiq clean
 
 setup:
 	@bash scripts/setup
@@ -141,6 +141,11 @@ bench: build
 # loopback, bulkhead against the Sidekiq way and the machine's crypto limit; ~15 minutes, root.
 bench-fanout: build-server
 	bash bench/run.d/60-fanout.sh
+
+# 15,000 deliveries held in flight to never-answering hosts beside healthy ones (bench/fanout/
+# inflight.mjs, docs/benchmarks.md): the healthy rate alone and beside them; 3-5 minutes, root.
+bench-inflight: build-server
+	FANOUT_MAIN=bench/fanout/inflight.mjs bash bench/run.d/60-fanout.sh
 
 # The incident replayed on loopback (docs/incident.md): `make replay ARGS="--fault 5xx"`.
 replay: build-server

@@ -5,15 +5,25 @@
 // bounded (kMaxScanPerRequest jobs); and the jid search (one Store::FindJob), for a dead job in
 // the middle of the set. bench/run.d/50-dashboard.sh prints the ratio 1M / 1k (the in-run
 // baseline) and, per size, the middle and last page against the first.
+//
+// With BULKHEAD_DASHBOARD_QUEUED_STORE=PATH (a sqlite: store file, e.g. the one store_memory
+// leaves: millions of queued jobs) and BULKHEAD_DASHBOARD_QUEUED_JID=JID (one of its queued jobs),
+// the BM_QueuedStore benchmarks time the Queues page (the overview needs the server's INFO
+// source, not built here), and the jid search and job page of that job (its payload read back from
+// the file: queue_slot.h) on a copy of it opened once; the time the open took is printed to stderr.
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "bulkhead/dashboard/dashboard.h"
 #include "bulkhead/store/store.h"
@@ -30,11 +40,7 @@ struct Fixture {
            ("bulkhead-dashboard-bench-" + std::to_string(size) + ".db");
     std::filesystem::remove(path);
     std::filesystem::remove(path.string() + "-wal");
-    auto opened = OpenStoreFromUrl("sqlite:" + path.string(), [this](std::function<void()> f) {
-      boost::asio::post(io, std::move(f));
-    });
-    if (!opened.ok()) std::abort();
-    store = std::move(*opened);
+    Open();
     int64_t pending = 0;
     for (int64_t i = 0; i < size; ++i) {
       JobRecord j;
@@ -57,6 +63,28 @@ struct Fixture {
       io.restart();
       io.run_one();
     }
+    StartDashboard();
+  }
+  // The store at `existing` as it is (no jobs added); `path` is where it is.
+  explicit Fixture(const std::filesystem::path& existing) : path(existing), owned(false) {
+    spdlog::set_level(spdlog::level::off);
+    auto start = std::chrono::steady_clock::now();
+    Open();
+    std::fprintf(stderr, "opened %s in %.3f s\n", path.c_str(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    StartDashboard();
+  }
+  void Open() {
+    auto opened = OpenStoreFromUrl("sqlite:" + path.string(), [this](std::function<void()> f) {
+      boost::asio::post(io, std::move(f));
+    });
+    if (!opened.ok()) {
+      std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
+      std::abort();
+    }
+    store = std::move(*opened);
+  }
+  void StartDashboard() {
     engine = std::make_unique<Engine>(io, *store, config, SystemClock::Instance(), rng);
     dashboard = std::make_unique<dashboard::Dashboard>(io, *engine, dashboard::DashboardOptions{},
                                                        dashboard::DashboardSources{});
@@ -65,6 +93,7 @@ struct Fixture {
     dashboard.reset();
     engine.reset();
     store->Close();
+    if (!owned) return;
     for (const char* suffix : {"", "-wal", "-shm", "-commits"}) {
       std::filesystem::remove(path.string() + suffix);
     }
@@ -73,17 +102,25 @@ struct Fixture {
   size_t Get(const std::string& query, const std::string& path = "/dead") {
     HttpRequestIn req{.method = "GET", .path = path, .query = query};
     size_t bytes = 0;
-    dashboard->Handle(req, [&bytes](HttpResponseOut r) {
+    bool answered = false;
+    dashboard->Handle(req, [&](HttpResponseOut r) {
       if (r.status != 200) std::abort();
       bytes = r.body.size();
+      answered = true;
     });
     io.restart();
     io.poll();
+    // A cold job's row is read on the store's thread: its answer is posted back.
+    while (!answered) {
+      io.restart();
+      io.run_one();
+    }
     return bytes;
   }
 
   boost::asio::io_context io;
   std::filesystem::path path;
+  bool owned = true;  // made here: removed at the end
   Config config;
   DefaultRng rng;
   std::unique_ptr<Store> store;
@@ -130,6 +167,34 @@ void BM_Search(benchmark::State& state) {
   if (bytes == 0) std::abort();
 }
 BENCHMARK(BM_Search)->Arg(1'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// The pages of a store of queued jobs (BULKHEAD_DASHBOARD_QUEUED_STORE, see the top): registered
+// only when it is set.
+const bool kQueuedStoreBenchmarks = [] {
+  const char* store = std::getenv("BULKHEAD_DASHBOARD_QUEUED_STORE");
+  const char* jid = std::getenv("BULKHEAD_DASHBOARD_QUEUED_JID");
+  if (store == nullptr || jid == nullptr) return false;
+  static std::unique_ptr<Fixture> fixture;
+  static const std::filesystem::path path(store);
+  static const std::string job = jid;
+  auto page = [](const char* target, std::string query) {
+    return [target, query](benchmark::State& state) {
+      if (!fixture) fixture = std::make_unique<Fixture>(path);
+      size_t bytes = 0;
+      for (auto _ : state) bytes = fixture->Get(query, target);
+      state.counters["page_bytes"] = static_cast<double>(bytes);
+    };
+  };
+  for (auto [name, target, query] :
+       {std::tuple<const char*, const char*, std::string>{"queues", "/queues", ""},
+        {"search", "/search", "jid=" + job},
+        {"job", "/job", "jid=" + job}}) {
+    benchmark::RegisterBenchmark((std::string("BM_QueuedStore/") + name).c_str(),
+                                 page(target, query))
+        ->Unit(benchmark::kMillisecond);
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace bulkhead

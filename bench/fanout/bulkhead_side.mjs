@@ -17,16 +17,19 @@ const faktory = require('faktory-worker');
 
 export const BATCH = 1000;
 
-function toml({ caFile, delivery }) {
-  const lines = ['allow_private_targets = true', `delivery_ca_file = "${caFile}"`, 'log_level = "warn"',
-    '', '[delivery]'];
+// settings: top-level keys (e.g. max_connections); delivery: [delivery] keys, dotted ones for a
+// type's table (e.g. 'activitypub.first_byte_timeout_ms').
+function toml({ caFile, delivery, settings = {} }) {
+  const lines = ['allow_private_targets = true', `delivery_ca_file = "${caFile}"`, 'log_level = "warn"'];
+  for (const [k, v] of Object.entries(settings)) lines.push(`${k} = ${v}`);
+  lines.push('', '[delivery]');
   for (const [k, v] of Object.entries(delivery)) lines.push(`${k} = ${v}`);
   return lines.join('\n') + '\n';
 }
 
 export class BulkheadSender {
   // binary; dir (fresh per run); caFile; delivery ({global_max_in_flight: 16000, ...});
-  // keyPemFile, keyId.
+  // settings (top-level keys, optional); keyPemFile, keyId.
   constructor(options) {
     this.options = options;
     this.service = null;

@@ -38,7 +38,7 @@ async function perfReport(perf, file) {
   return lines;
 }
 
-async function waitForArrivals(receivers, expected, timeoutMs) {
+export async function waitForArrivals(receivers, expected, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stats = await receivers.stats();
@@ -51,7 +51,7 @@ async function waitForArrivals(receivers, expected, timeoutMs) {
 
 // The run's figures from the arrival times of the deliveries it pushed (`indices`, in push
 // order) and the push times per batch.
-function timings(indices, batches, arrivals, stuck) {
+export function timings(indices, batches, arrivals, stuck) {
   const pushedAt = new Float64Array(indices.length);
   for (const b of batches) pushedAt.fill(b.at, b.start, b.start + b.count);
   const latencies = [];

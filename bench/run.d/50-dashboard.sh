@@ -32,3 +32,24 @@ small = runs["BM_DeadPageFiltered/1000"]["real_time"]
 big = runs["BM_DeadPageFiltered/1000000"]["real_time"]
 print("filtered dead page from the middle, no match (5,000 jobs scanned): %.2f ms at 1k, %.2f ms at 1M; ratio %.1f" % (small, big, big / small))
 '
+# With BENCH_DASHBOARD_QUEUED_STORE=PATH (a store of queued jobs, e.g. the one
+# `store_memory --jobs 10000000 --dir DIR` leaves at DIR/store_memory.db): the Queues page and the jid search / job page of a job in the middle of its queue, on that file (opened as
+# it is; bulkhead then owns it: keep a copy if it matters).
+queued="${BENCH_DASHBOARD_QUEUED_STORE:-}"
+if [ -n "$queued" ]; then
+  jid="$(python3 -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+n, = db.execute("SELECT count(*) FROM jobs WHERE state = 0").fetchone()
+print(db.execute("SELECT jid FROM jobs WHERE state = 0 ORDER BY id LIMIT 1 OFFSET ?", (n // 2,)).fetchone()[0])
+' "$queued")"
+  BULKHEAD_DASHBOARD_QUEUED_STORE="$queued" BULKHEAD_DASHBOARD_QUEUED_JID="$jid" \
+    "$bench" --benchmark_filter=BM_QueuedStore --benchmark_format=json \
+    --benchmark_min_time=0.5 | python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["benchmarks"]:
+    ms = b["real_time"]
+    print("queued store, %s: %.2f ms; %s the 200 ms budget"
+          % (b["name"].split("/")[1], ms, "under" if ms < 200 else "OVER"))
+'
+fi

@@ -9,7 +9,9 @@
 # runs in a private mount namespace (unshare -m, so root) whose /etc/hosts is the machine's plus
 # those names, bind-mounted; bulkhead (getaddrinfo) and Ruby resolve through it with no change,
 # and the machine's own /etc/hosts is never touched.
-# Env: BUILD_DIR (default build) and the FANOUT_* settings listed in bench/fanout/fanout.mjs.
+# Env: BUILD_DIR (default build) and the FANOUT_* settings listed in bench/fanout/fanout.mjs;
+# FANOUT_MAIN, the script run in that namespace (default bench/fanout/fanout.mjs; `make
+# bench-inflight` runs bench/fanout/inflight.mjs, 15,000 deliveries held in flight, with it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
@@ -42,4 +44,4 @@ trap 'rm -rf "$tmp"' EXIT
 } >"$tmp/hosts"
 ulimit -Sn "$(ulimit -Hn)"
 BUILD_DIR="$build_dir" unshare -m --propagation private -- bash -c \
-  'mount --bind "$1" /etc/hosts && exec node bench/fanout/fanout.mjs' _ "$tmp/hosts"
+  'mount --bind "$1" /etc/hosts && exec node "$2"' _ "$tmp/hosts" "${FANOUT_MAIN:-bench/fanout/fanout.mjs}"

@@ -30,20 +30,20 @@ function storePath(server) {
   return server.store.slice('sqlite:'.length);
 }
 
-// Pushes N jobs, `perCall` per PUSH or PUSHB, several calls in flight (many group commits).
-async function pushJobs(server, perCall) {
+// Pushes `count` jobs, `perCall` per PUSH or PUSHB, several calls in flight (many group commits).
+async function pushJobs(server, perCall, count = N) {
   const client = new faktory.Client({ url: server.url, poolSize: 4 });
   try {
     const calls = [];
-    for (let b = 0; b < N; b += perCall) {
+    for (let b = 0; b < count; b += perCall) {
       const jobs = [];
-      for (let i = b; i < Math.min(N, b + perCall); i += 1) {
+      for (let i = b; i < Math.min(count, b + perCall); i += 1) {
         jobs.push({ jid: jidOf(i), jobtype: 'Damaged', args: [i, 'x'.repeat(200)] });
       }
       calls.push(perCall === 1 ? client.push(jobs[0]) : client.pushBulk(jobs));
     }
     await Promise.all(calls);
-    assert.equal((await client.info()).faktory.queues.default, N);
+    assert.equal((await client.info()).faktory.queues.default, count);
   } finally {
     await client.close();
   }
@@ -95,6 +95,40 @@ test('payload rows corrupted with the sqlite3 CLI are refused, naming the rows',
   const out = await expectRefused(server, `holds ${N / 10} damaged jobs`, 'payload is not a JSON object',
     '--salvage-damaged-jobs');
   assert.match(out, /id 10 \(jid "damaged-0000\d\d"\)/);
+});
+
+// At start only the first 10,000 queued payloads (by row id) are checked; the others are checked
+// when FETCH first reads them: a damaged one is moved to damaged_jobs then, never handed out.
+test('a damaged queued payload past the start check is set aside when fetched', async (t) => {
+  const server = newServer(t);
+  const count = 10_200;
+  await server.start();
+  await pushJobs(server, 600, count);
+  await server.stop();
+  const damaged = [10_050, 10_150].map(jidOf);
+  execFileSync('sqlite3', [storePath(server),
+    `UPDATE jobs SET payload = substr(payload, 7) WHERE jid IN ('${damaged.join("', '")}')`]);
+  await server.start();
+  assert.match(server.stderr, /checked 10000 of 10200 payloads at start/);
+  const client = new faktory.Client({ url: server.url, poolSize: 8 });
+  t.after(() => client.close());
+  const served = new Set();
+  for (;;) {
+    const jobs = await Promise.all(Array.from({ length: 8 }, () => client.fetch('default')));
+    for (const job of jobs.filter(Boolean)) {
+      assert.equal(job.jid, jidOf(job.args[0]));
+      served.add(job.jid);
+    }
+    if (jobs.some((job) => !job)) break;
+  }
+  assert.equal(served.size, count - damaged.length);
+  for (const jid of damaged) assert.ok(!served.has(jid), `${jid} was handed out`);
+  assert.equal((await client.info()).faktory.queues.default, 0);
+  assert.match(server.stderr, /moved 1 damaged jobs to the table damaged_jobs \(id \d+ \(jid "damaged-010050"\): payload is not a JSON object\)/);
+  await server.stop();
+  const rows = execFileSync('sqlite3', [storePath(server), 'SELECT jid, reason FROM damaged_jobs ORDER BY id'])
+    .toString().trim().split('\n');
+  assert.deepEqual(rows, damaged.map((jid) => `${jid}|payload is not a JSON object`));
 });
 
 test('garbage in the write-ahead log after kill -9 is refused as lost commits', async (t) => {

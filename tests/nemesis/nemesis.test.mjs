@@ -6,8 +6,8 @@
 //
 // The promises every scenario must keep (a failure here is a bug): no job answered +OK is lost;
 // none is handed out after its ACK was answered +OK; no duplicate outside a fault window; the
-// throttle's limit outside fault windows; every due batch callback runs, and once; no cron due time
-// fired twice. What a fault may break is reported (t.diagnostic) and asserted only where the
+// throttle's limit outside fault windows; every due batch callback runs, and once; every cron due
+// time fires, and once. What a fault may break is reported (t.diagnostic) and asserted only where the
 // design promises it (see docs/reliability.md).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -26,7 +26,7 @@ const ONLY = process.env.NEMESIS_ONLY;
 // Promises a scenario is known not to keep, with the reason (docs/reliability.md): the test
 // reports them and does not fail on them.
 const KNOWN = {
-  'clock-ahead': ['unique'],
+  'clock-ahead': ['unique', 'cron'],
 };
 
 for (const scenario of Object.values(SCENARIOS)) {
@@ -51,5 +51,8 @@ for (const scenario of Object.values(SCENARIOS)) {
     assert.deepEqual(report.batches.multi, [], 'no batch callback ran twice');
     if (!known.includes('unique')) assert.deepEqual(report.unique, [], 'no unique job pushed while its lock held');
     assert.deepEqual(report.cron.multi, [], 'no cron due time fired twice');
+    // A due time is skipped only when no node could claim it for longer than the catch-up minute
+    // (engine/cron_scheduler.h); no scenario keeps the store away from every node that long.
+    if (!known.includes('cron')) assert.equal(report.cron.missing, 0, 'no cron due time skipped');
   });
 }

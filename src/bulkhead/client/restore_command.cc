@@ -4,6 +4,7 @@
 
 #include "bulkhead/config/config.h"
 #include "bulkhead/store/sqlite_restore.h"
+#include "bulkhead/util/store_url.h"
 
 namespace bulkhead {
 
@@ -28,18 +29,18 @@ Status RestoreCommand::Run(std::ostream& out) {
   if (!data_dir_.empty()) config.data_dir = data_dir_;
   if (!store_.empty()) config.store = store_;
   std::string url = config.StoreUrl();
-  if (!url.starts_with("sqlite:")) {
+  std::optional<std::string> store_path = SqliteStorePath(url);
+  if (!store_path) {
     return Status::InvalidArgument(
         "restore replaces a sqlite: store, and the configured store is " +
         url.substr(0, url.find(':') + 1) +
         (IsRedisStoreUrl(url) ? " (restore Redis from its own RDB or AOF files)"
                               : " (nothing on disk to restore into)"));
   }
-  std::string store_path = url.substr(7);
-  if (store_path.starts_with("//")) store_path = store_path.substr(2);  // sqlite:///abs/path
-  Result<RestoreReport> r = RestoreSqliteStore(path_, store_path);
+  if (store_path->empty()) return Status::InvalidArgument("store URL " + url + " has no file path");
+  Result<RestoreReport> r = RestoreSqliteStore(path_, *store_path);
   if (!r.ok()) return r.status();
-  out << "restored " << path_ << " into " << store_path << " (" << r->bytes
+  out << "restored " << path_ << " into " << *store_path << " (" << r->bytes
       << " bytes, schema version " << r->schema_version << ")\n";
   int64_t total = 0;
   for (const auto& [state, count] : r->jobs) total += count;

@@ -11,6 +11,7 @@
 #include "bulkhead/config/relay_config.h"
 #include "bulkhead/config/settings.h"
 #include "bulkhead/config/throttle_config.h"
+#include "bulkhead/config/toml_line.h"
 
 namespace bulkhead {
 namespace {
@@ -67,9 +68,7 @@ class ConfigFileReader {
 
  private:
   Status Error(const std::string& text, const toml::node& node) const {
-    std::string line;
-    if (node.source().begin) line = " (line " + std::to_string(node.source().begin.line) + ")";
-    return Status::InvalidArgument("config file " + path_ + ": " + text + line);
+    return Status::InvalidArgument("config file " + path_ + ": " + text + TomlLine(node.source()));
   }
 
   Status ReadTable(const std::string& prefix, const toml::table& table) {
@@ -183,11 +182,8 @@ Result<Config> LoadConfigFile(const std::string& path, Config base) {
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    std::string msg = "config file " + path + ": " + std::string(e.description());
-    if (e.source().begin) {
-      msg += " (line " + std::to_string(e.source().begin.line) + ")";
-    }
-    return Status::InvalidArgument(msg);
+    return Status::InvalidArgument("config file " + path + ": " + std::string(e.description()) +
+                                   TomlLine(e.source()));
   }
   return ConfigFileReader(path, std::move(base)).Read(root);
 }

@@ -7,15 +7,14 @@
 #include <set>
 #include <sstream>
 
+#include "bulkhead/config/toml_line.h"
+
 namespace bulkhead {
 namespace {
 
 using nlohmann::json;
 
-std::string Line(const toml::node& node) {
-  if (!node.source().begin) return "";
-  return " (line " + std::to_string(node.source().begin.line) + ")";
-}
+std::string Line(const toml::node& node) { return TomlLine(node.source()); }
 
 json ToJson(const toml::node& node) {
   if (const auto* t = node.as_table()) {

@@ -4,13 +4,12 @@
 #include <map>
 #include <set>
 
+#include "bulkhead/config/toml_line.h"
+
 namespace bulkhead {
 namespace {
 
-std::string AtLine(const toml::node& node) {
-  if (!node.source().begin) return "";
-  return " (line " + std::to_string(node.source().begin.line) + ")";
-}
+std::string AtLine(const toml::node& node) { return TomlLine(node.source()); }
 
 // App names: what a URL segment and a metric label may hold without escaping.
 bool IsAppName(const std::string& name) {

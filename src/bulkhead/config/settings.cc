@@ -166,7 +166,7 @@ std::vector<Setting> LimitRows() {
        .min = 1024},
       {.key = "line_timeout_seconds",
        .field = MemberField<&Config::line_timeout_seconds>(),
-       .doc = "a half-sent line must complete within this",
+       .doc = "a half-sent line must complete within this, or keep arriving at 1 KiB/s or more",
        .min = 1},
       {.key = "handshake_timeout_seconds",
        .field = MemberField<&Config::handshake_timeout_seconds>(),

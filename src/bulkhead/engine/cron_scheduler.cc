@@ -75,8 +75,15 @@ void CronScheduler::Fire(size_t index, TimePoint due) {
       e.config.name, due, alive_.Guard([this, index, due, before](Result<bool> claimed) {
         Entry& e = entries_[index];
         if (!claimed.ok()) {
-          // Not claimed: the next look tries again while the due time is recent.
-          if (e.attempted == due) e.attempted = before;
+          // Not claimed: the next look tries again from this due time while it is recent. Claims
+          // of several due times (a catch-up) fail together when the store is down; the answers
+          // come in order, and each may only move `attempted` back, so the earliest failed due
+          // time is where the next look starts.
+          if (!before) {
+            e.attempted.reset();
+          } else if (e.attempted && *before < *e.attempted) {
+            e.attempted = before;
+          }
           spdlog::warn("cron {}: claiming the firing due {} failed: {}", e.config.name,
                        FormatRfc3339(due), claimed.status().message());
           return;

@@ -8,6 +8,8 @@
 // (kCatchUp): every due time of the last minute after the entry's last claimed one fires, in
 // order (a late tick, a restart within a minute), each once; due times missed for longer
 // (downtime) are skipped. An entry never fired before starts with its latest due time.
+// A claim that fails (the store cannot be reached) is tried again at the next look, starting from
+// the earliest due time whose claim failed, while it is within kCatchUp.
 // A claim whose PUSH then fails (NOTUNIQUE, a store error) is logged and counted lost; a crash
 // between the claim and the PUSH loses that firing too (at-most-once per due time).
 //

@@ -27,14 +27,21 @@ class CronSchedulerTest : public ::testing::TestWithParam<bool> {
  protected:
   CronSchedulerTest() {
     inner_ = std::move(*OpenStoreFromUrl("memory:", [](std::function<void()> f) { f(); }));
-    if (GetParam()) {
-      deferred_ = std::make_unique<DeferredStore>(
-          *inner_, [this](std::function<void()> f) { boost::asio::post(io_, std::move(f)); });
-    }
+    // Answers later (Deferred) or at once (Inline); either way a test may fail its cron claims.
+    deferred_ = std::make_unique<DeferredStore>(*inner_, [this](std::function<void()> f) {
+      if (GetParam()) {
+        boost::asio::post(io_, std::move(f));
+      } else {
+        f();
+      }
+    });
     config_.cron = {
         Entry("minutely", "* * * * *", R"({"jobtype":"Tick","queue":"cron","args":[]})")};
   }
-  Store& store() { return deferred_ ? *deferred_ : *inner_; }
+  Store& store() { return *deferred_; }
+  DeferredCronClaims& claims() {
+    return static_cast<DeferredCronClaims&>(deferred_->cron_claims());
+  }
   std::unique_ptr<Engine> StartEngine() {
     auto engine = std::make_unique<Engine>(io_, store(), config_, clock_, rng_);
     engine->Start();
@@ -144,6 +151,22 @@ TEST_P(CronSchedulerTest, ALateLookFiresEveryDueTimeOfTheLastMinute) {
   EXPECT_EQ(FormatRfc3339(*CronOf(*engine).last_run), "2023-11-14T22:15:20Z");
   Advance(91s);  // 22:17:00: only those less than a minute old (22:16:20, 22:16:40, 22:17:00)
   EXPECT_EQ(Queued("default"), 7u);
+}
+
+TEST_P(CronSchedulerTest, DueTimesWhoseClaimsFailedTogetherFireOnceTheStoreAnswersAgain) {
+  config_.cron = {Entry("every20s", "@every 20s", R"({"jobtype":"Fast","args":[]})")};
+  auto engine = StartEngine();
+  EXPECT_EQ(Queued("default"), 1u);  // 22:14:20
+  claims().FailWith(Status::Unavailable("no primary"));
+  Advance(40s);  // 22:15:10: one look claims 22:14:40 and 22:15:00, and both claims fail
+  EXPECT_EQ(Queued("default"), 1u);
+  claims().FailWith(Status::Ok());
+  Advance(1s);  // the next look starts again from the earliest failed due time
+  EXPECT_EQ(Queued("default"), 3u);
+  EXPECT_EQ(FormatRfc3339(*CronOf(*engine).last_run), "2023-11-14T22:15:00Z");
+  Advance(10s);  // 22:15:21: 22:15:20, once
+  EXPECT_EQ(Queued("default"), 4u);
+  EXPECT_EQ(CronOf(*engine).enqueued, 4);
 }
 
 TEST_P(CronSchedulerTest, TwoEnginesOnOneStoreFireOnce) {

@@ -30,6 +30,34 @@ HttpResponseOut HttpResponseOut::Error(int status, const std::string& message) {
   return Json(status, DumpJson(nlohmann::json{{"error", message}}));
 }
 
+HttpResponseOut HttpResponseOut::Error(const Status& status) {
+  int http = 500;
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      http = 400;
+      break;
+    case StatusCode::kPermissionDenied:
+      http = 403;
+      break;
+    case StatusCode::kNotFound:
+      http = 404;
+      break;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+      http = 409;
+      break;
+    case StatusCode::kResourceExhausted:
+      http = 429;
+      break;
+    case StatusCode::kUnavailable:
+      http = 503;
+      break;
+    default:
+      break;
+  }
+  return Error(http, status.message());
+}
+
 namespace {
 
 std::string CannedError(int status, const char* reason, const std::string& message) {

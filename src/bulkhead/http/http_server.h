@@ -46,6 +46,9 @@ struct HttpResponseOut {
   static HttpResponseOut Json(int status, std::string body);
   // {"error": message}
   static HttpResponseOut Error(int status, const std::string& message);
+  // An error reply for a failed Status: {"error": its message} with the HTTP status its code
+  // means (400 bad input, 403, 404, 409 not now, 429 a limit, 503 a dependency down, else 500).
+  static HttpResponseOut Error(const Status& status);
 };
 
 struct HttpServerOptions {

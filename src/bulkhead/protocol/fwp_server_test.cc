@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -54,6 +55,12 @@ class Conn {
   }
   void Send(const std::string& s) {
     ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), (ssize_t)s.size());
+  }
+  // Each Send leaves at once (no Nagle wait for the server's delayed ACK of the previous one), so
+  // that the server's loop can read it before the test moves the clock.
+  void NoDelay() {
+    int one = 1;
+    ASSERT_EQ(::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)), 0);
   }
   // True when nothing has arrived (the server sent nothing and did not close). The caller lets
   // the server's loop run first (Pass).
@@ -441,6 +448,29 @@ TEST_P(FwpServerTest, PartialLineTimesOut) {
   Pass(999ms);
   EXPECT_TRUE(c.Quiet()) << "timed out early";
   Pass(1ms);
+  EXPECT_EQ(c.Read(), "-ERR timed out waiting for the end of the command line");
+  EXPECT_EQ(c.Read(), "<closed>");
+}
+
+TEST_P(FwpServerTest, PartialLineStillArrivingKeepsItsConnection) {
+  config_.line_timeout_seconds = 1;
+  StartServer();
+  Conn c = Hello();
+  c.NoDelay();
+  c.Send("PUSH {\"jid\":\"a-slowly-sent-job\",\"jobtype\":\"A\",\"args\":[\"");
+  Pass(0ms);  // read, and the line timer armed
+  // Three periods of the timeout, each bringing 2 KiB of the line (past 1 KiB/s): no timeout.
+  for (int i = 0; i < 3; ++i) {
+    c.Send(std::string(2048, 'x'));
+    Pass(1000ms);
+    ASSERT_TRUE(c.Quiet()) << "timed out although the line kept arriving (period " << i
+                           << "): " << c.Read();
+  }
+  c.Send("\"]}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  // A period that brings less than 1 KiB/s ends it.
+  c.Send("PUSH {\"jid\":");
+  Pass(1000ms);
   EXPECT_EQ(c.Read(), "-ERR timed out waiting for the end of the command line");
   EXPECT_EQ(c.Read(), "<closed>");
 }

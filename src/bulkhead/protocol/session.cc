@@ -16,6 +16,11 @@ namespace bulkhead {
 
 namespace asio = boost::asio;
 
+namespace {
+// The least rate at which a half-sent line keeps its connection past line_timeout_seconds.
+constexpr uint64_t kMinLineBytesPerSecond = 1024;
+}  // namespace
+
 void Responder::Ok() {
   std::string r;
   resp::AppendSimple(r, replies::kOk);
@@ -163,21 +168,33 @@ void Session::DoRead() {
                             return;
                           }
                           in_.append(read_buf_.data(), n);
+                          bytes_read_ += n;
                           ProcessBuffer();
                         });
 }
 
+// A half-sent line must complete within line_timeout_seconds, unless it keeps arriving at
+// kMinLineBytesPerSecond or more: a client that stalls mid-line (slowloris) is cut off, a large
+// PUSHB read slowly by a busy server is not. Each period of line_timeout_seconds that brought at
+// least that rate of bytes starts another (a line is bounded by max_line_bytes anyway).
 void Session::ArmLineTimer() {
   if (line_timer_armed_) return;
   line_timer_armed_ = true;
+  bytes_read_at_arm_ = bytes_read_;
   auto self = shared_from_this();
-  line_timer_.ExpiresAfter(std::chrono::seconds(server_.config().line_timeout_seconds));
-  line_timer_.AsyncWait([this, self](boost::system::error_code ec) {
+  const int seconds = server_.config().line_timeout_seconds;
+  line_timer_.ExpiresAfter(std::chrono::seconds(seconds));
+  line_timer_.AsyncWait([this, self, seconds](boost::system::error_code ec) {
     line_timer_armed_ = false;
     if (ec || closed_) return;
     // The line completed meanwhile, or we are not reading (a barrier, or replies the client has
     // not taken yet): the rest of the line may be sitting unread in the socket.
     if (in_.empty() || !barriers_.empty() || PausedForOutput()) return;
+    if (bytes_read_ - bytes_read_at_arm_ >=
+        kMinLineBytesPerSecond * static_cast<uint64_t>(seconds)) {
+      ArmLineTimer();  // still arriving
+      return;
+    }
     resp::AppendError(out_, replies::kLineTimeout);
     close_after_write_ = true;
     MaybeWrite();

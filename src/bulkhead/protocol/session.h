@@ -118,7 +118,9 @@ class Session : public std::enable_shared_from_this<Session> {
   Timer handshake_timer_;  // on the engine's clock, as every timer below
   Timer line_timer_;
   bool line_timer_armed_ = false;
-  Timer closing_timer_;  // CloseAfterReplies' bound
+  uint64_t bytes_read_ = 0;         // every byte received on this connection
+  uint64_t bytes_read_at_arm_ = 0;  // bytes_read_ when line_timer_ was last armed
+  Timer closing_timer_;             // CloseAfterReplies' bound
 
   std::array<char, 64 * 1024> read_buf_;
   std::string in_;           // bytes received, not yet consumed

@@ -33,17 +33,6 @@ struct BackupState {
   }
 };
 
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    default:
-      return 503;
-  }
-}
-
 // Why `store` cannot be backed up by bulkhead (it has no StoreBackup).
 std::string NoBackupReason(const Store& store) {
   if (store.Name() == "memory") {
@@ -92,7 +81,7 @@ void StartBackup(Store& store, const Clock& clock, const std::shared_ptr<BackupS
   backup->Backup(path, progress, done);
   *returned = true;
   if (!refused->ok()) {
-    reply(HttpResponseOut::Error(HttpStatusOf(*refused), refused->message()));
+    reply(HttpResponseOut::Error(*refused));
     return;
   }
   *state = BackupState{"running", path, {}, 0, "", clock.Now(), {}};

@@ -18,21 +18,6 @@ nlohmann::json KeyJson(const StoreKeyRing::KeyInfo& key) {
           {"fingerprint", key.fingerprint}};
 }
 
-int StatusToHttp(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
-}
-
 // The key id from "/api/keys/<url-encoded key id>", decoded.
 Result<std::string> KeyIdFromPath(const std::string& path) {
   std::string_view encoded =
@@ -61,7 +46,7 @@ void PutKey(StoreKeyRing& keys, const HttpRequestIn& req, HttpServer::Reply repl
   // HttpRequestIn is const: the registry wipes its own copy of the PEM.
   keys.Add(*key_id, req.body, [reply](Result<StoreKeyRing::AddResult> r) {
     if (!r.ok()) {
-      reply(HttpResponseOut::Error(StatusToHttp(r.status()), r.status().message()));
+      reply(HttpResponseOut::Error(r.status()));
       return;
     }
     reply(HttpResponseOut::Json(r->created ? 201 : 200, DumpJson(KeyJson(r->key))));
@@ -106,7 +91,7 @@ void RegisterKeysApi(HttpServer& http, StoreKeyRing& keys, const std::string& pa
                }
                keys.Remove(*key_id, [reply](Status s) {
                  if (!s.ok()) {
-                   reply(HttpResponseOut::Error(StatusToHttp(s), s.message()));
+                   reply(HttpResponseOut::Error(s));
                    return;
                  }
                  HttpResponseOut r;

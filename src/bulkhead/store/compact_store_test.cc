@@ -46,6 +46,21 @@ TEST(JidIndexTest, FindsEveryJidThroughGrowthAndErases) {
   EXPECT_EQ(index.size(), 5001u - 1667u);
 }
 
+TEST(JidIndexTest, ReservedOnceAndInsertNewRefusesAKnownJid) {
+  std::deque<QueueSlot> slots;
+  JidIndex index;
+  index.Reserve(3000);
+  for (int i = 0; i < 3000; ++i) {
+    slots.push_back(QueueSlot{.id = i + 1, .jid = CompactJid("jid-" + std::to_string(i))});
+    ASSERT_TRUE(index.InsertNew(&slots.back())) << i;
+  }
+  slots.push_back(QueueSlot{.id = 9999, .jid = CompactJid("jid-1234")});
+  EXPECT_FALSE(index.InsertNew(&slots.back()));
+  EXPECT_EQ(index.size(), 3000u);
+  EXPECT_EQ(index.Find("jid-1234")->id, 1235);
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(index.Find("jid-" + std::to_string(i))->id, i + 1);
+}
+
 class CompactStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -197,6 +212,38 @@ TEST_F(CompactStoreTest, AReopenedStoreLoadsQueuedJobsColdInOrder) {
     ASSERT_TRUE(job.has_value()) << i;
     EXPECT_EQ(job->payload, Job(i).payload);
   }
+}
+
+// A job queued again keeps its row (a low id) with a later FIFO sequence: the load, which reads
+// rows by id, puts it back at the end of its queue. A second row with a known jid is dropped.
+TEST_F(CompactStoreTest, AReopenedStoreOrdersARequeuedJobByItsSequenceAndDropsDuplicateJids) {
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  auto first = Fetch();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->jid, Job(0).jid);
+  std::optional<Status> moved;
+  store_->Move(Job(0), now_, [&](Status s) { moved = s; });
+  loop_.RunUntil([&] { return moved.has_value(); });
+  ASSERT_TRUE(moved->ok()) << moved->ToString();
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "c.db").string().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO jobs(jid, state, queue, jobtype, score, enqueued,"
+                         " reserve_for, payload) SELECT jid, state, queue, jobtype, score + 100,"
+                         " enqueued, reserve_for, payload FROM jobs WHERE jid = 'jid-4'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  Reopen();
+  EXPECT_EQ(store_->cold_jobs(), 10u);
+  for (int i : {1, 2, 3, 4, 5, 6, 7, 8, 9, 0}) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    EXPECT_EQ(job->jid, Job(i).jid);  // (job 0's payload now has its enqueued_at)
+  }
+  EXPECT_FALSE(Fetch().has_value()) << "the duplicate row of jid-4 was served";
 }
 
 TEST_F(CompactStoreTest, FetchesWhileRowsAreReadAheadGetEachJobOnce) {

@@ -85,7 +85,10 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
     AfterLoads([cb = std::move(cb), job = std::move(job)]() mutable { cb(std::move(job)); });
     return;
   }
-  waiting_.emplace(cold.id, std::move(cb));
+  waiting_.emplace(
+      cold.id,
+      Waiter{std::move(cb), job->jid, queues,
+             throttled ? std::optional<ThrottledFetch>(*throttled) : std::nullopt, holder, now});
   // Its row is on its way already (an earlier FETCH read it ahead): answered with that read.
   if (cold.requested && reading_.contains(cold.id)) return;
   std::vector<int64_t> ids = {cold.id};
@@ -108,12 +111,17 @@ void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
       if (rows.ok() && (*rows)[i]) state_.Warm(id, std::move(*(*rows)[i]));
       continue;
     }
-    JobCallback cb = std::move(waiter->second);
+    Waiter w = std::move(waiter->second);
     waiting_.erase(waiter);
+    JobCallback& cb = w.cb;
     if (!rows.ok()) {
       cb(rows.status());
     } else if (!(*rows)[i]) {
-      cb(Status::Internal("fetched job row " + std::to_string(id) + " is not stored"));
+      // Not stored: the log set it aside as damaged (never handed out). Forget it, take the next.
+      std::vector<Change> changes;
+      state_.RemoveRow(w.jid, id, changes);
+      Commit(std::move(changes), nullptr);
+      Fetch(w.queues, w.throttled ? &*w.throttled : nullptr, w.holder, w.now, std::move(cb));
     } else {
       cb(std::optional<JobRecord>(state_.FillPayload(id, std::move(*(*rows)[i]))));
     }
@@ -138,13 +146,17 @@ void EmbeddedContext::FindJob(const std::string& jid, JobCallback cb) {
     });
     return;
   }
-  log_->ReadJobs({id}, [cb = std::move(cb)](auto rows) {
-    if (!rows.ok()) {
-      cb(rows.status());
-    } else {
-      cb(std::move((*rows)[0]));
-    }
-  });
+  log_->ReadJobs({id},
+                 [this, life = std::weak_ptr<int>(life_), jid, id, cb = std::move(cb)](auto rows) {
+                   if (!rows.ok()) return cb(rows.status());
+                   if (!(*rows)[0] && life.lock()) {
+                     // Set aside as damaged by the log (or gone): forgotten here too, unless it
+                     // changed since.
+                     std::vector<Change> changes;
+                     if (state_.RemoveRow(jid, id, changes)) Commit(std::move(changes), nullptr);
+                   }
+                   cb(std::move((*rows)[0]));
+                 });
 }
 
 }  // namespace bulkhead

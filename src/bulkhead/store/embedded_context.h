@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -65,7 +66,8 @@ class EmbeddedContext : public StoreCallbacks {
   // reservation, its holder (when `holder` is not empty) and, for a followed job, its tracking
   // state (working) in one change.
   // A job fetched cold (compaction: memory_state.h) is answered once its payload is read back on
-  // the log's thread; `cb` runs later then.
+  // the log's thread; `cb` runs later then. A row that comes back not stored (damaged, moved
+  // aside) is dropped and the FETCH takes the next job instead.
   void Fetch(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
              const std::string& holder, TimePoint now, JobCallback cb);
   // Runs `read` (a read that may return reserved jobs) once every fetched job's payload is back:
@@ -79,7 +81,17 @@ class EmbeddedContext : public StoreCallbacks {
   MemoryState state_;
   // Reads of fetched cold jobs in flight, and the FETCHes waiting for a row of one, by row id.
   int64_t loads_ = 0;
-  std::unordered_map<int64_t, JobCallback> waiting_;
+  // A FETCH waiting for its job's row: what it asked, so that it can take the next job when the
+  // row comes back not stored (set aside as damaged on the log's thread: SqliteChangeLog).
+  struct Waiter {
+    JobCallback cb;
+    std::string jid;
+    std::vector<std::string> queues;
+    std::optional<ThrottledFetch> throttled;
+    std::string holder;
+    TimePoint now;
+  };
+  std::unordered_map<int64_t, Waiter> waiting_;
   std::unordered_set<int64_t> reading_;  // the rows of the reads in flight
   // Answers FETCHes from the rows of a read (or its error) and warms the rows read ahead.
   void RowsRead(const std::vector<int64_t>& ids,

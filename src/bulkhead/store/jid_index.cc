@@ -26,6 +26,15 @@ void JidIndex::Insert(QueueSlot* slot) {
   ++size_;
 }
 
+bool JidIndex::InsertNew(QueueSlot* slot) {
+  if ((size_ + 1) * 4 > table_.size() * 3) Grow();
+  size_t i = Position(slot->jid.view());
+  if (table_[i] != nullptr) return false;
+  table_[i] = slot;
+  ++size_;
+  return true;
+}
+
 void JidIndex::Erase(std::string_view jid) {
   size_t i = Position(jid);
   if (table_[i] == nullptr) return;
@@ -48,8 +57,16 @@ void JidIndex::Clear() {
   size_ = 0;
 }
 
-void JidIndex::Grow() {
-  std::vector<QueueSlot*> old(table_.size() * 2, nullptr);
+void JidIndex::Reserve(size_t n) {
+  size_t capacity = table_.size();
+  while (n * 4 > capacity * 3) capacity *= 2;
+  if (capacity != table_.size()) Rehash(capacity);
+}
+
+void JidIndex::Grow() { Rehash(table_.size() * 2); }
+
+void JidIndex::Rehash(size_t capacity) {
+  std::vector<QueueSlot*> old(capacity, nullptr);
   old.swap(table_);
   mask_ = table_.size() - 1;
   for (QueueSlot* s : old) {

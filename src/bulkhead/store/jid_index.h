@@ -26,14 +26,23 @@ class JidIndex {
   QueueSlot* Find(std::string_view jid) const;
   // Adds `slot` (its jid must not be in the index).
   void Insert(QueueSlot* slot);
+  // Adds `slot` unless its jid is in the index already (then returns false): one probe for both.
+  bool InsertNew(QueueSlot* slot);
+  // A hint: `jid` is looked up or inserted soon (its home is fetched into the cache meanwhile, so
+  // that many inserts in a row overlap their memory latency).
+  void Prefetch(std::string_view jid) const { __builtin_prefetch(&table_[Home(jid)]); }
   // Removes `jid`; no-op when absent.
   void Erase(std::string_view jid);
+  // Makes room for `n` members in all at once (the load at start knows how many), so that the
+  // inserts up to then never rehash.
+  void Reserve(size_t n);
   void Clear();
 
  private:
   size_t Home(std::string_view jid) const;
   size_t Position(std::string_view jid) const;  // its position, or the empty one ending the run
   void Grow();
+  void Rehash(size_t capacity);  // a power of two
 
   std::vector<QueueSlot*> table_;
   size_t size_ = 0;

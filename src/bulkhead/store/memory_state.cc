@@ -79,16 +79,7 @@ Status MemoryState::LoadJob(int64_t id, JobRecord job) {
     return Status::AlreadyExists("duplicate jid " + job.jid + " in stored jobs");
   }
   if (compact_ && job.state == JobState::kQueued) {
-    next_id_ = std::max(next_id_, id + 1);
-    next_seq_ = std::max(next_seq_, job.score + 1);
-    Queue& q = QueueNamed(job.queue);
-    QueueSlot slot{.id = id,
-                   .enqueued_us = job.enqueued_us,
-                   .reserve_for_s = job.reserve_for_s,
-                   .queue_no = q.no,
-                   .jid = CompactJid(job.jid)};
-    loading_[q.no].emplace_back(job.score, std::move(slot));
-    return Status::Ok();
+    return LoadColdJob(id, job.jid, job.queue, job.score, job.enqueued_us, job.reserve_for_s);
   }
   auto entry = std::make_unique<Entry>(Entry{id, std::move(job)});
   Entry* e = entry.get();
@@ -118,7 +109,9 @@ void MemoryState::LoadHostState(HostStateRecord record) {
 }
 
 void MemoryState::FinishLoad() {
+  // Queued rows load either all hot (no compaction) or all cold (FinishLoadCold orders those).
   for (auto& [name, q] : queues_) {
+    if (compact_) continue;
     std::sort(q.jobs.begin(), q.jobs.end(), [](const QueueSlot& a, const QueueSlot& b) {
       return a.hot->job.score < b.hot->job.score;
     });

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -200,6 +201,13 @@ class MemoryState {
   // Turns compaction on, before loading: queued rows load cold, and EvictDurable turns hot
   // queued jobs cold. Only a store with a log compacts (memory: keeps every payload).
   void EnableCompaction() { compact_ = true; }
+  bool compacts() const { return compact_; }
+  // Loading with compaction: a queued row (FIFO sequence `seq`) without its payload or jobtype,
+  // which stay in the log and are read back when the job is fetched or looked at. Costs no
+  // allocation per row (a jid of up to 30 bytes); a jid already loaded is dropped with a warning
+  // at FinishLoad. FailedPrecondition when compaction is off.
+  Status LoadColdJob(int64_t id, std::string_view jid, std::string_view queue, int64_t seq,
+                     int64_t enqueued_us, int32_t reserve_for_s);
   struct Evictable {
     std::string jid;
     int64_t id;
@@ -221,6 +229,9 @@ class MemoryState {
   void Warm(int64_t id, JobRecord row);
   // The row id of the cold queued job `jid`, or 0.
   int64_t ColdId(const std::string& jid) const;
+  // Remove(jid) when the job `jid` is still the one stored in row `id` (its row was found gone,
+  // e.g. set aside as damaged by the log); false, and no change, otherwise.
+  bool RemoveRow(const std::string& jid, int64_t id, std::vector<Change>& out);
   size_t cold_jobs() const { return cold_.size(); }
 
   // --- Taken marks (taken_marks.h; EmbeddedTakenMarks does the work) ---
@@ -267,13 +278,17 @@ class MemoryState {
   Queue& QueueNamed(const std::string& name);
   // Takes `slot` out of `q`: O(1) at either end, a hole in the middle.
   void EraseSlot(Queue& q, QueueSlot* slot);
+  // Drops the holes at both ends of `q`: Stats reads the front, the next erase may be at either.
+  static void TrimHoles(Queue& q);
   static bool IsHole(const QueueSlot& s) { return s.hot == nullptr && s.id == 0; }
   // A cold job made hot in place (payload pending), or the hot job; null when unknown.
   Entry* Thaw(const std::string& jid);
   Entry* ThawSlot(QueueSlot& slot);
   // Lists the next cold, unrequested slots of `q` in `cold` (marking them requested).
   void ReadAhead(Queue& q, ColdFetch& cold);
-  void FinishLoadCold();  // the cold rows loaded, in FIFO order, into their queues
+  void FinishLoadCold();  // the cold rows loaded put in FIFO order and indexed
+  // Puts the slots of `q` in the order of `seqs` (one per slot).
+  static void SortLoaded(Queue& q, const std::vector<int64_t>& seqs);
   void ForgetQueue(QueueMap::iterator it);
 
   std::unordered_map<std::string, std::unique_ptr<Entry>> by_jid_;
@@ -285,8 +300,14 @@ class MemoryState {
   bool compact_ = false;
   uint64_t next_link_ = 1;
   std::vector<Evictable> evictable_;
-  // Loading with compaction: each queue's cold rows with their FIFO sequence, sorted at FinishLoad.
-  std::map<uint32_t, std::vector<std::pair<int64_t, QueueSlot>>> loading_;
+  // Loading with compaction: the cold rows go straight into their queue (in the order read); the
+  // FIFO sequence of each, by queue number, orders them at FinishLoad (they are indexed there).
+  std::map<uint32_t, std::vector<int64_t>> loading_;
+  // The queue of the last cold row loaded: consecutive rows of one queue (the usual case) find it
+  // and its sequences without a lookup.
+  std::string loading_queue_;
+  Queue* loading_into_ = nullptr;
+  std::vector<int64_t>* loading_seqs_ = nullptr;
   SortedSet scheduled_, retries_, dead_, working_;
   std::map<std::string, int64_t> counters_;
   std::map<std::string, std::string> signing_keys_;     // key id -> PEM private key

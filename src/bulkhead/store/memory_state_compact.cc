@@ -37,13 +37,16 @@ void MemoryState::EraseSlot(Queue& q, QueueSlot* slot) {
     slot->jid = CompactJid();
     ++q.holes;
   }
-  // Keep both ends live: Stats reads the front, the next erase may be at either end.
-  while (!dq.empty() && IsHole(dq.back())) {
-    dq.pop_back();
+  TrimHoles(q);
+}
+
+void MemoryState::TrimHoles(Queue& q) {
+  while (!q.jobs.empty() && IsHole(q.jobs.back())) {
+    q.jobs.pop_back();
     --q.holes;
   }
-  while (!dq.empty() && IsHole(dq.front())) {
-    dq.pop_front();
+  while (!q.jobs.empty() && IsHole(q.jobs.front())) {
+    q.jobs.pop_front();
     --q.holes;
   }
 }
@@ -96,24 +99,73 @@ void MemoryState::Warm(int64_t id, JobRecord row) {
   e->payload_pending = false;
 }
 
+Status MemoryState::LoadColdJob(int64_t id, std::string_view jid, std::string_view queue,
+                                int64_t seq, int64_t enqueued_us, int32_t reserve_for_s) {
+  if (!compact_) {
+    return Status::FailedPrecondition("a queued row without its payload needs compaction on");
+  }
+  next_id_ = std::max(next_id_, id + 1);
+  next_seq_ = std::max(next_seq_, seq + 1);
+  if (loading_into_ == nullptr || queue != loading_queue_) {
+    loading_queue_.assign(queue);
+    loading_into_ = &QueueNamed(loading_queue_);
+    loading_seqs_ = &loading_[loading_into_->no];
+  }
+  loading_into_->jobs.push_back(QueueSlot{.id = id,
+                                          .enqueued_us = enqueued_us,
+                                          .reserve_for_s = reserve_for_s,
+                                          .queue_no = loading_into_->no,
+                                          .jid = CompactJid(jid)});
+  loading_seqs_->push_back(seq);
+  return Status::Ok();
+}
+
+void MemoryState::SortLoaded(Queue& q, const std::vector<int64_t>& seqs) {
+  // Rows are mostly read in FIFO order already (ids and sequences both grow with each PUSH); a
+  // job queued again (a retry) has a later sequence than its row id suggests.
+  if (std::is_sorted(seqs.begin(), seqs.end())) return;
+  std::vector<uint32_t> order(seqs.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return seqs[a] < seqs[b]; });
+  std::deque<QueueSlot> sorted;
+  for (uint32_t i : order) sorted.push_back(std::move(q.jobs[i]));
+  q.jobs.swap(sorted);
+}
+
 void MemoryState::FinishLoadCold() {
+  size_t rows_in_all = 0;
+  for (const auto& [no, seqs] : loading_) rows_in_all += seqs.size();
+  cold_.Reserve(cold_.size() + rows_in_all);  // one table for them all: no rehash while inserting
   std::string jid;  // one buffer for every row's lookup: no allocation per queued job at start
-  for (auto& [no, rows] : loading_) {
-    std::sort(rows.begin(), rows.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [no, seqs] : loading_) {
     Queue& q = queue_by_no_[no]->second;
-    for (auto& [seq, slot] : rows) {
-      jid.assign(slot.jid.view());
-      if (Contains(jid)) {
-        spdlog::warn("stored jobs: skipping row {}: duplicate jid {}", slot.id, slot.jid.view());
-        continue;
-      }
-      q.jobs.push_back(std::move(slot));
-      cold_.Insert(&q.jobs.back());
+    SortLoaded(q, seqs);
+    std::vector<int64_t>().swap(seqs);
+    // The index entries of the next kAhead slots are fetched while a slot is inserted.
+    constexpr size_t kAhead = 16;
+    auto ahead = q.jobs.begin();
+    for (size_t i = 0; i < kAhead && ahead != q.jobs.end(); ++i, ++ahead) {
+      cold_.Prefetch(ahead->jid.view());
     }
-    std::vector<std::pair<int64_t, QueueSlot>>().swap(rows);
+    for (QueueSlot& slot : q.jobs) {
+      if (ahead != q.jobs.end()) cold_.Prefetch((ahead++)->jid.view());
+      bool known = false;
+      if (!by_jid_.empty()) {
+        jid.assign(slot.jid.view());
+        known = by_jid_.contains(jid);
+      }
+      if (known || !cold_.InsertNew(&slot)) {
+        spdlog::warn("stored jobs: skipping row {}: duplicate jid {}", slot.id, slot.jid.view());
+        slot.id = 0;  // a hole (IsHole), dropped below at either end, else when FETCH reaches it
+        slot.jid = CompactJid();
+        ++q.holes;
+      }
+    }
+    TrimHoles(q);
   }
   loading_.clear();
+  loading_into_ = nullptr;
+  loading_seqs_ = nullptr;
 }
 
 void MemoryState::EvictDurable(const std::vector<Evictable>& jobs) {
@@ -151,6 +203,12 @@ JobRecord MemoryState::FillPayload(int64_t id, JobRecord row) {
     e->payload_pending = false;
   }
   return e->job;
+}
+
+bool MemoryState::RemoveRow(const std::string& jid, int64_t id, std::vector<Change>& out) {
+  auto it = by_jid_.find(jid);
+  bool same = it != by_jid_.end() ? it->second->id == id : ColdId(jid) == id;
+  return same && Remove(jid, out);
 }
 
 int64_t MemoryState::ColdId(const std::string& jid) const {

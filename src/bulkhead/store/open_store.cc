@@ -11,6 +11,7 @@
 #include "bulkhead/store/redis_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/store_url.h"
 
 namespace bulkhead {
 namespace {
@@ -68,9 +69,8 @@ Result<std::unique_ptr<Store>> OpenStoreFromUrl(const std::string& url, Store::P
   std::unique_ptr<Store> store;
   if (url == "memory:" || url == "memory") {
     store = std::make_unique<EmbeddedStore>("memory", nullptr);
-  } else if (url.rfind("sqlite:", 0) == 0) {
-    std::string path = url.substr(7);
-    if (path.rfind("//", 0) == 0) path = path.substr(2);  // sqlite:///abs/path
+  } else if (std::optional<std::string> sqlite = SqliteStorePath(url)) {
+    const std::string& path = *sqlite;
     if (path.empty()) return Status::InvalidArgument("store URL " + url + " has no file path");
     if (options.durability != "process" && options.durability != "power") {
       return Status::InvalidArgument("durability must be \"process\" or \"power\", not \"" +

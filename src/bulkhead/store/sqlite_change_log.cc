@@ -201,13 +201,20 @@ void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
       }
       JobRecord job;
       job.jid = ColumnText(st, 0);
-      job.state = static_cast<JobState>(sqlite3_column_int(st, 1));
+      int state = sqlite3_column_int(st, 1);
+      job.state = static_cast<JobState>(state);
       job.queue = ColumnText(st, 2);
       job.jobtype = ColumnText(st, 3);
       job.score = sqlite3_column_int64(st, 4);
       job.enqueued_us = sqlite3_column_int64(st, 5);
       job.reserve_for_s = sqlite3_column_int(st, 6);
       job.payload = ColumnText(st, 7);
+      sqlite3_reset(st);
+      // A queued payload is checked here, not at start (see the damage notes in the header).
+      if (SetAsideIfDamaged(id, state, job)) {
+        rows.emplace_back();
+        continue;
+      }
       rows.emplace_back(std::move(job));
     }
     sqlite3_reset(st);

@@ -42,7 +42,11 @@
 //   opening clears it.
 // - A jobs row whose state is unknown or whose payload is not a JSON object with the row's jid.
 //   With `salvage_damaged_jobs`, such rows are moved to the table damaged_jobs instead (with the
-//   reason) and the others are served.
+//   reason) and the others are served. At start every state is checked, and the payload of every
+//   job not queued; of the queued ones (loaded cold, payload left in the file) only the first
+//   kStartSample by id, unless salvaging (then all). A queued payload is otherwise checked when
+//   ReadJobs first reads it (FETCH, a lookup by jid): a damaged one is moved to damaged_jobs
+//   then, whatever the flag, and answered as not stored (never handed to a worker).
 //
 // Format: see kSchemaVersion and the upgrade notes in sqlite_schema.h.
 //
@@ -62,6 +66,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -99,6 +104,12 @@ class SqliteChangeLog final : public ChangeLog {
   // (the task then cleans up). The online backup's steps (sqlite_backup.h). Thread-safe.
   void RunOnWriter(SqliteWriterTask task);
 
+  // How many queued payloads Load checks at start (the others when first read): enough to find a
+  // store damaged throughout, bounded so that a restart costs the same at any backlog.
+  static constexpr size_t kStartSample = 10000;
+  // Tests: a smaller sample (before Load).
+  void set_start_sample(size_t n) { start_sample_ = n; }
+
   static constexpr int kSchemaVersion = 4;
   // WAL bounds: the writer thread checkpoints (PASSIVE) once a commit leaves the WAL with this
   // many pages, and SQLite truncates the WAL file back to kWalSizeLimitBytes at the commit that
@@ -134,7 +145,29 @@ class SqliteChangeLog final : public ChangeLog {
   // Checks meta.commit_seq against the side file; `db_seq` is the database's number.
   Status CheckCommits(int64_t db_seq);
   Status QuickCheck();
+  // Damaged job rows found: each one's id and what is wrong, the first few named for messages.
+  struct DamagedRows {
+    std::vector<std::pair<int64_t, std::string>> rows;
+    std::string named;  // "id N (jid "..."): reason, ..." for the first few
+    void Add(int64_t id, std::string_view jid, std::string problem);
+    std::string Named() const;  // `named`, with ", ..." when there are more
+  };
+  struct JobsLoaded {
+    size_t rows = 0, jobs = 0, queued = 0;
+    size_t checked = 0, checked_queued = 0;  // payloads checked (JobRowProblem) at start
+  };
+  // Loads every jobs row: the queued ones cold (MemoryState::LoadColdJob, no payload read) unless
+  // salvaging or `state` does not compact; the others whole, their payload checked. Then, when
+  // queued rows loaded cold, checks the payloads of the first start_sample_ of them (by id).
+  // Damaged rows refuse the start, or are moved aside when salvaging (see the damage notes above).
   Status LoadJobs(MemoryState& state);
+  Status ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoaded& loaded);
+  Status CheckQueuedSample(DamagedRows& bad, JobsLoaded& loaded);
+  // On the writer thread, for a row ReadJobs read: when it is damaged (JobRowProblem, or an
+  // unknown `state`), moves it to damaged_jobs (logged; left in jobs only when the store is
+  // degraded or the move fails, logged at error level) and returns true: it is answered as not
+  // stored, never handed to a worker.
+  bool SetAsideIfDamaged(int64_t id, int state, const JobRecord& job);
   // Moves the rows `bad` (row id, reason) to the table damaged_jobs in one transaction;
   // `first_bad` names the first few for the log.
   Status MoveDamagedJobs(const std::vector<std::pair<int64_t, std::string>>& bad,
@@ -185,6 +218,7 @@ class SqliteChangeLog final : public ChangeLog {
   const bool loop_commits_;  // "process": the event loop may commit (see "Who commits")
   const int64_t max_page_count_;
   const bool salvage_;
+  size_t start_sample_ = kStartSample;
 
   // Used by the writer thread only (and by Load before the thread starts).
   sqlite3* db_ = nullptr;

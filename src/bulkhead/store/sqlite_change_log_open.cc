@@ -103,6 +103,10 @@ Status SqliteChangeLog::CreateStore() {
 Status SqliteChangeLog::OpenDatabase() {
   Status s = CheckOrCreateFile();
   if (!s.ok()) return s;
+  struct stat opened {};
+  if (::stat(path_.c_str(), &opened) != 0) {
+    return Status::Unavailable("cannot stat " + path_ + ": " + std::strerror(errno));
+  }
   if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
       SQLITE_OK) {
     return Status::Unavailable("cannot open sqlite database " + path_ + ": " +
@@ -125,6 +129,15 @@ Status SqliteChangeLog::OpenDatabase() {
   std::map<std::string, std::string> meta;
   s = ReadMeta(meta);
   if (!s.ok()) return s;
+  // The read took the lock (held: exclusive mode). A `bulkhead restore` may have put another file
+  // at the path while this one waited for it (store/sqlite_restore.h): serve no replaced file.
+  struct stat locked {};
+  if (::stat(path_.c_str(), &locked) != 0 || locked.st_ino != opened.st_ino ||
+      locked.st_dev != opened.st_dev) {
+    return Status::FailedPrecondition("sqlite store " + path_ +
+                                      " was replaced while bulkhead opened it (a `bulkhead "
+                                      "restore`?); start bulkhead again to open the new file");
+  }
   int version = meta.contains("schema_version") ? std::atoi(meta["schema_version"].c_str()) : 0;
   if (version <= 0) {
     return Damaged("is an SQLite database without bulkhead's schema (no meta.schema_version)",

@@ -140,6 +140,40 @@ class SqliteDamageTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
+  // The rows `sql` selects from the file at `path`, their columns joined by spaces.
+  std::vector<std::string> Rows(const std::string& path, const char* sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    std::vector<std::string> rows;
+    while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+      std::string row;
+      for (int c = 0; c < sqlite3_column_count(st); ++c) {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
+        row += (c ? " " : "") + std::string(text ? text : "NULL");
+      }
+      rows.push_back(row);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rows;
+  }
+  // FETCHes from "default" until it is empty; returns the jobs handed out.
+  std::vector<JobRecord> FetchAll() {
+    std::vector<JobRecord> jobs;
+    for (;;) {
+      std::optional<Result<std::optional<JobRecord>>> answer;
+      store_->Fetch({"default"}, TimePoint{},
+                    [&](Result<std::optional<JobRecord>> r) { answer = std::move(r); });
+      // A queued job's payload is read back from the file (queue_slot.h): answered later.
+      loop_.RunUntil([&] { return answer.has_value(); });
+      EXPECT_TRUE(answer->ok()) << answer->status().ToString();
+      if (!answer->ok() || !**answer) return jobs;
+      jobs.push_back(***answer);
+    }
+  }
+
   TestLoop loop_;
   fs::path dir_;
   std::string path_;
@@ -340,25 +374,59 @@ TEST_F(SqliteDamageTest, SalvageMovesDamagedRowsAsideAndServesTheOthers) {
     EXPECT_EQ(job->payload, NumberedJob(i).payload);
   }
   store_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT jid, payload, reason FROM damaged_jobs ORDER BY id", -1,
-                               &st, nullptr),
-            SQLITE_OK);
-  std::vector<std::string> rows;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    rows.push_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) + " " +
-                   reinterpret_cast<const char*>(sqlite3_column_text(st, 1)) + " " +
-                   reinterpret_cast<const char*>(sqlite3_column_text(st, 2)));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  EXPECT_EQ(rows, (std::vector<std::string>{Jid(3) + " garbage{ payload is not a JSON object",
-                                            Jid(7) + " garbage{ payload is not a JSON object"}));
+  EXPECT_EQ(Rows(path_, "SELECT jid, payload, reason FROM damaged_jobs ORDER BY id"),
+            (std::vector<std::string>{Jid(3) + " garbage{ payload is not a JSON object",
+                                      Jid(7) + " garbage{ payload is not a JSON object"}));
   // The store opens normally from now on.
   OpenStore();
   EXPECT_EQ(Enqueued(), 0u);  // all eight were fetched (and are reserved)
+}
+
+// Past the payloads checked at start (the first few queued rows by id), a damaged queued payload
+// is found when FETCH first reads it: moved to damaged_jobs then, never handed to a worker, and
+// the FETCH answered with the next job.
+TEST_F(SqliteDamageTest, ADamagedQueuedPayloadPastTheStartSampleIsSetAsideWhenRead) {
+  OpenStore();
+  Push(0, 20);
+  store_.reset();
+  Sql(path_, "UPDATE jobs SET payload = 'garbage{' WHERE jid = '" + Jid(15) +
+                 "';"
+                 "UPDATE jobs SET payload = '{\"jid\":\"someone-else\"}' WHERE jid = '" +
+                 Jid(19) + "';");
+  auto log = std::make_unique<SqliteChangeLog>(path_, loop_.poster(), "process");
+  log->set_start_sample(10);  // rows 1..10 (jobs 0..9) are checked at start, the others when read
+  store_ = std::make_unique<EmbeddedStore>("sqlite", std::move(log));
+  ASSERT_TRUE(store_->Open().ok()) << "refused for damage it does not check at start";
+  EXPECT_EQ(Enqueued(), 20u);
+  // A lookup by jid reads the row too: not found, and no longer counted.
+  std::optional<Result<std::optional<JobRecord>>> found;
+  store_->FindJob(Jid(15), [&](Result<std::optional<JobRecord>> r) { found = std::move(r); });
+  loop_.RunUntil([&] { return found.has_value(); });
+  ASSERT_TRUE(found->ok()) << found->status().ToString();
+  EXPECT_FALSE(found->value().has_value());
+  EXPECT_EQ(Enqueued(), 19u);
+  std::vector<JobRecord> served = FetchAll();
+  ASSERT_EQ(served.size(), 18u);
+  for (size_t k = 0; k < served.size(); ++k) {
+    int i = static_cast<int>(k < 15 ? k : k + 1);  // 15 and 19 are never handed out
+    EXPECT_EQ(served[k].jid, Jid(i));
+    EXPECT_EQ(served[k].payload, NumberedJob(i).payload) << served[k].jid;
+  }
+  EXPECT_EQ(Enqueued(), 0u);
+  store_.reset();
+  EXPECT_EQ(Rows(path_, "SELECT jid, payload, reason FROM damaged_jobs ORDER BY id"),
+            (std::vector<std::string>{
+                Jid(15) + " garbage{ payload is not a JSON object",
+                Jid(19) + " {\"jid\":\"someone-else\"} payload's jid is not the row's"}));
+  EXPECT_EQ(
+      Rows(path_, ("SELECT count(*) FROM jobs WHERE jid IN ('" + Jid(15) + "', '" + Jid(19) + "')")
+                      .c_str()),
+      std::vector<std::string>{"0"});
+  // Nothing damaged is left: the store opens with its 18 reservations.
+  OpenStore();
+  StoreStats stats;
+  store_->Stats([&](Result<StoreStats> r) { stats = *r; });
+  EXPECT_EQ(stats.working, 18u);
 }
 
 }  // namespace

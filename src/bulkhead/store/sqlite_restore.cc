@@ -23,6 +23,45 @@ namespace {
 constexpr off_t kLockBytesStart = 0x40000000;
 constexpr off_t kLockBytesLength = 512;
 
+Status InUse(const std::string& store_path, int64_t holder) {
+  return Status::FailedPrecondition(
+      "the store " + store_path + " is in use: process " + std::to_string(holder) +
+      " (a running bulkhead server) holds it; stop the server first, then restore (a backup of "
+      "a running server is `bulkhead backup PATH`)");
+}
+
+// The write lock a server would need on the store's lock bytes, held from the check that no
+// server has the store until the restored copy is in place: a server starting meanwhile cannot
+// take the store (it waits, then finds its file replaced: sqlite_change_log_open.cc).
+class RestoreLock {
+ public:
+  ~RestoreLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  // OK and held, or nothing to hold (no store yet); FailedPrecondition when a process holds it.
+  Status Take(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd_ < 0) {
+      if (errno == ENOENT) return Status::Ok();
+      return Status::Unavailable("cannot open " + path + " to lock it: " + std::strerror(errno));
+    }
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = kLockBytesStart;
+    lock.l_len = kLockBytesLength;
+    if (::fcntl(fd_, F_SETLK, &lock) == 0) return Status::Ok();
+    if (errno != EACCES && errno != EAGAIN) {
+      return Status::Unavailable("cannot lock " + path + ": " + std::strerror(errno));
+    }
+    Result<int64_t> holder = StoreLockHolder(path);
+    return InUse(path, holder.ok() ? *holder : 0);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 Status CopyFile(const std::string& from, const std::string& to) {
   Status s = CreatePrivateFile(to);
   if (!s.ok()) return s;
@@ -159,12 +198,9 @@ Result<RestoreReport> RestoreSqliteStore(const std::string& backup, const std::s
   }
   Result<int64_t> holder = StoreLockHolder(store_path);
   if (!holder.ok()) return holder.status();
-  if (*holder != 0) {
-    return Status::FailedPrecondition(
-        "the store " + store_path + " is in use: process " + std::to_string(*holder) +
-        " (a running bulkhead server) holds it; stop the server first, then restore (a backup of "
-        "a running server is `bulkhead backup PATH`)");
-  }
+  if (*holder != 0) return InUse(store_path, *holder);
+  RestoreLock lock;
+  if (Status s = lock.Take(store_path); !s.ok()) return s;
   if (auto dir = std::filesystem::path(store_path).parent_path(); !dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);  // a new machine's data directory

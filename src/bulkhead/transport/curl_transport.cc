@@ -180,5 +180,7 @@ size_t CurlTransport::InFlight() const { return impl_->InFlight(); }
 void CurlTransport::Shutdown() { impl_->Shutdown(); }
 size_t CurlTransport::OpenSockets() const { return impl_->OpenSockets(); }
 size_t CurlTransport::ActiveOrigins() const { return impl_->ActiveOrigins(); }
+size_t CurlTransport::TlsSessionOrigins() const { return impl_->TlsSessionOrigins(); }
+size_t CurlTransport::TlsSessionScans() const { return impl_->TlsSessionScans(); }
 
 }  // namespace bulkhead

@@ -46,7 +46,8 @@ struct TransportOptions {
   long max_concurrent_streams = 1000;
   // Origins whose TLS sessions are kept for resumption (one libcurl share handle each, up to 8
   // sessions, kept after the origin's connections and multi handle are closed); the least recently
-  // used beyond this are dropped. 0: no session kept across easy handles.
+  // used beyond this are dropped, never one in use (while most are, up to an eighth more are kept
+  // before the next look for ones to drop). 0: no session kept across easy handles.
   size_t max_tls_session_origins = 4096;
   // An origin (scheme://host:port) with nothing in flight for this long closes its idle
   // connections and its libcurl multi handle.
@@ -80,6 +81,9 @@ class CurlTransport final : public Transport {
   size_t OpenSockets() const;
   // Origins with a libcurl multi handle (in use, or idle and not yet retired).
   size_t ActiveOrigins() const;
+  // Origins whose TLS session cache is kept, and the walks over them looking for ones to drop.
+  size_t TlsSessionOrigins() const;
+  size_t TlsSessionScans() const;
 
  private:
   class Impl;

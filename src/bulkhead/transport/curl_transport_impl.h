@@ -55,6 +55,8 @@ class CurlTransport::Impl {
   size_t InFlight() const { return in_flight_.load(); }
   size_t OpenSockets() const { return sockets_.size(); }
   size_t ActiveOrigins() const { return multis_.size(); }
+  size_t TlsSessionScans() const { return tls_session_scans_; }
+  size_t TlsSessionOrigins() const { return tls_sessions_.size(); }
 
  private:
   // One libcurl multi handle per origin (scheme://host:port), with its own connection cache and
@@ -193,8 +195,9 @@ class CurlTransport::Impl {
   // The share handle holding `origin`'s TLS sessions (created on first use; null when libcurl
   // cannot make one: the attempt then runs without resumption).
   CURLSH* TlsSessionsFor(const std::string& origin);
-  // Drops the least recently used caches past the bound, never one an attached handle uses.
-  void TrimTlsSessions();
+  // Drops the least recently used caches past the bound, never one an attached handle uses nor
+  // `keep` (the origin whose cache was just made).
+  void TrimTlsSessions(const std::string& keep);
   void MaybeRetire(HostMulti* hm);
   void CleanupMulti(HostMulti* hm);
 
@@ -209,6 +212,8 @@ class CurlTransport::Impl {
   std::unordered_map<std::string, std::unique_ptr<HostMulti>> multis_;
   std::unordered_map<std::string, TlsSessions> tls_sessions_;  // by origin
   uint64_t tls_sessions_clock_ = 0;
+  size_t tls_trim_at_ = 0;        // TrimTlsSessions scans once tls_sessions_ is this large
+  size_t tls_session_scans_ = 0;  // TrimTlsSessions' walks over tls_sessions_
   std::vector<CURL*> spare_easy_;
   std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets_;
   std::unordered_map<uint64_t, std::unique_ptr<Exchange>> exchanges_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <chrono>
 #include <memory>
@@ -371,6 +372,45 @@ TEST_F(TlsSessionTest, WithoutKeptSessionsANewHandleMakesAFullHandshake) {
   Handshakes h = SecondConnectionOnANewHandle(0);
   EXPECT_EQ(h.total, 2);
   EXPECT_EQ(h.resumed, 0);
+}
+
+// With more origins in use at once than max_tls_session_origins, none of their caches may be
+// dropped, the newest included, and a new origin must not walk all of them every time (15,000
+// hosts in flight made that quadratic on the loop). 64 origins whose handshakes hang, 2 kept.
+TEST_F(CurlTransportTest, TlsSessionScansStayAmortizedWhileEveryOriginIsInUse) {
+  constexpr int kOrigins = 64;
+  std::vector<std::unique_ptr<TestServer>> servers;
+  for (int i = 0; i < kOrigins; ++i) {
+    servers.push_back(
+        std::make_unique<TestServer>(TestServer::Options{.hold_without_reading = true}));
+  }
+  TransportOptions options = OpenOptions();
+  options.max_tls_session_origins = 2;
+  MakeTransport(options);
+  int done = 0;
+  for (auto& server : servers) {
+    HttpRequest r = Get("https://127.0.0.1:" + std::to_string(server->port()) + "/ok");
+    r.deadlines.connect = milliseconds(0);
+    r.deadlines.first_byte = milliseconds(0);
+    r.deadlines.total = milliseconds(60'000);
+    transport_->Send(r, [&](HttpResponse) { ++done; });
+  }
+  RunUntil(
+      [&] {
+        return std::all_of(servers.begin(), servers.end(),
+                           [](const auto& s) { return s->accepted() == 1; });
+      },
+      "a connection to every origin");
+  EXPECT_EQ(done, 0) << "every handshake should still be pending";
+  EXPECT_EQ(transport_->ActiveOrigins(), size_t(kOrigins));
+  // Each origin's cache is set on its handle: none may have been dropped (the newest one, the
+  // only one without a multi handle yet, once was, and was then used after being freed).
+  EXPECT_EQ(transport_->TlsSessionOrigins(), size_t(kOrigins));
+  // One scan per new origin would be 62; an eighth more between scans makes 27.
+  EXPECT_GE(transport_->TlsSessionScans(), 1u);
+  EXPECT_LE(transport_->TlsSessionScans(), size_t(kOrigins / 2));
+  transport_->Shutdown();  // cancels the held attempts
+  EXPECT_EQ(done, kOrigins);
 }
 
 TEST_F(TlsTest, WrongCaIsTlsError) {
