@@ -8,7 +8,9 @@
 // one) on free loopback ports:
 //   memory   the memory: store (no durability): the in-run baseline, network + event loop only
 //   sqlite   the SQLite store, durability = "process" (WAL, synchronous=NORMAL: no fsync per
-//   commit) power    the SQLite store, durability = "power" (synchronous=FULL: an fsync per commit)
+//            commit; a lone PUSH is committed by the event loop itself)
+//   power    the SQLite store, durability = "power" (synchronous=FULL: an fsync per commit, on the
+//            writer thread)
 // For each: W warm-up PUSHes, then N timed ones; pushes per second, round-trip percentiles, and
 // where the server spent its CPU per PUSH, by thread (from /proc/PID/task/*/stat; the SQLite
 // writer thread is "bulkhead-sqlite") with the voluntary context switches per PUSH (each is a

@@ -1,16 +1,17 @@
 // Where a PUSH's commit time goes (bench/run.d/12-push-rtt.sh measures the whole round trip):
-// - BM_SqliteOneJobTransaction: what the SQLite writer does for a batch of one PUSH, on the
-//   calling thread: BEGIN, INSERT into jobs, UPDATE of meta.commit_seq, COMMIT (statements
-//   prepared as the writer's are; BEGIN/COMMIT through sqlite3_exec, as it does), then the
-//   pwrite of the commit side file. The file was made by the store itself, so the schema and
-//   pragmas (WAL, exclusive locking, synchronous NORMAL for "process", FULL for "power") are the
-//   server's.
+// - BM_SqliteOneJobTransaction/d/0: what the store does for a batch of one PUSH, on the calling
+//   thread: BEGIN, INSERT into jobs, UPDATE of meta.commit_seq, COMMIT (all prepared once, as
+//   SqliteChangeLog's), then the pwrite of the commit side file. /d/1: the INSERT alone (the
+//   least a one-job commit can be); /d/2: without the side file; /d/3: without commit_seq. The
+//   file was made by the store itself, so the schema and pragmas (WAL, exclusive locking,
+//   synchronous NORMAL for "process", FULL for "power") are the server's.
 // - BM_StorePushDurable: EmbeddedStore::Push of one job and the wait for its `durable` callback
-//   on an asio event loop: the same transaction on the writer thread, plus the hand-off there
-//   (mutex, condition variable) and back (asio::post: eventfd, epoll).
+//   on an asio event loop: under "process" the loop commits it itself at the end of the turn (one
+//   post to itself); under "power" the writer thread commits it, plus the hand-off there (mutex,
+//   condition variable) and back (asio::post: eventfd, epoll).
 // - BM_HandOffOnly: that hand-off there and back with no SQLite work.
 // - BM_MemoryStorePushDurable: the same on the memory: store (no commit): the state work alone.
-// Arg: 0 = durability "process", 1 = "power". Real time: the waits are the point.
+// Arg d: 0 = durability "process", 1 = "power". Real time: the waits are the point.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -181,8 +182,7 @@ void BM_SqliteOneJobTransaction(benchmark::State& state) {
                      -1, &insert, nullptr);
   sqlite3_prepare_v2(db, "UPDATE meta SET value=? WHERE key='commit_seq'", -1, &seq, nullptr);
   int side = ::open((dir / "commits").c_str(), O_WRONLY | O_CREAT, 0644);
-  // Second arg 1: the least a commit of one job can be — BEGIN/COMMIT prepared once, the INSERT
-  // alone (no commit_seq row, no side file): what the writer's own bookkeeping costs.
+  // Second arg: 0 as the store commits, 1 the INSERT alone, 2 no side file, 3 no commit_seq.
   bool minimal = state.range(1) == 1;
   sqlite3_stmt* begin = nullptr;
   sqlite3_stmt* commit = nullptr;
@@ -191,12 +191,8 @@ void BM_SqliteOneJobTransaction(benchmark::State& state) {
   int64_t i = 1;
   for (auto _ : state) {
     JobRecord j = Job(i);
-    if (minimal) {
-      sqlite3_step(begin);
-      sqlite3_reset(begin);
-    } else {
-      sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
-    }
+    sqlite3_step(begin);
+    sqlite3_reset(begin);
     sqlite3_bind_int64(insert, 1, i);
     sqlite3_bind_text(insert, 2, j.jid.data(), (int)j.jid.size(), SQLITE_STATIC);
     sqlite3_bind_int(insert, 3, static_cast<int>(j.state));
@@ -217,13 +213,16 @@ void BM_SqliteOneJobTransaction(benchmark::State& state) {
       ++i;
       continue;
     }
-    sqlite3_bind_int64(seq, 1, i);
-    sqlite3_step(seq);
-    sqlite3_reset(seq);
-    sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    if (state.range(1) != 3) {
+      sqlite3_bind_int64(seq, 1, i);
+      sqlite3_step(seq);
+      sqlite3_reset(seq);
+    }
+    sqlite3_step(commit);
+    sqlite3_reset(commit);
     char buf[24];
     int n = std::snprintf(buf, sizeof(buf), "%020lld\n", static_cast<long long>(i));
-    if (::pwrite(side, buf, n, 0) != n) state.SkipWithError("pwrite");
+    if (state.range(1) != 2 && ::pwrite(side, buf, n, 0) != n) state.SkipWithError("pwrite");
     ++i;
   }
   sqlite3_finalize(begin);
@@ -238,6 +237,8 @@ void BM_SqliteOneJobTransaction(benchmark::State& state) {
 BENCHMARK(BM_SqliteOneJobTransaction)
     ->Args({0, 0})
     ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({0, 3})
     ->Args({1, 0})
     ->Args({1, 1})
     ->Unit(benchmark::kMicrosecond)

@@ -3,8 +3,8 @@
 # client.push(job) in a loop: the memory store (in-run baseline), SQLite with durability
 # "process" and with "power", each on a fresh `bulkhead serve`. Prints each rate, the round-trip
 # percentiles, the server's CPU per PUSH by thread, and the ratios against memory. Then
-# commit_bench: the SQLite commit of one job, the writer-thread hand-off, and both (the split of
-# the SQLite round trip's extra time).
+# commit_bench: the SQLite commit of one job (and without each part of its bookkeeping), the
+# writer-thread hand-off ("power" still pays it), and the store's Push until durable.
 # Env: BUILD_DIR (default build), BENCH_PUSH_RTT_JOBS (default 20000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -156,19 +156,20 @@ Status SqliteBackup::CheckTarget(const std::string& path) const {
     return bad("its directory " + dir + " cannot be used: " + std::strerror(errno));
   }
   if (!S_ISDIR(st.st_mode)) return bad(dir + " is not a directory");
+  // Before the content check: the store's WAL (not an SQLite database) holds frames at rest.
+  for (const char* suffix : {"", "-wal", "-commits"}) {
+    if (SameFile(path, store_path_ + suffix) ||
+        std::filesystem::weakly_canonical(p) ==
+            std::filesystem::weakly_canonical(store_path_ + suffix)) {
+      return bad("is the store's own file: back up to another file");
+    }
+  }
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return bad("is a directory: name the backup file");
     // Only an earlier backup is replaced, never another file the server could write (its
     // config, its keys).
     if (!IsSqliteFile(path)) {
       return bad("exists and is not an SQLite database: refusing to replace it (remove it first)");
-    }
-  }
-  for (const char* suffix : {"", "-wal", "-commits"}) {
-    if (SameFile(path, store_path_ + suffix) ||
-        std::filesystem::weakly_canonical(p) ==
-            std::filesystem::weakly_canonical(store_path_ + suffix)) {
-      return bad("is the store's own file: back up to another file");
     }
   }
   return Status::Ok();

@@ -36,13 +36,22 @@ SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::st
     : path_(std::move(path)),
       poster_(std::move(poster)),
       durability_(std::move(durability)),
+      loop_commits_(durability_ != "power"),
       max_page_count_(max_page_count),
       salvage_(salvage_damaged_jobs) {}
 
 SqliteChangeLog::~SqliteChangeLog() { Close(); }
 
 Status SqliteChangeLog::StartRunning() {
-  // Running from now on: a stop that does not reach Close is unclean.
+  // Fold what an earlier run left in the WAL (after kill -9 or a failed commit) into the database
+  // now, so that the WAL starts empty. A failure (a disk still full) is not fatal here: the first
+  // commit that cannot be written puts the store in degraded mode.
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) !=
+      SQLITE_OK) {
+    spdlog::warn("sqlite store {}: checkpoint at open failed: {}", path_, sqlite3_errmsg(db_));
+  }
+  // Running from now on: a stop that does not reach Close is unclean. Written after the
+  // checkpoint, so that this write (not a commit on the event loop) restarts the WAL.
   Status s = SqliteExec(db_, path_,
                         ("INSERT OR REPLACE INTO meta(key, value) VALUES('clean_shutdown', '0'),"
                          " ('commit_seq', '" +
@@ -51,13 +60,6 @@ Status SqliteChangeLog::StartRunning() {
   if (!s.ok()) {
     Abandon();
     return s;
-  }
-  // Fold what an earlier run left in the WAL (after kill -9 or a failed commit) into the database
-  // now, so that the WAL starts empty. A failure (a disk still full) is not fatal here: the first
-  // commit that cannot be written puts the store in degraded mode.
-  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) !=
-      SQLITE_OK) {
-    spdlog::warn("sqlite store {}: checkpoint at open failed: {}", path_, sqlite3_errmsg(db_));
   }
   commits_fd_ = ::open(CommitsPath().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (commits_fd_ < 0) {
@@ -71,36 +73,110 @@ Status SqliteChangeLog::StartRunning() {
                    ("PRAGMA max_page_count=" + std::to_string(max_page_count_)).c_str());
     if (!s.ok()) return s;
   }
+  // Replaces the automatic checkpoint PRAGMA wal_autocheckpoint set (sqlite3_wal_hook: "overrides
+  // any prior sqlite3_wal_autocheckpoint() setting"): the writer checkpoints instead (Checkpoint).
+  sqlite3_wal_hook(db_, &SqliteChangeLog::OnWalCommit, this);
   loaded_ = true;
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "bulkhead-sqlite");
   return Status::Ok();
 }
 
+int SqliteChangeLog::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
+  static_cast<SqliteChangeLog*>(self)->wal_pages_ = pages;
+  return SQLITE_OK;
+}
+
 void SqliteChangeLog::Append(std::vector<Change> changes, std::function<void(Status)> durable) {
-  bool wake;
+  Next next;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // The writer re-checks pending_ after every commit, so only the first append since it last
-    // took the list needs to wake it.
-    wake = pending_.empty();
+    pending_changes_ += changes.size();
     pending_.push_back(Pending{std::move(changes), std::move(durable)});
+    next = ScheduleLocked();
   }
-  if (wake) cv_.notify_one();
+  Run(next);
 }
 
 void SqliteChangeLog::ReadJobs(std::vector<int64_t> ids, ReadDone done) {
-  bool wake;
+  Next next;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    wake = pending_.empty();
     Pending p;
     p.read = true;
     p.ids = std::move(ids);
     p.read_done = std::move(done);
     pending_.push_back(std::move(p));
+    ++pending_reads_;
+    next = ScheduleLocked();
   }
-  if (wake) cv_.notify_one();
+  Run(next);
+}
+
+bool SqliteChangeLog::LoopMayCommitLocked() const {
+  // Answers the writer posted run first: a commit on the loop, answered at once, would overtake
+  // them.
+  return loop_commits_ && pending_reads_ == 0 && pending_changes_ <= kLoopCommitMaxChanges &&
+         new_tasks_.empty() && !checkpoint_due_ && !stopping_ &&
+         !failed_.load(std::memory_order_relaxed) &&
+         answers_in_flight_->load(std::memory_order_relaxed) == 0;
+}
+
+SqliteChangeLog::Next SqliteChangeLog::ScheduleLocked() {
+  // An owner looks at the queue again before it lets the connection go.
+  if (owner_ != Owner::kNobody) return Next::kNothing;
+  if (pending_.empty() && new_tasks_.empty() && !checkpoint_due_ && !stopping_) {
+    return Next::kNothing;
+  }
+  if (LoopMayCommitLocked()) {
+    if (flush_posted_) return Next::kNothing;
+    flush_posted_ = true;
+    return Next::kPostFlush;
+  }
+  owner_ = Owner::kWriter;
+  return Next::kWakeWriter;
+}
+
+void SqliteChangeLog::Run(Next next) {
+  if (next == Next::kWakeWriter) {
+    cv_.notify_one();
+  } else if (next == Next::kPostFlush) {
+    // Posted from the loop itself, it runs after what this turn already has queued.
+    poster_([this, life = std::weak_ptr<int>(life_)] {
+      if (life.lock()) FlushOnLoop();
+    });
+  }
+}
+
+void SqliteChangeLog::FlushOnLoop() {
+  std::vector<Pending> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    flush_posted_ = false;
+    if (owner_ != Owner::kNobody || pending_.empty()) return;
+    if (!LoopMayCommitLocked()) {
+      owner_ = Owner::kWriter;
+      cv_.notify_one();
+      return;
+    }
+    owner_ = Owner::kLoop;
+    batch.swap(pending_);
+    pending_changes_ = 0;
+  }
+  Status s = CommitPending(batch);
+  Next next;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_ = Owner::kNobody;
+    if (wal_pages_ >= kWalAutocheckpointPages) checkpoint_due_ = true;
+    next = ScheduleLocked();
+  }
+  Run(next);
+  // Committed: answered now, on the loop, in the order appended (changes these callbacks append
+  // go into the next turn's commit).
+  for (auto& p : batch) {
+    if (p.durable) p.durable(s);
+  }
 }
 
 void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
@@ -145,60 +221,59 @@ void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
     auto answer = std::make_shared<Result<std::vector<std::optional<JobRecord>>>>(
         s.ok() ? Result<std::vector<std::optional<JobRecord>>>(std::move(rows))
                : Result<std::vector<std::optional<JobRecord>>>(s));
-    poster_([answer, done = std::move(p.read_done)] { done(std::move(*answer)); });
+    answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
+    poster_([answer, done = std::move(p.read_done), in_flight = answers_in_flight_] {
+      done(std::move(*answer));
+      in_flight->fetch_sub(1, std::memory_order_relaxed);
+    });
   }
 }
 
 void SqliteChangeLog::WriterLoop() {
   std::vector<Pending> batch;
   for (;;) {
+    bool checkpoint;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] {
-        return stopping_ || !pending_.empty() || !new_tasks_.empty() || !tasks_.empty();
-      });
+      cv_.wait(lock, [&] { return owner_ == Owner::kWriter; });
       if (pending_.empty() && stopping_) break;
       batch.swap(pending_);
+      pending_changes_ = 0;
+      pending_reads_ = 0;
       for (auto& t : new_tasks_) tasks_.push_back(std::move(t));
       new_tasks_.clear();
+      checkpoint = std::exchange(checkpoint_due_, false);
     }
-    if (batch.empty()) {
-      RunWriterTasks(/*stopping=*/false);
-      continue;
+    if (!batch.empty()) {
+      Status s = CommitPending(batch);
+      // One post per batch carries every completion of the batch back to the event loop.
+      auto callbacks = std::make_shared<std::vector<std::function<void(Status)>>>();
+      callbacks->reserve(batch.size());
+      for (auto& p : batch) {
+        if (p.durable) callbacks->push_back(std::move(p.durable));
+      }
+      if (!callbacks->empty()) {
+        answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
+        poster_([callbacks, s, in_flight = answers_in_flight_] {
+          for (auto& cb : *callbacks) cb(s);
+          in_flight->fetch_sub(1, std::memory_order_relaxed);
+        });
+      }
+      RunReads(batch);
+      batch.clear();
     }
-    Status s;
-    if (failed_.load(std::memory_order_acquire)) {
-      // After a failed commit nothing more is written: a later batch may depend on the lost one
-      // (an update of a row whose insert failed), and the file must keep a prefix of the history.
-      s = failure();
-    } else if (std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return !p.read; })) {
-      s = CommitBatch(batch);
-      if (!s.ok()) {
-        spdlog::error(
-            "sqlite commit to {} failed: {}; the store is degraded: every change is refused until "
-            "bulkhead restarts",
-            path_, s.message());
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          failure_ = Status::Unavailable("the last commit to " + path_ + " failed: " + s.message());
-        }
-        failed_.store(true, std::memory_order_release);
+    RunWriterTasks(/*stopping=*/false);
+    if (checkpoint || wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
+    Next next = Next::kNothing;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Writer tasks keep the connection until they are done (each step runs between commits).
+      if (tasks_.empty() && !stopping_) {
+        owner_ = Owner::kNobody;
+        next = ScheduleLocked();
       }
     }
-    // One post per batch carries every completion of the batch back to the event loop.
-    auto callbacks = std::make_shared<std::vector<std::function<void(Status)>>>();
-    callbacks->reserve(batch.size());
-    for (auto& p : batch) {
-      if (p.durable) callbacks->push_back(std::move(p.durable));
-    }
-    if (!callbacks->empty()) {
-      poster_([callbacks, s] {
-        for (auto& cb : *callbacks) cb(s);
-      });
-    }
-    RunReads(batch);
-    batch.clear();
-    RunWriterTasks(/*stopping=*/false);
+    if (next == Next::kPostFlush) Run(next);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -209,18 +284,20 @@ void SqliteChangeLog::WriterLoop() {
 }
 
 void SqliteChangeLog::RunOnWriter(SqliteWriterTask task) {
+  Next next = Next::kNothing;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_) {
       new_tasks_.push_back(std::move(task));
       task = nullptr;
+      next = ScheduleLocked();
     }
   }
   if (task) {
     task(nullptr, /*stopping=*/true);  // closed already: the task only cleans up
     return;
   }
-  cv_.notify_one();
+  Run(next);
 }
 
 void SqliteChangeLog::RunWriterTasks(bool stopping) {
@@ -229,8 +306,56 @@ void SqliteChangeLog::RunWriterTasks(bool stopping) {
   std::erase_if(tasks_, [&](SqliteWriterTask& task) { return task(db_, stopping) || stopping; });
 }
 
+Status SqliteChangeLog::CommitPending(std::vector<Pending>& batch) {
+  // After a failed commit nothing more is written: a later batch may depend on the lost one (an
+  // update of a row whose insert failed), and the file must keep a prefix of the history.
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  // Reads alone need no transaction; an empty batch is one (Checkpoint's: the commit_seq alone).
+  if (!batch.empty() &&
+      std::all_of(batch.begin(), batch.end(), [](const Pending& p) { return p.read; })) {
+    return Status::Ok();
+  }
+  Status s = CommitBatch(batch);
+  if (!s.ok()) {
+    spdlog::error(
+        "sqlite commit to {} failed: {}; the store is degraded: every change is refused until "
+        "bulkhead restarts",
+        path_, s.message());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      failure_ = Status::Unavailable("the last commit to " + path_ + " failed: " + s.message());
+    }
+    failed_.store(true, std::memory_order_release);
+  }
+  return s;
+}
+
+void SqliteChangeLog::Checkpoint() {
+  int log = 0;
+  int done = 0;
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) !=
+      SQLITE_OK) {
+    // Only the WAL's size is at stake: the next commit past the bound tries again.
+    spdlog::warn("sqlite store {}: checkpoint failed: {}", path_, sqlite3_errmsg(db_));
+    return;
+  }
+  wal_pages_ = log - done;
+  if (log == 0 || log != done || failed_.load(std::memory_order_acquire)) return;
+  // Every frame is in the database: the next commit starts the WAL over (and truncates it to
+  // kWalSizeLimitBytes), syncing its new header. An empty commit does it here, off the loop.
+  std::vector<Pending> none;
+  CommitPending(none);
+}
+
+Status SqliteChangeLog::StepTransaction(sqlite3_stmt* st) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE) return Status::Ok();
+  return Status::Unavailable("sqlite " + path_ + ": " + sqlite3_errmsg(db_));
+}
+
 Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
-  Status s = SqliteExec(db_, path_, "BEGIN");
+  Status s = StepTransaction(stmts_.begin);
   if (!s.ok()) return s;
   SqliteChangeWriter writer(db_, path_, stmts_);
   // Rows deleted in this batch need none of their earlier updates written, and rows both inserted
@@ -262,10 +387,10 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
   if (s.ok()) s = writer.WriteCommitSeq(commit_seq_ + 1);
   if (!s.ok()) {
     // The batch's error is the one to report; after it nothing more is written (degraded mode).
-    SqliteExec(db_, path_, "ROLLBACK");
+    StepTransaction(stmts_.rollback);
     return s;
   }
-  s = SqliteExec(db_, path_, "COMMIT");
+  s = StepTransaction(stmts_.commit);
   if (!s.ok()) return s;
   // After the commit, before anyone hears of it: the side file never runs ahead of the database.
   RecordCommit(commits_fd_, ++commit_seq_);
@@ -283,6 +408,8 @@ void SqliteChangeLog::Close() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     stopping_ = true;
+    // Close runs on the loop, so the loop holds no commit now: the writer commits what is queued.
+    owner_ = Owner::kWriter;
   }
   cv_.notify_one();
   if (writer_.joinable()) writer_.join();

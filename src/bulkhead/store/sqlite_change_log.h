@@ -1,11 +1,26 @@
 // SqliteChangeLog: the durable half of the `sqlite:` store. Changes are appended from the event
-// loop and committed by one writer thread; everything appended while a commit runs goes into the
-// next transaction (group commit), so concurrent pushes, acks and fails share one transaction.
+// loop and committed in groups: everything appended while a commit runs goes into the next
+// transaction, so concurrent pushes, acks and fails share one transaction.
 //
 // Durability: WAL mode. "process" durability (default) uses synchronous=NORMAL: a committed
 // transaction is in the WAL file before `durable` callbacks run, so it survives kill -9 of the
 // server; a power loss or kernel crash may lose the transactions since the last checkpoint.
 // "power" uses synchronous=FULL: the WAL is fsynced at every commit (slower; survives power loss).
+//
+// Who commits. One connection, used by one thread at a time: its owner (owner_, under mu_).
+// - Under "process", when nobody owns it, what is queued is small (kLoopCommitMaxChanges) and
+//   has no read, and every answer the writer posted has run (so none is overtaken), the event
+//   loop commits it itself at the end of the turn that appended it (one posted flush per turn)
+//   and runs the `durable` callbacks right after: a commit there is only write()s into the page
+//   cache, and it saves the two thread hand-offs per commit (mutex and condition variable there,
+//   asio::post and eventfd back) that a lone PUSH would wait for.
+// - Everything else goes to the writer thread, which keeps the connection while more is queued:
+//   "power" commits (an fsync each), batches bigger than that bound (their SQLite work then runs
+//   beside the loop's), reads (ReadJobs), checkpoints and writer tasks (backups).
+// - No fsync ever runs on the loop: SQLite's automatic checkpoint is replaced by one the writer
+//   runs (after a commit that leaves kWalAutocheckpointPages in the WAL), and after a checkpoint
+//   the writer also makes the commit that restarts the WAL, the one that syncs the new WAL header
+//   (SQLite's wal.c syncs it unless synchronous=OFF).
 //
 // A failed commit (disk full, I/O error) is sticky: the first one is logged at error level, its
 // callers get its error, and every later batch is answered with failure() without being written,
@@ -39,7 +54,8 @@
 // Close), sqlite_change_log_open.cc (opening, creating and checking the file),
 // sqlite_change_log_load.cc (reading the store into MemoryState).
 //
-// Thread-safety: Append may be called from any thread; Load and Close from the owner only.
+// Thread-safety: Append may be called from any thread; Load and Close from the owner only, on the
+// event loop (the thread `poster` runs closures on), as is the log's destruction.
 #pragma once
 
 #include <atomic>
@@ -47,6 +63,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -94,12 +111,14 @@ class SqliteChangeLog final : public ChangeLog {
   void set_start_sample(size_t n) { start_sample_ = n; }
 
   static constexpr int kSchemaVersion = 4;
-  // WAL bounds: SQLite checkpoints (PASSIVE, on the writer thread, after the commit that reaches
-  // it) once the WAL holds this many pages, and truncates the WAL file back to kWalSizeLimitBytes
-  // at the first commit after a checkpoint. With 4 KiB pages the -wal file stays near 4 MiB
-  // (bigger only while a single transaction is bigger).
+  // WAL bounds: the writer thread checkpoints (PASSIVE) once a commit leaves the WAL with this
+  // many pages, and SQLite truncates the WAL file back to kWalSizeLimitBytes at the commit that
+  // restarts it. With 4 KiB pages the -wal file stays near 4 MiB (bigger only while a single
+  // transaction is bigger).
   static constexpr int kWalAutocheckpointPages = 1000;
   static constexpr int64_t kWalSizeLimitBytes = int64_t{4} << 20;
+  // The most changes the event loop commits itself ("process" only; see "Who commits").
+  static constexpr size_t kLoopCommitMaxChanges = 64;
 
  private:
   struct Pending {
@@ -166,8 +185,28 @@ class SqliteChangeLog final : public ChangeLog {
   void Abandon();
   std::string CommitsPath() const { return path_ + "-commits"; }
   void WriterLoop();
+  // What the caller of Schedule must do once mu_ is released.
+  enum class Next { kNothing, kPostFlush, kWakeWriter };
+  // With mu_ held, after the queue or the tasks changed: gives the connection an owner when it
+  // has none and something waits (the loop through a posted flush, or the writer).
+  Next ScheduleLocked();
+  void Run(Next next);
+  // With mu_ held: the queue is for the event loop to commit (see "Who commits").
+  bool LoopMayCommitLocked() const;
+  // The posted end-of-turn flush: commits the queue on the event loop if it still may.
+  void FlushOnLoop();
+  // Commits the writes of `batch` (none after a failed commit: its error instead); a failure
+  // puts the log in degraded mode. Returns the Status for the batch's `durable` callbacks.
+  Status CommitPending(std::vector<Pending>& batch);
   // Runs one transaction over `batch`; returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);
+  // Steps one of the transaction statements (BEGIN, COMMIT, ROLLBACK); its error names path_.
+  Status StepTransaction(sqlite3_stmt* st);
+  // On the writer: a PASSIVE checkpoint, then (when it emptied the WAL) the commit that restarts
+  // the WAL, so that its header sync happens here.
+  void Checkpoint();
+  // SQLite's WAL hook (sqlite3_wal_hook): records the WAL's size after each commit.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
   // Runs the reads of `batch` (after its commit) and posts their answers.
   void RunReads(std::vector<Pending>& batch);
   // Runs one step of every writer task (all of them with `stopping`: their last call).
@@ -176,6 +215,7 @@ class SqliteChangeLog final : public ChangeLog {
   const std::string path_;
   const Store::Poster poster_;
   const std::string durability_;
+  const bool loop_commits_;  // "process": the event loop may commit (see "Who commits")
   const int64_t max_page_count_;
   const bool salvage_;
   size_t start_sample_ = kStartSample;
@@ -188,10 +228,24 @@ class SqliteChangeLog final : public ChangeLog {
   bool wal_existed_ = false;  // `path`-wal existed before Load opened the database
   bool loaded_ = false;       // Load succeeded: Close marks the stop clean (unless a commit failed)
 
+  // Used by the connection's owner only: pages in the WAL after the last commit.
+  int wal_pages_ = 0;
+
+  // Who may use db_ and stmts_ now (see "Who commits"); the owner gives it back through mu_.
+  enum class Owner { kNobody, kLoop, kWriter };
+
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;    // the writer waits on it for owner_ == kWriter
   std::vector<Pending> pending_;  // guarded by mu_
+  size_t pending_changes_ = 0;    // guarded by mu_: changes in pending_
+  size_t pending_reads_ = 0;      // guarded by mu_: reads in pending_
+  Owner owner_ = Owner::kNobody;  // guarded by mu_
+  bool flush_posted_ = false;     // guarded by mu_: a FlushOnLoop is on its way
+  bool checkpoint_due_ = false;   // guarded by mu_: the writer is to checkpoint
   bool stopping_ = false;         // guarded by mu_
+  // Answers (durable callbacks, reads) the writer posted that the loop has not run yet: counted up
+  // by the writer before it posts (and before it lets the connection go), down by the loop.
+  std::shared_ptr<std::atomic<int>> answers_in_flight_ = std::make_shared<std::atomic<int>>(0);
   // Set once by the writer when a commit fails (failed_ after failure_, so that a reader that sees
   // failed_ finds failure_ set); never cleared.
   std::atomic<bool> failed_{false};
@@ -200,6 +254,8 @@ class SqliteChangeLog final : public ChangeLog {
   std::vector<SqliteWriterTask> new_tasks_;
   std::vector<SqliteWriterTask> tasks_;
   std::thread writer_;
+  // Held while the log lives: a posted flush checks it before touching the log.
+  std::shared_ptr<int> life_ = std::make_shared<int>(0);
   SqliteBackup backup_{path_, [this](SqliteWriterTask t) { RunOnWriter(std::move(t)); }, poster_};
 };
 

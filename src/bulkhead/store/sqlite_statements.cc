@@ -11,7 +11,7 @@ namespace bulkhead {
 namespace {
 
 // Every statement: its SQL and the member of `s` that holds it. Prepare and Finalize walk it.
-std::array<std::pair<const char*, sqlite3_stmt**>, 18> Statements(SqliteStatements& s) {
+std::array<std::pair<const char*, sqlite3_stmt**>, 21> Statements(SqliteStatements& s) {
   return {
       {{"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, "
         "payload)"
@@ -42,7 +42,10 @@ std::array<std::pair<const char*, sqlite3_stmt**>, 18> Statements(SqliteStatemen
        {"DELETE FROM unique_locks WHERE key=?1", &s.delete_unique_lock},
        {"INSERT OR REPLACE INTO cron_firings(entry, due_us) VALUES(?1, ?2)", &s.set_cron_firing},
        {"INSERT OR REPLACE INTO records(space, key, value) VALUES(?1, ?2, ?3)", &s.put_record},
-       {"DELETE FROM records WHERE space=?1 AND key=?2", &s.delete_record}}};
+       {"DELETE FROM records WHERE space=?1 AND key=?2", &s.delete_record},
+       {"BEGIN", &s.begin},
+       {"COMMIT", &s.commit},
+       {"ROLLBACK", &s.rollback}}};
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ struct SqliteStatements {
   sqlite3_stmt* put_host = nullptr;        // ?1 host .. ?7 retry_after_until
   sqlite3_stmt* delete_host = nullptr;     // ?1 host
   sqlite3_stmt* set_commit_seq = nullptr;  // ?1 meta.commit_seq
+  // A commit's own statements, prepared once instead of parsed again at every commit.
+  sqlite3_stmt* begin = nullptr;
+  sqlite3_stmt* commit = nullptr;
+  sqlite3_stmt* rollback = nullptr;
   // Unique jobs and cron.
   sqlite3_stmt* put_unique_lock = nullptr;     // ?1 key, ?2 jid, ?3 until_us
   sqlite3_stmt* delete_unique_lock = nullptr;  // ?1 key

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <tuple>
 
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/sqlite_change_log.h"
@@ -1182,12 +1186,12 @@ TEST_F(DegradedStoreTest, TheLogWritesNothingAfterAFailedCommit) {
   log.Close();
 }
 
-// The WAL stays near its bound under a sustained load (here 12 MiB of payloads in 240 commits),
-// so that recent commits never need WAL-sized room on the disk, and a reopen starts with an empty
-// one.
-TEST(SqliteWalTest, TheWriteAheadLogStaysSmall) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("bulkhead_wal_test_" + std::to_string(::getpid()));
+// The largest size of the WAL file of a fresh log while `commits` commits of `per_commit` inserts
+// (`payload` bytes each), every one also acknowledging (deleting) the jobs of two commits ago, are
+// appended one at a time.
+uintmax_t LargestWalOf(const std::string& name, int commits, int per_commit, size_t payload) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_wal_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::string path = (dir / "wal.db").string();
   TestLoop loop;
@@ -1195,19 +1199,19 @@ TEST(SqliteWalTest, TheWriteAheadLogStaysSmall) {
   {
     SqliteChangeLog log(path, loop.poster(), "process");
     MemoryState empty;
-    ASSERT_TRUE(log.Load(empty).ok());
+    EXPECT_TRUE(log.Load(empty).ok());
     int64_t id = 1;
-    for (int commit = 0; commit < 240; ++commit) {
+    for (int commit = 0; commit < commits; ++commit) {
       std::vector<Change> changes;
-      for (int i = 0; i < 50; ++i, ++id) {
+      for (int i = 0; i < per_commit; ++i, ++id) {
         Change insert(Change::Kind::kInsertJob);
         insert.id = id;
         insert.job = MakeJob("job-wal-" + std::to_string(id));
-        insert.job.payload = std::string(1024, 'w');
+        insert.job.payload = std::string(payload, 'w');
         changes.push_back(std::move(insert));
       }
-      // Acknowledge (delete) the jobs of two commits ago: a push/ack stream, not only growth.
-      for (int64_t gone = id - 150; gone < id - 100 && gone > 0; ++gone) {
+      // A push/ack stream, not only growth.
+      for (int64_t gone = id - 3 * per_commit; gone < id - 2 * per_commit && gone > 0; ++gone) {
         Change ack(Change::Kind::kDeleteJob);
         ack.id = gone;
         changes.push_back(ack);
@@ -1215,13 +1219,129 @@ TEST(SqliteWalTest, TheWriteAheadLogStaysSmall) {
       std::optional<Status> done;
       log.Append(std::move(changes), [&](Status s) { done = s; });
       loop.RunUntil([&] { return done.has_value(); });
-      ASSERT_TRUE(done->ok()) << done->ToString();
+      EXPECT_TRUE(done->ok()) << done->ToString();
       largest = std::max(largest, std::filesystem::file_size(path + "-wal"));
     }
   }
-  // One transaction beyond the limit at most (this one writes well under 1 MiB).
-  EXPECT_LE(largest, uintmax_t(SqliteChangeLog::kWalSizeLimitBytes + (1 << 20)));
-  EXPECT_GT(largest, 0u);
+  std::filesystem::remove_all(dir);
+  return largest;
+}
+
+// The WAL stays near its bound under a sustained load, so that recent commits never need
+// WAL-sized room on the disk: 12 MiB of payloads in 240 commits of 100 changes (the writer
+// thread's), and 8 MiB (more than the bound allows unless checkpoints run) in 400 commits of 10
+// (small enough for the event loop's own commits; the writer checkpoints for it).
+TEST(SqliteWalTest, TheWriteAheadLogStaysSmall) {
+  static_assert(100 > SqliteChangeLog::kLoopCommitMaxChanges);
+  static_assert(10 <= SqliteChangeLog::kLoopCommitMaxChanges);
+  for (auto [commits, per_commit, payload] :
+       {std::tuple{240, 50, size_t{1024}}, std::tuple{400, 5, size_t{4096}}}) {
+    uintmax_t largest = LargestWalOf(std::to_string(per_commit), commits, per_commit, payload);
+    // One transaction beyond the limit at most (these write well under 1 MiB).
+    EXPECT_LE(largest, uintmax_t(SqliteChangeLog::kWalSizeLimitBytes + (1 << 20))) << per_commit;
+    EXPECT_GT(largest, 0u) << per_commit;
+  }
+}
+
+// Small batches are committed on the event loop, big ones, reads and everything queued with them
+// by the writer thread: whoever commits, `durable` callbacks answer in the order of the calls, a
+// read sees every change appended before it, and everything is in the file.
+TEST(SqliteChangeLogTest, AnswersComeInCallOrderWhicheverThreadCommits) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_changelog_order_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::string path = (dir / "log.db").string();
+  TestLoop loop;
+  int64_t next_id = 1;
+  auto inserts = [&](size_t n) {
+    std::vector<Change> changes;
+    for (size_t i = 0; i < n; ++i, ++next_id) {
+      Change insert(Change::Kind::kInsertJob);
+      insert.id = next_id;
+      insert.job = MakeJob("job-order-" + std::to_string(next_id));
+      changes.push_back(std::move(insert));
+    }
+    return changes;
+  };
+  std::vector<std::string> answers;
+  {
+    SqliteChangeLog log(path, loop.poster(), "process");
+    MemoryState empty;
+    ASSERT_TRUE(log.Load(empty).ok());
+    const size_t big = SqliteChangeLog::kLoopCommitMaxChanges + 1;
+    for (int round = 0; round < 3; ++round) {
+      std::string r = std::to_string(round);
+      auto append = [&](std::string name, size_t n) {
+        log.Append(inserts(n), [&answers, name](Status s) {
+          EXPECT_TRUE(s.ok()) << s.ToString();
+          answers.push_back(name);
+        });
+      };
+      append(r + "small", 1);
+      if (round == 1) append(r + "big", big);
+      append(r + "small2", 2);
+      int64_t last = next_id - 1;
+      log.ReadJobs({last}, [&answers, r, last](auto rows) {
+        ASSERT_TRUE(rows.ok());
+        ASSERT_TRUE((*rows)[0].has_value()) << "row " << last << " not yet there for the read";
+        EXPECT_EQ((*rows)[0]->jid, "job-order-" + std::to_string(last));
+        answers.push_back(r + "read");
+      });
+      size_t want = answers.size() + (round == 1 ? 4 : 3);
+      loop.RunUntil([&] { return answers.size() == want; });
+    }
+    // A lone change on an idle log, as a producer's PUSH per round trip.
+    for (int i = 0; i < 20; ++i) {
+      bool done = false;
+      log.Append(inserts(1), [&](Status s) { done = s.ok(); });
+      loop.RunUntil([&] { return done; });
+    }
+  }
+  EXPECT_EQ(answers, (std::vector<std::string>{"0small", "0small2", "0read", "1small", "1big",
+                                               "1small2", "1read", "2small", "2small2", "2read"}));
+  SqliteChangeLog log(path, loop.poster(), "process");
+  MemoryState state;
+  ASSERT_TRUE(log.Load(state).ok());
+  EXPECT_EQ(state.Stats().enqueued, static_cast<size_t>(next_id - 1));
+  log.Close();
+  std::filesystem::remove_all(dir);
+}
+
+// A flush the loop posted for a small change may run after the writer took that change (with a
+// read) and posted its answers: a change appended meanwhile must not be committed and answered
+// on the loop ahead of those answers.
+TEST(SqliteChangeLogTest, ALoopCommitNeverOvertakesTheWritersAnswers) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("bulkhead_changelog_overtake_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  TestLoop loop;
+  std::atomic<int> posts{0};
+  Store::Poster counting = [&](std::function<void()> fn) {
+    posts.fetch_add(1);
+    boost::asio::post(loop.io(), std::move(fn));
+  };
+  SqliteChangeLog log((dir / "log.db").string(), counting, "process");
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  auto insert = [](int64_t id) {
+    std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
+    changes[0].id = id;
+    changes[0].job = MakeJob("job-overtake-" + std::to_string(id));
+    return changes;
+  };
+  std::vector<std::string> answers;
+  log.Append(insert(1), [&](Status s) { answers.push_back("first " + s.ToString()); });
+  log.ReadJobs({1}, [&](auto rows) { answers.push_back(rows.ok() ? "read" : "read failed"); });
+  // The flush (1), then the writer's answers to the change (2) and to the read (3), all queued.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (posts.load() < 3) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer never answered";
+    std::this_thread::yield();
+  }
+  log.Append(insert(2), [&](Status s) { answers.push_back("second " + s.ToString()); });
+  loop.RunUntil([&] { return answers.size() == 3; });
+  EXPECT_EQ(answers, (std::vector<std::string>{"first OK", "read", "second OK"}));
+  log.Close();
   std::filesystem::remove_all(dir);
 }
 
