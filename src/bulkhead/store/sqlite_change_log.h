@@ -58,6 +58,8 @@
 // event loop (the thread `poster` runs closures on), as is the log's destruction.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -131,6 +133,8 @@ class SqliteChangeLog final : public ChangeLog {
   };
 
   Status OpenDatabase();
+  // FailedPrecondition when the path no longer names the file stat-ed as `opened` before opening.
+  Status CheckNotReplaced(const struct stat& opened) const;
   // Creates the directory of path_; creates a new store when path_ does not exist; refuses an
   // empty file and the WAL of a removed store.
   Status CheckOrCreateFile();

@@ -100,6 +100,19 @@ Status SqliteChangeLog::CreateStore() {
   return Status::Ok();
 }
 
+// The read took the lock (held: exclusive mode). A `bulkhead restore` may have put another file
+// at the path while this one waited for it (store/sqlite_restore.h): serve no replaced file.
+Status SqliteChangeLog::CheckNotReplaced(const struct stat& opened) const {
+  struct stat locked {};
+  if (::stat(path_.c_str(), &locked) != 0 || locked.st_ino != opened.st_ino ||
+      locked.st_dev != opened.st_dev) {
+    return Status::FailedPrecondition("sqlite store " + path_ +
+                                      " was replaced while bulkhead opened it (a `bulkhead "
+                                      "restore`?); start bulkhead again to open the new file");
+  }
+  return Status::Ok();
+}
+
 Status SqliteChangeLog::OpenDatabase() {
   Status s = CheckOrCreateFile();
   if (!s.ok()) return s;
@@ -129,15 +142,8 @@ Status SqliteChangeLog::OpenDatabase() {
   std::map<std::string, std::string> meta;
   s = ReadMeta(meta);
   if (!s.ok()) return s;
-  // The read took the lock (held: exclusive mode). A `bulkhead restore` may have put another file
-  // at the path while this one waited for it (store/sqlite_restore.h): serve no replaced file.
-  struct stat locked {};
-  if (::stat(path_.c_str(), &locked) != 0 || locked.st_ino != opened.st_ino ||
-      locked.st_dev != opened.st_dev) {
-    return Status::FailedPrecondition("sqlite store " + path_ +
-                                      " was replaced while bulkhead opened it (a `bulkhead "
-                                      "restore`?); start bulkhead again to open the new file");
-  }
+  s = CheckNotReplaced(opened);
+  if (!s.ok()) return s;
   int version = meta.contains("schema_version") ? std::atoi(meta["schema_version"].c_str()) : 0;
   if (version <= 0) {
     return Damaged("is an SQLite database without bulkhead's schema (no meta.schema_version)",
