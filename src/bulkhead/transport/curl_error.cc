@@ -51,6 +51,9 @@ HttpResponse ClassifyCurlFailure(const CurlFailure& failure) {
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2_STREAM:
+    // "Error in the HTTP2 framing layer": the connection's HTTP/2 session broke under the stream
+    // (e.g. the peer ended it mid-exchange), not a fault of the request.
+    case CURLE_HTTP2:
       return ErrorResponse(TransportError::kReset, detail);
     case CURLE_UNSUPPORTED_PROTOCOL:
       return ErrorResponse(TransportError::kSsrfRefused, detail);

@@ -54,7 +54,7 @@ TEST(ClassifyCurlFailureTest, EachFamilyOfCodesHasItsKind) {
     EXPECT_EQ(Kind(Failure(tls)), TransportError::kTls) << curl_easy_strerror(tls);
   }
   for (CURLcode reset : {CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
-                         CURLE_HTTP2_STREAM}) {
+                         CURLE_HTTP2_STREAM, CURLE_HTTP2}) {
     EXPECT_EQ(Kind(Failure(reset)), TransportError::kReset) << curl_easy_strerror(reset);
   }
   EXPECT_EQ(Kind(Failure(CURLE_UNSUPPORTED_PROTOCOL)), TransportError::kSsrfRefused);
