@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Line(const toml::node& node) { return TomlLine(node.source()); }
-
 json ToJson(const toml::node& node) {
   if (const auto* t = node.as_table()) {
     json out = json::object();
@@ -81,7 +79,7 @@ class EntryReader {
  private:
   Status Error(const std::string& what, const toml::node& node) const {
     return Status::InvalidArgument("cron entry " + std::to_string(number_) + label_ + ": " + what +
-                                   Line(node));
+                                   TomlLine(node));
   }
 
   Result<json> ReadJob(const toml::table& job) const {
@@ -131,7 +129,7 @@ class EntryReader {
 Result<std::vector<CronEntry>> ReadCronEntries(const toml::node& node) {
   const toml::array* array = node.as_array();
   if (!array) {
-    return Status::InvalidArgument("cron must be an array of [[cron]] tables" + Line(node));
+    return Status::InvalidArgument("cron must be an array of [[cron]] tables" + TomlLine(node));
   }
   std::vector<CronEntry> entries;
   std::map<std::string, int> per_type;
@@ -140,7 +138,7 @@ Result<std::vector<CronEntry>> ReadCronEntries(const toml::node& node) {
     const toml::node& item = *array->get(i);
     if (!item.is_table()) {
       return Status::InvalidArgument("cron entry " + std::to_string(i + 1) +
-                                     " must be a table ([[cron]])" + Line(item));
+                                     " must be a table ([[cron]])" + TomlLine(item));
     }
     EntryReader reader(i + 1, *item.as_table());
     auto entry = reader.Read();
@@ -153,7 +151,7 @@ Result<std::vector<CronEntry>> ReadCronEntries(const toml::node& node) {
     if (!names.insert(entry->name).second) {
       return Status::InvalidArgument("cron entry " + std::to_string(i + 1) + reader.label() +
                                      ": name \"" + entry->name + "\" is taken by an earlier entry" +
-                                     Line(item));
+                                     TomlLine(item));
     }
     entries.push_back(std::move(*entry));
   }

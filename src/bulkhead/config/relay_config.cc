@@ -9,8 +9,6 @@
 namespace bulkhead {
 namespace {
 
-std::string AtLine(const toml::node& node) { return TomlLine(node.source()); }
-
 // App names: what a URL segment and a metric label may hold without escaping.
 bool IsAppName(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -78,7 +76,7 @@ class AppReader {
   Status Error(const std::string& text, const toml::node& where) const {
     std::string who = "relay." + kind_ + " #" + std::to_string(number_);
     if (!label_.empty()) who += " (" + label_ + ")";
-    return Status::InvalidArgument(who + ": " + text + AtLine(where));
+    return Status::InvalidArgument(who + ": " + text + TomlLine(where));
   }
   Status Error(const std::string& text) const { return Error(text, table_); }
 
@@ -157,7 +155,7 @@ Status ReadArray(const toml::table& relay, const char* key, ReadOne read, std::v
   if (!array) {
     return Status::InvalidArgument(std::string("relay.") + key +
                                    " must be an array of tables ([[relay." + key + "]])" +
-                                   AtLine(*node));
+                                   TomlLine(*node));
   }
   std::set<std::string> names;
   int defaults = 0;
@@ -165,18 +163,18 @@ Status ReadArray(const toml::table& relay, const char* key, ReadOne read, std::v
     const toml::table* t = (*array)[i].as_table();
     if (!t) {
       return Status::InvalidArgument(std::string("relay.") + key + " #" + std::to_string(i + 1) +
-                                     " must be a table" + AtLine((*array)[i]));
+                                     " must be a table" + TomlLine((*array)[i]));
     }
     auto app = read(i + 1, *t);
     if (!app.ok()) return app.status();
     if (!names.insert(app->name).second) {
       return Status::InvalidArgument(std::string("relay.") + key + ": two apps are called \"" +
-                                     app->name + "\"" + AtLine(*t));
+                                     app->name + "\"" + TomlLine(*t));
     }
     defaults += app->is_default ? 1 : 0;
     if (defaults > 1) {
       return Status::InvalidArgument(std::string("relay.") + key +
-                                     ": only one app may be the default" + AtLine(*t));
+                                     ": only one app may be the default" + TomlLine(*t));
     }
     out.push_back(std::move(*app));
   }
@@ -191,11 +189,11 @@ bool IsReservedRelayAppName(const std::string& name) {
 
 Result<RelaySettings> ReadRelaySettings(const toml::node& node) {
   const toml::table* relay = node.as_table();
-  if (!relay) return Status::InvalidArgument("relay must be a table" + AtLine(node));
+  if (!relay) return Status::InvalidArgument("relay must be a table" + TomlLine(node));
   for (auto&& [k, v] : *relay) {
     if (k.str() != "apns" && k.str() != "fcm") {
       return Status::InvalidArgument("unknown key relay." + std::string(k.str()) +
-                                     " ([[relay.apns]] or [[relay.fcm]])" + AtLine(v));
+                                     " ([[relay.apns]] or [[relay.fcm]])" + TomlLine(v));
     }
   }
   RelaySettings settings;

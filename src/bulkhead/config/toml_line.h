@@ -12,5 +12,7 @@ inline std::string TomlLine(const toml::source_region& where) {
   if (!where.begin) return "";
   return " (line " + std::to_string(where.begin.line) + ")";
 }
+// The same for a parsed node.
+inline std::string TomlLine(const toml::node& node) { return TomlLine(node.source()); }
 
 }  // namespace bulkhead
