@@ -196,9 +196,7 @@ Result<RestoreReport> RestoreSqliteStore(const std::string& backup, const std::s
   if (SameFile(backup, store_path)) {
     return Status::InvalidArgument("the backup " + backup + " is the store's own file");
   }
-  Result<int64_t> holder = StoreLockHolder(store_path);
-  if (!holder.ok()) return holder.status();
-  if (*holder != 0) return InUse(store_path, *holder);
+  // Refused while a server holds the store (named by Take); held until the copy is in place.
   RestoreLock lock;
   if (Status s = lock.Take(store_path); !s.ok()) return s;
   if (auto dir = std::filesystem::path(store_path).parent_path(); !dir.empty()) {

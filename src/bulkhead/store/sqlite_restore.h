@@ -5,10 +5,10 @@
 // 1. Refuses while a server has the store open: the server holds the file with PRAGMA
 //    locking_mode=EXCLUSIVE, that is a POSIX lock on the file's lock-byte range
 //    (https://www.sqlite.org/fileformat2.html#the_lock_byte_page, bytes 1073741824..1073742335;
-//    https://www.sqlite.org/lockingv3.html). StoreLockHolder asks the kernel (fcntl F_GETLK)
-//    who holds it, without opening the database or creating any file.
-//    Restore then takes that lock itself and holds it until step 4 is done, so a server starting
-//    meanwhile cannot open the store it replaces.
+//    https://www.sqlite.org/lockingv3.html). Restore takes that lock itself (fcntl F_SETLK on
+//    the file, without opening the database or creating any file; StoreLockHolder names the
+//    process when it is held) and holds it until step 4 is done, so a server starting meanwhile
+//    cannot open the store it replaces.
 // 2. Copies `backup` to STORE.restore (mode 0600) and checks the copy, not the original: PRAGMA
 //    integrity_check, a meta.schema_version this bulkhead knows (older ones are upgraded by the
 //    server when it opens the store), and counts what it holds. A check that fails leaves the
