@@ -37,11 +37,6 @@ std::string Printable(std::string_view s) {
   return out + "\"";
 }
 
-std::string_view ColumnView(sqlite3_stmt* st, int col) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, col));
-  return text ? std::string_view(text, sqlite3_column_bytes(st, col)) : std::string_view();
-}
-
 // LoadJobs' scan: every row, the payload and jobtype only of the rows loaded whole (?1: all).
 constexpr const char* kScanJobs =
     "SELECT id, jid, state, queue, score, enqueued, reserve_for,"

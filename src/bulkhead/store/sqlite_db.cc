@@ -46,9 +46,11 @@ Status SqliteStepDone(sqlite3* db, sqlite3_stmt* st, const char* what) {
   return Status::Ok();
 }
 
-std::string ColumnText(sqlite3_stmt* st, int col) {
-  const char* p = reinterpret_cast<const char*>(sqlite3_column_text(st, col));
-  return p ? std::string(p, sqlite3_column_bytes(st, col)) : std::string();
+std::string_view ColumnView(sqlite3_stmt* st, int col) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, col));
+  return text ? std::string_view(text, sqlite3_column_bytes(st, col)) : std::string_view();
 }
+
+std::string ColumnText(sqlite3_stmt* st, int col) { return std::string(ColumnView(st, col)); }
 
 }  // namespace bulkhead

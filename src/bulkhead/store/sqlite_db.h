@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "bulkhead/util/status.h"
 
@@ -30,5 +31,8 @@ Status SqliteStepDone(sqlite3* db, sqlite3_stmt* st, const char* what);
 
 // Column `col` of the current row as a string (empty for NULL).
 std::string ColumnText(sqlite3_stmt* st, int col);
+// The same without a copy: valid until the statement steps, resets or reads the column as
+// another type.
+std::string_view ColumnView(sqlite3_stmt* st, int col);
 
 }  // namespace bulkhead
