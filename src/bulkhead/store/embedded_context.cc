@@ -118,15 +118,19 @@ void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
       cb(rows.status());
     } else if (!(*rows)[i]) {
       // Not stored: the log set it aside as damaged (never handed out). Forget it, take the next.
-      std::vector<Change> changes;
-      state_.RemoveRow(w.jid, id, changes);
-      Commit(std::move(changes), nullptr);
+      ForgetSetAside(w.jid, id);
       Fetch(w.queues, w.throttled ? &*w.throttled : nullptr, w.holder, w.now, std::move(cb));
     } else {
       cb(std::optional<JobRecord>(state_.FillPayload(id, std::move(*(*rows)[i]))));
     }
   }
   --loads_;
+}
+
+void EmbeddedContext::ForgetSetAside(const std::string& jid, int64_t id) {
+  std::vector<Change> changes;
+  state_.RemoveRow(jid, id, changes);
+  Commit(std::move(changes), nullptr);
 }
 
 void EmbeddedContext::AfterLoads(std::function<void()> read) {
@@ -149,12 +153,8 @@ void EmbeddedContext::FindJob(const std::string& jid, JobCallback cb) {
   log_->ReadJobs({id},
                  [this, life = std::weak_ptr<int>(life_), jid, id, cb = std::move(cb)](auto rows) {
                    if (!rows.ok()) return cb(rows.status());
-                   if (!(*rows)[0] && life.lock()) {
-                     // Set aside as damaged by the log (or gone): forgotten here too, unless it
-                     // changed since.
-                     std::vector<Change> changes;
-                     if (state_.RemoveRow(jid, id, changes)) Commit(std::move(changes), nullptr);
-                   }
+                   // Set aside as damaged by the log (or gone): forgotten here too.
+                   if (!(*rows)[0] && life.lock()) ForgetSetAside(jid, id);
                    cb(std::move((*rows)[0]));
                  });
 }

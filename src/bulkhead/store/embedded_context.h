@@ -96,6 +96,10 @@ class EmbeddedContext : public StoreCallbacks {
   // Answers FETCHes from the rows of a read (or its error) and warms the rows read ahead.
   void RowsRead(const std::vector<int64_t>& ids,
                 Result<std::vector<std::optional<JobRecord>>> rows);
+  // A cold row the log answered as not stored (set aside as damaged, or gone): forgets its job
+  // in memory too, and in the file, unless the jid names another row since
+  // (MemoryState::RemoveRow).
+  void ForgetSetAside(const std::string& jid, int64_t id);
   // Held while the context lives: closures the log posts back check it before touching state_.
   std::shared_ptr<int> life_ = std::make_shared<int>(0);
   bool closed_ = false;
