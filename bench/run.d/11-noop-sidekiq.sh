@@ -13,6 +13,7 @@
 #      (default 3). Prints each round, the medians, and bulkhead/Sidekiq (the goal: 20x).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib.sh
 build_dir="${BUILD_DIR:-build}"
 bench="$build_dir/bench_noop"
 jobs="${BENCH_NOOP_SIDEKIQ_JOBS:-100000}"
@@ -47,10 +48,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
-clk_tck="$(getconf CLK_TCK)"
-cpu() { awk -v t="$clk_tck" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / t }' "/proc/$1/stat"; }
 
 port="$(free_port)"
 (cd "$tmp" && exec redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \

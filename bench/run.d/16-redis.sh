@@ -19,6 +19,7 @@
 #      Other processes share the cores: the load average is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib.sh
 build_dir="${BUILD_DIR:-build}"
 bench="$build_dir/bench_noop"
 jobs="${BENCH_REDIS_JOBS:-100000}"
@@ -68,7 +69,6 @@ cpu_seconds() {  # cpu_seconds PID: user + system CPU seconds so far
 }
 
 declare -A rate rates
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 run() {  # [RUN_CONNS=C] [RUN_BENCH=path] run <label> <store> <bench_noop args...>
   local label="$1" store="$2" c="${RUN_CONNS:-$conns}" bench="${RUN_BENCH:-$bench}"
   shift 2

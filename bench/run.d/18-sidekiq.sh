@@ -20,6 +20,7 @@
 #      share the cores: the load average is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib.sh
 build_dir="${BUILD_DIR:-build}"
 bench="$build_dir/bench_noop"
 server="$build_dir/bulkhead"
@@ -44,7 +45,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 port="$(free_port)"
 (cd "$tmp" && exec redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
@@ -78,9 +78,6 @@ for first in range(0, n - 1, 1000):
     sys.stdout.write(resp("RPUSH", "bench:staging", *[job(i) for i in range(first, min(n - 1, first + 1000))]))
 sys.stderr.write(job(n - 1))
 PY
-clk_tck="$(getconf CLK_TCK)"
-cpu() { awk -v t="$clk_tck" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / t }' "/proc/$1/stat"; }
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 bridge_rates="" pushb_rates=""
 
 # One round of the bridge: a fresh server and store, the backlog released at once.
