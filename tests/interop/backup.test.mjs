@@ -101,7 +101,10 @@ test('a backup under load restores every job acknowledged by PUSH before it star
   assert.match(restore.stdout, /schema version \d+/);
   const queued = Number(/queued (\d+)/.exec(restore.stdout)?.[1]);
   assert.ok(queued >= KEPT, `${queued} queued jobs restored, ${KEPT} were pushed before the backup`);
-  assert.match(restore.stdout, /working 1/);
+  // The held job, and the loader's job when the copy ended between its FETCH and its ACK (the
+  // loader holds one at a time).
+  const working = Number(/working (\d+)/.exec(restore.stdout)?.[1]);
+  assert.ok(working === 1 || working === 2, `${working} reserved jobs restored: ${restore.stdout}`);
   assert.match(restore.stdout, /kept as .*store\.db\.before-restore/);
   await server.start();
 
