@@ -93,8 +93,9 @@ std::vector<Setting> ServingRows() {
        .flag = "--data-dir"},
       {.key = "durability",
        .field = MemberField<&Config::durability>(),
-       .doc = "process: a commit survives kill -9 (SQLite synchronous=NORMAL); power: fsync every "
-              "commit (FULL); replicated (Redis): a replica has every write before it is answered",
+       .doc = "process: an answered change survives kill -9 (the redo log, SQLite "
+              "synchronous=NORMAL); power: fsync every commit (FULL); replicated (Redis): a "
+              "replica has every write before it is answered",
        .details = "with Redis, `process` and `power` keep Redis's own persistence settings; "
                   "`replicated` answers PUSH, ACK and FAIL only once `WAIT` saw a replica take the "
                   "write (docs/operations.md, \"Running several nodes\")",

@@ -157,7 +157,7 @@ Status SqliteBackup::CheckTarget(const std::string& path) const {
   }
   if (!S_ISDIR(st.st_mode)) return bad(dir + " is not a directory");
   // Before the content check: the store's WAL (not an SQLite database) holds frames at rest.
-  for (const char* suffix : {"", "-wal", "-commits"}) {
+  for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
     if (SameFile(path, store_path_ + suffix) ||
         std::filesystem::weakly_canonical(p) ==
             std::filesystem::weakly_canonical(store_path_ + suffix)) {

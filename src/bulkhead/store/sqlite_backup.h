@@ -38,7 +38,8 @@ class SqliteBackup final : public StoreBackup {
  public:
   static constexpr int kPagesPerStep = 1024;
 
-  // `store_path`: the store's file (refused as a target, with its -wal and -commits side files).
+  // `store_path`: the store's file (refused as a target, with its -wal, -commits and -redo side
+  // files).
   // `run_on_writer` hands a task to the writer thread; `poster` runs callbacks on the event loop.
   SqliteBackup(std::string store_path, std::function<void(SqliteWriterTask)> run_on_writer,
                Store::Poster poster);

@@ -36,7 +36,7 @@ SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::st
     : path_(std::move(path)),
       poster_(std::move(poster)),
       durability_(std::move(durability)),
-      loop_commits_(durability_ != "power"),
+      loop_logs_(durability_ != "power"),
       max_page_count_(max_page_count),
       salvage_(salvage_damaged_jobs) {}
 
@@ -68,6 +68,17 @@ Status SqliteChangeLog::StartRunning() {
     return err;
   }
   RecordCommit(commits_fd_, commit_seq_);
+  // Every record of the redo log is in the database now (ReplayRedo): it starts empty.
+  if (loop_logs_) {
+    auto redo = RedoLog::Open(RedoPath(), kRedoMaxBytes);
+    if (!redo.ok()) {
+      Abandon();
+      return redo.status();
+    }
+    redo_ = std::move(*redo);
+  } else if (::unlink(RedoPath().c_str()) != 0 && errno != ENOENT) {
+    spdlog::warn("sqlite store {}: cannot remove {}: {}", path_, RedoPath(), std::strerror(errno));
+  }
   if (max_page_count_ > 0) {
     s = SqliteExec(db_, path_,
                    ("PRAGMA max_page_count=" + std::to_string(max_page_count_)).c_str());
@@ -113,28 +124,22 @@ void SqliteChangeLog::ReadJobs(std::vector<int64_t> ids, ReadDone done) {
   Run(next);
 }
 
-bool SqliteChangeLog::LoopMayCommitLocked() const {
-  // Answers the writer posted run first: a commit on the loop, answered at once, would overtake
-  // them.
-  return loop_commits_ && pending_reads_ == 0 && pending_changes_ <= kLoopCommitMaxChanges &&
-         new_tasks_.empty() && !checkpoint_due_ && !stopping_ &&
-         !failed_.load(std::memory_order_relaxed) &&
-         answers_in_flight_->load(std::memory_order_relaxed) == 0;
-}
-
 SqliteChangeLog::Next SqliteChangeLog::ScheduleLocked() {
-  // An owner looks at the queue again before it lets the connection go.
-  if (owner_ != Owner::kNobody) return Next::kNothing;
-  if (pending_.empty() && new_tasks_.empty() && !checkpoint_due_ && !stopping_) {
-    return Next::kNothing;
-  }
-  if (LoopMayCommitLocked()) {
+  // Changes the loop can log: its end-of-turn flush logs them and wakes the writer after.
+  if (logged_ < pending_.size() && LoopMayLogLocked()) {
     if (flush_posted_) return Next::kNothing;
     flush_posted_ = true;
     return Next::kPostFlush;
   }
-  owner_ = Owner::kWriter;
-  return Next::kWakeWriter;
+  if (pending_.empty() && new_tasks_.empty() && !checkpoint_due_ && !stopping_) {
+    return Next::kNothing;
+  }
+  if (owner_ == Owner::kNobody) {
+    owner_ = Owner::kWriter;
+    return Next::kWakeWriter;
+  }
+  // A busy writer looks at the queue again before it sleeps; a gathering one is woken early.
+  return gathering_ && UrgentLocked() ? Next::kWakeWriter : Next::kNothing;
 }
 
 void SqliteChangeLog::Run(Next next) {
@@ -145,37 +150,6 @@ void SqliteChangeLog::Run(Next next) {
     poster_([this, life = std::weak_ptr<int>(life_)] {
       if (life.lock()) FlushOnLoop();
     });
-  }
-}
-
-void SqliteChangeLog::FlushOnLoop() {
-  std::vector<Pending> batch;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    flush_posted_ = false;
-    if (owner_ != Owner::kNobody || pending_.empty()) return;
-    if (!LoopMayCommitLocked()) {
-      owner_ = Owner::kWriter;
-      cv_.notify_one();
-      return;
-    }
-    owner_ = Owner::kLoop;
-    batch.swap(pending_);
-    pending_changes_ = 0;
-  }
-  Status s = CommitPending(batch);
-  Next next;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    owner_ = Owner::kNobody;
-    if (wal_pages_ >= kWalAutocheckpointPages) checkpoint_due_ = true;
-    next = ScheduleLocked();
-  }
-  Run(next);
-  // Committed: answered now, on the loop, in the order appended (changes these callbacks append
-  // go into the next turn's commit).
-  for (auto& p : batch) {
-    if (p.durable) p.durable(s);
   }
 }
 
@@ -221,12 +195,29 @@ void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
     auto answer = std::make_shared<Result<std::vector<std::optional<JobRecord>>>>(
         s.ok() ? Result<std::vector<std::optional<JobRecord>>>(std::move(rows))
                : Result<std::vector<std::optional<JobRecord>>>(s));
-    answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
+    // Counted in answers_in_flight_ when the writer took the batch.
     poster_([answer, done = std::move(p.read_done), in_flight = answers_in_flight_] {
       done(std::move(*answer));
       in_flight->fetch_sub(1, std::memory_order_relaxed);
     });
   }
+}
+
+void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
+  batch.swap(pending_);
+  logged_ = 0;
+  pending_changes_ = 0;
+  pending_reads_ = 0;
+  // The answers this batch owes count from now: the loop logs nothing that would overtake them
+  // (LoopMayLogLocked).
+  bool owes_durable = std::any_of(batch.begin(), batch.end(), [](const Pending& p) {
+    return !p.read && p.redo_seq == 0 && p.durable;
+  });
+  auto reads = std::count_if(batch.begin(), batch.end(), [](const Pending& p) { return p.read; });
+  answers_in_flight_->fetch_add(static_cast<int>(reads) + (owes_durable ? 1 : 0),
+                                std::memory_order_relaxed);
+  for (auto& t : new_tasks_) tasks_.push_back(std::move(t));
+  new_tasks_.clear();
 }
 
 void SqliteChangeLog::WriterLoop() {
@@ -237,23 +228,19 @@ void SqliteChangeLog::WriterLoop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return owner_ == Owner::kWriter; });
       if (pending_.empty() && stopping_) break;
-      batch.swap(pending_);
-      pending_changes_ = 0;
-      pending_reads_ = 0;
-      for (auto& t : new_tasks_) tasks_.push_back(std::move(t));
-      new_tasks_.clear();
+      GatherLocked(lock);
+      TakeBatchLocked(batch);
       checkpoint = std::exchange(checkpoint_due_, false);
     }
     if (!batch.empty()) {
       Status s = CommitPending(batch);
-      // One post per batch carries every completion of the batch back to the event loop.
+      // One post per batch carries every completion of the batch back to the event loop (the
+      // logged changes were answered by the loop already).
       auto callbacks = std::make_shared<std::vector<std::function<void(Status)>>>();
-      callbacks->reserve(batch.size());
       for (auto& p : batch) {
-        if (p.durable) callbacks->push_back(std::move(p.durable));
+        if (p.durable && p.redo_seq == 0) callbacks->push_back(std::move(p.durable));
       }
       if (!callbacks->empty()) {
-        answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
         poster_([callbacks, s, in_flight = answers_in_flight_] {
           for (auto& cb : *callbacks) cb(s);
           in_flight->fetch_sub(1, std::memory_order_relaxed);
@@ -261,6 +248,7 @@ void SqliteChangeLog::WriterLoop() {
       }
       RunReads(batch);
       batch.clear();
+      if (s.ok()) ResetRedoIfDone();
     }
     RunWriterTasks(/*stopping=*/false);
     if (checkpoint || wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
@@ -317,17 +305,21 @@ Status SqliteChangeLog::CommitPending(std::vector<Pending>& batch) {
   }
   Status s = CommitBatch(batch);
   if (!s.ok()) {
-    spdlog::error(
-        "sqlite commit to {} failed: {}; the store is degraded: every change is refused until "
-        "bulkhead restarts",
-        path_, s.message());
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      failure_ = Status::Unavailable("the last commit to " + path_ + " failed: " + s.message());
-    }
-    failed_.store(true, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(s, "commit to");
   }
   return s;
+}
+
+void SqliteChangeLog::FailLocked(const Status& s, const char* what) {
+  if (failed_.load(std::memory_order_relaxed)) return;
+  spdlog::error(
+      "sqlite {} {} failed: {}; the store is degraded: every change is refused until bulkhead "
+      "restarts",
+      what, path_, s.message());
+  failure_ = Status::Unavailable(std::string("the last ") + what + " " + path_ +
+                                 " failed: " + s.message());
+  failed_.store(true, std::memory_order_release);
 }
 
 void SqliteChangeLog::Checkpoint() {
@@ -362,7 +354,9 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
   // and deleted in it need no write at all (row ids are never reused, so an update or insert of a
   // deleted id always comes before its delete).
   std::unordered_set<int64_t> deleted, inserted;
+  int64_t redo_seq = 0;  // the last redo record the batch holds
   for (const auto& p : batch) {
+    redo_seq = std::max(redo_seq, p.redo_seq);
     for (const auto& c : p.changes) {
       if (c.kind == Change::Kind::kDeleteJob) deleted.insert(c.id);
       if (c.kind == Change::Kind::kDeleteAll) deleted.clear();
@@ -385,6 +379,7 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
   }
   if (s.ok()) s = writer.WriteCounters();
   if (s.ok()) s = writer.WriteCommitSeq(commit_seq_ + 1);
+  if (s.ok() && redo_seq > 0) s = writer.WriteRedoSeq(redo_seq);
   if (!s.ok()) {
     // The batch's error is the one to report; after it nothing more is written (degraded mode).
     StepTransaction(stmts_.rollback);
@@ -392,8 +387,10 @@ Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
   }
   s = StepTransaction(stmts_.commit);
   if (!s.ok()) return s;
-  // After the commit, before anyone hears of it: the side file never runs ahead of the database.
-  RecordCommit(commits_fd_, ++commit_seq_);
+  // After the commit, before anyone hears of it: the side file never runs ahead of the database
+  // (opened once loaded: a replay at open is recorded when the store starts running).
+  ++commit_seq_;
+  if (commits_fd_ >= 0) RecordCommit(commits_fd_, commit_seq_);
   return Status::Ok();
 }
 
@@ -426,6 +423,10 @@ void SqliteChangeLog::Close() {
   }
   if (db_) sqlite3_close(db_);
   db_ = nullptr;
+  // Every record is committed (the writer committed what was queued) unless a commit failed:
+  // then the records stay, for the next open to commit.
+  if (redo_ && !failed_.load(std::memory_order_acquire)) redo_->Reset();
+  redo_.reset();
   if (commits_fd_ >= 0) ::close(commits_fd_);
   commits_fd_ = -1;
 }

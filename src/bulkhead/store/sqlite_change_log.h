@@ -7,25 +7,35 @@
 // server; a power loss or kernel crash may lose the transactions since the last checkpoint.
 // "power" uses synchronous=FULL: the WAL is fsynced at every commit (slower; survives power loss).
 //
-// Who commits. One connection, used by one thread at a time: its owner (owner_, under mu_).
-// - Under "process", when nobody owns it, what is queued is small (kLoopCommitMaxChanges) and
-//   has no read, and every answer the writer posted has run (so none is overtaken), the event
-//   loop commits it itself at the end of the turn that appended it (one posted flush per turn)
-//   and runs the `durable` callbacks right after: a commit there is only write()s into the page
-//   cache, and it saves the two thread hand-offs per commit (mutex and condition variable there,
-//   asio::post and eventfd back) that a lone PUSH would wait for.
-// - Everything else goes to the writer thread, which keeps the connection while more is queued:
-//   "power" commits (an fsync each), batches bigger than that bound (their SQLite work then runs
-//   beside the loop's), reads (ReadJobs), checkpoints and writer tasks (backups).
+// Who commits. One connection, used by the writer thread only (and by Load before it starts).
+// - Under "process", the event loop makes a turn's changes durable itself, in the redo log
+//   (redo_log.h: one record copied into a shared mapping of the file, posted once per turn: no
+//   system call; a kill -9 cannot lose it), answers their `durable`
+//   callbacks at once, and leaves them queued for the writer, which commits them to SQLite later
+//   with meta.redo_seq (the record's number) in the same transaction. Nothing is handed to
+//   another thread before the answer: a lone PUSH waits for a copy, not for a transaction.
+//   The writer gathers such changes for up to kRedoGatherDelay (one transaction for many) unless
+//   something else waits for it. The loop logs only while the answers would keep their order
+//   (nothing queued before is waiting for the writer's answer: a read, a change it could not
+//   log) and the redo log has room (kRedoMaxBytes); changes that carry a signing key are never
+//   logged (they are written to the database only). The writer resets the redo log once every
+//   record in it is committed and it has grown past kRedoResetBytes. At open, the records
+//   after meta.redo_seq are committed before anything is loaded (a gap in their numbers refuses
+//   the start: records are lost), and the log is emptied once the store runs.
+// - Everything else is committed by the writer thread before it is answered (through one posted
+//   closure per batch): "power" commits (an fsync each), changes the loop did not log, reads
+//   (ReadJobs), checkpoints and writer tasks (backups: a task runs after everything appended
+//   before it is committed, so a backup holds every answered change).
 // - No fsync ever runs on the loop: SQLite's automatic checkpoint is replaced by one the writer
 //   runs (after a commit that leaves kWalAutocheckpointPages in the WAL), and after a checkpoint
 //   the writer also makes the commit that restarts the WAL, the one that syncs the new WAL header
 //   (SQLite's wal.c syncs it unless synchronous=OFF).
 //
-// A failed commit (disk full, I/O error) is sticky: the first one is logged at error level, its
-// callers get its error, and every later batch is answered with failure() without being written,
-// so the file keeps exactly what was committed before it (the owning store refuses changes from
-// then on: see EmbeddedStore's degraded mode).
+// A failed commit or redo write (disk full, I/O error) is sticky: the first one is logged at error
+// level, its callers get its error, and every later batch is answered with failure() without
+// being written, so the file keeps exactly what was committed before it, and the redo log what
+// was logged (answered) before it, to be committed at the next open (the owning store refuses
+// changes from then on: see EmbeddedStore's degraded mode).
 //
 // Damage (Load refuses to start, FailedPrecondition naming the file and what to do; a refused
 // file is left exactly as it was, WAL included):
@@ -33,6 +43,9 @@
 //   bulkhead schema. A path that does not exist is a new store: it is created with its schema
 //   in place (built beside it and renamed), so bulkhead never leaves an empty file at `path`.
 //   `path` missing while `path`-wal exists is refused too (the WAL of a removed store).
+// - A damaged redo log: a record that fails its checks with whole records after it, or numbers
+//   that do not follow meta.redo_seq one by one (redo_log.h). A last record a kill cut short
+//   (never answered) ends the log.
 // - Lost commits: every commit increments meta.commit_seq and then records the number in the
 //   side file `path`-commits (not synced). If the database opens with a smaller number than the
 //   side file holds, commits SQLite reported done are gone (a damaged WAL frame stops SQLite's
@@ -61,6 +74,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -74,6 +88,7 @@
 #include <vector>
 
 #include "bulkhead/store/change_log.h"
+#include "bulkhead/store/redo_log.h"
 #include "bulkhead/store/sqlite_backup.h"
 #include "bulkhead/store/sqlite_statements.h"
 #include "bulkhead/store/store.h"
@@ -119,8 +134,19 @@ class SqliteChangeLog final : public ChangeLog {
   // transaction is bigger).
   static constexpr int kWalAutocheckpointPages = 1000;
   static constexpr int64_t kWalSizeLimitBytes = int64_t{4} << 20;
-  // The most changes the event loop commits itself ("process" only; see "Who commits").
-  static constexpr size_t kLoopCommitMaxChanges = 64;
+  // The redo log ("process" only; see "Who commits"): the writer resets it once all of it is
+  // committed and it holds this many bytes; it holds kRedoMaxBytes of records at most (its file's
+  // size): when full the loop stops logging (the changes wait for the writer's commit) until the
+  // writer could reset it.
+  static constexpr uint64_t kRedoResetBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kRedoMaxBytes = uint64_t{8} << 20;
+  // How long the writer waits for more logged changes before it commits them, and how many
+  // logged changes end the wait early.
+  static constexpr std::chrono::microseconds kRedoGatherDelay{5000};
+  static constexpr size_t kRedoGatherMaxChanges = 4096;
+  // Tests: how long the writer gathers (before Load). A long delay keeps logged changes out of
+  // the database, as a kill -9 would find them.
+  void set_redo_gather_delay(std::chrono::microseconds d) { gather_delay_ = d; }
 
  private:
   struct Pending {
@@ -128,6 +154,8 @@ class SqliteChangeLog final : public ChangeLog {
     std::function<void(Status)> durable;
     // A read instead (ReadJobs): run after the writes before it are committed.
     bool read = false;
+    // The redo record that holds `changes` (answered already), or 0.
+    int64_t redo_seq = 0;
     std::vector<int64_t> ids;
     ReadDone read_done;
   };
@@ -188,17 +216,34 @@ class SqliteChangeLog final : public ChangeLog {
   // Closes the database without checkpointing (a refused file keeps its WAL as found).
   void Abandon();
   std::string CommitsPath() const { return path_ + "-commits"; }
+  std::string RedoPath() const { return path_ + "-redo"; }
   void WriterLoop();
+  // On the writer, with mu_ held: takes what is queued (changes, reads, tasks) into `batch`, and
+  // counts the answers it owes in answers_in_flight_.
+  void TakeBatchLocked(std::vector<Pending>& batch);
   // What the caller of Schedule must do once mu_ is released.
   enum class Next { kNothing, kPostFlush, kWakeWriter };
   // With mu_ held, after the queue or the tasks changed: gives the connection an owner when it
   // has none and something waits (the loop through a posted flush, or the writer).
   Next ScheduleLocked();
   void Run(Next next);
-  // With mu_ held: the queue is for the event loop to commit (see "Who commits").
-  bool LoopMayCommitLocked() const;
-  // The posted end-of-turn flush: commits the queue on the event loop if it still may.
+  // With mu_ held: the loop may log changes now (see "Who commits").
+  bool LoopMayLogLocked() const;
+  // With mu_ held: what is queued needs the writer now (not only logged changes to commit).
+  bool UrgentLocked() const;
+  // The posted end-of-turn flush: logs the changes queued since the last one, when it may, and
+  // answers them.
   void FlushOnLoop();
+  // On the writer, with mu_ held through `lock`: waits up to gather_delay_ for more logged
+  // changes when only those are queued.
+  void GatherLocked(std::unique_lock<std::mutex>& lock);
+  // On the writer after a commit: resets the redo log when all of it is committed and it is big.
+  void ResetRedoIfDone();
+  // Load: commits the redo log's records after meta.redo_seq (`db_redo_seq`).
+  Status ReplayRedo(int64_t db_redo_seq);
+  // With mu_ held: records the first failure `s` of `what` (a commit, a redo write), logged at
+  // error level, and puts the log in degraded mode.
+  void FailLocked(const Status& s, const char* what);
   // Commits the writes of `batch` (none after a failed commit: its error instead); a failure
   // puts the log in degraded mode. Returns the Status for the batch's `durable` callbacks.
   Status CommitPending(std::vector<Pending>& batch);
@@ -219,10 +264,11 @@ class SqliteChangeLog final : public ChangeLog {
   const std::string path_;
   const Store::Poster poster_;
   const std::string durability_;
-  const bool loop_commits_;  // "process": the event loop may commit (see "Who commits")
+  const bool loop_logs_;  // "process": the event loop logs changes (see "Who commits")
   const int64_t max_page_count_;
   const bool salvage_;
   size_t start_sample_ = kStartSample;
+  std::chrono::microseconds gather_delay_ = kRedoGatherDelay;
 
   // Used by the writer thread only (and by Load before the thread starts).
   sqlite3* db_ = nullptr;
@@ -232,26 +278,31 @@ class SqliteChangeLog final : public ChangeLog {
   bool wal_existed_ = false;  // `path`-wal existed before Load opened the database
   bool loaded_ = false;       // Load succeeded: Close marks the stop clean (unless a commit failed)
 
-  // Used by the connection's owner only: pages in the WAL after the last commit.
+  // Used by the writer only: pages in the WAL after the last commit.
   int wal_pages_ = 0;
 
-  // Who may use db_ and stmts_ now (see "Who commits"); the owner gives it back through mu_.
-  enum class Owner { kNobody, kLoop, kWriter };
+  // Whether the writer has work (kWriter: woken, or busy until it finds the queue empty).
+  enum class Owner { kNobody, kWriter };
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;    // the writer waits on it for owner_ == kWriter
-  std::vector<Pending> pending_;  // guarded by mu_
-  size_t pending_changes_ = 0;    // guarded by mu_: changes in pending_
-  size_t pending_reads_ = 0;      // guarded by mu_: reads in pending_
-  Owner owner_ = Owner::kNobody;  // guarded by mu_
-  bool flush_posted_ = false;     // guarded by mu_: a FlushOnLoop is on its way
-  bool checkpoint_due_ = false;   // guarded by mu_: the writer is to checkpoint
-  bool stopping_ = false;         // guarded by mu_
-  // Answers (durable callbacks, reads) the writer posted that the loop has not run yet: counted up
-  // by the writer before it posts (and before it lets the connection go), down by the loop.
+  std::condition_variable cv_;     // the writer waits on it for owner_ == kWriter
+  std::vector<Pending> pending_;   // guarded by mu_
+  size_t pending_changes_ = 0;     // guarded by mu_: changes in pending_
+  size_t pending_reads_ = 0;       // guarded by mu_: reads in pending_
+  size_t logged_ = 0;              // guarded by mu_: the first logged_ of pending_ are logged
+  std::unique_ptr<RedoLog> redo_;  // guarded by mu_ once running; "process" only
+  int64_t redo_seq_ = 0;           // guarded by mu_: the last redo record's number
+  bool gathering_ = false;         // guarded by mu_: the writer waits in GatherLocked
+  bool redo_full_ = false;         // guarded by mu_: a record found no room; until the next reset
+  Owner owner_ = Owner::kNobody;   // guarded by mu_
+  bool flush_posted_ = false;      // guarded by mu_: a FlushOnLoop is on its way
+  bool checkpoint_due_ = false;    // guarded by mu_: the writer is to checkpoint
+  bool stopping_ = false;          // guarded by mu_
+  // Answers (durable callbacks, reads) the writer owes or posted that the loop has not run yet:
+  // counted up by the writer when it takes a batch (under mu_), down by the loop.
   std::shared_ptr<std::atomic<int>> answers_in_flight_ = std::make_shared<std::atomic<int>>(0);
-  // Set once by the writer when a commit fails (failed_ after failure_, so that a reader that sees
-  // failed_ finds failure_ set); never cleared.
+  // Set once when a commit or a redo write fails (failed_ after failure_, so that a reader that
+  // sees failed_ finds failure_ set); never cleared.
   std::atomic<bool> failed_{false};
   Status failure_;  // guarded by mu_
   // Writer tasks (RunOnWriter): new_tasks_ guarded by mu_, tasks_ the writer thread's own.

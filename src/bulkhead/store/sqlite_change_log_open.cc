@@ -167,7 +167,9 @@ Status SqliteChangeLog::OpenDatabase() {
   if (!s.ok()) return s;
   s = UpgradeSchema(version);
   if (!s.ok()) return s;
-  return stmts_.Prepare(db_);
+  s = stmts_.Prepare(db_);
+  if (!s.ok()) return s;
+  return ReplayRedo(meta.contains("redo_seq") ? std::atoll(meta["redo_seq"].c_str()) : 0);
 }
 
 Status SqliteChangeLog::CheckOrCreateFile() {

@@ -194,4 +194,9 @@ Status SqliteChangeWriter::WriteCommitSeq(int64_t seq) {
   return SqliteStepDone(db_, stmts_.set_commit_seq, "sqlite write");
 }
 
+Status SqliteChangeWriter::WriteRedoSeq(int64_t seq) {
+  sqlite3_bind_int64(stmts_.set_redo_seq, 1, seq);
+  return SqliteStepDone(db_, stmts_.set_redo_seq, "sqlite write");
+}
+
 }  // namespace bulkhead

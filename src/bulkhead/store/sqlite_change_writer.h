@@ -29,6 +29,8 @@ class SqliteChangeWriter {
   Status WriteCounters();
   // Records `seq` as meta.commit_seq.
   Status WriteCommitSeq(int64_t seq);
+  // Records `seq` as meta.redo_seq: the last redo record the transaction holds (redo_log.h).
+  Status WriteRedoSeq(int64_t seq);
 
  private:
   sqlite3* const db_;

@@ -93,17 +93,29 @@ class SqliteDamageTest : public ::testing::Test {
     store_->Stats([&](Result<StoreStats> r) { stats = *r; });
     return stats.enqueued;
   }
-  // The files of the open store as a kill -9 would leave them (everything committed so far is in
-  // the database or its WAL), copied to `to`.
+  // Waits until every change answered so far is committed to the database (and not only in the
+  // redo log): a signing key is never logged, so its answer comes after the writer's commit of
+  // it and of everything before it.
+  void AwaitCommitted() {
+    std::optional<Status> done;
+    store_->signing_keys().Put("test-sync-key", "not a real PEM", [&](Status s) { done = s; });
+    loop_.RunUntil([&] { return done.has_value(); });
+    ASSERT_TRUE(done->ok()) << done->ToString();
+  }
+  // The files of the open store as a kill -9 would leave them (everything answered so far is in
+  // the database, its WAL or the redo log), copied to `to`.
   void CopyAsKilled(const std::string& to) {
-    for (const char* suffix : {"", "-wal", "-commits"}) {
+    for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
       if (fs::exists(path_ + suffix)) fs::copy_file(path_ + suffix, to + suffix);
     }
   }
-  // A store at `to` with jobs [0, n) that was killed (never closed).
+  // A store at `to` with jobs [0, n), one commit each, that was killed (never closed).
   void MakeKilledStore(const std::string& to, int n) {
     OpenStore();
-    Push(0, n);
+    for (int i = 0; i < n; ++i) {
+      Push(i, i + 1);
+      AwaitCommitted();
+    }
     CopyAsKilled(to);
     store_.reset();
   }
@@ -112,7 +124,7 @@ class SqliteDamageTest : public ::testing::Test {
   void ExpectRefused(const std::string& path, const std::vector<std::string>& expected,
                      bool salvage = false) {
     std::map<std::string, std::string> before;
-    for (const char* suffix : {"", "-wal", "-commits"}) {
+    for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
       if (fs::exists(path + suffix)) before[suffix] = ReadFile(path + suffix);
     }
     auto s = Open(path, salvage);
@@ -122,7 +134,7 @@ class SqliteDamageTest : public ::testing::Test {
     EXPECT_EQ(m.rfind("store file " + path + " ", 0), 0u) << m;
     for (const auto& e : expected) EXPECT_NE(m.find(e), std::string::npos) << e << " in " << m;
     std::map<std::string, std::string> after;
-    for (const char* suffix : {"", "-wal", "-commits"}) {
+    for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
       if (fs::exists(path + suffix)) after[suffix] = ReadFile(path + suffix);
     }
     for (const auto& [suffix, bytes] : after) {
@@ -300,13 +312,24 @@ TEST_F(SqliteDamageTest, ADamagedWriteAheadLogThatLostCommitsIsRefused) {
   WriteAt(killed + "-wal", 32 + 10 * (4096 + 24) + 24 + 1000, std::string(100, '\x5a'));
   ExpectRefused(killed, {"lost", "acknowledged commits", killed + "-commits", "accept the loss",
                          "delete " + killed + "-commits"});
-  // Accepting the loss: without the side file it opens with what SQLite could replay.
+  // Accepting the loss: without the side file it opens with what SQLite could replay, and then
+  // commits the redo log's records after it: this small redo log was never emptied (that waits
+  // for kRedoResetBytes), so it still holds the changes of the lost commits. Without the redo
+  // log (emptied), the lost commits are lost.
   fs::remove(killed + "-commits");
-  auto s = Open(killed);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  StoreStats stats;
-  (*s)->Stats([&](Result<StoreStats> r) { stats = *r; });
-  EXPECT_LT(stats.enqueued, 60u);
+  std::string no_redo = (dir_ / "no-redo.db").string();
+  for (const char* suffix : {"", "-wal"}) fs::copy_file(killed + suffix, no_redo + suffix);
+  for (const auto& [path, expected] : {std::pair{killed, 60u}, std::pair{no_redo, 0u}}) {
+    auto s = Open(path);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    StoreStats stats;
+    (*s)->Stats([&](Result<StoreStats> r) { stats = *r; });
+    if (expected > 0) {
+      EXPECT_EQ(stats.enqueued, expected) << path;
+    } else {
+      EXPECT_LT(stats.enqueued, 60u) << path;
+    }
+  }
 }
 
 TEST_F(SqliteDamageTest, ARemovedWriteAheadLogIsLostCommits) {

@@ -148,7 +148,7 @@ bool Exists(const std::string& path) {
 Result<std::string> MoveAside(const std::string& store) {
   if (!Exists(store)) return std::string();
   const std::string kept = store + ".before-restore";
-  for (const char* suffix : {"", "-wal", "-commits"}) {
+  for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
     const std::string from = store + suffix;
     const std::string to = kept + suffix;
     if (Exists(from)) {

@@ -14,8 +14,9 @@
 //    server when it opens the store), and counts what it holds. A check that fails leaves the
 //    store untouched and removes the copy.
 // 3. Moves the store it replaces aside with its side files (STORE -> STORE.before-restore,
-//    STORE-wal -> STORE.before-restore-wal, STORE-commits -> STORE.before-restore-commits), so
-//    the old store can still be opened, and its commit number cannot refuse the restored one.
+//    STORE-wal -> STORE.before-restore-wal, STORE-commits -> STORE.before-restore-commits,
+//    STORE-redo -> STORE.before-restore-redo), so the old store can still be opened, and neither
+//    its commit number can refuse the restored one nor its redo log be committed into it.
 // 4. Renames the copy to STORE (durable_file.h).
 //
 // What a restored server does with the jobs of the backup: every row is loaded as it was. Jobs

@@ -11,7 +11,7 @@ namespace bulkhead {
 namespace {
 
 // Every statement: its SQL and the member of `s` that holds it. Prepare and Finalize walk it.
-std::array<std::pair<const char*, sqlite3_stmt**>, 21> Statements(SqliteStatements& s) {
+std::array<std::pair<const char*, sqlite3_stmt**>, 22> Statements(SqliteStatements& s) {
   return {
       {{"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, "
         "payload)"
@@ -37,6 +37,7 @@ std::array<std::pair<const char*, sqlite3_stmt**>, 21> Statements(SqliteStatemen
         &s.put_host},
        {"DELETE FROM host_states WHERE host=?1", &s.delete_host},
        {"INSERT OR REPLACE INTO meta(key, value) VALUES('commit_seq', ?1)", &s.set_commit_seq},
+       {"INSERT OR REPLACE INTO meta(key, value) VALUES('redo_seq', ?1)", &s.set_redo_seq},
        {"INSERT OR REPLACE INTO unique_locks(key, jid, until_us) VALUES(?1, ?2, ?3)",
         &s.put_unique_lock},
        {"DELETE FROM unique_locks WHERE key=?1", &s.delete_unique_lock},

@@ -30,6 +30,7 @@ struct SqliteStatements {
   sqlite3_stmt* put_host = nullptr;        // ?1 host .. ?7 retry_after_until
   sqlite3_stmt* delete_host = nullptr;     // ?1 host
   sqlite3_stmt* set_commit_seq = nullptr;  // ?1 meta.commit_seq
+  sqlite3_stmt* set_redo_seq = nullptr;    // ?1 meta.redo_seq
   // A commit's own statements, prepared once instead of parsed again at every commit.
   sqlite3_stmt* begin = nullptr;
   sqlite3_stmt* commit = nullptr;

@@ -207,9 +207,10 @@ class Store : public StoreCallbacks {
 // with what the operator can do, or a Redis namespace of another layout version. Errors never
 // carry a Redis password.
 struct StoreOptions {
-  // "process": a commit survives kill -9 (SQLite synchronous=NORMAL in WAL mode: no fsync per
-  // commit; a power loss may lose the last commits). "power": fsync per commit (synchronous=FULL).
-  // "replicated" (Redis only): PUSH, ACK and FAIL answer once a replica has the write (WAIT).
+  // "process": an answered change survives kill -9 (sqlite: in the redo log or the WAL with
+  // synchronous=NORMAL, no fsync per commit; a power loss may lose the last changes). "power":
+  // fsync per commit (synchronous=FULL). "replicated" (Redis only): PUSH, ACK and FAIL answer once
+  // a replica has the write (WAIT).
   std::string durability = "process";
   // Redis URLs only (required for them): the event loop the store's connections run on. It must
   // outlive the store; OpenStoreFromUrl runs it until the store is open.

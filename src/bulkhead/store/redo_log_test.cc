@@ -1,0 +1,299 @@
+// The redo log (redo_log.h, change_codec.h) and the sqlite store's use of it: what a kill -9
+// leaves in it is committed at the next open, and a damaged one refuses the start.
+#include "bulkhead/store/redo_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bulkhead/store/change_codec.h"
+#include "bulkhead/store/sqlite_change_log.h"
+#include "bulkhead/store/testing/make_job.h"
+#include "bulkhead/store/testing/test_loop.h"
+
+namespace bulkhead {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One change of every kind, every field its kind uses set.
+std::vector<Change> EveryKind() {
+  using K = Change::Kind;
+  std::vector<Change> out;
+  Change insert(K::kInsertJob);
+  insert.id = 7;
+  insert.job = MakeJob("job-codec-1", "mail");
+  insert.job.state = JobState::kScheduled;
+  insert.job.score = -5;
+  insert.job.enqueued_us = 1'700'000'000'000'000;
+  insert.job.reserve_for_s = 600;
+  out.push_back(insert);
+  Change update(K::kUpdateJob);
+  update.id = 7;
+  update.job = insert.job;
+  update.job.jid.clear();  // not encoded for an update
+  update.job.jobtype.clear();
+  update.job.reserve_for_s = JobRecord{}.reserve_for_s;
+  update.job.state = JobState::kRetry;
+  out.push_back(update);
+  Change state(K::kUpdateState);
+  state.id = 7;
+  state.job.state = JobState::kWorking;
+  state.job.score = 99;
+  out.push_back(state);
+  for (K k : {K::kDeleteJob, K::kDeleteAll}) {
+    out.emplace_back(k);
+    out.back().id = 8;
+  }
+  for (K k : {K::kAddCounter, K::kPutUniqueLock, K::kSetCronFiring}) {
+    out.emplace_back(k);
+    out.back().name = "name";
+    out.back().delta = -42;
+    if (k == K::kPutUniqueLock) out.back().value = "holder";
+  }
+  out.emplace_back(K::kSetPaused);
+  out.back().name = "queue";
+  out.back().flag = true;
+  for (K k : {K::kPutSigningKey, K::kPutRecord, K::kDeleteRecord}) {
+    out.emplace_back(k);
+    out.back().name = "space";
+    if (k != K::kPutSigningKey) out.back().key = "key";
+    if (k != K::kDeleteRecord) out.back().value = std::string("va\0lue", 6);
+  }
+  for (K k : {K::kDeleteSigningKey, K::kDeleteHostState, K::kDeleteUniqueLock}) {
+    out.emplace_back(k);
+    out.back().name = "gone";
+  }
+  Change host(K::kPutHostState);
+  host.host_state = {"example.org", 1, 2, 3, 4, true, 5};
+  out.push_back(host);
+  return out;
+}
+
+void ExpectSame(const std::vector<Change>& a, const std::vector<Change>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].id, b[i].id);
+    EXPECT_EQ(a[i].job.jid, b[i].job.jid);
+    EXPECT_EQ(a[i].job.queue, b[i].job.queue);
+    EXPECT_EQ(a[i].job.jobtype, b[i].job.jobtype);
+    EXPECT_EQ(a[i].job.payload, b[i].job.payload);
+    EXPECT_EQ(a[i].job.state, b[i].job.state);
+    EXPECT_EQ(a[i].job.score, b[i].job.score);
+    EXPECT_EQ(a[i].job.enqueued_us, b[i].job.enqueued_us);
+    EXPECT_EQ(a[i].job.reserve_for_s, b[i].job.reserve_for_s);
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].key, b[i].key);
+    EXPECT_EQ(a[i].value, b[i].value);
+    EXPECT_EQ(a[i].host_state, b[i].host_state);
+    EXPECT_EQ(a[i].delta, b[i].delta);
+    EXPECT_EQ(a[i].flag, b[i].flag);
+  }
+}
+
+TEST(ChangeCodecTest, EveryKindRoundTripsAndEncodingsBackToBackReadAsOneList) {
+  std::vector<Change> changes = EveryKind();
+  std::string bytes;
+  EncodeChanges(changes, bytes);
+  EncodeChanges(changes, bytes);
+  auto decoded = DecodeChanges(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  std::vector<Change> twice = changes;
+  twice.insert(twice.end(), changes.begin(), changes.end());
+  ExpectSame(*decoded, twice);
+}
+
+TEST(ChangeCodecTest, EveryCutAndAnUnknownKindAreErrorsThatSayWhere) {
+  std::string bytes;
+  EncodeChanges(EveryKind(), bytes);
+  for (size_t n = 1; n < bytes.size(); ++n) {
+    auto cut = DecodeChanges(std::string_view(bytes).substr(0, n));
+    ASSERT_FALSE(cut.ok()) << "a cut at " << n << " decoded";
+    EXPECT_NE(cut.status().message().find("undecodable changes: "), std::string::npos);
+  }
+  std::string unknown = bytes;
+  unknown[4] = static_cast<char>(200);  // the first change's kind
+  auto bad = DecodeChanges(unknown);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown change kind 200"), std::string::npos)
+      << bad.status().message();
+  std::string huge(4, '\xff');  // a count of 4 billion changes in 4 bytes
+  auto count = DecodeChanges(huge);
+  ASSERT_FALSE(count.ok());
+  EXPECT_NE(count.status().message().find("a change count of 4294967295"), std::string::npos);
+}
+
+class RedoLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("bulkhead_redo_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "store.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::vector<Change> Insert(int64_t id) {
+    std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
+    changes[0].id = id;
+    changes[0].job = MakeJob("job-redo-" + std::to_string(id));
+    return changes;
+  }
+  // Appends records `from`..`to` (record n inserts row n).
+  static void AppendRecords(RedoLog& log, int64_t from, int64_t to) {
+    for (int64_t n = from; n <= to; ++n) {
+      auto changes = Insert(n);
+      ASSERT_TRUE(log.Append(n, {&changes}).ok());
+    }
+  }
+  static std::vector<int64_t> Seqs(const RedoLog::Contents& c) {
+    std::vector<int64_t> out;
+    for (const auto& r : c.records) out.push_back(r.seq);
+    return out;
+  }
+  static void Overwrite(const std::string& path, uint64_t at, const std::string& bytes) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(RedoLogTest, RecordsReadBackUntilTheFirstPlaceWithoutOne) {
+  std::string redo = path_ + "-redo";
+  auto none = RedoLog::Read(redo);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->records.empty()) << "a missing file has no records";
+  auto log = RedoLog::Open(redo, 1 << 16);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(fs::file_size(redo), RedoLog::kHeaderBytes + (1 << 16));
+  EXPECT_EQ(fs::status(redo).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  AppendRecords(**log, 1, 3);
+  auto every = EveryKind();
+  ASSERT_TRUE((*log)->Append(4, {&every, &every}).ok());
+  // Read while the log is open and mapped: what a kill -9 leaves.
+  auto read = RedoLog::Read(redo);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Seqs(*read), (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(read->records[0].changes[0].job.jid, "job-redo-1");
+  std::vector<Change> twice = every;
+  twice.insert(twice.end(), every.begin(), every.end());
+  ExpectSame(read->records[3].changes, twice);
+
+  // A record cut short by a kill during its copy ends the log there.
+  uint64_t end = RedoLog::kHeaderBytes + (*log)->bytes();
+  AppendRecords(**log, 5, 5);
+  Overwrite(redo, end + 30, std::string(8, '\0'));
+  read = RedoLog::Read(redo);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Seqs(*read), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST_F(RedoLogTest, ADamagedRecordWithLaterRecordsIsDamage) {
+  std::string redo = path_ + "-redo";
+  auto log = RedoLog::Open(redo, 1 << 16);
+  ASSERT_TRUE(log.ok());
+  AppendRecords(**log, 1, 5);
+  uint64_t second = RedoLog::kHeaderBytes + (*log)->bytes() / 5;  // records are the same size
+  Overwrite(redo, second + 40, "garbage");
+  auto read = RedoLog::Read(redo);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("the record at byte " + std::to_string(second) +
+                                         " is damaged: record 3 follows it"),
+            std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(RedoLogTest, AResetForgetsTheRecordsAndAFullLogRefusesARecord) {
+  std::string redo = path_ + "-redo";
+  auto log = RedoLog::Open(redo, 1000);
+  ASSERT_TRUE(log.ok());
+  AppendRecords(**log, 1, 3);
+  (*log)->Reset();
+  EXPECT_EQ((*log)->bytes(), 0u);
+  AppendRecords(**log, 4, 4);  // shorter than the three it overwrites part of
+  auto read = RedoLog::Read(redo);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Seqs(*read), (std::vector<int64_t>{4}));
+  Status full;
+  for (int64_t n = 5; full.ok() && n < 100; ++n) {
+    auto changes = Insert(n);
+    full = (*log)->Append(n, {&changes});
+  }
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full.ToString();
+  // Reopening starts a new epoch: the records the file held are no longer read.
+  log = RedoLog::Open(redo, 1000);
+  ASSERT_TRUE(log.ok());
+  read = RedoLog::Read(redo);
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->records.empty());
+}
+
+// Changes answered from the redo log and not yet committed to the database (the writer gathers
+// for a minute here) are all there after a kill -9 (the files copied while the log runs).
+TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
+  std::string killed = (dir_ / "killed.db").string();
+  TestLoop loop;
+  {
+    SqliteChangeLog log(path_, loop.poster(), "process");
+    log.set_redo_gather_delay(std::chrono::seconds(60));
+    MemoryState empty;
+    ASSERT_TRUE(log.Load(empty).ok());
+    for (int64_t id = 1; id <= 50; ++id) {
+      std::optional<Status> done;
+      log.Append(Insert(id), [&](Status s) { done = s; });
+      loop.RunUntil([&] { return done.has_value(); });
+      ASSERT_TRUE(done->ok()) << done->ToString();
+    }
+    for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
+      if (fs::exists(path_ + suffix)) fs::copy_file(path_ + suffix, killed + suffix);
+    }
+  }
+  for (int open = 0; open < 2; ++open) {  // the second open finds them in the database
+    SqliteChangeLog log(killed, loop.poster(), "process");
+    MemoryState state;
+    Status s = log.Load(state);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(state.Stats().enqueued, 50u) << "open " << open;
+  }
+}
+
+TEST_F(RedoLogTest, AGapInTheNumbersRefusesTheStart) {
+  std::string killed = (dir_ / "killed.db").string();
+  TestLoop loop;
+  {
+    SqliteChangeLog log(path_, loop.poster(), "process");
+    log.set_redo_gather_delay(std::chrono::seconds(60));
+    MemoryState empty;
+    ASSERT_TRUE(log.Load(empty).ok());
+    std::optional<Status> done;
+    log.Append(Insert(1), [&](Status s) { done = s; });
+    loop.RunUntil([&] { return done.has_value(); });
+    for (const char* suffix : {"", "-wal", "-commits"}) {
+      if (fs::exists(path_ + suffix)) fs::copy_file(path_ + suffix, killed + suffix);
+    }
+  }
+  // A redo log whose first record is not the one after the database's meta.redo_seq.
+  auto redo = RedoLog::Open(killed + "-redo", 1 << 16);
+  ASSERT_TRUE(redo.ok());
+  AppendRecords(**redo, 3, 4);
+  SqliteChangeLog log(killed, loop.poster(), "process");
+  MemoryState state;
+  Status s = log.Load(state);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("jumps from record 0 to 3"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("move it away"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace bulkhead

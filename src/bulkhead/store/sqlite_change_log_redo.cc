@@ -1,0 +1,125 @@
+// SqliteChangeLog's redo log: what the event loop logs and answers, how the writer gathers and
+// resets it, and its replay at open (see "Who commits" in sqlite_change_log.h).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "bulkhead/store/sqlite_change_log.h"
+
+namespace bulkhead {
+namespace {
+
+// Signing keys go to the database only: the redo log holds no private key.
+bool Loggable(const std::vector<Change>& changes) {
+  return std::none_of(changes.begin(), changes.end(),
+                      [](const Change& c) { return c.kind == Change::Kind::kPutSigningKey; });
+}
+
+}  // namespace
+
+bool SqliteChangeLog::LoopMayLogLocked() const {
+  if (!redo_ || redo_full_ || stopping_ || failed_.load(std::memory_order_relaxed)) return false;
+  // An answer the writer owes would be overtaken by one given now.
+  if (answers_in_flight_->load(std::memory_order_relaxed) != 0) return false;
+  const Pending& next = pending_[logged_];
+  return !next.read && Loggable(next.changes);
+}
+
+bool SqliteChangeLog::UrgentLocked() const {
+  bool unlogged = logged_ < pending_.size() && !flush_posted_;
+  return unlogged || pending_reads_ > 0 || !new_tasks_.empty() || checkpoint_due_ || stopping_ ||
+         pending_changes_ >= kRedoGatherMaxChanges;
+}
+
+void SqliteChangeLog::FlushOnLoop() {
+  std::vector<std::function<void(Status)>> answers;
+  Next next;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    flush_posted_ = false;
+    size_t end = logged_;
+    if (logged_ < pending_.size() && LoopMayLogLocked()) {
+      end = logged_ + 1;
+      while (end < pending_.size() && !pending_[end].read && Loggable(pending_[end].changes)) ++end;
+    }
+    if (end > logged_) {
+      std::vector<const std::vector<Change>*> parts;
+      parts.reserve(end - logged_);
+      for (size_t i = logged_; i < end; ++i) parts.push_back(&pending_[i].changes);
+      Status s = redo_->Append(redo_seq_ + 1, parts);
+      if (s.code() == StatusCode::kResourceExhausted) {
+        // No room until the writer resets the log: these wait for its commit instead.
+        redo_full_ = true;
+      } else if (s.ok()) {
+        ++redo_seq_;
+        for (size_t i = logged_; i < end; ++i) {
+          pending_[i].redo_seq = redo_seq_;
+          answers.push_back(std::move(pending_[i].durable));
+        }
+        logged_ = end;
+      } else {
+        // Left unlogged: the writer answers them with this failure.
+        FailLocked(s, "redo log write for");
+      }
+    }
+    next = ScheduleLocked();
+  }
+  Run(next);
+  // Logged: answered now, on the loop, in the order appended (changes these callbacks append
+  // go into the next turn's record).
+  for (auto& answer : answers) {
+    if (answer) answer(Status::Ok());
+  }
+}
+
+void SqliteChangeLog::GatherLocked(std::unique_lock<std::mutex>& lock) {
+  if (!redo_ || UrgentLocked()) return;
+  gathering_ = true;
+  cv_.wait_for(lock, gather_delay_, [&] { return UrgentLocked(); });
+  gathering_ = false;
+}
+
+void SqliteChangeLog::ResetRedoIfDone() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // logged_ > 0: records logged since this batch was taken are not committed yet.
+  if (!redo_ || logged_ > 0 || (redo_->bytes() < kRedoResetBytes && !redo_full_)) return;
+  if (failed_.load(std::memory_order_relaxed)) return;
+  redo_->Reset();
+  redo_full_ = false;
+}
+
+Status SqliteChangeLog::ReplayRedo(int64_t db_redo_seq) {
+  const std::string todo =
+      "Keep a copy of " + RedoPath() +
+      ". To start without the changes it still holds (those "
+      "answered after the database's last commit), move it away and start again";
+  auto contents = RedoLog::Read(RedoPath());
+  if (!contents.ok())
+    return Damaged("has a damaged redo log: " + contents.status().message(), todo);
+  redo_seq_ = db_redo_seq;
+  std::vector<Pending> batch;
+  size_t changes = 0;
+  for (RedoLog::Record& record : contents->records) {
+    if (record.seq <= db_redo_seq) continue;  // committed already
+    if (record.seq != redo_seq_ + 1) {
+      return Damaged("has a redo log, " + RedoPath() + ", that jumps from record " +
+                         std::to_string(redo_seq_) + " to " + std::to_string(record.seq) +
+                         ": records answered as durable are missing",
+                     todo);
+    }
+    redo_seq_ = record.seq;
+    changes += record.changes.size();
+    Pending p;
+    p.changes = std::move(record.changes);
+    p.redo_seq = record.seq;
+    batch.push_back(std::move(p));
+  }
+  if (batch.empty()) return Status::Ok();
+  Status s = CommitBatch(batch);
+  if (!s.ok()) return Status(s.code(), "committing " + RedoPath() + ": " + s.message());
+  spdlog::info("sqlite store {}: committed {} records ({} changes) from its redo log, up to {}",
+               path_, batch.size(), changes, redo_seq_);
+  return Status::Ok();
+}
+
+}  // namespace bulkhead
