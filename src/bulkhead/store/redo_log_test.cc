@@ -238,26 +238,35 @@ TEST_F(RedoLogTest, AResetForgetsTheRecordsAndAFullLogRefusesARecord) {
   EXPECT_TRUE(read->records.empty());
 }
 
-// Changes answered from the redo log and not yet committed to the database (the writer gathers
-// for a minute here) are all there after a kill -9 (the files copied while the log runs).
+// Appends rows 1..`n` to a log at `path` whose writer gathers for a minute (so they are answered
+// from the redo log and not committed), and copies the files as a kill -9 leaves them to `to`
+// (its redo log too when `with_redo`).
+void AppendThenCopyAsKilled(const std::string& path, int64_t n, const std::string& to,
+                            bool with_redo) {
+  TestLoop loop;
+  SqliteChangeLog log(path, loop.poster(), "process");
+  log.set_redo_gather_delay(std::chrono::seconds(60));
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  for (int64_t id = 1; id <= n; ++id) {
+    std::optional<Status> done;
+    std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
+    changes[0].id = id;
+    changes[0].job = MakeJob("job-redo-" + std::to_string(id));
+    log.Append(std::move(changes), [&](Status s) { done = s; });
+    loop.RunUntil([&] { return done.has_value(); });
+    ASSERT_TRUE(done->ok()) << done->ToString();
+  }
+  for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
+    if (!with_redo && std::string(suffix) == "-redo") continue;
+    if (fs::exists(path + suffix)) fs::copy_file(path + suffix, to + suffix);
+  }
+}
+
 TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
   std::string killed = (dir_ / "killed.db").string();
+  AppendThenCopyAsKilled(path_, 50, killed, /*with_redo=*/true);
   TestLoop loop;
-  {
-    SqliteChangeLog log(path_, loop.poster(), "process");
-    log.set_redo_gather_delay(std::chrono::seconds(60));
-    MemoryState empty;
-    ASSERT_TRUE(log.Load(empty).ok());
-    for (int64_t id = 1; id <= 50; ++id) {
-      std::optional<Status> done;
-      log.Append(Insert(id), [&](Status s) { done = s; });
-      loop.RunUntil([&] { return done.has_value(); });
-      ASSERT_TRUE(done->ok()) << done->ToString();
-    }
-    for (const char* suffix : {"", "-wal", "-commits", "-redo"}) {
-      if (fs::exists(path_ + suffix)) fs::copy_file(path_ + suffix, killed + suffix);
-    }
-  }
   for (int open = 0; open < 2; ++open) {  // the second open finds them in the database
     SqliteChangeLog log(killed, loop.poster(), "process");
     MemoryState state;
@@ -269,19 +278,8 @@ TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
 
 TEST_F(RedoLogTest, AGapInTheNumbersRefusesTheStart) {
   std::string killed = (dir_ / "killed.db").string();
+  AppendThenCopyAsKilled(path_, 1, killed, /*with_redo=*/false);
   TestLoop loop;
-  {
-    SqliteChangeLog log(path_, loop.poster(), "process");
-    log.set_redo_gather_delay(std::chrono::seconds(60));
-    MemoryState empty;
-    ASSERT_TRUE(log.Load(empty).ok());
-    std::optional<Status> done;
-    log.Append(Insert(1), [&](Status s) { done = s; });
-    loop.RunUntil([&] { return done.has_value(); });
-    for (const char* suffix : {"", "-wal", "-commits"}) {
-      if (fs::exists(path_ + suffix)) fs::copy_file(path_ + suffix, killed + suffix);
-    }
-  }
   // A redo log whose first record is not the one after the database's meta.redo_seq.
   auto redo = RedoLog::Open(killed + "-redo", 1 << 16);
   ASSERT_TRUE(redo.ok());
