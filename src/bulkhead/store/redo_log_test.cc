@@ -3,6 +3,7 @@
 #include "bulkhead/store/redo_log.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -274,6 +275,78 @@ TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(state.Stats().enqueued, 50u) << "open " << open;
   }
+}
+
+// The number of the last commit, from the store's side file `path`-commits.
+int64_t LastCommit(const std::string& path) {
+  std::ifstream in(path + "-commits");
+  int64_t n = -1;
+  in >> n;
+  return n;
+}
+
+// What another connection finds committed in the database at `path` (a closed store: a running
+// one holds it exclusively): a count from `sql`.
+int64_t CommittedCount(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+TEST_F(RedoLogTest, ReadsAndHeldAnswersComeInOrderWithoutWaitingForACommit) {
+  TestLoop loop;
+  SqliteChangeLog log(path_, loop.poster(), "process");
+  log.set_redo_gather_delay(std::chrono::seconds(60));  // the writer's transaction stays open
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  const int64_t at_start = LastCommit(path_);
+  std::vector<std::string> answered;
+  auto insert = [&](int64_t id) {
+    log.Append(Insert(id), [&answered, id](Status s) {
+      answered.push_back("insert " + std::to_string(id) + (s.ok() ? "" : " " + s.ToString()));
+    });
+  };
+  auto read = [&](int64_t id) {
+    log.ReadJobs({id}, [&answered, id](Result<std::vector<std::optional<JobRecord>>> rows) {
+      std::string jid = rows.ok() && rows->size() == 1 && (*rows)[0] ? (*rows)[0]->jid : "none";
+      answered.push_back("read " + std::to_string(id) + " " + jid);
+    });
+  };
+  // A change appended behind a read is logged at once but held: its answer comes after the
+  // read's, and neither waits for the writer's commit (a minute away).
+  insert(1);
+  read(1);
+  insert(2);
+  read(2);
+  insert(3);
+  loop.RunUntil([&] { return answered.size() >= 5; });
+  EXPECT_EQ(answered, (std::vector<std::string>{"insert 1", "read 1 job-redo-1", "insert 2",
+                                                "read 2 job-redo-2", "insert 3"}));
+  EXPECT_EQ(LastCommit(path_), at_start)
+      << "the reads were answered from the writer's open transaction, not after a commit";
+
+  // A change the loop never logs (a signing key) is answered once committed, with everything
+  // the open transaction holds before it.
+  std::vector<Change> key(1, Change(Change::Kind::kPutSigningKey));
+  key[0].name = "key-1";
+  key[0].value = "-----BEGIN PRIVATE KEY-----";
+  std::optional<Status> key_done;
+  log.Append(std::move(key), [&](Status s) { key_done = s; });
+  loop.RunUntil([&] { return key_done.has_value(); });
+  ASSERT_TRUE(key_done->ok()) << key_done->ToString();
+  EXPECT_EQ(LastCommit(path_), at_start + 1) << "one commit: the jobs and the key together";
+  log.Close();
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), 3);
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM signing_keys"), 1);
 }
 
 TEST_F(RedoLogTest, AGapInTheNumbersRefusesTheStart) {

@@ -8,28 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
-#include <unordered_set>
 
-#include "bulkhead/store/sqlite_change_writer.h"
 #include "bulkhead/store/sqlite_db.h"
 
 namespace bulkhead {
-namespace {
-
-// Records `seq` in the side file (fixed width, so that it overwrites the previous number).
-void RecordCommit(int fd, int64_t seq) {
-  char buf[24];
-  int n = std::snprintf(buf, sizeof(buf), "%020lld\n", static_cast<long long>(seq));
-  if (::pwrite(fd, buf, n, 0) != n) {
-    // Only a smaller number than the database's is left behind: the check stays silent.
-    spdlog::warn("cannot record commit {} in its side file: {}", seq, std::strerror(errno));
-  }
-}
-
-}  // namespace
 
 SqliteChangeLog::SqliteChangeLog(std::string path, Store::Poster poster, std::string durability,
                                  int64_t max_page_count, bool salvage_damaged_jobs)
@@ -67,7 +51,7 @@ Status SqliteChangeLog::StartRunning() {
     Abandon();
     return err;
   }
-  RecordCommit(commits_fd_, commit_seq_);
+  RecordCommit();
   // Every record of the redo log is in the database now (ReplayRedo): it starts empty.
   if (loop_logs_) {
     auto redo = RedoLog::Open(RedoPath(), kRedoMaxBytes);
@@ -118,7 +102,6 @@ void SqliteChangeLog::ReadJobs(std::vector<int64_t> ids, ReadDone done) {
     p.ids = std::move(ids);
     p.read_done = std::move(done);
     pending_.push_back(std::move(p));
-    ++pending_reads_;
     next = ScheduleLocked();
   }
   Run(next);
@@ -153,69 +136,58 @@ void SqliteChangeLog::Run(Next next) {
   }
 }
 
-void SqliteChangeLog::RunReads(std::vector<Pending>& batch) {
-  const std::string what = "sqlite " + path_;
-  for (Pending& p : batch) {
-    if (!p.read) continue;
-    std::vector<std::optional<JobRecord>> rows;
-    Status s;
-    sqlite3_stmt* st = stmts_.read_job;
-    for (int64_t id : p.ids) {
-      sqlite3_reset(st);
-      sqlite3_bind_int64(st, 1, id);
-      int rc = sqlite3_step(st);
-      if (rc == SQLITE_DONE) {
-        rows.emplace_back();
-        continue;
-      }
-      if (rc != SQLITE_ROW) {
-        s = Status::Unavailable(what + ": reading job row " + std::to_string(id) + ": " +
-                                sqlite3_errmsg(db_));
-        break;
-      }
-      JobRecord job;
-      job.jid = ColumnText(st, 0);
-      int state = sqlite3_column_int(st, 1);
-      job.state = static_cast<JobState>(state);
-      job.queue = ColumnText(st, 2);
-      job.jobtype = ColumnText(st, 3);
-      job.score = sqlite3_column_int64(st, 4);
-      job.enqueued_us = sqlite3_column_int64(st, 5);
-      job.reserve_for_s = sqlite3_column_int(st, 6);
-      job.payload = ColumnText(st, 7);
-      sqlite3_reset(st);
-      // A queued payload is checked here, not at start (see the damage notes in the header).
-      if (SetAsideIfDamaged(id, state, job)) {
-        rows.emplace_back();
-        continue;
-      }
-      rows.emplace_back(std::move(job));
-    }
+Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
+    const std::vector<int64_t>& ids) {
+  std::vector<std::optional<JobRecord>> rows;
+  rows.reserve(ids.size());
+  sqlite3_stmt* st = stmts_.read_job;
+  for (int64_t id : ids) {
     sqlite3_reset(st);
-    auto answer = std::make_shared<Result<std::vector<std::optional<JobRecord>>>>(
-        s.ok() ? Result<std::vector<std::optional<JobRecord>>>(std::move(rows))
-               : Result<std::vector<std::optional<JobRecord>>>(s));
-    // Counted in answers_in_flight_ when the writer took the batch.
-    poster_([answer, done = std::move(p.read_done), in_flight = answers_in_flight_] {
-      done(std::move(*answer));
-      in_flight->fetch_sub(1, std::memory_order_relaxed);
-    });
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+      rows.emplace_back();
+      continue;
+    }
+    if (rc != SQLITE_ROW) {
+      Status s = Status::Unavailable("sqlite " + path_ + ": reading job row " + std::to_string(id) +
+                                     ": " + sqlite3_errmsg(db_));
+      sqlite3_reset(st);
+      return s;
+    }
+    JobRecord job;
+    job.jid = ColumnText(st, 0);
+    int state = sqlite3_column_int(st, 1);
+    job.state = static_cast<JobState>(state);
+    job.queue = ColumnText(st, 2);
+    job.jobtype = ColumnText(st, 3);
+    job.score = sqlite3_column_int64(st, 4);
+    job.enqueued_us = sqlite3_column_int64(st, 5);
+    job.reserve_for_s = sqlite3_column_int(st, 6);
+    job.payload = ColumnText(st, 7);
+    sqlite3_reset(st);
+    // A queued payload is checked here, not at start (see the damage notes in the header).
+    if (SetAsideIfDamaged(id, state, job)) {
+      rows.emplace_back();
+      continue;
+    }
+    rows.emplace_back(std::move(job));
   }
+  sqlite3_reset(st);
+  return rows;
 }
 
 void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
   batch.swap(pending_);
   logged_ = 0;
   pending_changes_ = 0;
-  pending_reads_ = 0;
-  // The answers this batch owes count from now: the loop logs nothing that would overtake them
-  // (LoopMayLogLocked).
-  bool owes_durable = std::any_of(batch.begin(), batch.end(), [](const Pending& p) {
-    return !p.read && p.redo_seq == 0 && p.durable;
-  });
-  auto reads = std::count_if(batch.begin(), batch.end(), [](const Pending& p) { return p.read; });
-  answers_in_flight_->fetch_add(static_cast<int>(reads) + (owes_durable ? 1 : 0),
-                                std::memory_order_relaxed);
+  pending_owes_ = pending_unlogged_ = pending_logged_ = false;
+  // The answers this batch owes (one closure carries them) count from now: the loop answers
+  // nothing that would overtake them (LogLocked).
+  if (std::any_of(batch.begin(), batch.end(),
+                  [](const Pending& p) { return p.read || p.durable; })) {
+    answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
+  }
   for (auto& t : new_tasks_) tasks_.push_back(std::move(t));
   new_tasks_.clear();
 }
@@ -223,40 +195,29 @@ void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
 void SqliteChangeLog::WriterLoop() {
   std::vector<Pending> batch;
   for (;;) {
-    bool checkpoint;
+    bool checkpoint, commit_now;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return owner_ == Owner::kWriter; });
-      if (pending_.empty() && stopping_) break;
+      if (pending_.empty() && stopping_ && !txn_open_) break;
       GatherLocked(lock);
       TakeBatchLocked(batch);
       checkpoint = std::exchange(checkpoint_due_, false);
+      // Tasks and checkpoints run between transactions; a full redo log resets once committed.
+      commit_now = checkpoint || stopping_ || !tasks_.empty() || redo_full_ || !redo_;
     }
-    if (!batch.empty()) {
-      Status s = CommitPending(batch);
-      // One post per batch carries every completion of the batch back to the event loop (the
-      // logged changes were answered by the loop already).
-      auto callbacks = std::make_shared<std::vector<std::function<void(Status)>>>();
-      for (auto& p : batch) {
-        if (p.durable && p.redo_seq == 0) callbacks->push_back(std::move(p.durable));
-      }
-      if (!callbacks->empty()) {
-        poster_([callbacks, s, in_flight = answers_in_flight_] {
-          for (auto& cb : *callbacks) cb(s);
-          in_flight->fetch_sub(1, std::memory_order_relaxed);
-        });
-      }
-      RunReads(batch);
-      batch.clear();
-      if (s.ok()) ResetRedoIfDone();
+    WriteAndAnswer(batch, commit_now);
+    if (!txn_open_) {
+      ResetRedoIfDone();
+      RunWriterTasks(/*stopping=*/false);
+      if (checkpoint || wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
     }
-    RunWriterTasks(/*stopping=*/false);
-    if (checkpoint || wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
     Next next = Next::kNothing;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // Writer tasks keep the connection until they are done (each step runs between commits).
-      if (tasks_.empty() && !stopping_) {
+      // An open transaction and writer tasks keep the connection (GatherLocked waits for the
+      // transaction's deadline; each task step runs between commits).
+      if (!txn_open_ && tasks_.empty() && !stopping_) {
         owner_ = Owner::kNobody;
         next = ScheduleLocked();
       }
@@ -294,23 +255,6 @@ void SqliteChangeLog::RunWriterTasks(bool stopping) {
   std::erase_if(tasks_, [&](SqliteWriterTask& task) { return task(db_, stopping) || stopping; });
 }
 
-Status SqliteChangeLog::CommitPending(std::vector<Pending>& batch) {
-  // After a failed commit nothing more is written: a later batch may depend on the lost one (an
-  // update of a row whose insert failed), and the file must keep a prefix of the history.
-  if (failed_.load(std::memory_order_acquire)) return failure();
-  // Reads alone need no transaction; an empty batch is one (Checkpoint's: the commit_seq alone).
-  if (!batch.empty() &&
-      std::all_of(batch.begin(), batch.end(), [](const Pending& p) { return p.read; })) {
-    return Status::Ok();
-  }
-  Status s = CommitBatch(batch);
-  if (!s.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    FailLocked(s, "commit to");
-  }
-  return s;
-}
-
 void SqliteChangeLog::FailLocked(const Status& s, const char* what) {
   if (failed_.load(std::memory_order_relaxed)) return;
   spdlog::error(
@@ -336,7 +280,11 @@ void SqliteChangeLog::Checkpoint() {
   // Every frame is in the database: the next commit starts the WAL over (and truncates it to
   // kWalSizeLimitBytes), syncing its new header. An empty commit does it here, off the loop.
   std::vector<Pending> none;
-  CommitPending(none);
+  Status s = CommitBatch(none);
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(s, "commit to");
+  }
 }
 
 Status SqliteChangeLog::StepTransaction(sqlite3_stmt* st) {
@@ -344,54 +292,6 @@ Status SqliteChangeLog::StepTransaction(sqlite3_stmt* st) {
   sqlite3_reset(st);
   if (rc == SQLITE_DONE) return Status::Ok();
   return Status::Unavailable("sqlite " + path_ + ": " + sqlite3_errmsg(db_));
-}
-
-Status SqliteChangeLog::CommitBatch(std::vector<Pending>& batch) {
-  Status s = StepTransaction(stmts_.begin);
-  if (!s.ok()) return s;
-  SqliteChangeWriter writer(db_, path_, stmts_);
-  // Rows deleted in this batch need none of their earlier updates written, and rows both inserted
-  // and deleted in it need no write at all (row ids are never reused, so an update or insert of a
-  // deleted id always comes before its delete).
-  std::unordered_set<int64_t> deleted, inserted;
-  int64_t redo_seq = 0;  // the last redo record the batch holds
-  for (const auto& p : batch) {
-    redo_seq = std::max(redo_seq, p.redo_seq);
-    for (const auto& c : p.changes) {
-      if (c.kind == Change::Kind::kDeleteJob) deleted.insert(c.id);
-      if (c.kind == Change::Kind::kDeleteAll) deleted.clear();
-    }
-  }
-  for (const auto& p : batch) {
-    for (const auto& c : p.changes) {
-      if (deleted.contains(c.id)) {
-        if (c.kind == Change::Kind::kInsertJob) {
-          inserted.insert(c.id);
-          continue;
-        }
-        if (c.kind == Change::Kind::kUpdateJob || c.kind == Change::Kind::kUpdateState) continue;
-        if (c.kind == Change::Kind::kDeleteJob && inserted.contains(c.id)) continue;
-      }
-      s = writer.Write(c);
-      if (!s.ok()) break;
-    }
-    if (!s.ok()) break;
-  }
-  if (s.ok()) s = writer.WriteCounters();
-  if (s.ok()) s = writer.WriteCommitSeq(commit_seq_ + 1);
-  if (s.ok() && redo_seq > 0) s = writer.WriteRedoSeq(redo_seq);
-  if (!s.ok()) {
-    // The batch's error is the one to report; after it nothing more is written (degraded mode).
-    StepTransaction(stmts_.rollback);
-    return s;
-  }
-  s = StepTransaction(stmts_.commit);
-  if (!s.ok()) return s;
-  // After the commit, before anyone hears of it: the side file never runs ahead of the database
-  // (opened once loaded: a replay at open is recorded when the store starts running).
-  ++commit_seq_;
-  if (commits_fd_ >= 0) RecordCommit(commits_fd_, commit_seq_);
-  return Status::Ok();
 }
 
 Status SqliteChangeLog::failure() const {

@@ -10,21 +10,26 @@
 // Who commits. One connection, used by the writer thread only (and by Load before it starts).
 // - Under "process", the event loop makes a turn's changes durable itself, in the redo log
 //   (redo_log.h: one record copied into a shared mapping of the file, posted once per turn: no
-//   system call; a kill -9 cannot lose it), answers their `durable`
-//   callbacks at once, and leaves them queued for the writer, which commits them to SQLite later
-//   with meta.redo_seq (the record's number) in the same transaction. Nothing is handed to
-//   another thread before the answer: a lone PUSH waits for a copy, not for a transaction.
-//   The writer gathers such changes for up to kRedoGatherDelay (one transaction for many) unless
-//   something else waits for it. The loop logs only while the answers would keep their order
-//   (nothing queued before is waiting for the writer's answer: a read, a change it could not
-//   log) and the redo log has room (kRedoMaxBytes); changes that carry a signing key are never
-//   logged (they are written to the database only). The writer resets the redo log once every
-//   record in it is committed and it has grown past kRedoResetBytes. At open, the records
+//   system call; a kill -9 cannot lose it), and leaves them queued for the writer, which commits
+//   them to SQLite later with meta.redo_seq (the record's number) in the same transaction.
+//   Answers keep their order: the loop answers a logged change at once unless an answer owed
+//   before it is still to come (a read, a change it could not log, a logged change held behind
+//   one of those); such a change is held, and the writer answers it in order, without waiting
+//   for its commit. Nothing is handed to another thread before the answer of a lone PUSH: it
+//   waits for a copy, not for a transaction.
+// - The writer keeps one transaction open for up to kRedoGatherDelay (or kRedoGatherMaxChanges
+//   changes): it writes what it takes into it, answers reads from it (the rows as the logged
+//   changes left them), posts the answers it owes, and commits when the delay is over. It
+//   commits at once when it took a change the loop did not log, and before a checkpoint, a
+//   writer task, a reset of a full redo log or Close. The loop logs while the redo log has room
+//   (kRedoMaxBytes); changes that carry a signing key are never logged (they are written to the
+//   database only). The writer resets the redo log once every record in it is committed and it
+//   has grown past kRedoResetBytes. At open, the records
 //   after meta.redo_seq are committed before anything is loaded (a gap in their numbers refuses
 //   the start: records are lost), and the log is emptied once the store runs.
-// - Everything else is committed by the writer thread before it is answered (through one posted
-//   closure per batch): "power" commits (an fsync each), changes the loop did not log, reads
-//   (ReadJobs), checkpoints and writer tasks (backups: a task runs after everything appended
+// - Everything else is committed by the writer thread before it is answered (one posted closure
+//   per batch carries its answers, in order): "power" commits (an fsync each), changes the loop
+//   did not log, checkpoints and writer tasks (backups: a task runs after everything appended
 //   before it is committed, so a backup holds every answered change).
 // - No fsync ever runs on the loop: SQLite's automatic checkpoint is replaced by one the writer
 //   runs (after a commit that leaves kWalAutocheckpointPages in the WAL), and after a checkpoint
@@ -140,8 +145,8 @@ class SqliteChangeLog final : public ChangeLog {
   // writer could reset it.
   static constexpr uint64_t kRedoResetBytes = uint64_t{1} << 20;
   static constexpr uint64_t kRedoMaxBytes = uint64_t{8} << 20;
-  // How long the writer waits for more logged changes before it commits them, and how many
-  // logged changes end the wait early.
+  // How long the writer keeps a transaction open for more logged changes before it commits
+  // them, and how many changes in it end the wait early.
   static constexpr std::chrono::microseconds kRedoGatherDelay{5000};
   static constexpr size_t kRedoGatherMaxChanges = 4096;
   // Tests: how long the writer gathers (before Load). A long delay keeps logged changes out of
@@ -151,10 +156,11 @@ class SqliteChangeLog final : public ChangeLog {
  private:
   struct Pending {
     std::vector<Change> changes;
+    // Logged changes: empty once the loop answered them, else held for the writer to answer.
     std::function<void(Status)> durable;
-    // A read instead (ReadJobs): run after the writes before it are committed.
+    // A read instead (ReadJobs): sees every change queued before it (written to the transaction).
     bool read = false;
-    // The redo record that holds `changes` (answered already), or 0.
+    // The redo record that holds `changes`, or 0 (not logged: only a commit makes them durable).
     int64_t redo_seq = 0;
     std::vector<int64_t> ids;
     ReadDone read_done;
@@ -234,8 +240,13 @@ class SqliteChangeLog final : public ChangeLog {
   // The posted end-of-turn flush: logs the changes queued since the last one, when it may, and
   // answers them.
   void FlushOnLoop();
-  // On the writer, with mu_ held through `lock`: waits up to gather_delay_ for more logged
-  // changes when only those are queued.
+  // With mu_ held, on the loop: logs the loggable changes past logged_ as one record, marks what
+  // pending_ now holds, and moves into `answers` those no owed answer comes before (the others
+  // are held for the writer).
+  void LogLocked(std::vector<std::function<void(Status)>>& answers);
+  // On the writer, with mu_ held through `lock`: unless something is urgent, waits for more
+  // logged changes until the open transaction's deadline (set to gather_delay_ from now when
+  // none is open).
   void GatherLocked(std::unique_lock<std::mutex>& lock);
   // On the writer after a commit: resets the redo log when all of it is committed and it is big.
   void ResetRedoIfDone();
@@ -244,10 +255,20 @@ class SqliteChangeLog final : public ChangeLog {
   // With mu_ held: records the first failure `s` of `what` (a commit, a redo write), logged at
   // error level, and puts the log in degraded mode.
   void FailLocked(const Status& s, const char* what);
-  // Commits the writes of `batch` (none after a failed commit: its error instead); a failure
-  // puts the log in degraded mode. Returns the Status for the batch's `durable` callbacks.
-  Status CommitPending(std::vector<Pending>& batch);
-  // Runs one transaction over `batch`; returns its Status.
+  // On the writer: writes `batch` into the open transaction, commits it when `commit_now`, when
+  // the batch holds a change the loop did not log or when the transaction is due, runs the
+  // batch's reads and posts every answer the batch owes, in order, in one closure. After a
+  // failure (sticky: degraded mode) nothing more is written and unlogged changes get its error.
+  void WriteAndAnswer(std::vector<Pending>& batch, bool commit_now);
+  // Begins the transaction unless one is open; writes the changes of `batch` into it (updates of
+  // rows the batch deletes left out) and their summed counters. A failure rolls it back.
+  Status WriteOpen(std::vector<Pending>& batch);
+  // Commits the open transaction with meta.commit_seq and meta.redo_seq; records the commit in
+  // the side file. A failure rolls it back. Ok when none is open.
+  Status CommitOpen();
+  // Records commit_seq_ in the side file `path`-commits (once it is open).
+  void RecordCommit();
+  // One transaction over `batch` (the redo replay's, Checkpoint's empty one); returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);
   // Steps one of the transaction statements (BEGIN, COMMIT, ROLLBACK); its error names path_.
   Status StepTransaction(sqlite3_stmt* st);
@@ -256,8 +277,8 @@ class SqliteChangeLog final : public ChangeLog {
   void Checkpoint();
   // SQLite's WAL hook (sqlite3_wal_hook): records the WAL's size after each commit.
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
-  // Runs the reads of `batch` (after its commit) and posts their answers.
-  void RunReads(std::vector<Pending>& batch);
+  // Reads the rows `ids` (those not stored, or damaged and set aside, as nullopt).
+  Result<std::vector<std::optional<JobRecord>>> ReadRows(const std::vector<int64_t>& ids);
   // Runs one step of every writer task (all of them with `stopping`: their last call).
   void RunWriterTasks(bool stopping);
 
@@ -278,18 +299,27 @@ class SqliteChangeLog final : public ChangeLog {
   bool wal_existed_ = false;  // `path`-wal existed before Load opened the database
   bool loaded_ = false;       // Load succeeded: Close marks the stop clean (unless a commit failed)
 
-  // Used by the writer only: pages in the WAL after the last commit.
+  // Used by the writer only: pages in the WAL after the last commit; the open transaction.
   int wal_pages_ = 0;
+  bool txn_open_ = false;
+  std::chrono::steady_clock::time_point txn_deadline_;  // when it is due to be committed
+  size_t txn_changes_ = 0;                              // changes written into it
+  int64_t txn_redo_seq_ = 0;                            // the last redo record it holds
 
   // Whether the writer has work (kWriter: woken, or busy until it finds the queue empty).
   enum class Owner { kNobody, kWriter };
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;     // the writer waits on it for owner_ == kWriter
-  std::vector<Pending> pending_;   // guarded by mu_
-  size_t pending_changes_ = 0;     // guarded by mu_: changes in pending_
-  size_t pending_reads_ = 0;       // guarded by mu_: reads in pending_
-  size_t logged_ = 0;              // guarded by mu_: the first logged_ of pending_ are logged
+  std::condition_variable cv_;    // the writer waits on it for owner_ == kWriter
+  std::vector<Pending> pending_;  // guarded by mu_
+  size_t pending_changes_ = 0;    // guarded by mu_: changes in pending_
+  // Guarded by mu_: the first logged_ of pending_ went through the loop's flush (logged or not);
+  // pending_ holds an answer the loop did not give (a read, an unlogged change, a held one), a
+  // change the loop did not log, a logged change.
+  size_t logged_ = 0;
+  bool pending_owes_ = false;
+  bool pending_unlogged_ = false;
+  bool pending_logged_ = false;
   std::unique_ptr<RedoLog> redo_;  // guarded by mu_ once running; "process" only
   int64_t redo_seq_ = 0;           // guarded by mu_: the last redo record's number
   bool gathering_ = false;         // guarded by mu_: the writer waits in GatherLocked

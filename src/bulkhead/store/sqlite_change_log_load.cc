@@ -266,8 +266,13 @@ bool SqliteChangeLog::SetAsideIfDamaged(int64_t id, int state, const JobRecord& 
   if (problem.empty()) return false;
   DamagedRows bad;
   bad.Add(id, job.jid, std::move(problem));
-  Status s =
-      failed_.load(std::memory_order_acquire) ? failure() : MoveDamagedJobs(bad.rows, bad.Named());
+  // The move is a transaction of its own: the open one (logged changes only) is committed first.
+  Status s = failed_.load(std::memory_order_acquire) ? failure() : CommitOpen();
+  if (!s.ok() && !failed_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(s, "commit to");
+  }
+  if (s.ok()) s = MoveDamagedJobs(bad.rows, bad.Named());
   if (!s.ok()) {
     spdlog::error("sqlite store {}: damaged job row {} is never handed out, but stays in jobs: {}",
                   path_, bad.Named(), s.message());

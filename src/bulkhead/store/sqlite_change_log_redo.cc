@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "bulkhead/store/sqlite_change_log.h"
 
@@ -18,17 +19,47 @@ bool Loggable(const std::vector<Change>& changes) {
 }  // namespace
 
 bool SqliteChangeLog::LoopMayLogLocked() const {
-  if (!redo_ || redo_full_ || stopping_ || failed_.load(std::memory_order_relaxed)) return false;
-  // An answer the writer owes would be overtaken by one given now.
-  if (answers_in_flight_->load(std::memory_order_relaxed) != 0) return false;
-  const Pending& next = pending_[logged_];
-  return !next.read && Loggable(next.changes);
+  return redo_ && !redo_full_ && !stopping_ && !failed_.load(std::memory_order_relaxed);
 }
 
 bool SqliteChangeLog::UrgentLocked() const {
-  bool unlogged = logged_ < pending_.size() && !flush_posted_;
-  return unlogged || pending_reads_ > 0 || !new_tasks_.empty() || checkpoint_due_ || stopping_ ||
-         pending_changes_ >= kRedoGatherMaxChanges;
+  bool unseen = logged_ < pending_.size() && !flush_posted_;
+  return unseen || pending_owes_ || pending_unlogged_ || !new_tasks_.empty() || checkpoint_due_ ||
+         stopping_ || pending_changes_ >= kRedoGatherMaxChanges;
+}
+
+void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answers) {
+  std::vector<const std::vector<Change>*> parts;
+  for (size_t i = logged_; i < pending_.size(); ++i) {
+    if (!pending_[i].read && Loggable(pending_[i].changes)) parts.push_back(&pending_[i].changes);
+  }
+  Status s = parts.empty() ? Status::Ok() : redo_->Append(redo_seq_ + 1, parts);
+  if (s.code() == StatusCode::kResourceExhausted) {
+    // No room until the writer resets the log: these wait for its commit instead.
+    redo_full_ = true;
+  } else if (!s.ok()) {
+    // Left unlogged: the writer answers them with this failure.
+    FailLocked(s, "redo log write for");
+  }
+  bool logged = s.ok() && !parts.empty();
+  if (logged) ++redo_seq_;
+  // An answer owed before a change (the writer's, or one still queued) comes before its own.
+  bool owed = pending_owes_ || answers_in_flight_->load(std::memory_order_relaxed) != 0;
+  for (size_t i = logged_; i < pending_.size(); ++i) {
+    Pending& p = pending_[i];
+    if (!p.read && logged && Loggable(p.changes)) {
+      p.redo_seq = redo_seq_;
+      pending_logged_ = true;
+      if (!owed) {
+        answers.push_back(std::exchange(p.durable, nullptr));
+        continue;
+      }
+    } else if (!p.read) {
+      pending_unlogged_ = true;
+    }
+    if (p.read || p.durable) owed = pending_owes_ = true;
+  }
+  logged_ = pending_.size();
 }
 
 void SqliteChangeLog::FlushOnLoop() {
@@ -37,31 +68,7 @@ void SqliteChangeLog::FlushOnLoop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     flush_posted_ = false;
-    size_t end = logged_;
-    if (logged_ < pending_.size() && LoopMayLogLocked()) {
-      end = logged_ + 1;
-      while (end < pending_.size() && !pending_[end].read && Loggable(pending_[end].changes)) ++end;
-    }
-    if (end > logged_) {
-      std::vector<const std::vector<Change>*> parts;
-      parts.reserve(end - logged_);
-      for (size_t i = logged_; i < end; ++i) parts.push_back(&pending_[i].changes);
-      Status s = redo_->Append(redo_seq_ + 1, parts);
-      if (s.code() == StatusCode::kResourceExhausted) {
-        // No room until the writer resets the log: these wait for its commit instead.
-        redo_full_ = true;
-      } else if (s.ok()) {
-        ++redo_seq_;
-        for (size_t i = logged_; i < end; ++i) {
-          pending_[i].redo_seq = redo_seq_;
-          answers.push_back(std::move(pending_[i].durable));
-        }
-        logged_ = end;
-      } else {
-        // Left unlogged: the writer answers them with this failure.
-        FailLocked(s, "redo log write for");
-      }
-    }
+    if (logged_ < pending_.size() && LoopMayLogLocked()) LogLocked(answers);
     next = ScheduleLocked();
   }
   Run(next);
@@ -73,16 +80,19 @@ void SqliteChangeLog::FlushOnLoop() {
 }
 
 void SqliteChangeLog::GatherLocked(std::unique_lock<std::mutex>& lock) {
+  // The transaction to come is due gather_delay_ after the writer first finds work for it.
+  if (!txn_open_) txn_deadline_ = std::chrono::steady_clock::now() + gather_delay_;
   if (!redo_ || UrgentLocked()) return;
   gathering_ = true;
-  cv_.wait_for(lock, gather_delay_, [&] { return UrgentLocked(); });
+  cv_.wait_until(lock, txn_deadline_, [&] { return UrgentLocked(); });
   gathering_ = false;
 }
 
 void SqliteChangeLog::ResetRedoIfDone() {
   std::lock_guard<std::mutex> lock(mu_);
-  // logged_ > 0: records logged since this batch was taken are not committed yet.
-  if (!redo_ || logged_ > 0 || (redo_->bytes() < kRedoResetBytes && !redo_full_)) return;
+  // Records logged since the last batch was taken are not committed yet.
+  if (!redo_ || pending_logged_ || txn_open_) return;
+  if (redo_->bytes() < kRedoResetBytes && !redo_full_) return;
   if (failed_.load(std::memory_order_relaxed)) return;
   redo_->Reset();
   redo_full_ = false;

@@ -418,6 +418,9 @@ TEST_F(SqliteDamageTest, ADamagedQueuedPayloadPastTheStartSampleIsSetAsideWhenRe
                  Jid(19) + "';");
   auto log = std::make_unique<SqliteChangeLog>(path_, loop_.poster(), "process");
   log->set_start_sample(10);  // rows 1..10 (jobs 0..9) are checked at start, the others when read
+  // The writer's transaction stays open (the FETCHes' reservations in it) when a damaged row is
+  // read: the row is moved aside in a transaction of its own, after that one's commit.
+  log->set_redo_gather_delay(std::chrono::seconds(60));
   store_ = std::make_unique<EmbeddedStore>("sqlite", std::move(log));
   ASSERT_TRUE(store_->Open().ok()) << "refused for damage it does not check at start";
   EXPECT_EQ(Enqueued(), 20u);
