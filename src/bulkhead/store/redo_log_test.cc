@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -347,6 +348,37 @@ TEST_F(RedoLogTest, ReadsAndHeldAnswersComeInOrderWithoutWaitingForACommit) {
   log.Close();
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), 3);
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM signing_keys"), 1);
+}
+
+TEST_F(RedoLogTest, AFullRedoLogFallsBackToCommitsAndIsResetAfterThem) {
+  TestLoop loop;
+  SqliteChangeLog log(path_, loop.poster(), "process");
+  log.set_redo_gather_delay(std::chrono::seconds(60));  // only a full log makes the writer commit
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  const int64_t at_start = LastCommit(path_);
+  // Twice the redo log's size in 4 KiB payloads, 64 jobs a turn.
+  const int64_t jobs = 2 * static_cast<int64_t>(SqliteChangeLog::kRedoMaxBytes) / 4096;
+  int64_t answered = 0, failed = 0;
+  for (int64_t id = 1; id <= jobs;) {
+    for (int64_t end = std::min(jobs, id + 63); id <= end; ++id) {
+      auto changes = Insert(id);
+      changes[0].job.payload = R"({"jid":"job-redo-)" + std::to_string(id) + R"(","args":[")" +
+                               std::string(4000, 'x') + R"("]})";
+      log.Append(std::move(changes), [&](Status s) {
+        ++answered;
+        failed += s.ok() ? 0 : 1;
+      });
+    }
+    loop.RunUntil([&] { return answered == id - 1; });
+  }
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(LastCommit(path_), at_start) << "a full redo log is committed without the delay";
+  auto redo = RedoLog::Read(path_ + "-redo");
+  ASSERT_TRUE(redo.ok()) << redo.status().ToString();
+  EXPECT_LT(redo->records.size(), static_cast<size_t>(jobs / 64)) << "the log was reset";
+  log.Close();
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), jobs);
 }
 
 TEST_F(RedoLogTest, AGapInTheNumbersRefusesTheStart) {
