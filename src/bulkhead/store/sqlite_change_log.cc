@@ -178,10 +178,21 @@ Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
 }
 
 void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
-  batch.swap(pending_);
-  logged_ = 0;
-  pending_changes_ = 0;
-  pending_owes_ = pending_unlogged_ = pending_logged_ = false;
+  // What the loop has not seen yet is left to its posted flush (which logs it), unless it will
+  // not log it (none posted, a full redo log, stopping: the writer commits those).
+  bool loop_logs_rest = flush_posted_ && LoopMayLogLocked();
+  if (!loop_logs_rest || logged_ == pending_.size()) {
+    batch.swap(pending_);
+    pending_changes_ = 0;
+  } else {
+    auto seen = pending_.begin() + static_cast<std::ptrdiff_t>(logged_);
+    batch.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(seen));
+    pending_.erase(pending_.begin(), seen);
+    pending_changes_ = 0;
+    for (const Pending& p : pending_) pending_changes_ += p.changes.size();
+  }
+  logged_ = settled_ = 0;
+  pending_owes_ = pending_reads_ = pending_unlogged_ = pending_logged_ = false;
   // The answers this batch owes (one closure carries them) count from now: the loop answers
   // nothing that would overtake them (LogLocked).
   if (std::any_of(batch.begin(), batch.end(),

@@ -14,9 +14,11 @@
 //   them to SQLite later with meta.redo_seq (the record's number) in the same transaction.
 //   Answers keep their order: the loop answers a logged change at once unless an answer owed
 //   before it is still to come (a read, a change it could not log, a logged change held behind
-//   one of those); such a change is held, and the writer answers it in order, without waiting
-//   for its commit. Nothing is handed to another thread before the answer of a lone PUSH: it
-//   waits for a copy, not for a transaction.
+//   one of those); such a change is held, and answered, without waiting for its commit, by the
+//   loop once the answers before it arrived, or by the writer (in order) when it took the change
+//   with them. The writer takes only what the loop has seen (logged or not) while a flush is on
+//   its way. Nothing is handed to another thread before the answer of a lone PUSH: it waits for
+//   a copy, not for a transaction.
 // - The writer keeps one transaction open for up to kRedoGatherDelay (or kRedoGatherMaxChanges
 //   changes): it writes what it takes into it, answers reads from it (the rows as the logged
 //   changes left them), posts the answers it owes, and commits when the delay is over. It
@@ -244,6 +246,9 @@ class SqliteChangeLog final : public ChangeLog {
   // pending_ now holds, and moves into `answers` those no owed answer comes before (the others
   // are held for the writer).
   void LogLocked(std::vector<std::function<void(Status)>>& answers);
+  // On the loop, once the writer's answers arrived: gives the held answers no owed answer comes
+  // before any more (they are durable), so that they need no hand-off to the writer.
+  void AnswerHeldOnLoop();
   // On the writer, with mu_ held through `lock`: unless something is urgent, waits for more
   // logged changes until the open transaction's deadline (set to gather_delay_ from now when
   // none is open).
@@ -318,8 +323,10 @@ class SqliteChangeLog final : public ChangeLog {
   // change the loop did not log, a logged change.
   size_t logged_ = 0;
   bool pending_owes_ = false;
+  bool pending_reads_ = false;  // a read among them
   bool pending_unlogged_ = false;
   bool pending_logged_ = false;
+  size_t settled_ = 0;  // guarded by mu_: a prefix of pending_ with no answer left to the loop
   std::unique_ptr<RedoLog> redo_;  // guarded by mu_ once running; "process" only
   int64_t redo_seq_ = 0;           // guarded by mu_: the last redo record's number
   bool gathering_ = false;         // guarded by mu_: the writer waits in GatherLocked

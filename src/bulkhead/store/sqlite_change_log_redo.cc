@@ -23,8 +23,10 @@ bool SqliteChangeLog::LoopMayLogLocked() const {
 }
 
 bool SqliteChangeLog::UrgentLocked() const {
-  bool unseen = logged_ < pending_.size() && !flush_posted_;
-  return unseen || pending_owes_ || pending_unlogged_ || !new_tasks_.empty() || checkpoint_due_ ||
+  // Changes the loop has not seen and will not log (see TakeBatchLocked).
+  bool unseen = logged_ < pending_.size() && !(flush_posted_ && LoopMayLogLocked());
+  // A held answer alone is not: the loop gives it once the answers before it arrive.
+  return unseen || pending_reads_ || pending_unlogged_ || !new_tasks_.empty() || checkpoint_due_ ||
          stopping_ || pending_changes_ >= kRedoGatherMaxChanges;
 }
 
@@ -57,6 +59,7 @@ void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answer
     } else if (!p.read) {
       pending_unlogged_ = true;
     }
+    pending_reads_ = pending_reads_ || p.read;
     if (p.read || p.durable) owed = pending_owes_ = true;
   }
   logged_ = pending_.size();
@@ -77,6 +80,24 @@ void SqliteChangeLog::FlushOnLoop() {
   for (auto& answer : answers) {
     if (answer) answer(Status::Ok());
   }
+}
+
+void SqliteChangeLog::AnswerHeldOnLoop() {
+  std::vector<std::function<void(Status)>> answers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!pending_owes_ || answers_in_flight_->load(std::memory_order_relaxed) != 0) return;
+    size_t i = settled_;
+    for (; i < logged_; ++i) {
+      Pending& p = pending_[i];
+      if (p.read || (p.redo_seq == 0 && p.durable)) break;  // owed by the writer still
+      if (p.durable) answers.push_back(std::exchange(p.durable, nullptr));
+    }
+    settled_ = i;
+    pending_owes_ = i < logged_;
+  }
+  // Logged: durable already (changes these callbacks append go into the next turn's record).
+  for (auto& answer : answers) answer(Status::Ok());
 }
 
 void SqliteChangeLog::GatherLocked(std::unique_lock<std::mutex>& lock) {

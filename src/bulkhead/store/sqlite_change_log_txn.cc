@@ -47,9 +47,10 @@ void SqliteChangeLog::WriteAndAnswer(std::vector<Pending>& batch, bool commit_no
   batch.clear();
   if (answers->empty()) return;
   // Counted in answers_in_flight_ when the writer took the batch.
-  poster_([answers, in_flight = answers_in_flight_] {
+  poster_([this, life = std::weak_ptr<int>(life_), answers, in_flight = answers_in_flight_] {
     for (auto& answer : *answers) answer();
     in_flight->fetch_sub(1, std::memory_order_relaxed);
+    if (life.lock()) AnswerHeldOnLoop();
   });
 }
 

@@ -1321,44 +1321,63 @@ TEST(SqliteChangeLogTest, AnswersComeInCallOrderWhicheverThreadCommits) {
   std::filesystem::remove_all(dir);
 }
 
-// A flush the loop posted for a change may run after the writer took that change (its
-// gathering ended) and posted its answer: a change appended meanwhile must not be logged and
-// answered on the loop ahead of that answer.
+// The writer's answers may still be on their way to the loop when its flush logs a change
+// appended meanwhile: that change is durable, but its answer must not overtake them (it is
+// held, and given once they arrived).
 TEST(SqliteChangeLogTest, ALoggedChangeNeverOvertakesTheWritersAnswers) {
   auto dir = std::filesystem::temp_directory_path() /
              ("bulkhead_changelog_overtake_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   TestLoop loop;
-  std::atomic<int> posts{0};
-  Store::Poster counting = [&](std::function<void()> fn) {
-    posts.fetch_add(1);
-    boost::asio::post(loop.io(), std::move(fn));
+  const auto loop_thread = std::this_thread::get_id();
+  // What the writer thread posts is kept here until the test lets it through.
+  std::mutex mu;
+  std::vector<std::function<void()>> from_writer;
+  Store::Poster poster = [&](std::function<void()> fn) {
+    if (std::this_thread::get_id() == loop_thread) {
+      boost::asio::post(loop.io(), std::move(fn));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    from_writer.push_back(std::move(fn));
   };
-  SqliteChangeLog log((dir / "log.db").string(), counting, "process");
-  // Long enough that the second change is queued before the writer takes the first.
-  log.set_redo_gather_delay(std::chrono::seconds(1));
+  SqliteChangeLog log((dir / "log.db").string(), poster, "process");
   MemoryState empty;
   ASSERT_TRUE(log.Load(empty).ok());
-  auto insert = [](int64_t id) {
-    std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
-    changes[0].id = id;
-    changes[0].job = MakeJob("job-overtake-" + std::to_string(id));
-    return changes;
-  };
   std::vector<std::string> answers;
-  log.Append(insert(1), [&](Status s) { answers.push_back("zero " + s.ToString()); });
-  loop.RunUntil([&] { return answers.size() == 1; });  // logged; the writer now gathers
-  int before = posts.load();
-  log.Append(insert(2), [&](Status s) { answers.push_back("first " + s.ToString()); });
-  // The flush (1), then, the gathering over, the writer's answer to the change (2), both queued.
+  std::vector<Change> one(1, Change(Change::Kind::kInsertJob));
+  one[0].id = 1;
+  one[0].job = MakeJob("job-overtake-1");
+  log.Append(one, [&](Status s) { answers.push_back("insert 1 " + s.ToString()); });
+  loop.RunUntil([&] { return answers.size() == 1; });  // logged and answered on the loop
+  log.ReadJobs({1}, [&](Result<std::vector<std::optional<JobRecord>>> rows) {
+    answers.push_back(rows.ok() && rows->size() == 1 && (*rows)[0] ? "read " + (*rows)[0]->jid
+                                                                   : "read failed");
+  });
+  // The writer reads the row and posts the answer, held back here.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (posts.load() < before + 2) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer never answered";
-    std::this_thread::yield();
+  for (;;) {
+    loop.io().poll();
+    loop.io().restart();
+    std::lock_guard<std::mutex> lock(mu);
+    if (!from_writer.empty()) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer never answered the read";
   }
-  log.Append(insert(3), [&](Status s) { answers.push_back("second " + s.ToString()); });
+  one[0].id = 2;
+  one[0].job = MakeJob("job-overtake-2");
+  log.Append(one, [&](Status s) { answers.push_back("insert 2 " + s.ToString()); });
+  loop.io().poll();  // the flush logs it
+  loop.io().restart();
+  EXPECT_EQ(answers, std::vector<std::string>{"insert 1 OK"}) << "answered ahead of the read";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& fn : from_writer) boost::asio::post(loop.io(), std::move(fn));
+    from_writer.clear();
+  }
   loop.RunUntil([&] { return answers.size() == 3; });
-  EXPECT_EQ(answers, (std::vector<std::string>{"zero OK", "first OK", "second OK"}));
+  EXPECT_EQ(answers,
+            (std::vector<std::string>{"insert 1 OK", "read job-overtake-1", "insert 2 OK"}));
+  // Close: later writer posts go straight to the loop.
   log.Close();
   std::filesystem::remove_all(dir);
 }
