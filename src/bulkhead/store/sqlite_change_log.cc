@@ -179,8 +179,10 @@ Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
 
 void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
   // What the loop has not seen yet is left to its posted flush (which logs it), unless it will
-  // not log it (none posted, a full redo log, stopping: the writer commits those).
-  bool loop_logs_rest = flush_posted_ && LoopMayLogLocked();
+  // not log it (none posted, a full redo log, stopping: the writer commits those) or a new
+  // writer task is to run after everything appended before it is committed (a backup's copy
+  // holds every change answered before it started).
+  bool loop_logs_rest = flush_posted_ && LoopMayLogLocked() && new_tasks_.empty();
   if (!loop_logs_rest || logged_ == pending_.size()) {
     batch.swap(pending_);
     pending_changes_ = 0;

@@ -25,9 +25,11 @@ bool SqliteChangeLog::LoopMayLogLocked() const {
 bool SqliteChangeLog::UrgentLocked() const {
   // Changes the loop has not seen and will not log (see TakeBatchLocked).
   bool unseen = logged_ < pending_.size() && !(flush_posted_ && LoopMayLogLocked());
+  // Many changes, once the writer may take some (not while all wait for the loop's flush).
+  bool many = pending_changes_ >= kRedoGatherMaxChanges && (logged_ > 0 || unseen);
   // A held answer alone is not: the loop gives it once the answers before it arrive.
-  return unseen || pending_reads_ || pending_unlogged_ || !new_tasks_.empty() || checkpoint_due_ ||
-         stopping_ || pending_changes_ >= kRedoGatherMaxChanges;
+  return unseen || many || pending_reads_ || pending_unlogged_ || !new_tasks_.empty() ||
+         checkpoint_due_ || stopping_;
 }
 
 void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answers) {
