@@ -17,7 +17,8 @@
 //   one of those); such a change is held, and answered, without waiting for its commit, by the
 //   loop once the answers before it arrived, or by the writer (in order) when it took the change
 //   with them. The writer takes only what the loop has seen (logged or not) while a flush is on
-//   its way. Nothing is handed to another thread before the answer of a lone PUSH: it waits for
+//   its way, except when a writer task is new (it runs after everything appended before it is
+//   committed). Nothing is handed to another thread before the answer of a lone PUSH: it waits for
 //   a copy, not for a transaction.
 // - The writer keeps one transaction open for up to kRedoGatherDelay (or kRedoGatherMaxChanges
 //   changes): it writes what it takes into it, answers reads from it (the rows as the logged
