@@ -114,7 +114,7 @@ SqliteChangeLog::Next SqliteChangeLog::ScheduleLocked() {
     flush_posted_ = true;
     return Next::kPostFlush;
   }
-  if (pending_.empty() && new_tasks_.empty() && !checkpoint_due_ && !stopping_) {
+  if (pending_.empty() && new_tasks_.empty() && !stopping_) {
     return Next::kNothing;
   }
   if (owner_ == Owner::kNobody) {
@@ -185,14 +185,13 @@ void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
   bool loop_logs_rest = flush_posted_ && LoopMayLogLocked() && new_tasks_.empty();
   if (!loop_logs_rest || logged_ == pending_.size()) {
     batch.swap(pending_);
-    pending_changes_ = 0;
   } else {
     auto seen = pending_.begin() + static_cast<std::ptrdiff_t>(logged_);
     batch.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(seen));
     pending_.erase(pending_.begin(), seen);
-    pending_changes_ = 0;
-    for (const Pending& p : pending_) pending_changes_ += p.changes.size();
   }
+  pending_changes_ = 0;
+  for (const Pending& p : pending_) pending_changes_ += p.changes.size();
   logged_ = settled_ = 0;
   pending_owes_ = pending_reads_ = pending_unlogged_ = pending_logged_ = false;
   // The answers this batch owes (one closure carries them) count from now: the loop answers
@@ -208,22 +207,21 @@ void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
 void SqliteChangeLog::WriterLoop() {
   std::vector<Pending> batch;
   for (;;) {
-    bool checkpoint, commit_now;
+    bool commit_now;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return owner_ == Owner::kWriter; });
       if (pending_.empty() && stopping_ && !txn_open_) break;
       GatherLocked(lock);
       TakeBatchLocked(batch);
-      checkpoint = std::exchange(checkpoint_due_, false);
-      // Tasks and checkpoints run between transactions; a full redo log resets once committed.
-      commit_now = checkpoint || stopping_ || !tasks_.empty() || redo_full_ || !redo_;
+      // Tasks run between transactions; a full redo log resets once committed.
+      commit_now = stopping_ || !tasks_.empty() || redo_full_ || !redo_;
     }
     WriteAndAnswer(batch, commit_now);
     if (!txn_open_) {
       ResetRedoIfDone();
       RunWriterTasks(/*stopping=*/false);
-      if (checkpoint || wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
+      if (wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
     }
     Next next = Next::kNothing;
     {
@@ -293,11 +291,7 @@ void SqliteChangeLog::Checkpoint() {
   // Every frame is in the database: the next commit starts the WAL over (and truncates it to
   // kWalSizeLimitBytes), syncing its new header. An empty commit does it here, off the loop.
   std::vector<Pending> none;
-  Status s = CommitBatch(none);
-  if (!s.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    FailLocked(s, "commit to");
-  }
+  FailIfNot(CommitBatch(none));
 }
 
 Status SqliteChangeLog::StepTransaction(sqlite3_stmt* st) {

@@ -274,6 +274,8 @@ class SqliteChangeLog final : public ChangeLog {
   Status CommitOpen();
   // Records commit_seq_ in the side file `path`-commits (once it is open).
   void RecordCommit();
+  // On the writer: a failed write or commit `s` puts the log in degraded mode (FailLocked).
+  void FailIfNot(const Status& s);
   // One transaction over `batch` (the redo replay's, Checkpoint's empty one); returns its Status.
   Status CommitBatch(std::vector<Pending>& batch);
   // Steps one of the transaction statements (BEGIN, COMMIT, ROLLBACK); its error names path_.
@@ -334,7 +336,6 @@ class SqliteChangeLog final : public ChangeLog {
   bool redo_full_ = false;         // guarded by mu_: a record found no room; until the next reset
   Owner owner_ = Owner::kNobody;   // guarded by mu_
   bool flush_posted_ = false;      // guarded by mu_: a FlushOnLoop is on its way
-  bool checkpoint_due_ = false;    // guarded by mu_: the writer is to checkpoint
   bool stopping_ = false;          // guarded by mu_
   // Answers (durable callbacks, reads) the writer owes or posted that the loop has not run yet:
   // counted up by the writer when it takes a batch (under mu_), down by the loop.

@@ -268,10 +268,7 @@ bool SqliteChangeLog::SetAsideIfDamaged(int64_t id, int state, const JobRecord& 
   bad.Add(id, job.jid, std::move(problem));
   // The move is a transaction of its own: the open one (logged changes only) is committed first.
   Status s = failed_.load(std::memory_order_acquire) ? failure() : CommitOpen();
-  if (!s.ok() && !failed_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    FailLocked(s, "commit to");
-  }
+  FailIfNot(s);
   if (s.ok()) s = MoveDamagedJobs(bad.rows, bad.Named());
   if (!s.ok()) {
     spdlog::error("sqlite store {}: damaged job row {} is never handed out, but stays in jobs: {}",

@@ -28,8 +28,7 @@ bool SqliteChangeLog::UrgentLocked() const {
   // Many changes, once the writer may take some (not while all wait for the loop's flush).
   bool many = pending_changes_ >= kRedoGatherMaxChanges && (logged_ > 0 || unseen);
   // A held answer alone is not: the loop gives it once the answers before it arrive.
-  return unseen || many || pending_reads_ || pending_unlogged_ || !new_tasks_.empty() ||
-         checkpoint_due_ || stopping_;
+  return unseen || many || pending_reads_ || pending_unlogged_ || !new_tasks_.empty() || stopping_;
 }
 
 void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answers) {

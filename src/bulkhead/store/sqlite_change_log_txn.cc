@@ -16,6 +16,13 @@
 #include "bulkhead/store/sqlite_change_writer.h"
 
 namespace bulkhead {
+
+void SqliteChangeLog::FailIfNot(const Status& s) {
+  if (s.ok()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(s, "commit to");  // only the first failure counts
+}
+
 void SqliteChangeLog::WriteAndAnswer(std::vector<Pending>& batch, bool commit_now) {
   // Changes the loop did not log are durable only once committed; so are the answers after them.
   bool unlogged = std::any_of(batch.begin(), batch.end(),
@@ -28,10 +35,7 @@ void SqliteChangeLog::WriteAndAnswer(std::vector<Pending>& batch, bool commit_no
   bool due = txn_open_ && (std::chrono::steady_clock::now() >= txn_deadline_ ||
                            txn_changes_ >= kRedoGatherMaxChanges);
   if (s.ok() && (commit_now || unlogged || due)) s = CommitOpen();
-  if (!s.ok() && !failed_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    FailLocked(s, "commit to");
-  }
+  FailIfNot(s);
   // Reads see every change queued before them: written to the open transaction, or committed.
   auto answers = std::make_shared<std::vector<std::function<void()>>>();
   for (Pending& p : batch) {
