@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "bulkhead/store/change.h"
@@ -33,6 +34,12 @@ class ChangeLog {
   // payload (memory_state.h, queue_slot.h) without blocking the event loop.
   using ReadDone = std::function<void(Result<std::vector<std::optional<JobRecord>>>)>;
   virtual void ReadJobs(std::vector<int64_t> ids, ReadDone done) = 0;
+  // ReadJobs for rows no answer waits for yet (read ahead of FETCH): answers of changes appended
+  // after it need not wait for its own (reads still answer in call order among themselves). A
+  // log that keeps no answer waiting reads them as ReadJobs does.
+  virtual void ReadAhead(std::vector<int64_t> ids, ReadDone done) {
+    ReadJobs(std::move(ids), std::move(done));
+  }
   // Commits what is queued and stops. Idempotent.
   virtual void Close() = 0;
   // Online backups of the log's file (store_backup.h); null when it has none.

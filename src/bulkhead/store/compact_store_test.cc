@@ -293,6 +293,34 @@ TEST_F(CompactStoreTest, FetchesWhileRowsAreReadAheadGetEachJobOnce) {
   EXPECT_FALSE(got[n].has_value());
 }
 
+// FETCH one job at a time, as one worker does: the rows are read ahead before the ones read
+// run out, a bounded number of them.
+TEST_F(CompactStoreTest, FetchReadsTheNextRowsBeforeTheRowsReadAheadRunOut) {
+  PushFillers();
+  const int n = 4 * static_cast<int>(MemoryState::kReadAheadDepth);
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(Push(Job(i)).ok());
+  FetchFillers();
+  loop_.RunUntil([&] { return store_->cold_jobs() == static_cast<size_t>(n); });
+  const int fetched = static_cast<int>(MemoryState::kReadAhead) + 10;
+  for (int i = 0; i < fetched; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    ASSERT_EQ(job->payload, Job(i).payload) << i;
+  }
+  // Past the first read's rows, and still kReadAheadDepth rows or more read ahead of FETCH.
+  const size_t ahead = MemoryState::kReadAheadDepth;
+  loop_.RunUntil([&] { return store_->cold_jobs() <= n - fetched - ahead; });
+  EXPECT_GE(store_->cold_jobs(), n - fetched - ahead - MemoryState::kReadAhead)
+      << "at most one read more than the depth";
+  for (int i = fetched; i < n; ++i) {
+    auto job = Fetch();
+    ASSERT_TRUE(job.has_value()) << i;
+    ASSERT_EQ(job->payload, Job(i).payload) << i;
+  }
+  EXPECT_FALSE(Fetch().has_value());
+  EXPECT_EQ(store_->cold_jobs(), 0u);
+}
+
 TEST_F(CompactStoreTest, AFileWrittenBeforeCompactQueuesIsServedAsItIs) {
   store_.reset();
   std::filesystem::remove_all(dir_);

@@ -81,28 +81,34 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
   if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);
   if (job && !holder.empty()) state_.SetHolder(job->jid, holder, changes);
   Commit(std::move(changes), nullptr);
+  std::vector<int64_t> ids;
+  if (cold.id != 0) {
+    waiting_.emplace(
+        cold.id,
+        Waiter{std::move(cb), job->jid, queues,
+               throttled ? std::optional<ThrottledFetch>(*throttled) : std::nullopt, holder, now});
+    // Unless its row is on its way already (an earlier FETCH read it ahead): answered with that.
+    if (!cold.requested || !reading_.contains(cold.id)) ids.push_back(cold.id);
+  }
+  bool waited_for = !ids.empty();
+  ids.insert(ids.end(), cold.ahead.begin(), cold.ahead.end());
+  if (!ids.empty()) {
+    for (int64_t id : ids) reading_.insert(id);
+    auto done = [this, life = std::weak_ptr<int>(life_), ids](auto rows) {
+      if (life.lock()) RowsRead(ids, std::move(rows));
+    };
+    // Rows only read ahead hold up no other answer (a FETCH that takes one later waits for it).
+    waited_for ? log_->ReadJobs(ids, std::move(done)) : log_->ReadAhead(ids, std::move(done));
+  }
   if (cold.id == 0) {
     AfterLoads([cb = std::move(cb), job = std::move(job)]() mutable { cb(std::move(job)); });
-    return;
   }
-  waiting_.emplace(
-      cold.id,
-      Waiter{std::move(cb), job->jid, queues,
-             throttled ? std::optional<ThrottledFetch>(*throttled) : std::nullopt, holder, now});
-  // Its row is on its way already (an earlier FETCH read it ahead): answered with that read.
-  if (cold.requested && reading_.contains(cold.id)) return;
-  std::vector<int64_t> ids = {cold.id};
-  ids.insert(ids.end(), cold.ahead.begin(), cold.ahead.end());
-  for (int64_t id : ids) reading_.insert(id);
-  ++loads_;
-  log_->ReadJobs(ids, [this, life = std::weak_ptr<int>(life_), ids](auto rows) {
-    if (life.lock()) RowsRead(ids, std::move(rows));
-  });
 }
 
 void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
                                Result<std::vector<std::optional<JobRecord>>> rows) {
-  // Counted until every row is in: a read a callback below makes waits for the later rows too.
+  // A waiter leaves waiting_ only as its row is taken: a read a callback below makes (AfterLoads)
+  // waits for the later rows too.
   for (size_t i = 0; i < ids.size(); ++i) {
     int64_t id = ids[i];
     reading_.erase(id);
@@ -124,7 +130,6 @@ void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
       cb(std::optional<JobRecord>(state_.FillPayload(id, std::move(*(*rows)[i]))));
     }
   }
-  --loads_;
 }
 
 void EmbeddedContext::ForgetSetAside(const std::string& jid, int64_t id) {
@@ -134,7 +139,8 @@ void EmbeddedContext::ForgetSetAside(const std::string& jid, int64_t id) {
 }
 
 void EmbeddedContext::AfterLoads(std::function<void()> read) {
-  if (loads_ == 0) {
+  // Only a fetched job waits for its payload (a read ahead of FETCH holds up nothing).
+  if (waiting_.empty()) {
     read();
     return;
   }

@@ -71,7 +71,7 @@ class EmbeddedContext : public StoreCallbacks {
   void Fetch(const std::vector<std::string>& queues, const ThrottledFetch* throttled,
              const std::string& holder, TimePoint now, JobCallback cb);
   // Runs `read` (a read that may return reserved jobs) once every fetched job's payload is back:
-  // inline when none is being read, else after those reads answer (in call order).
+  // inline when no FETCH waits for a row, else after the reads in flight answer (in call order).
   void AfterLoads(std::function<void()> read);
   // Store::FindJob: a hot job from memory, a cold one read from its row on the log's thread.
   void FindJob(const std::string& jid, JobCallback cb);
@@ -79,8 +79,6 @@ class EmbeddedContext : public StoreCallbacks {
  private:
   std::unique_ptr<ChangeLog> log_;
   MemoryState state_;
-  // Reads of fetched cold jobs in flight, and the FETCHes waiting for a row of one, by row id.
-  int64_t loads_ = 0;
   // A FETCH waiting for its job's row: what it asked, so that it can take the next job when the
   // row comes back not stored (set aside as damaged on the log's thread: SqliteChangeLog).
   struct Waiter {

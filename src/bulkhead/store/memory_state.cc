@@ -171,11 +171,7 @@ std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queu
     if (throttle) slots_.Take(name, e->job.jid, throttled->wid, now_us);
     EraseSlot(it->second, &front);
     e->slot = nullptr;
-    if (cold && e->payload_pending) {
-      cold->id = e->id;
-      cold->requested = requested;
-      if (!requested) ReadAhead(it->second, *cold);
-    }
+    if (cold) NoteColdFetch(it->second, *e, requested, *cold);
     e->job.state = JobState::kWorking;
     e->job.score = now_us + int64_t{e->job.reserve_for_s} * 1'000'000;
     Link(e);

@@ -74,13 +74,18 @@ class MemoryState {
   // its payload and jobtype; `id` is its row (0 when the job was hot). Unless the row is already
   // being read (`requested`, a read-ahead), `ahead` lists the next cold rows of its queue, up to
   // kReadAhead, now marked requested: the caller reads them all at once, hands the job's row to
-  // FillPayload and the others to Warm.
+  // FillPayload and the others to Warm. `ahead` may list rows also when `id` is 0 or requested:
+  // FETCH came near the end of the rows read ahead, and the next ones are to be read (Warm)
+  // while the loop serves those.
   struct ColdFetch {
     int64_t id = 0;
     bool requested = false;
     std::vector<int64_t> ahead;
   };
   static constexpr size_t kReadAhead = 64;
+  // How many rows read ahead FETCH keeps before it (kReadAhead a read): more than a few workers'
+  // FETCHes in flight, so that none waits for a read while the loop serves the others.
+  static constexpr size_t kReadAheadDepth = 4 * kReadAhead;
   std::optional<JobRecord> Fetch(const std::vector<std::string>& queues, int64_t now_us,
                                  std::vector<Change>& out,
                                  const ThrottledFetch* throttled = nullptr,
@@ -259,6 +264,9 @@ class MemoryState {
     size_t holes = 0;
     bool paused = false;
     uint32_t no = 0;  // its index in queue_by_no_
+    // Rows read ahead (ColdFetch::ahead) that FETCH has not reached: counted down by every
+    // FETCH of the queue (an estimate: it decides when to read the next ones, nothing else).
+    size_t read_ahead = 0;
   };
   using QueueMap = std::map<std::string, Queue>;
   using SetKey = std::tuple<int64_t, int64_t, Entry*>;  // score, id, entry
@@ -284,6 +292,9 @@ class MemoryState {
   // A cold job made hot in place (payload pending), or the hot job; null when unknown.
   Entry* Thaw(const std::string& jid);
   Entry* ThawSlot(QueueSlot& slot);
+  // Fetch took `e` from `q` (`requested`: its slot was cold and asked for): fills `cold` with
+  // its row when its payload is pending and, when a read is due, the rows to read ahead.
+  void NoteColdFetch(Queue& q, const Entry& e, bool requested, ColdFetch& cold);
   // Lists the next cold, unrequested slots of `q` in `cold` (marking them requested).
   void ReadAhead(Queue& q, ColdFetch& cold);
   void FinishLoadCold();                   // the cold rows loaded put in FIFO order and indexed

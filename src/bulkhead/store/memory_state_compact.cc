@@ -79,15 +79,31 @@ MemoryState::Entry* MemoryState::Thaw(const std::string& jid) {
   return slot ? ThawSlot(*slot) : nullptr;
 }
 
+void MemoryState::NoteColdFetch(Queue& q, const Entry& e, bool requested, ColdFetch& cold) {
+  bool from_ahead = q.read_ahead > 0;
+  if (from_ahead) --q.read_ahead;
+  if (e.payload_pending) {
+    cold.id = e.id;
+    cold.requested = requested;
+  }
+  // A cold job no read has asked for reads its row and the next ones. While FETCH works through
+  // rows read ahead, the next ones are asked for before those run out, so that the log reads
+  // them while the loop serves the rows it has.
+  if ((e.payload_pending && !requested) || (from_ahead && q.read_ahead < kReadAheadDepth)) {
+    ReadAhead(q, cold);
+  }
+}
+
 void MemoryState::ReadAhead(Queue& q, ColdFetch& cold) {
-  size_t looked = 0;  // bounded: hot slots and holes between the cold ones are skipped
+  // Bounded: hot slots, holes and the rows an earlier read-ahead asked for are skipped.
+  size_t looked = 0;
   for (QueueSlot& slot : q.jobs) {
-    if (cold.ahead.size() >= kReadAhead || ++looked > 4 * kReadAhead) break;
-    if (slot.hot || IsHole(slot)) continue;
-    if (slot.requested) break;  // an earlier read-ahead took it and the rest
+    if (cold.ahead.size() >= kReadAhead || ++looked > kReadAheadDepth + 2 * kReadAhead) break;
+    if (slot.hot || IsHole(slot) || slot.requested) continue;
     slot.requested = 1;
     cold.ahead.push_back(slot.id);
   }
+  q.read_ahead += cold.ahead.size();
 }
 
 void MemoryState::Warm(int64_t id, JobRecord row) {

@@ -14,6 +14,7 @@
 #include "bulkhead/store/sqlite_change_log.h"
 #include "bulkhead/store/testing/make_job.h"
 #include "bulkhead/store/testing/test_loop.h"
+#include "bulkhead/store/testing/writer_post_gate.h"
 
 namespace bulkhead {
 namespace {
@@ -348,6 +349,113 @@ TEST_F(RedoLogTest, ReadsAndHeldAnswersComeInOrderWithoutWaitingForACommit) {
   log.Close();
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), 3);
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM signing_keys"), 1);
+}
+
+TEST_F(RedoLogTest, StateUpdatesAndRecordsWaitForTheCommitAndReadsSeeThem) {
+  TestLoop loop;
+  SqliteChangeLog log(path_, loop.poster(), "process");
+  log.set_redo_gather_delay(std::chrono::seconds(60));  // the writer's transaction stays open
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  int answered = 0;
+  auto append = [&](std::vector<Change> changes) {
+    log.Append(std::move(changes), [&answered](Status s) {
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      ++answered;
+    });
+  };
+  auto reserve = [](int64_t id, int64_t until) {
+    std::vector<Change> changes(2, Change(Change::Kind::kUpdateState));
+    changes[0].id = id;
+    changes[0].job.state = JobState::kWorking;
+    changes[0].job.score = until;
+    changes[1] = Change(Change::Kind::kPutRecord);
+    changes[1].name = "holder";
+    changes[1].key = "job-redo-" + std::to_string(id);
+    changes[1].value = "wid-" + std::to_string(id);
+    return changes;
+  };
+  auto ack = [](int64_t id) {
+    std::vector<Change> changes(3, Change(Change::Kind::kDeleteJob));
+    changes[0].id = id;
+    changes[1] = Change(Change::Kind::kDeleteRecord);
+    changes[1].name = "holder";
+    changes[1].key = "job-redo-" + std::to_string(id);
+    changes[2] = Change(Change::Kind::kAddCounter);
+    changes[2].name = "processed";
+    changes[2].delta = 1;
+    return changes;
+  };
+  // Job 1 is reserved, job 2 reserved and acknowledged, in the same open transaction (as a
+  // FETCH and its ACK a few milliseconds apart are).
+  append(Insert(1));
+  append(Insert(2));
+  append(reserve(1, 111));
+  append(reserve(2, 222));
+  append(ack(2));
+  std::optional<JobRecord> read;
+  bool read_done = false;
+  log.ReadJobs({1}, [&](Result<std::vector<std::optional<JobRecord>>> rows) {
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    read = (*rows)[0];
+    read_done = true;
+  });
+  loop.RunUntil([&] { return read_done && answered == 5; });
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->state, JobState::kWorking) << "a read sees the reservation kept for the commit";
+  EXPECT_EQ(read->score, 111);
+  append(ack(1));
+  loop.RunUntil([&] { return answered == 6; });
+  append(Insert(3));
+  append(reserve(3, 333));
+  loop.RunUntil([&] { return answered == 8; });
+  log.Close();  // commits what the open transaction holds and keeps
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), 1);
+  EXPECT_EQ(CommittedCount(path_, "SELECT score FROM jobs WHERE id = 3 AND state = 4"), 333);
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM records WHERE space = 'holder'"), 1);
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM records WHERE key = 'job-redo-3'"), 1);
+  EXPECT_EQ(CommittedCount(path_, "SELECT value FROM counters WHERE name = 'processed'"), 2);
+}
+
+// A read ahead of FETCH holds up no answer: a change appended after it is answered while its
+// rows are still on their way; a read asked after it still comes after it.
+TEST_F(RedoLogTest, AReadAheadHoldsUpNoAnswerOfTheChangesAfterIt) {
+  TestLoop loop;
+  WriterPostGate gate(loop);
+  SqliteChangeLog log(path_, gate.poster(), "process");
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  std::vector<std::string> answered;
+  auto insert = [&](int64_t id) {
+    log.Append(Insert(id), [&answered, id](Status s) {
+      answered.push_back("insert " + std::to_string(id) + (s.ok() ? "" : " " + s.ToString()));
+    });
+  };
+  auto read = [&answered](std::string name) {
+    return [&answered, name](Result<std::vector<std::optional<JobRecord>>> rows) {
+      std::string jid = rows.ok() && rows->size() == 1 && (*rows)[0] ? (*rows)[0]->jid : "none";
+      answered.push_back(name + " " + jid);
+    };
+  };
+  insert(1);
+  gate.RunReady();
+  ASSERT_EQ(answered, std::vector<std::string>{"insert 1"});
+  log.ReadAhead({1}, read("ahead"));
+  gate.WaitForWriter();  // its answer is held back here
+  insert(2);
+  log.ReadJobs({2}, read("read"));
+  insert(3);
+  gate.RunReady();
+  EXPECT_EQ(answered, (std::vector<std::string>{"insert 1", "insert 2"}))
+      << "the change after the read ahead is answered at once; the one after the read is held";
+  for (int turn = 0; turn < 100 && answered.size() < 5; ++turn) {
+    gate.Release();
+    gate.RunReady();
+    if (answered.size() < 5) gate.WaitForWriter();
+  }
+  EXPECT_EQ(answered, (std::vector<std::string>{"insert 1", "insert 2", "ahead job-redo-1",
+                                                "read job-redo-2", "insert 3"}));
+  log.Close();
 }
 
 TEST_F(RedoLogTest, AFullRedoLogFallsBackToCommitsAndIsResetAfterThem) {

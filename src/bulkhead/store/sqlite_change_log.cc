@@ -94,11 +94,20 @@ void SqliteChangeLog::Append(std::vector<Change> changes, std::function<void(Sta
 }
 
 void SqliteChangeLog::ReadJobs(std::vector<int64_t> ids, ReadDone done) {
+  QueueRead(std::move(ids), std::move(done), /*ahead=*/false);
+}
+
+void SqliteChangeLog::ReadAhead(std::vector<int64_t> ids, ReadDone done) {
+  QueueRead(std::move(ids), std::move(done), /*ahead=*/true);
+}
+
+void SqliteChangeLog::QueueRead(std::vector<int64_t> ids, ReadDone done, bool ahead) {
   Next next;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Pending p;
     p.read = true;
+    p.ahead = ahead;
     p.ids = std::move(ids);
     p.read_done = std::move(done);
     pending_.push_back(std::move(p));
@@ -166,6 +175,8 @@ Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
     job.reserve_for_s = sqlite3_column_int(st, 6);
     job.payload = ColumnText(st, 7);
     sqlite3_reset(st);
+    // Its state and score as the open transaction's kept update sets them.
+    if (write_behind_.Overlay(id, job)) state = static_cast<int>(job.state);
     // A queued payload is checked here, not at start (see the damage notes in the header).
     if (SetAsideIfDamaged(id, state, job)) {
       rows.emplace_back();
@@ -196,8 +207,7 @@ void SqliteChangeLog::TakeBatchLocked(std::vector<Pending>& batch) {
   pending_owes_ = pending_reads_ = pending_unlogged_ = pending_logged_ = false;
   // The answers this batch owes (one closure carries them) count from now: the loop answers
   // nothing that would overtake them (LogLocked).
-  if (std::any_of(batch.begin(), batch.end(),
-                  [](const Pending& p) { return p.read || p.durable; })) {
+  if (std::any_of(batch.begin(), batch.end(), OwesInOrder)) {
     answers_in_flight_->fetch_add(1, std::memory_order_relaxed);
   }
   for (auto& t : new_tasks_) tasks_.push_back(std::move(t));

@@ -14,15 +14,17 @@
 //   them to SQLite later with meta.redo_seq (the record's number) in the same transaction.
 //   Answers keep their order: the loop answers a logged change at once unless an answer owed
 //   before it is still to come (a read, a change it could not log, a logged change held behind
-//   one of those); such a change is held, and answered, without waiting for its commit, by the
+//   one of those; not a ReadAhead, which no answer waits for: reads only keep their order among
+//   themselves); such a change is held, and answered, without waiting for its commit, by the
 //   loop once the answers before it arrived, or by the writer (in order) when it took the change
 //   with them. The writer takes only what the loop has seen (logged or not) while a flush is on
 //   its way, except when a writer task is new (it runs after everything appended before it is
 //   committed). Nothing is handed to another thread before the answer of a lone PUSH: it waits for
 //   a copy, not for a transaction.
 // - The writer keeps one transaction open for up to kRedoGatherDelay (or kRedoGatherMaxChanges
-//   changes): it writes what it takes into it, answers reads from it (the rows as the logged
-//   changes left them), posts the answers it owes, and commits when the delay is over. It
+//   changes): it writes what it takes into it (state updates, records and counters only at the
+//   commit, the last per row: sqlite_write_behind.h), answers reads from it (the rows as the
+//   logged changes left them), posts the answers it owes, and commits when the delay is over. It
 //   commits at once when it took a change the loop did not log, and before a checkpoint, a
 //   writer task, a reset of a full redo log or Close. The loop logs while the redo log has room
 //   (kRedoMaxBytes); changes that carry a signing key are never logged (they are written to the
@@ -99,6 +101,7 @@
 #include "bulkhead/store/redo_log.h"
 #include "bulkhead/store/sqlite_backup.h"
 #include "bulkhead/store/sqlite_statements.h"
+#include "bulkhead/store/sqlite_write_behind.h"
 #include "bulkhead/store/store.h"
 
 struct sqlite3;
@@ -121,6 +124,7 @@ class SqliteChangeLog final : public ChangeLog {
   void Append(std::vector<Change> changes, std::function<void(Status)> durable) override;
   Status failure() const override;
   void ReadJobs(std::vector<int64_t> ids, ReadDone done) override;
+  void ReadAhead(std::vector<int64_t> ids, ReadDone done) override;
   void Close() override;
   StoreBackup* backup() override { return &backup_; }
 
@@ -163,12 +167,16 @@ class SqliteChangeLog final : public ChangeLog {
     std::function<void(Status)> durable;
     // A read instead (ReadJobs): sees every change queued before it (written to the transaction).
     bool read = false;
+    bool ahead = false;  // ReadAhead: no answer after it waits for its own
     // The redo record that holds `changes`, or 0 (not logged: only a commit makes them durable).
     int64_t redo_seq = 0;
     std::vector<int64_t> ids;
     ReadDone read_done;
   };
 
+  // `p` owes an answer that the answers after it wait for (a read, a change not answered yet).
+  static bool OwesInOrder(const Pending& p) { return (p.read && !p.ahead) || p.durable; }
+  void QueueRead(std::vector<int64_t> ids, ReadDone done, bool ahead);
   Status OpenDatabase();
   // FailedPrecondition when the path no longer names the file stat-ed as `opened` before opening.
   Status CheckNotReplaced(const struct stat& opened) const;
@@ -267,10 +275,12 @@ class SqliteChangeLog final : public ChangeLog {
   // failure (sticky: degraded mode) nothing more is written and unlogged changes get its error.
   void WriteAndAnswer(std::vector<Pending>& batch, bool commit_now);
   // Begins the transaction unless one is open; writes the changes of `batch` into it (updates of
-  // rows the batch deletes left out) and their summed counters. A failure rolls it back.
+  // rows the batch deletes left out), or keeps them for the commit (write_behind_: state
+  // updates, records, counters). A failure rolls it back.
   Status WriteOpen(std::vector<Pending>& batch);
-  // Commits the open transaction with meta.commit_seq and meta.redo_seq; records the commit in
-  // the side file. A failure rolls it back. Ok when none is open.
+  // Commits the open transaction with what write_behind_ kept, meta.commit_seq and
+  // meta.redo_seq; records the commit in the side file. A failure rolls it back. Ok when none is
+  // open.
   Status CommitOpen();
   // Records commit_seq_ in the side file `path`-commits (once it is open).
   void RecordCommit();
@@ -313,6 +323,7 @@ class SqliteChangeLog final : public ChangeLog {
   std::chrono::steady_clock::time_point txn_deadline_;  // when it is due to be committed
   size_t txn_changes_ = 0;                              // changes written into it
   int64_t txn_redo_seq_ = 0;                            // the last redo record it holds
+  SqliteWriteBehind write_behind_;                      // its writes that wait for the commit
 
   // Whether the writer has work (kWriter: woken, or busy until it finds the queue empty).
   enum class Owner { kNobody, kWriter };

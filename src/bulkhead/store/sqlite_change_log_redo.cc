@@ -61,7 +61,7 @@ void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answer
       pending_unlogged_ = true;
     }
     pending_reads_ = pending_reads_ || p.read;
-    if (p.read || p.durable) owed = pending_owes_ = true;
+    if (OwesInOrder(p)) owed = pending_owes_ = true;
   }
   logged_ = pending_.size();
 }
@@ -91,7 +91,7 @@ void SqliteChangeLog::AnswerHeldOnLoop() {
     size_t i = settled_;
     for (; i < logged_; ++i) {
       Pending& p = pending_[i];
-      if (p.read || (p.redo_seq == 0 && p.durable)) break;  // owed by the writer still
+      if ((p.read && !p.ahead) || (p.redo_seq == 0 && p.durable)) break;  // the writer's still
       if (p.durable) answers.push_back(std::exchange(p.durable, nullptr));
     }
     settled_ = i;

@@ -36,6 +36,8 @@ void SqliteChangeLog::WriteAndAnswer(std::vector<Pending>& batch, bool commit_no
                            txn_changes_ >= kRedoGatherMaxChanges);
   if (s.ok() && (commit_now || unlogged || due)) s = CommitOpen();
   FailIfNot(s);
+  // Counted in answers_in_flight_ when the writer took the batch (TakeBatchLocked).
+  bool counted = std::any_of(batch.begin(), batch.end(), OwesInOrder);
   // Reads see every change queued before them: written to the open transaction, or committed.
   auto answers = std::make_shared<std::vector<std::function<void()>>>();
   for (Pending& p : batch) {
@@ -50,12 +52,12 @@ void SqliteChangeLog::WriteAndAnswer(std::vector<Pending>& batch, bool commit_no
   }
   batch.clear();
   if (answers->empty()) return;
-  // Counted in answers_in_flight_ when the writer took the batch.
-  poster_([this, life = std::weak_ptr<int>(life_), answers, in_flight = answers_in_flight_] {
-    for (auto& answer : *answers) answer();
-    in_flight->fetch_sub(1, std::memory_order_relaxed);
-    if (life.lock()) AnswerHeldOnLoop();
-  });
+  poster_(
+      [this, life = std::weak_ptr<int>(life_), answers, counted, in_flight = answers_in_flight_] {
+        for (auto& answer : *answers) answer();
+        if (counted) in_flight->fetch_sub(1, std::memory_order_relaxed);
+        if (life.lock()) AnswerHeldOnLoop();
+      });
 }
 
 Status SqliteChangeLog::WriteOpen(std::vector<Pending>& batch) {
@@ -80,8 +82,8 @@ Status SqliteChangeLog::WriteOpen(std::vector<Pending>& batch) {
     }
   }
   Status s;
-  for (const auto& p : batch) {
-    for (const auto& c : p.changes) {
+  for (auto& p : batch) {
+    for (auto& c : p.changes) {
       if (deleted.contains(c.id)) {
         if (c.kind == Change::Kind::kInsertJob) {
           inserted.insert(c.id);
@@ -90,15 +92,17 @@ Status SqliteChangeLog::WriteOpen(std::vector<Pending>& batch) {
         if (c.kind == Change::Kind::kUpdateJob || c.kind == Change::Kind::kUpdateState) continue;
         if (c.kind == Change::Kind::kDeleteJob && inserted.contains(c.id)) continue;
       }
+      // Kept until the commit (moved from; the batch's changes are not read again), or written.
+      if (write_behind_.Take(c)) continue;
       s = writer.Write(c);
       if (!s.ok()) break;
     }
     if (!s.ok()) break;
   }
-  if (s.ok()) s = writer.WriteCounters();
   if (!s.ok()) {
     // The batch's error is the one to report; after it nothing more is written (degraded mode).
     StepTransaction(stmts_.rollback);
+    write_behind_.Clear();
     txn_open_ = false;
   }
   return s;
@@ -108,7 +112,8 @@ Status SqliteChangeLog::CommitOpen() {
   if (!txn_open_) return Status::Ok();
   txn_open_ = false;
   SqliteChangeWriter writer(db_, path_, stmts_);
-  Status s = writer.WriteCommitSeq(commit_seq_ + 1);
+  Status s = write_behind_.Write(writer);
+  if (s.ok()) s = writer.WriteCommitSeq(commit_seq_ + 1);
   if (s.ok() && txn_redo_seq_ > 0) s = writer.WriteRedoSeq(txn_redo_seq_);
   if (!s.ok()) {
     StepTransaction(stmts_.rollback);

@@ -21,6 +21,7 @@
 #include "bulkhead/store/testing/make_job.h"
 #include "bulkhead/store/testing/shared_redis.h"
 #include "bulkhead/store/testing/test_loop.h"
+#include "bulkhead/store/testing/writer_post_gate.h"
 #include "bulkhead/util/clock.h"
 
 namespace bulkhead {
@@ -1329,19 +1330,8 @@ TEST(SqliteChangeLogTest, ALoggedChangeNeverOvertakesTheWritersAnswers) {
              ("bulkhead_changelog_overtake_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   TestLoop loop;
-  const auto loop_thread = std::this_thread::get_id();
-  // What the writer thread posts is kept here until the test lets it through.
-  std::mutex mu;
-  std::vector<std::function<void()>> from_writer;
-  Store::Poster poster = [&](std::function<void()> fn) {
-    if (std::this_thread::get_id() == loop_thread) {
-      boost::asio::post(loop.io(), std::move(fn));
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    from_writer.push_back(std::move(fn));
-  };
-  SqliteChangeLog log((dir / "log.db").string(), poster, "process");
+  WriterPostGate gate(loop);
+  SqliteChangeLog log((dir / "log.db").string(), gate.poster(), "process");
   MemoryState empty;
   ASSERT_TRUE(log.Load(empty).ok());
   std::vector<std::string> answers;
@@ -1354,30 +1344,17 @@ TEST(SqliteChangeLogTest, ALoggedChangeNeverOvertakesTheWritersAnswers) {
     answers.push_back(rows.ok() && rows->size() == 1 && (*rows)[0] ? "read " + (*rows)[0]->jid
                                                                    : "read failed");
   });
-  // The writer reads the row and posts the answer, held back here.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    loop.io().poll();
-    loop.io().restart();
-    std::lock_guard<std::mutex> lock(mu);
-    if (!from_writer.empty()) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer never answered the read";
-  }
+  gate.WaitForWriter();  // the writer reads the row and posts the answer, held back here
   one[0].id = 2;
   one[0].job = MakeJob("job-overtake-2");
   log.Append(one, [&](Status s) { answers.push_back("insert 2 " + s.ToString()); });
-  loop.io().poll();  // the flush logs it
-  loop.io().restart();
+  gate.RunReady();  // the flush logs it
   EXPECT_EQ(answers, std::vector<std::string>{"insert 1 OK"}) << "answered ahead of the read";
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto& fn : from_writer) boost::asio::post(loop.io(), std::move(fn));
-    from_writer.clear();
-  }
+  gate.Release();
   loop.RunUntil([&] { return answers.size() == 3; });
   EXPECT_EQ(answers,
             (std::vector<std::string>{"insert 1 OK", "read job-overtake-1", "insert 2 OK"}));
-  // Close: later writer posts go straight to the loop.
+  // Close: what the writer posts from now on stays held, never run.
   log.Close();
   std::filesystem::remove_all(dir);
 }

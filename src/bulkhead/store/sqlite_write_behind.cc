@@ -1,0 +1,64 @@
+#include "bulkhead/store/sqlite_write_behind.h"
+
+namespace bulkhead {
+
+bool SqliteWriteBehind::Take(Change& c) {
+  switch (c.kind) {
+    case Change::Kind::kUpdateState:
+      states_.insert_or_assign(c.id, std::move(c));
+      return true;
+    case Change::Kind::kPutRecord:
+    case Change::Kind::kDeleteRecord: {
+      std::pair<std::string, std::string> key{c.name, c.key};
+      records_.insert_or_assign(std::move(key), std::move(c));
+      return true;
+    }
+    case Change::Kind::kAddCounter:
+      counters_[c.name] += c.delta;
+      return true;
+    case Change::Kind::kUpdateJob:
+    case Change::Kind::kDeleteJob:
+      states_.erase(c.id);
+      return false;
+    case Change::Kind::kDeleteAll:
+      Clear();
+      return false;
+    default:
+      return false;
+  }
+}
+
+bool SqliteWriteBehind::Overlay(int64_t id, JobRecord& row) const {
+  auto it = states_.find(id);
+  if (it == states_.end()) return false;
+  row.state = it->second.job.state;
+  row.score = it->second.job.score;
+  return true;
+}
+
+Status SqliteWriteBehind::Write(SqliteChangeWriter& writer) {
+  Status s;
+  for (const auto& [id, c] : states_) {
+    s = writer.Write(c);
+    if (!s.ok()) break;
+  }
+  for (auto it = records_.begin(); s.ok() && it != records_.end(); ++it)
+    s = writer.Write(it->second);
+  for (auto it = counters_.begin(); s.ok() && it != counters_.end(); ++it) {
+    Change c{Change::Kind::kAddCounter};
+    c.name = it->first;
+    c.delta = it->second;
+    s = writer.Write(c);  // summed by the writer
+  }
+  if (s.ok()) s = writer.WriteCounters();
+  Clear();
+  return s;
+}
+
+void SqliteWriteBehind::Clear() {
+  states_.clear();
+  records_.clear();
+  counters_.clear();
+}
+
+}  // namespace bulkhead
