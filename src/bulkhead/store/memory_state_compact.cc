@@ -80,6 +80,9 @@ MemoryState::Entry* MemoryState::Thaw(const std::string& jid) {
 }
 
 void MemoryState::NoteColdFetch(Queue& q, const Entry& e, bool requested, ColdFetch& cold) {
+  // Never more than the queue holds (rows read ahead may leave it without a FETCH: FLUSH, a
+  // delete, a move), so that a stale estimate cannot hold the next reads back for long.
+  q.read_ahead = std::min(q.read_ahead, q.jobs.size() - q.holes);
   bool from_ahead = q.read_ahead > 0;
   if (from_ahead) --q.read_ahead;
   if (e.payload_pending) {
