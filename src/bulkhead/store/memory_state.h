@@ -238,6 +238,8 @@ class MemoryState {
   // e.g. set aside as damaged by the log); false, and no change, otherwise.
   bool RemoveRow(const std::string& jid, int64_t id, std::vector<Change>& out);
   size_t cold_jobs() const { return cold_.size(); }
+  // The row id the next new job gets: every row loaded has a smaller one.
+  int64_t next_id() const { return next_id_; }
 
   // --- Taken marks (taken_marks.h; EmbeddedTakenMarks does the work) ---
   TakenMarkBook& taken_marks() { return taken_; }

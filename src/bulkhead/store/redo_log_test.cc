@@ -458,6 +458,41 @@ TEST_F(RedoLogTest, AReadAheadHoldsUpNoAnswerOfTheChangesAfterIt) {
   log.Close();
 }
 
+// A row this run wrote is read without parsing its payload again (it was checked when pushed);
+// the same row read by a later run, from the file, is checked and set aside.
+TEST_F(RedoLogTest, OnlyRowsFromTheFileHaveTheirPayloadCheckedWhenRead) {
+  TestLoop loop;
+  auto read_row = [&](SqliteChangeLog& log) {
+    std::optional<std::optional<JobRecord>> row;
+    log.ReadJobs({1}, [&](Result<std::vector<std::optional<JobRecord>>> rows) {
+      ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+      row = (*rows)[0];
+    });
+    loop.RunUntil([&] { return row.has_value(); });
+    return *row;
+  };
+  {
+    SqliteChangeLog log(path_, loop.poster(), "process");
+    MemoryState empty;
+    ASSERT_TRUE(log.Load(empty).ok());
+    auto changes = Insert(1);
+    changes[0].job.payload = "garbage{";  // only a damaged file holds one: the test writes it
+    log.Append(std::move(changes), nullptr);
+    auto row = read_row(log);
+    ASSERT_TRUE(row.has_value()) << "written by this run: not parsed again";
+    EXPECT_EQ(row->payload, "garbage{");
+  }
+  SqliteChangeLog log(path_, loop.poster(), "process");
+  log.set_start_sample(0);  // queued payloads are checked when read, not at start
+  MemoryState state;
+  state.EnableCompaction();  // queued rows load cold, their payloads left in the file
+  Status loaded = log.Load(state);
+  ASSERT_TRUE(loaded.ok()) << loaded.ToString();
+  EXPECT_FALSE(read_row(log).has_value()) << "from the file: checked, and set aside";
+  log.Close();
+  EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM damaged_jobs"), 1);
+}
+
 TEST_F(RedoLogTest, AFullRedoLogFallsBackToCommitsAndIsResetAfterThem) {
   TestLoop loop;
   SqliteChangeLog log(path_, loop.poster(), "process");

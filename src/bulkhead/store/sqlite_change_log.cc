@@ -177,8 +177,9 @@ Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
     sqlite3_reset(st);
     // Its state and score as the open transaction's kept update sets them.
     if (write_behind_.Overlay(id, job)) state = static_cast<int>(job.state);
-    // A queued payload is checked here, not at start (see the damage notes in the header).
-    if (SetAsideIfDamaged(id, state, job)) {
+    // A queued payload is checked here, not at start, unless this run wrote the row (see the
+    // damage notes in the header).
+    if (SetAsideIfDamaged(id, state, job, /*check_payload=*/id < first_run_id_)) {
       rows.emplace_back();
       continue;
     }

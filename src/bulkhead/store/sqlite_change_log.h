@@ -69,7 +69,9 @@
 //   job not queued; of the queued ones (loaded cold, payload left in the file) only the first
 //   kStartSample by id, unless salvaging (then all). A queued payload is otherwise checked when
 //   ReadJobs first reads it (FETCH, a lookup by jid): a damaged one is moved to damaged_jobs
-//   then, whatever the flag, and answered as not stored (never handed to a worker).
+//   then, whatever the flag, and answered as not stored (never handed to a worker). A row this
+//   run wrote is not parsed again when read (its payload was checked when it was pushed; the
+//   file is the server's alone while it runs): only its state is checked.
 //
 // Format: see kSchemaVersion and the upgrade notes in sqlite_schema.h.
 //
@@ -216,7 +218,8 @@ class SqliteChangeLog final : public ChangeLog {
   // unknown `state`), moves it to damaged_jobs (logged; left in jobs only when the store is
   // degraded or the move fails, logged at error level) and returns true: it is answered as not
   // stored, never handed to a worker.
-  bool SetAsideIfDamaged(int64_t id, int state, const JobRecord& job);
+  // `check_payload` false: only the state is checked (a row this run wrote).
+  bool SetAsideIfDamaged(int64_t id, int state, const JobRecord& job, bool check_payload);
   // Moves the rows `bad` (row id, reason) to the table damaged_jobs in one transaction;
   // `first_bad` names the first few for the log.
   Status MoveDamagedJobs(const std::vector<std::pair<int64_t, std::string>>& bad,
@@ -316,6 +319,8 @@ class SqliteChangeLog final : public ChangeLog {
   int commits_fd_ = -1;       // `path`-commits
   bool wal_existed_ = false;  // `path`-wal existed before Load opened the database
   bool loaded_ = false;       // Load succeeded: Close marks the stop clean (unless a commit failed)
+  // Rows from this id on were written by this run (their payloads were checked when pushed).
+  int64_t first_run_id_ = INT64_MAX;
 
   // Used by the writer only: pages in the WAL after the last commit; the open transaction.
   int wal_pages_ = 0;

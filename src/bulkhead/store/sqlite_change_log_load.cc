@@ -72,6 +72,7 @@ Status SqliteChangeLog::Load(MemoryState& state) {
     return s;
   }
   state.FinishLoad();
+  first_run_id_ = state.next_id();
   spdlog::info("sqlite store {}: loaded {} signing keys, {} failing hosts", path_, keys, hosts);
   struct stat file_stat;
   if (keys > 0 && ::stat(path_.c_str(), &file_stat) == 0 && (file_stat.st_mode & 077) != 0) {
@@ -260,9 +261,11 @@ Status SqliteChangeLog::CheckQueuedSample(DamagedRows& bad, JobsLoaded& loaded) 
   return Status::Ok();
 }
 
-bool SqliteChangeLog::SetAsideIfDamaged(int64_t id, int state, const JobRecord& job) {
-  std::string problem =
-      KnownState(state) ? JobRowProblem(state, job) : "unknown state " + std::to_string(state);
+bool SqliteChangeLog::SetAsideIfDamaged(int64_t id, int state, const JobRecord& job,
+                                        bool check_payload) {
+  std::string problem = !KnownState(state) ? "unknown state " + std::to_string(state)
+                        : check_payload    ? JobRowProblem(state, job)
+                                           : "";
   if (problem.empty()) return false;
   DamagedRows bad;
   bad.Add(id, job.jid, std::move(problem));
