@@ -148,6 +148,30 @@ class RedoLogTest : public ::testing::Test {
     changes[0].job = MakeJob("job-redo-" + std::to_string(id));
     return changes;
   }
+  // FETCH's changes: row `id` reserved until `until`, its holder recorded.
+  static std::vector<Change> Reserve(int64_t id, int64_t until) {
+    std::vector<Change> changes(2, Change(Change::Kind::kUpdateState));
+    changes[0].id = id;
+    changes[0].job.state = JobState::kWorking;
+    changes[0].job.score = until;
+    changes[1] = Change(Change::Kind::kPutRecord);
+    changes[1].name = "holder";
+    changes[1].key = "job-redo-" + std::to_string(id);
+    changes[1].value = "wid-" + std::to_string(id);
+    return changes;
+  }
+  // ACK's changes: row `id` deleted, its holder too, one more processed.
+  static std::vector<Change> Ack(int64_t id) {
+    std::vector<Change> changes(3, Change(Change::Kind::kDeleteJob));
+    changes[0].id = id;
+    changes[1] = Change(Change::Kind::kDeleteRecord);
+    changes[1].name = "holder";
+    changes[1].key = "job-redo-" + std::to_string(id);
+    changes[2] = Change(Change::Kind::kAddCounter);
+    changes[2].name = "processed";
+    changes[2].delta = 1;
+    return changes;
+  }
   // Appends records `from`..`to` (record n inserts row n).
   static void AppendRecords(RedoLog& log, int64_t from, int64_t to) {
     for (int64_t n = from; n <= to; ++n) {
@@ -364,35 +388,13 @@ TEST_F(RedoLogTest, StateUpdatesAndRecordsWaitForTheCommitAndReadsSeeThem) {
       ++answered;
     });
   };
-  auto reserve = [](int64_t id, int64_t until) {
-    std::vector<Change> changes(2, Change(Change::Kind::kUpdateState));
-    changes[0].id = id;
-    changes[0].job.state = JobState::kWorking;
-    changes[0].job.score = until;
-    changes[1] = Change(Change::Kind::kPutRecord);
-    changes[1].name = "holder";
-    changes[1].key = "job-redo-" + std::to_string(id);
-    changes[1].value = "wid-" + std::to_string(id);
-    return changes;
-  };
-  auto ack = [](int64_t id) {
-    std::vector<Change> changes(3, Change(Change::Kind::kDeleteJob));
-    changes[0].id = id;
-    changes[1] = Change(Change::Kind::kDeleteRecord);
-    changes[1].name = "holder";
-    changes[1].key = "job-redo-" + std::to_string(id);
-    changes[2] = Change(Change::Kind::kAddCounter);
-    changes[2].name = "processed";
-    changes[2].delta = 1;
-    return changes;
-  };
   // Job 1 is reserved, job 2 reserved and acknowledged, in the same open transaction (as a
   // FETCH and its ACK a few milliseconds apart are).
   append(Insert(1));
   append(Insert(2));
-  append(reserve(1, 111));
-  append(reserve(2, 222));
-  append(ack(2));
+  append(Reserve(1, 111));
+  append(Reserve(2, 222));
+  append(Ack(2));
   std::optional<JobRecord> read;
   bool read_done = false;
   log.ReadJobs({1}, [&](Result<std::vector<std::optional<JobRecord>>> rows) {
@@ -404,10 +406,10 @@ TEST_F(RedoLogTest, StateUpdatesAndRecordsWaitForTheCommitAndReadsSeeThem) {
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->state, JobState::kWorking) << "a read sees the reservation kept for the commit";
   EXPECT_EQ(read->score, 111);
-  append(ack(1));
+  append(Ack(1));
   loop.RunUntil([&] { return answered == 6; });
   append(Insert(3));
-  append(reserve(3, 333));
+  append(Reserve(3, 333));
   loop.RunUntil([&] { return answered == 8; });
   log.Close();  // commits what the open transaction holds and keeps
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), 1);
