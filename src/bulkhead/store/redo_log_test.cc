@@ -495,6 +495,28 @@ TEST_F(RedoLogTest, OnlyRowsFromTheFileHaveTheirPayloadCheckedWhenRead) {
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM damaged_jobs"), 1);
 }
 
+// Rows read in runs of consecutive ids (one statement each), in any order, some not stored: each
+// answer in its place.
+TEST_F(RedoLogTest, ReadsAnswerEachRowInItsPlaceWhateverTheIdsOrder) {
+  TestLoop loop;
+  SqliteChangeLog log(path_, loop.poster(), "process");
+  MemoryState empty;
+  ASSERT_TRUE(log.Load(empty).ok());
+  for (int64_t id = 1; id <= 6; ++id) log.Append(Insert(id), nullptr);
+  std::vector<Change> gone(1, Change(Change::Kind::kDeleteJob));
+  gone[0].id = 3;
+  log.Append(std::move(gone), nullptr);
+  std::vector<std::string> got;
+  log.ReadJobs({1, 2, 3, 4, 6, 5, 9, 2}, [&](Result<std::vector<std::optional<JobRecord>>> rows) {
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    for (const auto& row : *rows) got.push_back(row ? row->jid : "none");
+  });
+  loop.RunUntil([&] { return !got.empty(); });
+  EXPECT_EQ(got, (std::vector<std::string>{"job-redo-1", "job-redo-2", "none", "job-redo-4",
+                                           "job-redo-6", "job-redo-5", "none", "job-redo-2"}));
+  log.Close();
+}
+
 TEST_F(RedoLogTest, AFullRedoLogFallsBackToCommitsAndIsResetAfterThem) {
   TestLoop loop;
   SqliteChangeLog log(path_, loop.poster(), "process");

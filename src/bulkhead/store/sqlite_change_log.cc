@@ -145,47 +145,63 @@ void SqliteChangeLog::Run(Next next) {
   }
 }
 
-Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
-    const std::vector<int64_t>& ids) {
-  std::vector<std::optional<JobRecord>> rows;
-  rows.reserve(ids.size());
-  sqlite3_stmt* st = stmts_.read_job;
-  for (int64_t id : ids) {
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) {
-      rows.emplace_back();
-      continue;
-    }
-    if (rc != SQLITE_ROW) {
-      Status s = Status::Unavailable("sqlite " + path_ + ": reading job row " + std::to_string(id) +
-                                     ": " + sqlite3_errmsg(db_));
-      sqlite3_reset(st);
-      return s;
-    }
+Status SqliteChangeLog::ReadRange(int64_t first, int64_t last,
+                                  std::vector<std::optional<JobRecord>>& rows,
+                                  std::vector<int>& states, size_t at) {
+  sqlite3_stmt* st = stmts_.read_jobs;
+  sqlite3_reset(st);
+  sqlite3_bind_int64(st, 1, first);
+  sqlite3_bind_int64(st, 2, last);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
     JobRecord job;
-    job.jid = ColumnText(st, 0);
-    int state = sqlite3_column_int(st, 1);
+    job.jid = ColumnText(st, 1);
+    int state = sqlite3_column_int(st, 2);
     job.state = static_cast<JobState>(state);
-    job.queue = ColumnText(st, 2);
-    job.jobtype = ColumnText(st, 3);
-    job.score = sqlite3_column_int64(st, 4);
-    job.enqueued_us = sqlite3_column_int64(st, 5);
-    job.reserve_for_s = sqlite3_column_int(st, 6);
-    job.payload = ColumnText(st, 7);
-    sqlite3_reset(st);
-    // Its state and score as the open transaction's kept update sets them.
-    if (write_behind_.Overlay(id, job)) state = static_cast<int>(job.state);
-    // A queued payload is checked here, not at start, unless this run wrote the row (see the
-    // damage notes in the header).
-    if (SetAsideIfDamaged(id, state, job, /*check_payload=*/id < first_run_id_)) {
-      rows.emplace_back();
-      continue;
-    }
-    rows.emplace_back(std::move(job));
+    job.queue = ColumnText(st, 3);
+    job.jobtype = ColumnText(st, 4);
+    job.score = sqlite3_column_int64(st, 5);
+    job.enqueued_us = sqlite3_column_int64(st, 6);
+    job.reserve_for_s = sqlite3_column_int(st, 7);
+    job.payload = ColumnText(st, 8);
+    size_t k = at + static_cast<size_t>(id - first);
+    rows[k] = std::move(job);
+    states[k] = state;
+  }
+  Status s = Status::Ok();
+  if (rc != SQLITE_DONE) {
+    s = Status::Unavailable("sqlite " + path_ + ": reading job rows " + std::to_string(first) +
+                            ".." + std::to_string(last) + ": " + sqlite3_errmsg(db_));
   }
   sqlite3_reset(st);
+  return s;
+}
+
+Result<std::vector<std::optional<JobRecord>>> SqliteChangeLog::ReadRows(
+    const std::vector<int64_t>& ids) {
+  std::vector<std::optional<JobRecord>> rows(ids.size());
+  std::vector<int> states(ids.size(), 0);
+  // A run of consecutive ids (rows read ahead mostly are) is one range read: one B-tree descent.
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i + 1;
+    while (j < ids.size() && ids[j] == ids[j - 1] + 1) ++j;
+    Status s = ReadRange(ids[i], ids[j - 1], rows, states, i);
+    if (!s.ok()) return s;
+    i = j;
+  }
+  // Checked once no statement runs: setting a damaged row aside commits.
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (!rows[k]) continue;
+    int64_t id = ids[k];
+    // Its state and score as the open transaction's kept update sets them.
+    if (write_behind_.Overlay(id, *rows[k])) states[k] = static_cast<int>(rows[k]->state);
+    // A queued payload is checked here, not at start, unless this run wrote the row (see the
+    // damage notes in the header).
+    if (SetAsideIfDamaged(id, states[k], *rows[k], /*check_payload=*/id < first_run_id_)) {
+      rows[k].reset();
+    }
+  }
   return rows;
 }
 

@@ -300,6 +300,10 @@ class SqliteChangeLog final : public ChangeLog {
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
   // Reads the rows `ids` (those not stored, or damaged and set aside, as nullopt).
   Result<std::vector<std::optional<JobRecord>>> ReadRows(const std::vector<int64_t>& ids);
+  // Reads the stored rows with ids first..last into rows[at + id - first] (their raw state into
+  // states[...]) with one statement; the places of rows not stored are left as they are.
+  Status ReadRange(int64_t first, int64_t last, std::vector<std::optional<JobRecord>>& rows,
+                   std::vector<int>& states, size_t at);
   // Runs one step of every writer task (all of them with `stopping`: their last call).
   void RunWriterTasks(bool stopping);
 
