@@ -156,15 +156,9 @@ Status SqliteChangeLog::ReadRange(int64_t first, int64_t last,
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t id = sqlite3_column_int64(st, 0);
     JobRecord job;
-    job.jid = ColumnText(st, 1);
+    ReadJobColumns(st, job);
     int state = sqlite3_column_int(st, 2);
     job.state = static_cast<JobState>(state);
-    job.queue = ColumnText(st, 3);
-    job.jobtype = ColumnText(st, 4);
-    job.score = sqlite3_column_int64(st, 5);
-    job.enqueued_us = sqlite3_column_int64(st, 6);
-    job.reserve_for_s = sqlite3_column_int(st, 7);
-    job.payload = ColumnText(st, 8);
     size_t k = at + static_cast<size_t>(id - first);
     rows[k] = std::move(job);
     states[k] = state;

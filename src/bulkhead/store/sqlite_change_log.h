@@ -298,6 +298,9 @@ class SqliteChangeLog final : public ChangeLog {
   void Checkpoint();
   // SQLite's WAL hook (sqlite3_wal_hook): records the WAL's size after each commit.
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
+  // Columns 1 (jid), 3 .. 8 (queue, score, enqueued, reserve_for, jobtype, payload) of a jobs row
+  // as the load scan and the reads select them (column 0 is the id, 2 the raw state).
+  static void ReadJobColumns(sqlite3_stmt* st, JobRecord& job);
   // Reads the rows `ids` (those not stored, or damaged and set aside, as nullopt).
   Result<std::vector<std::optional<JobRecord>>> ReadRows(const std::vector<int64_t>& ids);
   // Reads the stored rows with ids first..last into rows[at + id - first] (their raw state into

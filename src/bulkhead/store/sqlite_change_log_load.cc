@@ -43,8 +43,14 @@ constexpr const char* kScanJobs =
     " CASE WHEN state<>0 OR ?1 THEN jobtype END, CASE WHEN state<>0 OR ?1 THEN payload END"
     " FROM jobs";
 
-// The columns jid .. payload of a row of kScanJobs into `job`.
-void ReadJobRow(sqlite3_stmt* st, JobRecord& job) {
+bool KnownState(int state) {
+  return state >= static_cast<int>(JobState::kQueued) &&
+         state <= static_cast<int>(JobState::kWorking);
+}
+
+}  // namespace
+
+void SqliteChangeLog::ReadJobColumns(sqlite3_stmt* st, JobRecord& job) {
   job.jid = ColumnText(st, 1);
   job.queue = ColumnText(st, 3);
   job.score = sqlite3_column_int64(st, 4);
@@ -53,13 +59,6 @@ void ReadJobRow(sqlite3_stmt* st, JobRecord& job) {
   job.jobtype = ColumnText(st, 7);
   job.payload = ColumnText(st, 8);
 }
-
-bool KnownState(int state) {
-  return state >= static_cast<int>(JobState::kQueued) &&
-         state <= static_cast<int>(JobState::kWorking);
-}
-
-}  // namespace
 
 Status SqliteChangeLog::Load(MemoryState& state) {
   Status s = OpenDatabase();
@@ -212,7 +211,7 @@ Status SqliteChangeLog::ScanJobs(MemoryState& state, DamagedRows& bad, JobsLoade
                              sqlite3_column_int64(st, 5), sqlite3_column_int(st, 6));
     } else {
       JobRecord job;
-      ReadJobRow(st, job);
+      ReadJobColumns(st, job);
       std::string problem = JobRowProblem(job_state, job);
       ++loaded.checked;
       loaded.checked_queued += queued ? 1 : 0;

@@ -21,7 +21,7 @@ std::array<std::pair<const char*, sqlite3_stmt**>, 22> Statements(SqliteStatemen
         &s.update_job},
        {"UPDATE jobs SET state=?2, score=?3 WHERE id=?1", &s.update_state},
        {"DELETE FROM jobs WHERE id=?1", &s.delete_job},
-       {"SELECT id, jid, state, queue, jobtype, score, enqueued, reserve_for, payload FROM jobs"
+       {"SELECT id, jid, state, queue, score, enqueued, reserve_for, jobtype, payload FROM jobs"
         " WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
         &s.read_jobs},
        {"INSERT INTO counters(name, value) VALUES(?1, ?2)"
