@@ -139,14 +139,15 @@ Status SqliteChangeWriter::Write(const Change& c) {
       st = BindDeleteJob(stmts_, c);
       break;
     case Change::Kind::kAddCounter:
-      counter_deltas_[c.name] += c.delta;  // written once per transaction
-      return Status::Ok();
+      st = stmts_.add_counter;
+      BindText(st, 1, c.name);
+      sqlite3_bind_int64(st, 2, c.delta);
+      break;
     case Change::Kind::kSetPaused:
       st = BindSetPaused(stmts_, c);
       break;
     case Change::Kind::kDeleteAll:
       // FLUSH keeps signing_keys, host_states and cron_firings.
-      counter_deltas_.clear();
       return SqliteExec(db_, path_,
                         "DELETE FROM jobs; DELETE FROM counters; DELETE FROM paused;"
                         " DELETE FROM unique_locks; DELETE FROM records;");
@@ -177,16 +178,6 @@ Status SqliteChangeWriter::Write(const Change& c) {
       break;
   }
   return SqliteStepDone(db_, st, "sqlite write");
-}
-
-Status SqliteChangeWriter::WriteCounters() {
-  for (const auto& [name, delta] : counter_deltas_) {
-    BindText(stmts_.add_counter, 1, name);
-    sqlite3_bind_int64(stmts_.add_counter, 2, delta);
-    Status s = SqliteStepDone(db_, stmts_.add_counter, "sqlite counter write");
-    if (!s.ok()) return s;
-  }
-  return Status::Ok();
 }
 
 Status SqliteChangeWriter::WriteCommitSeq(int64_t seq) {

@@ -1,11 +1,10 @@
 // SqliteChangeWriter: writes the Changes of one transaction through SqliteChangeLog's prepared
-// statements, one statement per change kind. Counter changes are summed and written once per
-// counter by WriteCounters. The caller opens and ends the transaction; a writer lives for one
-// transaction, on the thread that owns the connection.
+// statements, one statement per change (a counter change adds its delta: SqliteWriteBehind sums
+// them per transaction first). The caller opens and ends the transaction, on the thread that owns
+// the connection.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 
 #include "bulkhead/store/change.h"
@@ -22,11 +21,8 @@ class SqliteChangeWriter {
   SqliteChangeWriter(sqlite3* db, const std::string& path, const SqliteStatements& statements)
       : db_(db), path_(path), stmts_(statements) {}
 
-  // Writes `c` (kAddCounter: adds to the pending sum; kDeleteAll also drops the pending sums).
-  // Unavailable when SQLite refuses the write.
+  // Writes `c`. Unavailable when SQLite refuses the write.
   Status Write(const Change& c);
-  // Writes the summed counter changes.
-  Status WriteCounters();
   // Records `seq` as meta.commit_seq.
   Status WriteCommitSeq(int64_t seq);
   // Records `seq` as meta.redo_seq: the last redo record the transaction holds (redo_log.h).
@@ -36,7 +32,6 @@ class SqliteChangeWriter {
   sqlite3* const db_;
   const std::string& path_;
   const SqliteStatements& stmts_;
-  std::map<std::string, int64_t> counter_deltas_;
 };
 
 }  // namespace bulkhead

@@ -48,9 +48,8 @@ Status SqliteWriteBehind::Write(SqliteChangeWriter& writer) {
     Change c{Change::Kind::kAddCounter};
     c.name = it->first;
     c.delta = it->second;
-    s = writer.Write(c);  // summed by the writer
+    s = writer.Write(c);
   }
-  if (s.ok()) s = writer.WriteCounters();
   Clear();
   return s;
 }
