@@ -123,7 +123,7 @@ void MemoryState::FinishLoad() {
     slots_.Take(e->job.queue, e->job.jid, ThrottleSlots::kRestoredWid,
                 score - int64_t{e->job.reserve_for_s} * 1'000'000);
   }
-  holders_.Retain([this](const std::string& jid) { return GetWorking(jid).has_value(); });
+  holders_.Retain([this](const std::string& jid) { return IsWorking(jid); });
 }
 
 void MemoryState::ReleaseSlot(const Entry* e) {

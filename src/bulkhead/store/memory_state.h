@@ -252,6 +252,8 @@ class MemoryState {
   // --- Lookup by jid, reservation holders (memory_state_lookup.cc; contracts: holder_store.h) ---
   // The job `jid` wherever it is, or null. Valid until the next change.
   const JobRecord* FindJob(const std::string& jid) const;
+  // Whether `jid` is reserved (GetWorking without the copy).
+  bool IsWorking(const std::string& jid) const;
   // Records `wid` as the holder of the reservation of `jid`; nothing when it is not reserved.
   void SetHolder(const std::string& jid, const std::string& wid, std::vector<Change>& out);
   // Up to `limit` reserved jobs with a holder.

@@ -8,9 +8,14 @@ const JobRecord* MemoryState::FindJob(const std::string& jid) const {
   return it == by_jid_.end() ? nullptr : &it->second->job;
 }
 
+bool MemoryState::IsWorking(const std::string& jid) const {
+  const JobRecord* job = FindJob(jid);
+  return job != nullptr && job->state == JobState::kWorking;
+}
+
 void MemoryState::SetHolder(const std::string& jid, const std::string& wid,
                             std::vector<Change>& out) {
-  if (!GetWorking(jid)) return;
+  if (!IsWorking(jid)) return;
   holders_.Set(jid, wid, out);
 }
 
