@@ -55,20 +55,21 @@ void EmbeddedContext::Commit(std::vector<Change> changes, std::function<void(Sta
 
 void EmbeddedContext::AddOutcome(int64_t processed, int64_t failures, TimePoint now,
                                  std::vector<Change>& changes) {
-  // Every ACK and FAIL lands here: format the day once per day, not once per job.
+  // Every ACK and FAIL lands here: the day's counter names are made once a day, not once a job.
   int64_t day_number = ToUnixMicros(now) / (86'400LL * 1'000'000);
   if (day_number != counted_day_number_) {
     counted_day_number_ = day_number;
-    counted_day_ = FormatDate(now);
+    std::string day = FormatDate(now);
+    processed_today_ = "processed:" + day;
+    failures_today_ = "failures:" + day;
   }
-  const std::string& day = counted_day_;
   if (processed != 0) {
     state_.AddCounter("processed", processed, changes);
-    state_.AddCounter("processed:" + day, processed, changes);
+    state_.AddCounter(processed_today_, processed, changes);
   }
   if (failures != 0) {
     state_.AddCounter("failures", failures, changes);
-    state_.AddCounter("failures:" + day, failures, changes);
+    state_.AddCounter(failures_today_, failures, changes);
   }
 }
 

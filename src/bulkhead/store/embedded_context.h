@@ -101,9 +101,11 @@ class EmbeddedContext : public StoreCallbacks {
   // Held while the context lives: closures the log posts back check it before touching state_.
   std::shared_ptr<int> life_ = std::make_shared<int>(0);
   bool closed_ = false;
-  // The UTC day of the last AddOutcome ("YYYY-MM-DD") and its day number since the epoch.
+  // The UTC day number (since the epoch) of the last AddOutcome and that day's counter names
+  // ("processed:YYYY-MM-DD", "failures:YYYY-MM-DD"): made once a day, not once a job.
   int64_t counted_day_number_ = -1;
-  std::string counted_day_;
+  std::string processed_today_;
+  std::string failures_today_;
 };
 
 }  // namespace bulkhead
