@@ -68,9 +68,13 @@ void TopNLabels::EvictOneLocked() {
 }
 
 void TopNLabels::Record(std::string_view host, double weight) {
-  if (!(weight > 0.0) || host == kOther) return;
   std::lock_guard<std::mutex> lock(mu_);
   MaybeRefreshLocked(clock_.Now());
+  RecordLocked(host, weight);
+}
+
+void TopNLabels::RecordLocked(std::string_view host, double weight) {
+  if (!(weight > 0.0) || host == kOther) return;
   auto it = scores_.find(host);
   if (it == scores_.end()) {
     if (scores_.size() >= options_.max_tracked) EvictOneLocked();
@@ -84,13 +88,20 @@ void TopNLabels::Record(std::string_view host, double weight) {
 std::string TopNLabels::Label(std::string_view host) {
   std::lock_guard<std::mutex> lock(mu_);
   MaybeRefreshLocked(clock_.Now());
+  return LabelLocked(host);
+}
+
+std::string TopNLabels::LabelLocked(std::string_view host) const {
   if (host != kOther && members_.contains(host)) return std::string(host);
   return std::string(kOther);
 }
 
 std::string TopNLabels::RecordAndLabel(std::string_view host, double weight) {
-  Record(host, weight);
-  return Label(host);
+  // Once a job on the loop: one lock and one clock reading for both.
+  std::lock_guard<std::mutex> lock(mu_);
+  MaybeRefreshLocked(clock_.Now());
+  RecordLocked(host, weight);
+  return LabelLocked(host);
 }
 
 std::vector<MetricSample> TopNLabels::Fold(

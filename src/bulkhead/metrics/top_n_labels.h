@@ -82,6 +82,8 @@ class TopNLabels {
  private:
   void MaybeRefreshLocked(TimePoint now);
   void EvictOneLocked();
+  void RecordLocked(std::string_view host, double weight);
+  std::string LabelLocked(std::string_view host) const;
 
   // Constant after construction.
   const Clock& clock_;
