@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/engine/job_parser.h"
@@ -36,11 +35,16 @@ json ParseOrReply(Session& s, std::string_view text, Responder& r, bool* ok) {
   return std::move(*doc);
 }
 
+// The words of `s` between runs of ASCII whitespace (what `istream >> std::string` splits on in
+// the C locale), without a stream: FETCH's queue list is split once a job.
 std::vector<std::string> SplitWords(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\v\f\r";
   std::vector<std::string> out;
-  std::istringstream in{std::string(s)};
-  std::string w;
-  while (in >> w) out.push_back(w);
+  for (size_t begin = s.find_first_not_of(kSpace); begin != std::string_view::npos;) {
+    size_t end = s.find_first_of(kSpace, begin);
+    out.emplace_back(s.substr(begin, end == std::string_view::npos ? end : end - begin));
+    begin = end == std::string_view::npos ? end : s.find_first_not_of(kSpace, end);
+  }
   return out;
 }
 

@@ -243,6 +243,15 @@ TEST_P(FwpServerTest, BlockedFetchIsWokenByAPush) {
   EXPECT_NE(worker.Read().find("wake00001"), std::string::npos);
 }
 
+TEST_P(FwpServerTest, FetchTakesQueuesSeparatedByAnyRunOfSpacesAndTabs) {
+  StartServer();
+  Conn c = Hello();
+  c.Send("PUSH {\"jid\":\"tabs00001\",\"jobtype\":\"t\",\"args\":[],\"queue\":\"q3\"}\r\n");
+  EXPECT_EQ(c.Read(), "+OK");
+  c.Send("FETCH  q1 \t q2\tq3 \r\n");
+  EXPECT_NE(c.Read().find("tabs00001"), std::string::npos);
+}
+
 TEST_P(FwpServerTest, FirstLineMustBeHello) {
   StartServer();
   Conn c = Connect();
