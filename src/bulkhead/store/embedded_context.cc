@@ -77,6 +77,7 @@ void EmbeddedContext::Fetch(const std::vector<std::string>& queues, const Thrott
                             const std::string& holder, TimePoint now, JobCallback cb) {
   if (Refused(cb)) return;
   std::vector<Change> changes;
+  changes.reserve(3);  // the reservation, its holder, a track's state: no regrowth
   MemoryState::ColdFetch cold;
   auto job = state_.Fetch(queues, ToUnixMicros(now), changes, throttled, &cold);
   if (job) state_.tracks().SetState(job->jid, kTrackWorking, false, ToUnixMicros(now), changes);

@@ -38,6 +38,7 @@ void EmbeddedStore::FetchFor(const std::vector<std::string>& queues, const std::
 void EmbeddedStore::Ack(const std::string& jid, TimePoint now, JobCallback durable) {
   if (context_.Refused(durable)) return;
   std::vector<Change> changes;
+  changes.reserve(6);  // the row, its holder, two counters, a batch's and a track's: no regrowth
   std::optional<JobRecord> job = state_.Ack(jid, changes);
   if (job) {
     job->payload.clear();  // callers need the bookkeeping, not the JSON
