@@ -275,6 +275,9 @@ class MemoryState {
     // Rows read ahead (ColdFetch::ahead) that FETCH has not reached: counted down by every
     // FETCH of the queue (an estimate: it decides when to read the next ones, nothing else).
     size_t read_ahead = 0;
+    // FETCHes that skip their read-ahead scan: set after a scan found less than a read's worth
+    // of cold rows (bounds the scans of a queue with none left to 1 in kReadAhead / 4 FETCHes).
+    size_t scans_to_skip = 0;
   };
   using QueueMap = std::map<std::string, Queue>;
   using SetKey = std::tuple<int64_t, int64_t, Entry*>;  // score, id, entry

@@ -92,9 +92,12 @@ void MemoryState::NoteColdFetch(Queue& q, const Entry& e, bool requested, ColdFe
   // A cold job no read has asked for reads its row and the next ones. While FETCH works through
   // rows read ahead, the next ones are asked for before those run out, so that the log reads
   // them while the loop serves the rows it has.
-  if ((e.payload_pending && !requested) || (from_ahead && q.read_ahead < kReadAheadDepth)) {
-    ReadAhead(q, cold);
+  bool due = from_ahead && q.read_ahead < kReadAheadDepth;
+  if (due && q.scans_to_skip > 0) {
+    --q.scans_to_skip;
+    due = false;
   }
+  if ((e.payload_pending && !requested) || due) ReadAhead(q, cold);
 }
 
 void MemoryState::ReadAhead(Queue& q, ColdFetch& cold) {
@@ -107,6 +110,9 @@ void MemoryState::ReadAhead(Queue& q, ColdFetch& cold) {
     cold.ahead.push_back(slot.id);
   }
   q.read_ahead += cold.ahead.size();
+  // Short of a full read, the queue has (almost) no cold row left to ask for: a queue shorter
+  // than the depth would otherwise be scanned again by every FETCH, to find nothing.
+  q.scans_to_skip = cold.ahead.size() < kReadAhead ? kReadAhead / 4 : 0;
 }
 
 void MemoryState::Warm(int64_t id, JobRecord row) {
