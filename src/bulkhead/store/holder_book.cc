@@ -5,19 +5,17 @@ namespace bulkhead {
 void HolderBook::Set(const std::string& jid, const std::string& wid, std::vector<Change>& out) {
   if (wid.empty()) return Drop(jid, out);
   wid_of_[jid] = wid;
-  Change c{Change::Kind::kPutRecord};
+  Change& c = out.emplace_back(Change::Kind::kPutRecord);  // in place: a Change is large
   c.name = kHolderSpace;
   c.key = jid;
   c.value = wid;
-  out.push_back(std::move(c));
 }
 
 void HolderBook::Drop(const std::string& jid, std::vector<Change>& out) {
   if (wid_of_.erase(jid) == 0) return;
-  Change c{Change::Kind::kDeleteRecord};
+  Change& c = out.emplace_back(Change::Kind::kDeleteRecord);
   c.name = kHolderSpace;
   c.key = jid;
-  out.push_back(std::move(c));
 }
 
 }  // namespace bulkhead

@@ -11,11 +11,12 @@
 namespace bulkhead {
 namespace {
 
-Change JobChange(Change::Kind kind, int64_t id, const JobRecord& job) {
-  Change c{kind};
+// Appends the change in place: a Change is large (368 bytes), built once, never moved.
+void AppendJobChange(std::vector<Change>& out, Change::Kind kind, int64_t id,
+                     const JobRecord& job) {
+  Change& c = out.emplace_back(kind);
   c.id = id;
   c.job = job;
-  return c;
 }
 
 }  // namespace
@@ -148,7 +149,7 @@ Status MemoryState::Add(JobRecord job, std::vector<Change>& out) {
   }
   by_jid_.emplace(e->job.jid, std::move(entry));
   Link(e);
-  out.push_back(JobChange(Change::Kind::kInsertJob, e->id, e->job));
+  AppendJobChange(out, Change::Kind::kInsertJob, e->id, e->job);
   return Status::Ok();
 }
 
@@ -175,11 +176,10 @@ std::optional<JobRecord> MemoryState::Fetch(const std::vector<std::string>& queu
     e->job.state = JobState::kWorking;
     e->job.score = now_us + int64_t{e->job.reserve_for_s} * 1'000'000;
     Link(e);
-    Change c{Change::Kind::kUpdateState};
+    Change& c = out.emplace_back(Change::Kind::kUpdateState);
     c.id = e->id;
     c.job.state = e->job.state;
     c.job.score = e->job.score;
-    out.push_back(std::move(c));
     return e->job;
   }
   return std::nullopt;
@@ -192,9 +192,7 @@ std::optional<JobRecord> MemoryState::Ack(const std::string& jid, std::vector<Ch
   ReleaseSlot(e);
   holders_.Drop(jid, out);
   Unlink(e);
-  Change c{Change::Kind::kDeleteJob};
-  c.id = e->id;
-  out.push_back(std::move(c));
+  out.emplace_back(Change::Kind::kDeleteJob).id = e->id;
   std::optional<JobRecord> job(std::move(e->job));
   by_jid_.erase(it);
   return job;
@@ -243,7 +241,7 @@ Status MemoryState::Move(const JobRecord& job, int64_t now_us, std::vector<Chang
     AssignQueueSeq(e);
   }
   Link(e);
-  out.push_back(JobChange(Change::Kind::kUpdateJob, e->id, e->job));
+  AppendJobChange(out, Change::Kind::kUpdateJob, e->id, e->job);
   return Status::Ok();
 }
 
@@ -287,7 +285,7 @@ std::vector<JobRecord> MemoryState::EnqueueDue(JobState set, int64_t now_us, siz
     SetEnqueuedAt(e->job, now_us);
     AssignQueueSeq(e);
     Link(e);
-    out.push_back(JobChange(Change::Kind::kUpdateJob, e->id, e->job));
+    AppendJobChange(out, Change::Kind::kUpdateJob, e->id, e->job);
     moved.push_back(e->job);
   }
   return moved;
@@ -401,10 +399,9 @@ void MemoryState::RemoveQueues(const std::vector<std::string>& queues, std::vect
 
 void MemoryState::AddCounter(const std::string& name, int64_t delta, std::vector<Change>& out) {
   counters_[name] += delta;
-  Change c{Change::Kind::kAddCounter};
+  Change& c = out.emplace_back(Change::Kind::kAddCounter);
   c.name = name;
   c.delta = delta;
-  out.push_back(std::move(c));
 }
 
 void MemoryState::DeleteAll(std::vector<Change>& out) {
