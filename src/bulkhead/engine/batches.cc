@@ -50,7 +50,7 @@ std::string Batches::MakeBid() {
 }
 
 std::string Batches::BatchIdOf(const std::string& payload) {
-  if (payload.find("\"bid\"") == std::string::npos) return {};  // most jobs: no parse
+  if (!TextContains(payload, "\"bid\"")) return {};  // most jobs: no parse
   auto doc = json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return {};
   auto custom = doc.find("custom");

@@ -7,13 +7,14 @@
 #include "bulkhead/engine/engine.h"
 #include "bulkhead/engine/expiring_jobs.h"
 #include "bulkhead/engine/unique_jobs.h"
+#include "bulkhead/util/json.h"
 
 namespace bulkhead {
 namespace {
 
 // Whether a payload may carry the options (a cheap test, so that other jobs are not parsed again).
 bool Mentions(const std::string& payload, std::string_view field) {
-  return payload.find(field) != std::string::npos;
+  return TextContains(payload, field);
 }
 
 }  // namespace

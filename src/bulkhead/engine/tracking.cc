@@ -19,7 +19,7 @@ Status Bad(const std::string& what) { return Status::InvalidArgument("TRACK SET:
 Tracking::Tracking(Store& store, Clock& clock) : store_(store), clock_(clock) {}
 
 bool Tracking::IsTracked(const std::string& payload) {
-  if (payload.find("\"track\"") == std::string::npos) return false;  // most jobs: no parse
+  if (!TextContains(payload, "\"track\"")) return false;  // most jobs: no parse
   auto doc = json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return false;
   auto custom = doc.find("custom");

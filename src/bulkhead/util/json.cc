@@ -1,5 +1,6 @@
 #include "bulkhead/util/json.h"
 
+#include <cstring>
 #include <optional>
 
 namespace bulkhead {
@@ -85,6 +86,11 @@ Result<json> ParseJson(std::string_view text, int max_depth) {
 
 std::string DumpJson(const json& doc) {
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+bool TextContains(std::string_view text, std::string_view needle) {
+  if (needle.empty()) return true;
+  return memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
 }
 
 bool IsValidUtf8(std::string_view text) {

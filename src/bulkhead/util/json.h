@@ -26,6 +26,12 @@ Result<nlohmann::json> ParseJson(std::string_view text, int max_depth);
 // (ParseJson's, or built by the server).
 std::string DumpJson(const nlohmann::json& doc);
 
+// Whether `text` holds `needle` anywhere: the screen before parsing a stored payload again for an
+// option most jobs lack (a miss needs no parse; a hit may be a value and is then parsed). Through
+// memmem: std::string::find starts a comparison at every occurrence of the needle's first byte,
+// and a needle starting with '"' meets one every few bytes of JSON.
+bool TextContains(std::string_view text, std::string_view needle);
+
 // True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
 // U+10FFFF).
 bool IsValidUtf8(std::string_view text);

@@ -80,5 +80,17 @@ TEST(IsValidUtf8Test, RefusesMalformedText) {
   EXPECT_FALSE(IsValidUtf8("\x80"));              // lone continuation
 }
 
+TEST(TextContainsTest, FindsTheNeedleAnywhereAndOnlyWhenWholly) {
+  const std::string payload = R"({"args":[],"custom":{"track":1},"jid":"a","queue":"q"})";
+  EXPECT_TRUE(TextContains(payload, "\"track\""));
+  EXPECT_TRUE(TextContains(payload, "{\"args\""));  // at the start
+  EXPECT_TRUE(TextContains(payload, "\"q\"}"));     // at the end
+  EXPECT_FALSE(TextContains(payload, "\"bid\""));
+  EXPECT_FALSE(TextContains(payload, "\"trac\"\""));  // a prefix is not the needle
+  EXPECT_FALSE(TextContains("\"tr", "\"track\""));    // longer than the text
+  EXPECT_TRUE(TextContains(payload, ""));
+  EXPECT_FALSE(TextContains("", "\"bid\""));
+}
+
 }  // namespace
 }  // namespace bulkhead
