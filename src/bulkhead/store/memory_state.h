@@ -3,7 +3,8 @@
 //
 // It is the read side of EmbeddedStore: with `memory:` it is all there is; with `sqlite:` it is
 // paired with SqliteChangeLog, the write-behind log. Every mutation appends the row-level Changes
-// that make it durable to the sink passed in, in order.
+// that make it durable to the sink passed in, in order, each built in place (emplace_back): no
+// argument of a mutation may refer into that sink.
 //
 // Thread-compatible: the owner serialises calls (bulkhead calls it only from the event loop).
 #pragma once
