@@ -139,10 +139,7 @@ Status SqliteChangeWriter::Write(const Change& c) {
       st = BindDeleteJob(stmts_, c);
       break;
     case Change::Kind::kAddCounter:
-      st = stmts_.add_counter;
-      BindText(st, 1, c.name);
-      sqlite3_bind_int64(st, 2, c.delta);
-      break;
+      return AddCounter(c.name, c.delta);
     case Change::Kind::kSetPaused:
       st = BindSetPaused(stmts_, c);
       break;
@@ -178,6 +175,12 @@ Status SqliteChangeWriter::Write(const Change& c) {
       break;
   }
   return SqliteStepDone(db_, st, "sqlite write");
+}
+
+Status SqliteChangeWriter::AddCounter(const std::string& name, int64_t delta) {
+  BindText(stmts_.add_counter, 1, name);
+  sqlite3_bind_int64(stmts_.add_counter, 2, delta);
+  return SqliteStepDone(db_, stmts_.add_counter, "sqlite write");
 }
 
 Status SqliteChangeWriter::WriteCommitSeq(int64_t seq) {

@@ -23,6 +23,8 @@ class SqliteChangeWriter {
 
   // Writes `c`. Unavailable when SQLite refuses the write.
   Status Write(const Change& c);
+  // Adds `delta` to the counter `name` (what Write does with a kAddCounter change).
+  Status AddCounter(const std::string& name, int64_t delta);
   // Records `seq` as meta.commit_seq.
   Status WriteCommitSeq(int64_t seq);
   // Records `seq` as meta.redo_seq: the last redo record the transaction holds (redo_log.h).

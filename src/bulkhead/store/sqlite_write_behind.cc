@@ -44,12 +44,8 @@ Status SqliteWriteBehind::Write(SqliteChangeWriter& writer) {
   }
   for (auto it = records_.begin(); s.ok() && it != records_.end(); ++it)
     s = writer.Write(it->second);
-  for (auto it = counters_.begin(); s.ok() && it != counters_.end(); ++it) {
-    Change c{Change::Kind::kAddCounter};
-    c.name = it->first;
-    c.delta = it->second;
-    s = writer.Write(c);
-  }
+  for (auto it = counters_.begin(); s.ok() && it != counters_.end(); ++it)
+    s = writer.AddCounter(it->first, it->second);
   Clear();
   return s;
 }
