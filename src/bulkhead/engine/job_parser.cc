@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bulkhead/engine/job_edits.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -33,12 +34,12 @@ Status ReadIdentity(const nlohmann::json& doc, JobRecord& job) {
 }
 
 // queue: "default" when absent, null or empty (written into the document too).
-Status ReadQueue(nlohmann::json& doc, JobRecord& job) {
+Status ReadQueue(const nlohmann::json& doc, JobRecord& job, JobEdits& edits) {
   auto queue = doc.find("queue");
   if (queue == doc.end() || queue->is_null() ||
       (queue->is_string() && queue->get_ref<const std::string&>().empty())) {
     job.queue = "default";
-    doc["queue"] = "default";
+    edits.Set("queue", "default", queue != doc.end());
   } else if (!queue->is_string() || !IsValidQueueName(queue->get_ref<const std::string&>())) {
     return Status::InvalidArgument(kBadQueueNameError);
   } else {
@@ -70,20 +71,21 @@ Status ReadReserveFor(const nlohmann::json& doc, JobRecord& job) {
 }
 
 // retry: an integer, or absent/null for the job type's default (written into the document).
-Status ReadRetry(nlohmann::json& doc, const JobRecord& job, const RetryDefault& retry_for) {
+Status ReadRetry(const nlohmann::json& doc, const JobRecord& job, const RetryDefault& retry_for,
+                 JobEdits& edits) {
   auto retry = doc.find("retry");
   if (retry != doc.end() && !retry->is_null() && !retry->is_number_integer()) {
     return Status::InvalidArgument("retry must be an integer (or null for the default)");
   }
   if ((retry == doc.end() || retry->is_null()) && retry_for) {
     // As Faktory: the job is stored (and fetched) with the retry count it will get.
-    doc["retry"] = retry_for(job.jobtype);
+    edits.Set("retry", retry_for(job.jobtype), retry != doc.end());
   }
   return Status::Ok();
 }
 
 // at: a future RFC 3339 time schedules the job; then enqueued_at for a job queued now.
-Status ReadSchedule(nlohmann::json& doc, TimePoint now, JobRecord& job) {
+Status ReadSchedule(const nlohmann::json& doc, TimePoint now, JobRecord& job, JobEdits& edits) {
   job.state = JobState::kQueued;
   auto at = doc.find("at");
   if (at != doc.end() && at->is_string() && !at->get_ref<const std::string&>().empty()) {
@@ -102,13 +104,14 @@ Status ReadSchedule(nlohmann::json& doc, TimePoint now, JobRecord& job) {
   } else if (at != doc.end() && !at->is_null() && !at->is_string()) {
     return Status::InvalidArgument("invalid timestamp for 'at': must be an RFC 3339 string");
   } else if (at != doc.end()) {
-    doc.erase(at);  // "" or null: "now", which Faktory stores as no `at` at all
+    edits.Erase("at");  // "" or null: "now", which Faktory stores as no `at` at all
   }
+  bool has_enqueued_at = doc.contains("enqueued_at");
   if (job.state == JobState::kQueued) {
-    doc["enqueued_at"] = FormatRfc3339(now);
+    edits.Set("enqueued_at", FormatRfc3339(now), has_enqueued_at);
     job.enqueued_us = ToUnixMicros(now);
-  } else {
-    doc.erase("enqueued_at");
+  } else if (has_enqueued_at) {
+    edits.Erase("enqueued_at");
   }
   return Status::Ok();
 }
@@ -129,24 +132,25 @@ Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max
                            const RetryDefault& retry_for) {
   auto doc = ParseJson(line_payload, max_json_depth);
   if (!doc.ok()) return doc.status();
-  return ParseJobDocument(std::move(*doc), now, retry_for);
+  return ParseJobDocument(std::move(*doc), now, retry_for, line_payload);
 }
 
-Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
-                                   const RetryDefault& retry_for) {
+Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now, const RetryDefault& retry_for,
+                                   std::string_view source) {
   if (!doc.is_object()) return Status::InvalidArgument("job must be a JSON object");
   JobRecord job;
+  JobEdits edits;
   if (Status s = ReadIdentity(doc, job); !s.ok()) return s;
-  if (Status s = ReadQueue(doc, job); !s.ok()) return s;
+  if (Status s = ReadQueue(doc, job, edits); !s.ok()) return s;
   if (Status s = ReadReserveFor(doc, job); !s.ok()) return s;
-  if (Status s = ReadRetry(doc, job, retry_for); !s.ok()) return s;
+  if (Status s = ReadRetry(doc, job, retry_for, edits); !s.ok()) return s;
   auto created = doc.find("created_at");
   if (created == doc.end() || !created->is_string() ||
       created->get_ref<const std::string&>().empty()) {
-    doc["created_at"] = FormatRfc3339(now);
+    edits.Set("created_at", FormatRfc3339(now), created != doc.end());
   }
-  if (Status s = ReadSchedule(doc, now, job); !s.ok()) return s;
-  job.payload = DumpJson(doc);
+  if (Status s = ReadSchedule(doc, now, job, edits); !s.ok()) return s;
+  job.payload = std::move(edits).Apply(std::move(doc), source);
   return job;
 }
 

@@ -1,7 +1,8 @@
 // Job parsing and validation for PUSH/PUSHB, with the reference server's error texts (see
 // docs/protocol.md). On success the job's JSON is normalised as Faktory stores it: created_at set
-// when missing, enqueued_at set when it goes straight to a queue, reserve_for clamped, retry filled
-// in when missing or null (given `retry_for`), and an empty or null `at` dropped.
+// when missing, enqueued_at set when it goes straight to a queue, retry filled in when missing or
+// null (given `retry_for`), and an empty or null `at` dropped. (reserve_for is clamped in the
+// record, not in the JSON.)
 #pragma once
 
 #include <functional>
@@ -26,9 +27,13 @@ using RetryDefault = std::function<int(const std::string& jobtype)>;
 Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now,
                            int max_json_depth = kDefaultMaxJsonDepth,
                            const RetryDefault& retry_for = {});
-// Same, for one element of a PUSHB array (already parsed with a depth bound).
+// Same, for one element of a PUSHB array (already parsed with a depth bound). `source`, when
+// given, is the text `doc` was parsed from (JsonArrayElements): the job is then stored as that
+// text with the members normalising adds appended, when it only adds (JobEdits::Apply), instead
+// of the document written out again.
 Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
-                                   const RetryDefault& retry_for = {});
+                                   const RetryDefault& retry_for = {},
+                                   std::string_view source = {});
 
 // The Faktory queue-name rule: [a-zA-Z0-9._-]+.
 bool IsValidQueueName(std::string_view name);

@@ -106,6 +106,53 @@ TEST(JobParserTest, EmptyOrNullAtIsDroppedNotEchoed) {
       << "a real time is kept";
 }
 
+TEST(JobParserTest, AJobThatOnlyGainsMembersKeepsItsOwnText) {
+  std::string sent = R"( {"jid":"12345678", "jobtype":"a","args":[1.50,"x,}"],"n":1e2} )";
+  auto r = ParseJob(sent, kNow, kDefaultMaxJsonDepth, [](const std::string&) { return 7; });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(
+      r->payload,
+      R"({"jid":"12345678", "jobtype":"a","args":[1.50,"x,}"],"n":1e2,"queue":"default",)"
+      R"("retry":7,"created_at":"2023-11-14T22:13:20Z","enqueued_at":"2023-11-14T22:13:20Z"})");
+  auto full = R"({"jid":"12345678","jobtype":"a","args":[],"queue":"q","retry":1,)"
+              R"("created_at":"2020-01-01T00:00:00Z","at":"2020-01-01T00:00:00Z"})";
+  EXPECT_EQ(ParseJob(full, kNow)->payload,
+            std::string(full).substr(0, std::string(full).size() - 1) +
+                R"(,"enqueued_at":"2023-11-14T22:13:20Z"})");
+}
+
+TEST(JobParserTest, AJobWhoseMembersChangeIsWrittenOutAgain) {
+  auto written = [](std::string_view sent) {
+    auto r = ParseJob(sent, kNow);
+    EXPECT_TRUE(r.ok()) << sent << ": " << r.status().ToString();
+    return r.ok() ? r->payload : std::string();
+  };
+  // A member replaced or removed: the document as edited, keys sorted.
+  EXPECT_EQ(written(R"({"jid":"12345678","jobtype":"a","args":[],"queue":null,)"
+                    R"("created_at":"x","enqueued_at":"old"})"),
+            R"({"args":[],"created_at":"x","enqueued_at":"2023-11-14T22:13:20Z","jid":"12345678",)"
+            R"("jobtype":"a","queue":"default"})");
+  EXPECT_EQ(nlohmann::json::parse(written(R"({"jid":"12345678","jobtype":"a","args":[],"at":""})"))
+                .contains("at"),
+            false);
+  // A key given twice: stored once, with the value the job was read with (the last).
+  EXPECT_EQ(written(R"({"jid":"12345678","jobtype":"a","args":[],"queue":"q1","queue":"q2",)"
+                    R"("created_at":"x"})"),
+            R"({"args":[],"created_at":"x","enqueued_at":"2023-11-14T22:13:20Z","jid":"12345678",)"
+            R"("jobtype":"a","queue":"q2"})");
+  // A key written with a backslash-u escape: written out plainly, so that the payload screens
+  // see the key as "bid".
+  EXPECT_NE(written(R"({"jid":"12345678","jobtype":"a","args":[],"custom":{"\u0062id":"b"}})")
+                .find(R"("custom":{"bid":"b"})"),
+            std::string::npos);
+  // No text given (a document the server built): written out.
+  auto built = ParseJobDocument(
+      nlohmann::json::parse(R"({"jobtype":"a","jid":"12345678","args":[],"created_at":"x"})"),
+      kNow);
+  EXPECT_EQ(built->payload, R"({"args":[],"created_at":"x","enqueued_at":"2023-11-14T22:13:20Z",)"
+                            R"("jid":"12345678","jobtype":"a","queue":"default"})");
+}
+
 TEST(JobParserTest, ReserveForIsClampedUpTo60) {
   auto r = ParseJob(R"({"jid":"12345678","jobtype":"a","args":[],"reserve_for":5})", kNow);
   EXPECT_EQ(r->reserve_for_s, 60);

@@ -16,6 +16,7 @@
 #include "bulkhead/protocol/track_commands.h"
 #include "bulkhead/util/ascii.h"
 #include "bulkhead/util/json.h"
+#include "bulkhead/util/json_text.h"
 #include "bulkhead/util/log_limiter.h"
 
 namespace bulkhead {
@@ -206,9 +207,13 @@ void CmdPushBulk(Session& s, std::string_view args, Responder r) {
   auto finish = [batch, r]() mutable {
     if (batch->sealed && batch->pending == 0) r.Bulk(DumpJson(batch->errors));
   };
-  for (auto& element : doc) {
+  // Each job is kept as the text the client sent (ParseJobDocument), found without parsing again.
+  std::vector<std::string_view> texts = JsonArrayElements(args);
+  if (texts.size() != doc.size()) texts.assign(doc.size(), std::string_view());
+  for (size_t i = 0; i < doc.size(); ++i) {
+    json& element = doc[i];
     std::string jid = element.is_object() ? StringField(element, "jid") : std::string();
-    auto job = ParseJobDocument(std::move(element), engine.Now(), retry_for);
+    auto job = ParseJobDocument(std::move(element), engine.Now(), retry_for, texts[i]);
     if (!job.ok()) {
       batch->errors[jid] = job.status().message();
       continue;

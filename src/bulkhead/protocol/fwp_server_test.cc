@@ -646,5 +646,33 @@ TEST_P(FwpServerTest, PushIsIdempotentAndFillsInRetry) {
   EXPECT_EQ(engine_->push_duplicates(), 3u);
 }
 
+TEST_P(FwpServerTest, PushbKeepsEachJobsOwnText) {
+  config_.fetch_block_ms = 100;
+  StartServer();
+  Conn c = Hello();
+  c.Send(
+      "PUSHB [ {\"jid\":\"text00001\", \"jobtype\":\"t\",\"args\":[\"a,]}\"],"
+      "\"created_at\":\"2020-01-01T00:00:00Z\",\"retry\":2} ,"
+      "{\"jid\":\"text00002\",\"jobtype\":\"t\",\"args\":[{\"b\":[1.50]}],"
+      "\"created_at\":\"2020-01-01T00:00:00Z\",\"retry\":2}]\r\n");
+  EXPECT_EQ(c.Read(), "$2 {}");
+  c.Send("FETCH default\r\nFETCH default\r\n");
+  Pass(100ms);
+  std::string enqueued = ",\"queue\":\"default\",\"enqueued_at\":\"";
+  std::string first = c.Read();
+  EXPECT_EQ(first.rfind("$", 0), 0u) << first;
+  EXPECT_NE(first.find(" {\"jid\":\"text00001\", \"jobtype\":\"t\",\"args\":[\"a,]}\"],"
+                       "\"created_at\":\"2020-01-01T00:00:00Z\",\"retry\":2" +
+                       enqueued),
+            std::string::npos)
+      << first;
+  std::string second = c.Read();
+  EXPECT_NE(second.find(" {\"jid\":\"text00002\",\"jobtype\":\"t\",\"args\":[{\"b\":[1.50]}],"
+                        "\"created_at\":\"2020-01-01T00:00:00Z\",\"retry\":2" +
+                        enqueued),
+            std::string::npos)
+      << second;
+}
+
 }  // namespace
 }  // namespace bulkhead

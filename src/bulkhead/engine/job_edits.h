@@ -1,0 +1,48 @@
+// The changes normalising a pushed job makes to its JSON (job_parser.h), gathered first and
+// applied once. A job that only gains members keeps the client's own text with them appended: the
+// parsed document is not written out again, which on the push path cost as much as parsing it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace bulkhead {
+
+class JobEdits {
+ public:
+  // Sets member `key` (a literal, ASCII, nothing to escape) to `value`; `present`: whether the
+  // document holds `key` already. A string value must be ASCII with nothing JSON escapes (the
+  // server's own texts: "default", RFC 3339 times). At most kMaxEdits edits.
+  void Set(const char* key, std::string value, bool present);
+  void Set(const char* key, int64_t value, bool present);
+  // Removes member `key`, which the document holds.
+  void Erase(const char* key);
+
+  // The job's JSON with the edits made. When every edit adds a member and `source` is the text
+  // `doc` was parsed from (no key given twice, no \u escape, which the payload screens could not
+  // see through), that text with the members appended before its closing brace; otherwise `doc`
+  // edited and written out (DumpJson), its keys then in sorted order.
+  std::string Apply(nlohmann::json doc, std::string_view source) &&;
+
+  static constexpr size_t kMaxEdits = 6;
+
+ private:
+  struct Edit {
+    const char* key = nullptr;
+    std::variant<std::monostate, std::string, int64_t> value;  // monostate: erase
+    bool present = false;
+  };
+
+  bool OnlyAdds() const;
+  std::string Appended(std::string_view source) const;
+  std::string Rewritten(nlohmann::json doc) const;
+
+  std::array<Edit, kMaxEdits> edits_;
+  size_t count_ = 0;
+};
+
+}  // namespace bulkhead
