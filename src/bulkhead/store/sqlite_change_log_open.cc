@@ -114,6 +114,7 @@ Status SqliteChangeLog::CheckNotReplaced(const struct stat& opened) const {
 }
 
 Status SqliteChangeLog::OpenDatabase() {
+  DisableSqliteMemoryStatistics();
   Status s = CheckOrCreateFile();
   if (!s.ok()) return s;
   struct stat opened {};

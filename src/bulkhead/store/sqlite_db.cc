@@ -4,6 +4,11 @@
 
 namespace bulkhead {
 
+void DisableSqliteMemoryStatistics() {
+  static const int once = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)once;  // SQLITE_MISUSE once SQLite has started: statistics then stay on, which is safe
+}
+
 Status SqliteExec(sqlite3* db, const std::string& path, const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {

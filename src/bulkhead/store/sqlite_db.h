@@ -13,6 +13,12 @@ struct sqlite3_stmt;
 
 namespace bulkhead {
 
+// Turns off SQLite's allocation statistics for this process: bulkhead reads none of them
+// (sqlite3_memory_used, heap limits), and keeping them takes a global mutex and a count on every
+// allocation the writer makes. Process-wide and accepted only before SQLite's first use: call it
+// before opening a connection; later calls, or a first call after SQLite started, change nothing.
+void DisableSqliteMemoryStatistics();
+
 // Runs `sql` (one or more statements). Unavailable "sqlite PATH: error" when it fails; `path`
 // names the database in that message.
 Status SqliteExec(sqlite3* db, const std::string& path, const char* sql);
