@@ -43,7 +43,9 @@ struct Change {
   std::string key;    // k*Record: the record's key within its space (name)
   HostStateRecord host_state;  // kPutHostState
   int64_t delta = 0;           // kAddCounter; kPutUniqueLock, kSetCronFiring: time (µs)
-  bool flag = false;           // kSetPaused
+  bool flag = false;           // kSetPaused; kPutRecord: the record is stored nowhere before
+                               // this put (not in the file, not put by an earlier change), so
+                               // its delete makes both moot (false is always safe; not logged)
 };
 
 }  // namespace bulkhead

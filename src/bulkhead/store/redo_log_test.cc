@@ -148,7 +148,8 @@ class RedoLogTest : public ::testing::Test {
     changes[0].job = MakeJob("job-redo-" + std::to_string(id));
     return changes;
   }
-  // FETCH's changes: row `id` reserved until `until`, its holder recorded.
+  // FETCH's changes: row `id` reserved until `until`, its holder recorded (a record stored nowhere
+  // before, marked so as HolderBook marks it).
   static std::vector<Change> Reserve(int64_t id, int64_t until) {
     std::vector<Change> changes(2, Change(Change::Kind::kUpdateState));
     changes[0].id = id;
@@ -158,6 +159,7 @@ class RedoLogTest : public ::testing::Test {
     changes[1].name = "holder";
     changes[1].key = "job-redo-" + std::to_string(id);
     changes[1].value = "wid-" + std::to_string(id);
+    changes[1].flag = true;
     return changes;
   }
   // ACK's changes: row `id` deleted, its holder too, one more processed.

@@ -8,11 +8,9 @@ bool SqliteWriteBehind::Take(Change& c) {
       states_.insert_or_assign(c.id, std::move(c));
       return true;
     case Change::Kind::kPutRecord:
-    case Change::Kind::kDeleteRecord: {
-      std::pair<std::string, std::string> key{c.name, c.key};
-      records_.insert_or_assign(std::move(key), std::move(c));
+    case Change::Kind::kDeleteRecord:
+      TakeRecord(c);
       return true;
-    }
     case Change::Kind::kAddCounter:
       counters_[c.name] += c.delta;
       return true;
@@ -26,6 +24,23 @@ bool SqliteWriteBehind::Take(Change& c) {
     default:
       return false;
   }
+}
+
+void SqliteWriteBehind::TakeRecord(Change& c) {
+  std::pair<std::string, std::string> key{c.name, c.key};
+  auto it = records_.find(key);
+  if (it == records_.end()) {
+    records_.emplace(std::move(key), std::move(c));
+    return;
+  }
+  // A kept put of a record stored nowhere (Change::flag) leaves it stored nowhere until written.
+  bool unstored = it->second.kind == Change::Kind::kPutRecord && it->second.flag;
+  if (unstored && c.kind == Change::Kind::kDeleteRecord) {
+    records_.erase(it);  // put and deleted within the transaction: nothing to write
+    return;
+  }
+  it->second = std::move(c);
+  if (it->second.kind == Change::Kind::kPutRecord) it->second.flag = unstored;
 }
 
 bool SqliteWriteBehind::Overlay(int64_t id, JobRecord& row) const {

@@ -6,7 +6,9 @@
 // - kUpdateState, by job row id (dropped by a later kUpdateJob or kDeleteJob of that row, which
 //   are written at once and set the state themselves);
 // - kPutRecord and kDeleteRecord, by (space, key): the last one is written (a delete is written
-//   even after a put of the same key: the key may be in the file from an earlier transaction);
+//   even after a put of the same key: the key may be in the file from an earlier transaction),
+//   except that a delete after a put of a record stored nowhere before (Change::flag: a worker's
+//   hold, put at FETCH and deleted at ACK) drops both;
 // - kAddCounter, summed by counter name.
 // kDeleteAll (FLUSH), written at once, drops everything kept before it. Every other change is
 // written at once, in order (inserts first of all: reads in the open transaction need them).
@@ -45,6 +47,8 @@ class SqliteWriteBehind {
   size_t size() const { return states_.size() + records_.size() + counters_.size(); }
 
  private:
+  void TakeRecord(Change& c);
+
   std::unordered_map<int64_t, Change> states_;
   std::map<std::pair<std::string, std::string>, Change> records_;
   std::map<std::string, int64_t> counters_;

@@ -83,6 +83,39 @@ TEST(SqliteWriteBehindTest, KeepsTheLastChangePerRecordKeyAndSumsCounters) {
   EXPECT_EQ(wb.size(), 4u) << "jid-1's delete, jid-2's put, the batch record, one counter";
 }
 
+// A worker's hold: put at FETCH and deleted at ACK. When the put created the record (no earlier
+// transaction stored it), both land in the same transaction and nothing needs writing.
+TEST(SqliteWriteBehindTest, APutOfARecordStoredNowhereAndItsDeleteWriteNothing) {
+  SqliteWriteBehind wb;
+  Change put = Record(Change::Kind::kPutRecord, "holder", "jid-1");
+  put.flag = true;
+  Change del = Record(Change::Kind::kDeleteRecord, "holder", "jid-1");
+  ASSERT_TRUE(wb.Take(put) && wb.Take(del));
+  EXPECT_EQ(wb.size(), 0u);
+
+  Change created = Record(Change::Kind::kPutRecord, "holder", "jid-2");
+  created.flag = true;
+  Change replaced = Record(Change::Kind::kPutRecord, "holder", "jid-2");  // another worker
+  Change dropped = Record(Change::Kind::kDeleteRecord, "holder", "jid-2");
+  ASSERT_TRUE(wb.Take(created) && wb.Take(replaced) && wb.Take(dropped));
+  EXPECT_EQ(wb.size(), 0u) << "a put over a kept put of a new record still puts a new record";
+}
+
+TEST(SqliteWriteBehindTest, ADeleteOfARecordTheFileMayHoldIsKeptWhateverFollows) {
+  SqliteWriteBehind wb;
+  Change earlier = Record(Change::Kind::kDeleteRecord, "holder", "jid-1");  // stored before
+  Change put = Record(Change::Kind::kPutRecord, "holder", "jid-1");
+  put.flag = true;
+  Change del = Record(Change::Kind::kDeleteRecord, "holder", "jid-1");
+  ASSERT_TRUE(wb.Take(earlier) && wb.Take(put) && wb.Take(del));
+  EXPECT_EQ(wb.size(), 1u) << "the delete of the stored record is still written";
+
+  Change unmarked = Record(Change::Kind::kPutRecord, "batch", "b-1");  // flag false: may exist
+  Change removed = Record(Change::Kind::kDeleteRecord, "batch", "b-1");
+  ASSERT_TRUE(wb.Take(unmarked) && wb.Take(removed));
+  EXPECT_EQ(wb.size(), 2u) << "an unmarked put's delete is written";
+}
+
 TEST(SqliteWriteBehindTest, FlushDropsEverythingKeptBeforeIt) {
   SqliteWriteBehind wb;
   Change update = State(7, JobState::kWorking, 100);
