@@ -81,6 +81,9 @@ Status SqliteChangeLog::WriteOpen(std::vector<Pending>& batch) {
       if (c.kind == Change::Kind::kDeleteAll) deleted.clear();
     }
   }
+  // Row deletes wait for the next other write (or the batch's end) and go together, by runs of
+  // ids: deletes of different rows commute, and no change of a row follows its delete.
+  std::vector<int64_t> deletes;
   Status s;
   for (auto& p : batch) {
     for (auto& c : p.changes) {
@@ -94,11 +97,17 @@ Status SqliteChangeLog::WriteOpen(std::vector<Pending>& batch) {
       }
       // Kept until the commit (moved from; the batch's changes are not read again), or written.
       if (write_behind_.Take(c)) continue;
-      s = writer.Write(c);
+      if (c.kind == Change::Kind::kDeleteJob) {
+        deletes.push_back(c.id);
+        continue;
+      }
+      s = writer.DeleteJobs(deletes);
+      if (s.ok()) s = writer.Write(c);
       if (!s.ok()) break;
     }
     if (!s.ok()) break;
   }
+  if (s.ok()) s = writer.DeleteJobs(deletes);
   if (!s.ok()) {
     // The batch's error is the one to report; after it nothing more is written (degraded mode).
     StepTransaction(stmts_.rollback);

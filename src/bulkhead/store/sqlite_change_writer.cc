@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "bulkhead/store/sqlite_db.h"
 
 namespace bulkhead {
@@ -175,6 +177,23 @@ Status SqliteChangeWriter::Write(const Change& c) {
       break;
   }
   return SqliteStepDone(db_, st, "sqlite write");
+}
+
+Status SqliteChangeWriter::DeleteJobs(std::vector<int64_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  Status s;
+  for (size_t i = 0; s.ok() && i < ids.size();) {
+    size_t end = i + 1;
+    while (end < ids.size() && ids[end] == ids[end - 1] + 1) ++end;
+    bool run = end - i > 1;
+    sqlite3_stmt* st = run ? stmts_.delete_jobs : stmts_.delete_job;
+    sqlite3_bind_int64(st, 1, ids[i]);
+    if (run) sqlite3_bind_int64(st, 2, ids[end - 1]);
+    s = SqliteStepDone(db_, st, "sqlite write");
+    i = end;
+  }
+  ids.clear();
+  return s;
 }
 
 Status SqliteChangeWriter::AddCounter(const std::string& name, int64_t delta) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bulkhead/store/change.h"
 #include "bulkhead/store/sqlite_statements.h"
@@ -23,6 +24,10 @@ class SqliteChangeWriter {
 
   // Writes `c`. Unavailable when SQLite refuses the write.
   Status Write(const Change& c);
+  // Deletes the job rows `ids` (what Write does with their kDeleteJob changes), sorted first, and
+  // each run of consecutive ids by one statement: a batch of ACKs of a queue's jobs deletes runs of
+  // rows, and one statement per row costs about twice as much. Clears `ids`.
+  Status DeleteJobs(std::vector<int64_t>& ids);
   // Adds `delta` to the counter `name` (what Write does with a kAddCounter change).
   Status AddCounter(const std::string& name, int64_t delta);
   // Records `seq` as meta.commit_seq.

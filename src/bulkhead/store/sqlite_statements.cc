@@ -11,7 +11,7 @@ namespace bulkhead {
 namespace {
 
 // Every statement: its SQL and the member of `s` that holds it. Prepare and Finalize walk it.
-std::array<std::pair<const char*, sqlite3_stmt**>, 22> Statements(SqliteStatements& s) {
+std::array<std::pair<const char*, sqlite3_stmt**>, 23> Statements(SqliteStatements& s) {
   return {
       {{"INSERT INTO jobs(id, jid, state, queue, jobtype, score, enqueued, reserve_for, "
         "payload)"
@@ -21,6 +21,7 @@ std::array<std::pair<const char*, sqlite3_stmt**>, 22> Statements(SqliteStatemen
         &s.update_job},
        {"UPDATE jobs SET state=?2, score=?3 WHERE id=?1", &s.update_state},
        {"DELETE FROM jobs WHERE id=?1", &s.delete_job},
+       {"DELETE FROM jobs WHERE id BETWEEN ?1 AND ?2", &s.delete_jobs},
        {"SELECT id, jid, state, queue, score, enqueued, reserve_for, jobtype, payload FROM jobs"
         " WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
         &s.read_jobs},

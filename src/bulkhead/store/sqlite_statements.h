@@ -21,6 +21,7 @@ struct SqliteStatements {
   sqlite3_stmt* update_job = nullptr;      // ?1 id, ?2 state, queue, score, enqueued, ?6 payload
   sqlite3_stmt* update_state = nullptr;    // ?1 id, ?2 state, ?3 score
   sqlite3_stmt* delete_job = nullptr;      // ?1 id
+  sqlite3_stmt* delete_jobs = nullptr;     // ?1..?2 ids: every row in between
   sqlite3_stmt* read_jobs = nullptr;       // ?1..?2 ids: the columns of ReadJobColumns
   sqlite3_stmt* add_counter = nullptr;     // ?1 name, ?2 delta
   sqlite3_stmt* pause = nullptr;           // ?1 queue
