@@ -8,10 +8,17 @@
 #include <string_view>
 #include <vector>
 
+#include "bulkhead/util/ascii.h"
+
 namespace bulkhead {
 
-// `text` without the JSON whitespace (space, tab, CR, LF) before and after it.
-std::string_view TrimJsonWhitespace(std::string_view text);
+// JSON's insignificant whitespace (RFC 8259 §2): space, tab, line feed, carriage return.
+inline constexpr std::string_view kJsonWhitespace = " \t\n\r";
+
+// `text` without the JSON whitespace before and after it.
+inline std::string_view TrimJsonWhitespace(std::string_view text) {
+  return TrimAscii(text, kJsonWhitespace);
+}
 
 // The elements of a JSON array, as views into `array_text` trimmed of whitespace, in order.
 std::vector<std::string_view> JsonArrayElements(std::string_view array_text);
