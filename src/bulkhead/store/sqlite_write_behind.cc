@@ -27,12 +27,9 @@ bool SqliteWriteBehind::Take(Change& c) {
 }
 
 void SqliteWriteBehind::TakeRecord(Change& c) {
-  std::pair<std::string, std::string> key{c.name, c.key};
-  auto it = records_.find(key);
-  if (it == records_.end()) {
-    records_.emplace(std::move(key), std::move(c));
-    return;
-  }
+  // One lookup: try_emplace moves neither the key nor `c` when the key is kept already.
+  auto [it, inserted] = records_.try_emplace({c.name, c.key}, std::move(c));
+  if (inserted) return;
   // A kept put of a record stored nowhere (Change::flag) leaves it stored nowhere until written.
   bool unstored = it->second.kind == Change::Kind::kPutRecord && it->second.flag;
   if (unstored && c.kind == Change::Kind::kDeleteRecord) {
