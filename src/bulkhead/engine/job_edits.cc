@@ -27,7 +27,7 @@ std::string JobEdits::Apply(nlohmann::json doc, std::string_view source) && {
   source = TrimJsonWhitespace(source);
   if (!source.empty() && OnlyAdds() && JsonObjectMemberCount(source) == doc.size() &&
       !HasUnicodeEscape(source)) {
-    return Appended(source);
+    return Appended(source, doc.empty());
   }
   return Rewritten(std::move(doc));
 }
@@ -40,11 +40,11 @@ bool JobEdits::OnlyAdds() const {
 }
 
 // `source` ends with the object's closing brace; the members go before it.
-std::string JobEdits::Appended(std::string_view source) const {
+std::string JobEdits::Appended(std::string_view source, bool empty_object) const {
   std::string out;
   out.reserve(source.size() + 48 * count_);
   out.append(source.data(), source.size() - 1);
-  bool first = TrimJsonWhitespace(source.substr(1, source.size() - 2)).empty();
+  bool first = empty_object;
   for (size_t i = 0; i < count_; ++i) {
     const Edit& edit = edits_[i];
     if (!first) out += ',';

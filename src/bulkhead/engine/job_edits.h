@@ -38,7 +38,7 @@ class JobEdits {
   };
 
   bool OnlyAdds() const;
-  std::string Appended(std::string_view source) const;
+  std::string Appended(std::string_view source, bool empty_object) const;
   std::string Rewritten(nlohmann::json doc) const;
 
   std::array<Edit, kMaxEdits> edits_;
