@@ -84,7 +84,8 @@ cluster-test: build-server
 # histories and reports in $(NEMESIS_OUT).
 NEMESIS_OUT ?= $(CURDIR)/$(BUILD_DIR)/nemesis
 nemesis-test: build-server
-	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 nemesis/
+	rm -rf $(BUILD_DIR)/nemesis-short && mkdir -p $(BUILD_DIR)/nemesis-short
+	cd tests && NEMESIS_OUT=$(CURDIR)/$(BUILD_DIR)/nemesis-short BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 nemesis/
 
 nemesis: build-server
 	cd tests && NEMESIS_MODE=full NEMESIS_OUT=$(NEMESIS_OUT) BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead \
@@ -109,9 +110,10 @@ e2e-test: build-server
 	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 e2e/
 
 # The web dashboard in headless Chromium (tests/dashboard/): pages, figures, actions, XSS, CSRF,
-# auth. Screenshots go to a temp folder; `make dashboard-screenshots` refreshes docs/img/.
+# auth. Screenshots go to $(BUILD_DIR)/dashboard-shots; `make dashboard-screenshots` refreshes docs/img/.
 dashboard-test: build-server
-	cd tests && BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 dashboard/
+	rm -rf $(BUILD_DIR)/dashboard-shots
+	cd tests && DASHBOARD_SCREENSHOTS=$(CURDIR)/$(BUILD_DIR)/dashboard-shots BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 dashboard/
 
 dashboard-screenshots: build-server
 	cd tests && DASHBOARD_SCREENSHOTS=$(CURDIR)/docs/img BULKHEAD_BINARY=$(CURDIR)/$(BUILD_DIR)/bulkhead node --test --test-concurrency=1 --test-timeout=300000 dashboard/

@@ -15,7 +15,9 @@ Result<Config> Load(const std::string& text) {
               ("bulkhead_throttle_config_test_" + std::to_string(::getpid()) + "_" +
                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml");
   std::ofstream(path) << text;
-  return LoadConfigFile(path.string());
+  auto loaded = LoadConfigFile(path.string());
+  std::filesystem::remove(path);
+  return loaded;
 }
 
 std::string ErrorOf(const std::string& text) {

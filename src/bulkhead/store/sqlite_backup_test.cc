@@ -186,7 +186,9 @@ TEST_F(SqliteBackupTest, BadTargetsAreRefusedNamingTheProblem) {
     Status s = BackupError(path);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
     EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
-    if (!path.empty()) EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    if (!path.empty()) {
+      EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    }
   };
   expect("", "empty");
   expect("relative/copy.db", "not an absolute path");

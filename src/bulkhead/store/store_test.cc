@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -32,9 +33,11 @@ using namespace std::chrono_literals;
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    // A parameterised test's name is "Name/param": one directory, not a parent left behind.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
     dir_ = std::filesystem::temp_directory_path() /
-           ("bulkhead_store_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("bulkhead_store_test_" + std::to_string(::getpid()) + "_" + name);
     std::filesystem::remove_all(dir_);
     Reopen();
   }
