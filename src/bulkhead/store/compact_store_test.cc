@@ -61,6 +61,35 @@ TEST(JidIndexTest, ReservedOnceAndInsertNewRefusesAKnownJid) {
   for (int i = 0; i < 3000; ++i) ASSERT_EQ(index.Find("jid-" + std::to_string(i))->id, i + 1);
 }
 
+// Without the hash bits (a slot above 2^48), every entry's jid is compared: the same answers,
+// through growth and erases, before and after the bits are dropped.
+TEST(JidIndexTest, AnswersTheSameWithoutTheHashBits) {
+  std::deque<QueueSlot> slots;
+  JidIndex index;
+  for (int i = 0; i < 2000; ++i) {
+    slots.push_back(QueueSlot{.id = i, .jid = CompactJid("jid-" + std::to_string(i))});
+    ASSERT_TRUE(index.InsertNew(&slots.back())) << i;
+  }
+  index.DropHashBits();
+  for (int i = 2000; i < 6000; ++i) {
+    slots.push_back(QueueSlot{.id = i, .jid = CompactJid("jid-" + std::to_string(i))});
+    ASSERT_TRUE(index.InsertNew(&slots.back())) << i;
+  }
+  slots.push_back(QueueSlot{.id = -1, .jid = CompactJid("jid-17")});
+  EXPECT_FALSE(index.InsertNew(&slots.back()));
+  for (int i = 0; i < 6000; i += 2) index.Erase("jid-" + std::to_string(i));
+  for (int i = 0; i < 6000; ++i) {
+    QueueSlot* s = index.Find("jid-" + std::to_string(i));
+    if (i % 2 == 0) {
+      EXPECT_EQ(s, nullptr) << i;
+    } else {
+      ASSERT_NE(s, nullptr) << i;
+      EXPECT_EQ(s->id, i);
+    }
+  }
+  EXPECT_EQ(index.size(), 3000u);
+}
+
 class CompactStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -5,54 +5,72 @@
 
 namespace bulkhead {
 
-JidIndex::JidIndex() : table_(16, nullptr), mask_(15), seed_(std::random_device{}()) {}
+JidIndex::JidIndex() : table_(16, 0), mask_(15), seed_(std::random_device{}()) {}
 
-size_t JidIndex::Home(std::string_view jid) const {
-  // libstdc++'s murmur hash of the bytes, seeded (std::hash<string_view> takes no seed).
-  return std::_Hash_bytes(jid.data(), jid.size(), seed_) & mask_;
+size_t JidIndex::Hash(std::string_view jid) const {
+  // libstdc++'s murmur hash of the bytes, seeded (std::hash<string_view> takes no seed). The low
+  // bits pick the home entry, the top 16 are the tag.
+  return std::_Hash_bytes(jid.data(), jid.size(), seed_);
 }
 
-size_t JidIndex::Position(std::string_view jid) const {
-  size_t i = Home(jid);
-  while (table_[i] != nullptr && table_[i]->jid.view() != jid) i = (i + 1) & mask_;
+size_t JidIndex::Position(std::string_view jid, size_t hash) const {
+  const Entry tag = Tag(hash);
+  const Entry tag_bits = tagged_ ? ~kAddressMask : 0;
+  size_t i = hash & mask_;
+  for (Entry e = table_[i]; e != 0; e = table_[i]) {
+    if ((e & tag_bits) == tag && SlotOf(e)->jid.view() == jid) break;
+    i = (i + 1) & mask_;
+  }
   return i;
 }
 
-QueueSlot* JidIndex::Find(std::string_view jid) const { return table_[Position(jid)]; }
+void JidIndex::Place(QueueSlot* slot, size_t hash) {
+  size_t i = hash & mask_;
+  while (table_[i] != 0) i = (i + 1) & mask_;
+  table_[i] = EntryOf(slot, hash);
+}
+
+QueueSlot* JidIndex::Find(std::string_view jid) const {
+  Entry e = table_[Position(jid, Hash(jid))];
+  return e == 0 ? nullptr : SlotOf(e);
+}
 
 void JidIndex::Insert(QueueSlot* slot) {
+  CheckAddress(slot);
   if ((size_ + 1) * 4 > table_.size() * 3) Grow();
-  table_[Position(slot->jid.view())] = slot;
+  Place(slot, Hash(slot->jid.view()));
   ++size_;
 }
 
 bool JidIndex::InsertNew(QueueSlot* slot) {
+  CheckAddress(slot);
   if ((size_ + 1) * 4 > table_.size() * 3) Grow();
-  size_t i = Position(slot->jid.view());
-  if (table_[i] != nullptr) return false;
-  table_[i] = slot;
+  size_t hash = Hash(slot->jid.view());
+  size_t i = Position(slot->jid.view(), hash);
+  if (table_[i] != 0) return false;
+  table_[i] = EntryOf(slot, hash);
   ++size_;
   return true;
 }
 
 void JidIndex::Erase(std::string_view jid) {
-  size_t i = Position(jid);
-  if (table_[i] == nullptr) return;
-  table_[i] = nullptr;
+  size_t i = Position(jid, Hash(jid));
+  if (table_[i] == 0) return;
+  table_[i] = 0;
   --size_;
   // Backward shift: move every later member of the run whose home is not in (i, j] into the hole.
-  for (size_t j = (i + 1) & mask_; table_[j] != nullptr; j = (j + 1) & mask_) {
-    size_t home = Home(table_[j]->jid.view());
+  for (size_t j = (i + 1) & mask_; table_[j] != 0; j = (j + 1) & mask_) {
+    size_t home = Hash(SlotOf(table_[j])->jid.view()) & mask_;
     bool stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
     if (stays) continue;
     table_[i] = table_[j];
-    table_[j] = nullptr;
+    table_[j] = 0;
     i = j;
   }
 }
 
 void JidIndex::Clear() {
-  std::vector<QueueSlot*>(16, nullptr).swap(table_);
+  std::vector<Entry>(16, 0).swap(table_);
   mask_ = 15;
   size_ = 0;
 }
@@ -63,14 +81,21 @@ void JidIndex::Reserve(size_t n) {
   if (capacity != table_.size()) Rehash(capacity);
 }
 
+void JidIndex::DropHashBits() {
+  if (!tagged_) return;
+  for (Entry& e : table_) e &= kAddressMask;
+  tagged_ = false;
+}
+
 void JidIndex::Grow() { Rehash(table_.size() * 2); }
 
 void JidIndex::Rehash(size_t capacity) {
-  std::vector<QueueSlot*> old(capacity, nullptr);
+  std::vector<Entry> old(capacity, 0);
   old.swap(table_);
   mask_ = table_.size() - 1;
-  for (QueueSlot* s : old) {
-    if (s != nullptr) table_[Position(s->jid.view())] = s;
+  // The members are distinct: each goes to the first empty entry of its run, no jid compared.
+  for (Entry e : old) {
+    if (e != 0) Place(SlotOf(e), Hash(SlotOf(e)->jid.view()));
   }
 }
 
