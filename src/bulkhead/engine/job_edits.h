@@ -28,6 +28,15 @@ class JobEdits {
   // edited and written out (DumpJson), its keys then in sorted order.
   std::string Apply(nlohmann::json doc, std::string_view source) &&;
 
+  // The parts of Apply, for a caller that knows more of the text than a document tells (a PUSHB
+  // element's members, counted while it was parsed: job_array_parser.h).
+  // Whether every edit adds a member (none replaces or removes one).
+  bool OnlyAdds() const;
+  // `source` (trimmed, ending with the object's closing brace) with the added members before it.
+  std::string Appended(std::string_view source, bool empty_object) const;
+  // `doc` edited and written out.
+  std::string Rewritten(nlohmann::json doc) const;
+
   static constexpr size_t kMaxEdits = 6;
 
  private:
@@ -36,10 +45,6 @@ class JobEdits {
     std::variant<std::monostate, std::string, int64_t> value;  // monostate: erase
     bool present = false;
   };
-
-  bool OnlyAdds() const;
-  std::string Appended(std::string_view source, bool empty_object) const;
-  std::string Rewritten(nlohmann::json doc) const;
 
   std::array<Edit, kMaxEdits> edits_;
   size_t count_ = 0;

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bulkhead/engine/job_edits.h"
+#include "bulkhead/engine/job_members.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -13,53 +13,53 @@ constexpr int kMinReserveFor = 60;
 constexpr int kMaxReserveFor = 86400;
 
 // jid, jobtype and args: present and of their types.
-Status ReadIdentity(const nlohmann::json& doc, JobRecord& job) {
-  auto jid = doc.find("jid");
-  if (jid == doc.end() || !jid->is_string() || jid->get_ref<const std::string&>().size() < 8) {
+Status ReadIdentity(const JobMembers& m, JobRecord& job) {
+  if (!m.jid.is_string() || m.jid.text.size() < 8) {
     return Status::InvalidArgument("jobs must have a reasonable jid parameter");
   }
-  job.jid = jid->get<std::string>();
-  auto jobtype = doc.find("jobtype");
-  if (jobtype == doc.end() || !jobtype->is_string() ||
-      jobtype->get_ref<const std::string&>().empty()) {
+  job.jid = m.jid.text;
+  if (!m.jobtype.is_nonempty_string()) {
     return Status::InvalidArgument("jobs must have a jobtype parameter");
   }
-  job.jobtype = jobtype->get<std::string>();
-  auto args = doc.find("args");
-  if (args == doc.end() || args->is_null()) {
+  job.jobtype = m.jobtype.text;
+  if (!m.args.present() || m.args.is_null()) {
     return Status::InvalidArgument("jobs must have an args parameter");
   }
-  if (!args->is_array()) return Status::InvalidArgument("args must be a JSON array");
+  if (m.args.type != JobMember::Type::kArray) {
+    return Status::InvalidArgument("args must be a JSON array");
+  }
   return Status::Ok();
 }
 
 // queue: "default" when absent, null or empty (written into the document too).
-Status ReadQueue(const nlohmann::json& doc, JobRecord& job, JobEdits& edits) {
-  auto queue = doc.find("queue");
-  if (queue == doc.end() || queue->is_null() ||
-      (queue->is_string() && queue->get_ref<const std::string&>().empty())) {
+Status ReadQueue(const JobMembers& m, JobRecord& job, JobEdits& edits) {
+  const JobMember& queue = m.queue;
+  if (!queue.present() || queue.is_null() || (queue.is_string() && queue.text.empty())) {
     job.queue = "default";
-    edits.Set("queue", "default", queue != doc.end());
-  } else if (!queue->is_string() || !IsValidQueueName(queue->get_ref<const std::string&>())) {
+    edits.Set("queue", "default", queue.present());
+  } else if (!queue.is_string() || !IsValidQueueName(queue.text)) {
     return Status::InvalidArgument(kBadQueueNameError);
   } else {
-    job.queue = queue->get<std::string>();
+    job.queue = queue.text;
   }
   return Status::Ok();
 }
 
 // reserve_for: at most a day; 0 or absent is the default, less than the minimum the minimum.
-Status ReadReserveFor(const nlohmann::json& doc, JobRecord& job) {
-  auto reserve = doc.find("reserve_for");
+Status ReadReserveFor(const JobMembers& m, JobRecord& job) {
+  const JobMember& reserve = m.reserve_for;
   int64_t reserve_for = kDefaultReserveFor;
-  if (reserve != doc.end() && !reserve->is_null()) {
-    if (!reserve->is_number()) return Status::InvalidArgument("reserve_for must be an integer");
-    // A float outside int64's range would make the conversion undefined.
-    if (reserve->is_number_float() &&
-        !(reserve->get<double>() > -1e15 && reserve->get<double>() < 1e15)) {
-      return Status::InvalidArgument("jobs cannot be reserved for more than one day");
+  if (reserve.present() && !reserve.is_null()) {
+    if (!reserve.is_number()) return Status::InvalidArgument("reserve_for must be an integer");
+    if (reserve.type == JobMember::Type::kFloat) {
+      // A float outside int64's range would make the conversion undefined.
+      if (!(reserve.real > -1e15 && reserve.real < 1e15)) {
+        return Status::InvalidArgument("jobs cannot be reserved for more than one day");
+      }
+      reserve_for = static_cast<int64_t>(reserve.real);
+    } else {
+      reserve_for = reserve.integer;
     }
-    reserve_for = reserve->get<int64_t>();
     if (reserve_for > kMaxReserveFor) {
       return Status::InvalidArgument("jobs cannot be reserved for more than one day");
     }
@@ -71,46 +71,45 @@ Status ReadReserveFor(const nlohmann::json& doc, JobRecord& job) {
 }
 
 // retry: an integer, or absent/null for the job type's default (written into the document).
-Status ReadRetry(const nlohmann::json& doc, const JobRecord& job, const RetryDefault& retry_for,
+Status ReadRetry(const JobMembers& m, const JobRecord& job, const RetryDefault& retry_for,
                  JobEdits& edits) {
-  auto retry = doc.find("retry");
-  if (retry != doc.end() && !retry->is_null() && !retry->is_number_integer()) {
+  const JobMember& retry = m.retry;
+  if (retry.present() && !retry.is_null() && !retry.is_integer()) {
     return Status::InvalidArgument("retry must be an integer (or null for the default)");
   }
-  if ((retry == doc.end() || retry->is_null()) && retry_for) {
+  if ((!retry.present() || retry.is_null()) && retry_for) {
     // As Faktory: the job is stored (and fetched) with the retry count it will get.
-    edits.Set("retry", retry_for(job.jobtype), retry != doc.end());
+    edits.Set("retry", retry_for(job.jobtype), retry.present());
   }
   return Status::Ok();
 }
 
 // at: a future RFC 3339 time schedules the job; then enqueued_at for a job queued now.
-Status ReadSchedule(const nlohmann::json& doc, TimePoint now, JobRecord& job, JobEdits& edits) {
+Status ReadSchedule(const JobMembers& m, TimePoint now, const std::string& now_text, JobRecord& job,
+                    JobEdits& edits) {
   job.state = JobState::kQueued;
-  auto at = doc.find("at");
-  if (at != doc.end() && at->is_string() && !at->get_ref<const std::string&>().empty()) {
-    const std::string& text = at->get_ref<const std::string&>();
-    auto when = ParseRfc3339(text);
+  const JobMember& at = m.at;
+  if (at.is_nonempty_string()) {
+    auto when = ParseRfc3339(at.text);
     if (!when.ok()) {
       std::string why = when.status().message();
       auto colon = why.rfind(": ");
-      return Status::InvalidArgument("invalid timestamp for 'at': \"" + text + "\": " +
+      return Status::InvalidArgument("invalid timestamp for 'at': \"" + at.text + "\": " +
                                      (colon == std::string::npos ? why : why.substr(colon + 2)));
     }
     if (*when > now) {
       job.state = JobState::kScheduled;
       job.score = ToUnixMicros(*when);
     }
-  } else if (at != doc.end() && !at->is_null() && !at->is_string()) {
+  } else if (at.present() && !at.is_null() && !at.is_string()) {
     return Status::InvalidArgument("invalid timestamp for 'at': must be an RFC 3339 string");
-  } else if (at != doc.end()) {
+  } else if (at.present()) {
     edits.Erase("at");  // "" or null: "now", which Faktory stores as no `at` at all
   }
-  bool has_enqueued_at = doc.contains("enqueued_at");
   if (job.state == JobState::kQueued) {
-    edits.Set("enqueued_at", FormatRfc3339(now), has_enqueued_at);
+    edits.Set("enqueued_at", now_text, m.enqueued_at.present());
     job.enqueued_us = ToUnixMicros(now);
-  } else if (has_enqueued_at) {
+  } else if (m.enqueued_at.present()) {
     edits.Erase("enqueued_at");
   }
   return Status::Ok();
@@ -135,22 +134,28 @@ Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now, int max
   return ParseJobDocument(std::move(*doc), now, retry_for, line_payload);
 }
 
+Result<JobRecord> CheckJobMembers(const JobMembers& members, TimePoint now,
+                                  const std::string& now_text, const RetryDefault& retry_for,
+                                  JobEdits& edits) {
+  JobRecord job;
+  if (Status s = ReadIdentity(members, job); !s.ok()) return s;
+  if (Status s = ReadQueue(members, job, edits); !s.ok()) return s;
+  if (Status s = ReadReserveFor(members, job); !s.ok()) return s;
+  if (Status s = ReadRetry(members, job, retry_for, edits); !s.ok()) return s;
+  if (!members.created_at.is_nonempty_string()) {
+    edits.Set("created_at", now_text, members.created_at.present());
+  }
+  if (Status s = ReadSchedule(members, now, now_text, job, edits); !s.ok()) return s;
+  return job;
+}
+
 Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now, const RetryDefault& retry_for,
                                    std::string_view source) {
   if (!doc.is_object()) return Status::InvalidArgument("job must be a JSON object");
-  JobRecord job;
   JobEdits edits;
-  if (Status s = ReadIdentity(doc, job); !s.ok()) return s;
-  if (Status s = ReadQueue(doc, job, edits); !s.ok()) return s;
-  if (Status s = ReadReserveFor(doc, job); !s.ok()) return s;
-  if (Status s = ReadRetry(doc, job, retry_for, edits); !s.ok()) return s;
-  auto created = doc.find("created_at");
-  if (created == doc.end() || !created->is_string() ||
-      created->get_ref<const std::string&>().empty()) {
-    edits.Set("created_at", FormatRfc3339(now), created != doc.end());
-  }
-  if (Status s = ReadSchedule(doc, now, job, edits); !s.ok()) return s;
-  job.payload = std::move(edits).Apply(std::move(doc), source);
+  auto job = CheckJobMembers(MembersOf(doc), now, FormatRfc3339(now), retry_for, edits);
+  if (!job.ok()) return job;
+  job->payload = std::move(edits).Apply(std::move(doc), source);
   return job;
 }
 

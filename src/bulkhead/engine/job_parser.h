@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "bulkhead/engine/job_edits.h"
+#include "bulkhead/engine/job_members.h"
 #include "bulkhead/store/job_record.h"
 #include "bulkhead/util/clock.h"
 #include "bulkhead/util/json.h"
@@ -27,13 +29,20 @@ using RetryDefault = std::function<int(const std::string& jobtype)>;
 Result<JobRecord> ParseJob(std::string_view line_payload, TimePoint now,
                            int max_json_depth = kDefaultMaxJsonDepth,
                            const RetryDefault& retry_for = {});
-// Same, for one element of a PUSHB array (already parsed with a depth bound). `source`, when
-// given, is the text `doc` was parsed from (JsonArrayElements): the job is then stored as that
-// text with the members normalising adds appended, when it only adds (JobEdits::Apply), instead
-// of the document written out again.
+// Same, for a document already parsed with a depth bound (the bridge's, cron's, the relay's; PUSHB
+// has ParseJobArray, job_array_parser.h). `source`, when given, is the text `doc` was parsed
+// from: the job is then stored as that text with the members normalising adds appended, when it
+// only adds (JobEdits::Apply), instead of the document written out again.
 Result<JobRecord> ParseJobDocument(nlohmann::json doc, TimePoint now,
                                    const RetryDefault& retry_for = {},
                                    std::string_view source = {});
+
+// The checks of both: the job's record from its members (every field but the payload), and in
+// `edits` the changes normalising makes to its JSON (the caller applies them).
+// `now_text` is FormatRfc3339(now).
+Result<JobRecord> CheckJobMembers(const JobMembers& members, TimePoint now,
+                                  const std::string& now_text, const RetryDefault& retry_for,
+                                  JobEdits& edits);
 
 // The Faktory queue-name rule: [a-zA-Z0-9._-]+.
 bool IsValidQueueName(std::string_view name);

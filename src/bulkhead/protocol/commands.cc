@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/engine.h"
+#include "bulkhead/engine/job_array_parser.h"
 #include "bulkhead/engine/job_parser.h"
 #include "bulkhead/protocol/batch_commands.h"
 #include "bulkhead/protocol/fwp_server.h"
@@ -16,7 +17,6 @@
 #include "bulkhead/protocol/track_commands.h"
 #include "bulkhead/util/ascii.h"
 #include "bulkhead/util/json.h"
-#include "bulkhead/util/json_text.h"
 #include "bulkhead/util/log_limiter.h"
 
 namespace bulkhead {
@@ -189,41 +189,38 @@ void CmdPush(Session& s, std::string_view args, Responder r) {
 }
 
 void CmdPushBulk(Session& s, std::string_view args, Responder r) {
-  bool ok;
-  json doc = ParseOrReply(s, args, r, &ok);
-  if (!ok) return;
-  if (!doc.is_array()) {
+  Engine& engine = s.server().engine();
+  auto parsed =
+      ParseJobArray(args, engine.Now(), s.server().config().max_json_depth, RetryDefaultOf(engine));
+  if (!parsed.ok()) {
+    r.Error(parsed.status().message());
+    return;
+  }
+  if (!parsed->is_array) {
     r.Error(replies::kPushbNeedsArray);
     return;
   }
-  Engine& engine = s.server().engine();
   struct Batch {
     json errors = json::object();
     size_t pending = 0;
     bool sealed = false;
   };
   auto batch = std::make_shared<Batch>();
-  RetryDefault retry_for = RetryDefaultOf(engine);
   auto finish = [batch, r]() mutable {
     if (batch->sealed && batch->pending == 0) r.Bulk(DumpJson(batch->errors));
   };
-  // Each job is kept as the text the client sent (ParseJobDocument), found without parsing again.
-  std::vector<std::string_view> texts = JsonArrayElements(args);
-  if (texts.size() != doc.size()) texts.assign(doc.size(), std::string_view());
-  for (size_t i = 0; i < doc.size(); ++i) {
-    json& element = doc[i];
-    std::string jid = element.is_object() ? StringField(element, "jid") : std::string();
-    auto job = ParseJobDocument(std::move(element), engine.Now(), retry_for, texts[i]);
-    if (!job.ok()) {
-      batch->errors[jid] = job.status().message();
+  for (ArrayJob& element : parsed->jobs) {
+    if (!element.job.ok()) {
+      batch->errors[element.jid] = element.job.status().message();
       continue;
     }
     batch->pending++;
-    engine.Push(std::move(*job), [batch, jid, finish](Status st) mutable {
-      if (!st.ok()) batch->errors[jid] = st.message();
-      batch->pending--;
-      finish();
-    });
+    engine.Push(std::move(*element.job),
+                [batch, jid = std::move(element.jid), finish](Status st) mutable {
+                  if (!st.ok()) batch->errors[jid] = st.message();
+                  batch->pending--;
+                  finish();
+                });
   }
   batch->sealed = true;
   finish();

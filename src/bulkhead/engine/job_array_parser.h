@@ -1,0 +1,40 @@
+// ParseJobArray: PUSHB's array of jobs, each checked and normalised as ParseJobDocument does
+// (job_parser.h), without a document of the array: one pass of nlohmann's SAX parser collects
+// each element's top-level members (job_members.h), behind ParseJson's depth bound and with its
+// error texts (bounded_sax.h), so it accepts and refuses exactly what ParseJson does. Building
+// the document, looking members up in it and freeing it cost more than the parse itself.
+//
+// Each job keeps its own text with the members normalising adds appended (JobEdits); a job whose
+// normalising must replace or remove a member, or whose text repeats a key or holds a \u escape,
+// has its element parsed alone into a document and written out again, as ParseJobDocument does.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bulkhead/engine/job_parser.h"
+#include "bulkhead/store/job_record.h"
+#include "bulkhead/util/clock.h"
+#include "bulkhead/util/status.h"
+
+namespace bulkhead {
+
+struct ArrayJob {
+  // The element's "jid" when it is a string, else empty: the key of PUSHB's error map.
+  std::string jid;
+  Result<JobRecord> job;
+};
+
+struct JobArray {
+  // False: `text` is valid JSON of another kind (PUSHB answers that it needs an array).
+  bool is_array = false;
+  std::vector<ArrayJob> jobs;
+};
+
+// InvalidArgument (ParseJson's message) when `text` is not JSON or nests deeper than
+// `max_json_depth`. Every job is stamped with `now`.
+Result<JobArray> ParseJobArray(std::string_view text, TimePoint now, int max_json_depth,
+                               const RetryDefault& retry_for = {});
+
+}  // namespace bulkhead
