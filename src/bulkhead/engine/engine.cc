@@ -76,7 +76,7 @@ void Engine::Push(JobRecord job, Done done) {
   const std::string jid = job.jid;
   const std::string queue = job.queue;
   const bool queued = job.state == JobState::kQueued;
-  const bool tracked = Tracking::IsTracked(job.payload);
+  const bool tracked = !job.no_custom && Tracking::IsTracked(job.payload);
   RoutePush(std::move(job), std::move(route), AnswerPush(jid, std::move(done)));
   AfterPush(jid, queue, queued, tracked);
 }
@@ -87,6 +87,7 @@ Status Engine::ValidatePush(JobRecord& job, PushRoute& route) {
   if (std::string why = store_.unavailable_reason(); !why.empty()) {
     return Status::Unavailable(std::move(why));
   }
+  if (job.no_custom) return Status::Ok();  // no options: no lock, no batch
   if (Status options = ReadPushOptions(job, route.lock); !options.ok()) return options;
   route.bid = Batches::BatchIdOf(job.payload);
   if (route.lock && !route.bid.empty()) {

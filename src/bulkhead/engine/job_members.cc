@@ -15,6 +15,8 @@ JobMember* JobMembers::Find(std::string_view key) {
       return key == "args" ? &args : nullptr;
     case 5:
       return key == "queue" ? &queue : key == "retry" ? &retry : nullptr;
+    case 6:
+      return key == "custom" ? &custom : nullptr;
     case 7:
       return key == "jobtype" ? &jobtype : nullptr;
     case 10:

@@ -39,7 +39,7 @@ struct JobMember {
 };
 
 struct JobMembers {
-  JobMember jid, jobtype, args, queue, reserve_for, retry, created_at, at, enqueued_at;
+  JobMember jid, jobtype, args, queue, reserve_for, retry, created_at, at, enqueued_at, custom;
   // The object's members, a key given twice counted twice (then `repeated_key`).
   size_t count = 0;
   bool repeated_key = false;

@@ -146,6 +146,7 @@ Result<JobRecord> CheckJobMembers(const JobMembers& members, TimePoint now,
     edits.Set("created_at", now_text, members.created_at.present());
   }
   if (Status s = ReadSchedule(members, now, now_text, job, edits); !s.ok()) return s;
+  job.no_custom = members.custom.type != JobMember::Type::kObject;
   return job;
 }
 

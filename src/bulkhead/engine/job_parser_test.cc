@@ -169,5 +169,23 @@ TEST(JobParserTest, FutureAtIsScheduledPastAtIsQueued) {
   EXPECT_EQ(past->state, JobState::kQueued);
 }
 
+// Without a "custom" object none of the options kept there applies: PUSH skips its screens.
+TEST(JobParserTest, AJobWithoutACustomObjectIsMarkedSo) {
+  auto no_custom = [](std::string_view extra) {
+    auto job = ParseJob(
+        std::string(R"({"jid":"12345678","jobtype":"a","args":[])") + std::string(extra) + "}",
+        kNow);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() && job->no_custom;
+  };
+  EXPECT_TRUE(no_custom(""));
+  EXPECT_TRUE(no_custom(R"(,"custom":null)"));
+  EXPECT_TRUE(no_custom(R"(,"custom":"bid")"));
+  EXPECT_TRUE(no_custom(R"(,"args2":{"custom":{"bid":"b-1"}})"));
+  EXPECT_FALSE(no_custom(R"(,"custom":{})"));
+  EXPECT_FALSE(no_custom(R"(,"custom":{"bid":"b-1"})"));
+  EXPECT_FALSE(JobRecord{}.no_custom);  // a record built elsewhere: not known
+}
+
 }  // namespace
 }  // namespace bulkhead

@@ -31,6 +31,10 @@ struct JobRecord {
   int64_t enqueued_us = 0;
   // Reservation length for FETCH, seconds (already clamped to 60..86400).
   int32_t reserve_for_s = 1800;
+  // Set by PUSH's checks when the job has no "custom" object: then none of the options kept
+  // there (batch, unique, expiry, tracking) applies, and PUSH does not screen the payload for
+  // them. False: not known (read the payload). Not stored.
+  bool no_custom = false;
 };
 
 }  // namespace bulkhead
