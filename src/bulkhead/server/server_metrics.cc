@@ -32,8 +32,12 @@ Status ServerMetrics::Register() {
   if (!runtime.ok()) return runtime.status();
   runtime_ = *runtime;
   engine_.SetJobDoneHandler([this](const JobRecord& job, Duration runtime, bool) {
-    runtime_->WithLabels({jobtypes_.RecordAndLabel(job.jobtype)})
-        .Observe(std::chrono::duration<double>(runtime).count());
+    std::string label = jobtypes_.RecordAndLabel(job.jobtype);
+    if (last_runtime_ == nullptr || label != last_runtime_label_) {
+      last_runtime_ = &runtime_->WithLabels({label});
+      last_runtime_label_ = std::move(label);
+    }
+    last_runtime_->Observe(std::chrono::duration<double>(runtime).count());
   });
   Publish();
   return Status::Ok();
