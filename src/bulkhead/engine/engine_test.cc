@@ -341,6 +341,34 @@ TEST_P(EngineTest, APushWhileAFetchIsProbingReachesThatFetch) {
   EXPECT_NE(out->value()->find("probe0001"), std::string::npos);
 }
 
+// The block time runs from the FETCH's arrival, also when its timer starts only once the first
+// probe found nothing; a FETCH answered by its first probe sets no timer (nothing is left for the
+// loop to run after it).
+TEST_P(EngineTest, TheBlockTimeRunsFromArrivalAndAnAnsweredFetchLeavesNoTimer) {
+  std::optional<Result<std::optional<std::string>>> out;
+  StartFetch({"q"}, out);
+  clock_.Advance(std::chrono::milliseconds(config_.fetch_block_ms - 10));  // while it probes
+  RunReady();
+  EXPECT_FALSE(out.has_value()) << "answered before its block time";
+  clock_.Advance(9ms);
+  RunReady();
+  EXPECT_FALSE(out.has_value()) << "answered before its block time";
+  clock_.Advance(1ms);
+  RunReady();
+  ASSERT_TRUE(out.has_value()) << "not answered at its block time";
+  EXPECT_TRUE(out->ok() && !out->value().has_value());
+
+  ASSERT_TRUE(Push(R"({"jid":"notimer01","jobtype":"t","args":[],"queue":"q"})").ok());
+  std::optional<Result<std::optional<std::string>>> got;
+  StartFetch({"q"}, got);
+  io_.restart();
+  size_t ran = 0;
+  while (!got.has_value() && io_.poll_one() == 1) ++ran;  // the store's answer (Deferred)
+  ASSERT_TRUE(got.has_value() && got->ok() && got->value().has_value());
+  io_.restart();
+  EXPECT_EQ(io_.poll(), 0u) << "a handler left behind (a block timer set and cancelled)";
+}
+
 TEST_P(EngineTest, AFetchWhoseBlockTimeEndsWhileProbingGetsWhatTheProbeFound) {
   ASSERT_TRUE(Push(R"({"jid":"probe0002","jobtype":"t","args":[],"queue":"q"})").ok());
   std::optional<Result<std::optional<std::string>>> out;

@@ -12,15 +12,24 @@ uint64_t FetchWaiters::Add(std::vector<std::string> queues, const std::string& w
                            std::chrono::milliseconds block, FetchCallback cb) {
   uint64_t ticket = next_ticket_++;
   waiters_.push_back(
-      Waiter{ticket, std::move(queues), std::move(cb), std::make_unique<Timer>(io_, clock_), wid});
+      Waiter{ticket, std::move(queues), std::move(cb), clock_.Now() + block, nullptr, wid});
   auto it = std::prev(waiters_.end());
   index_[ticket] = it;
-  it->timer->ExpiresAfter(block);
-  it->timer->AsyncWait([this, ticket](boost::system::error_code ec) {
+  if (it->queues.empty()) {
+    Arm(*it);  // nothing to probe: it only waits
+  } else {
+    Probe(ticket);
+  }
+  return index_.contains(ticket) ? ticket : 0;
+}
+
+void FetchWaiters::Arm(Waiter& w) {
+  if (w.timer) return;
+  w.timer = std::make_unique<Timer>(io_, clock_);
+  w.timer->ExpiresAfter(std::max<Duration>(w.deadline - clock_.Now(), Duration::zero()));
+  w.timer->AsyncWait([this, ticket = w.ticket](boost::system::error_code ec) {
     if (!ec) OnBlockTimeout(ticket);
   });
-  if (!it->queues.empty()) Probe(ticket);
-  return index_.contains(ticket) ? ticket : 0;
 }
 
 void FetchWaiters::OnBlockTimeout(uint64_t ticket) {
@@ -54,6 +63,7 @@ void FetchWaiters::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) 
     Complete(it, r.status());
   } else if (r->has_value()) {
     if (!source_.AdmitJob(**r)) {  // expired and dropped: the same FETCH goes on, on a later turn
+      Arm(*it);
       boost::asio::post(io_, alive_.Guard([this, ticket] {
         auto again = index_.find(ticket);
         if (again != index_.end() && !again->second->probing) Probe(ticket);
@@ -63,22 +73,23 @@ void FetchWaiters::OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r) 
     Complete(it, std::optional<std::string>(std::move((*r)->payload)));
   } else if (it->expired) {
     Complete(it, std::optional<std::string>());
-  } else if (it->recheck) {
-    Probe(ticket);
+  } else {
+    Arm(*it);  // no job yet: it waits for one until its deadline
+    if (it->recheck) Probe(ticket);
   }
 }
 
 void FetchWaiters::Cancel(uint64_t ticket) {
   auto found = index_.find(ticket);
   if (found == index_.end()) return;
-  found->second->timer->Cancel();
+  if (found->second->timer) found->second->timer->Cancel();
   waiters_.erase(found->second);
   index_.erase(found);
 }
 
 void FetchWaiters::Complete(WaiterList::iterator it, Result<std::optional<std::string>> result) {
   FetchCallback cb = std::move(it->cb);
-  it->timer->Cancel();
+  if (it->timer) it->timer->Cancel();
   index_.erase(it->ticket);
   waiters_.erase(it);
   cb(std::move(result));

@@ -71,8 +71,9 @@ class FetchWaiters {
     uint64_t ticket;
     std::vector<std::string> queues;
     FetchCallback cb;
-    std::unique_ptr<Timer> timer;
-    std::string wid;  // the worker's: its jobs' holder, and per-worker throttles
+    TimePoint deadline;            // the end of its block time, from its arrival
+    std::unique_ptr<Timer> timer;  // set once it waits (Arm); null while its first probe runs
+    std::string wid;               // the worker's: its jobs' holder, and per-worker throttles
     bool probing = false;
     bool recheck = false;  // woken while probing: probe again if the probe finds nothing
     bool expired = false;  // its block time ran out while probing: answer the probe's outcome
@@ -83,6 +84,10 @@ class FetchWaiters {
   void Probe(uint64_t ticket);
   void OnProbe(uint64_t ticket, Result<std::optional<JobRecord>> r);
   void OnBlockTimeout(uint64_t ticket);
+  // Starts the waiter's block timer (to its deadline), unless it runs already. Not at arrival:
+  // most FETCHes under load find a job at their first probe, and a timer set and cancelled costs
+  // a turn of the loop for its cancelled handler.
+  void Arm(Waiter& w);
   void Complete(WaiterList::iterator it, Result<std::optional<std::string>> result);
 
   boost::asio::io_context& io_;
