@@ -27,9 +27,12 @@ bool SqliteWriteBehind::Take(Change& c) {
 }
 
 void SqliteWriteBehind::TakeRecord(Change& c) {
-  // One lookup: try_emplace moves neither the key nor `c` when the key is kept already.
-  auto [it, inserted] = records_.try_emplace({c.name, c.key}, std::move(c));
-  if (inserted) return;
+  auto it = records_.find(RecordKeyView(c.name, c.key));
+  if (it == records_.end()) {
+    RecordKey key(c.name, c.key);
+    records_.emplace(std::move(key), std::move(c));
+    return;
+  }
   // A kept put of a record stored nowhere (Change::flag) leaves it stored nowhere until written.
   bool unstored = it->second.kind == Change::Kind::kPutRecord && it->second.flag;
   if (unstored && c.kind == Change::Kind::kDeleteRecord) {

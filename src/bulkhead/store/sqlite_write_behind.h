@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -49,8 +50,29 @@ class SqliteWriteBehind {
  private:
   void TakeRecord(Change& c);
 
+  // A record's (space, key), hashed and compared as views, so that finding a kept record copies
+  // neither string (only a new one's key is copied). Unordered: the writes of distinct keys
+  // commute, and a tree of string pairs cost two string comparisons a level.
+  using RecordKey = std::pair<std::string, std::string>;
+  using RecordKeyView = std::pair<std::string_view, std::string_view>;
+  struct RecordKeyHash {
+    using is_transparent = void;
+    size_t operator()(const RecordKeyView& k) const {
+      size_t h = std::hash<std::string_view>()(k.first);
+      return h ^
+             (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2));
+    }
+    size_t operator()(const RecordKey& k) const {
+      return (*this)(RecordKeyView(k.first, k.second));
+    }
+  };
+  struct RecordKeyEqual {
+    using is_transparent = void;
+    bool operator()(const RecordKeyView& a, const RecordKeyView& b) const { return a == b; }
+  };
+
   std::unordered_map<int64_t, Change> states_;
-  std::map<std::pair<std::string, std::string>, Change> records_;
+  std::unordered_map<RecordKey, Change, RecordKeyHash, RecordKeyEqual> records_;
   std::map<std::string, int64_t> counters_;
 };
 
