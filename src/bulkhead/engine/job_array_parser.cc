@@ -159,14 +159,7 @@ Result<JobArray> ByDocument(std::string_view text, TimePoint now, int max_json_d
 Result<JobArray> ParseJobArray(std::string_view text, TimePoint now, int max_json_depth,
                                const RetryDefault& retry_for) {
   MembersCollector collector;
-  BoundedSax sax(collector, max_json_depth);
-  bool ok;
-  try {
-    ok = json::sax_parse(text, &sax);
-  } catch (const json::exception& e) {
-    return Status::InvalidArgument(std::string("invalid JSON: ") + e.what());
-  }
-  if (!ok || sax.error()) return Status::InvalidArgument(sax.error().value_or("invalid JSON"));
+  if (Status s = ParseBounded(text, collector, max_json_depth); !s.ok()) return s;
   JobArray out;
   out.is_array = collector.is_array();
   if (!out.is_array) return out;

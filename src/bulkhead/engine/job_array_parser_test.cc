@@ -38,9 +38,9 @@ std::vector<std::string> CheckedByDocument(const std::string& array_text) {
   return out;
 }
 
-// Jobs of every shape the checks tell apart: each gives what ParseJobDocument gives it.
-TEST(JobArrayParserTest, EachJobAsTheDocumentPathGivesIt) {
-  const std::vector<std::string> jobs = {
+// Jobs of every shape the checks tell apart (the element texts of one PUSHB).
+std::vector<std::string> JobsOfEveryShape() {
+  return {
       R"({"jid":"0123456789abcdef","jobtype":"noop","args":[1,"two",{"three":3}]})",
       R"({ "jid" : "0123456789abcdef" , "jobtype" : "mail" , "args" : [ ] , "queue" : "q.1" })",
       R"({"jid":"0123456789abcdef","jobtype":"a","args":[],"queue":null,"retry":null})",
@@ -89,6 +89,11 @@ TEST(JobArrayParserTest, EachJobAsTheDocumentPathGivesIt) {
       "null",
       "[1,2]",
   };
+}
+
+// Each gives what ParseJobDocument gives it.
+TEST(JobArrayParserTest, EachJobAsTheDocumentPathGivesIt) {
+  const std::vector<std::string> jobs = JobsOfEveryShape();
   std::string array = "[";
   for (size_t i = 0; i < jobs.size(); ++i) array += (i ? "," : "") + jobs[i];
   array += "]";

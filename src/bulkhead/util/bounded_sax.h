@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "bulkhead/util/status.h"
 
 namespace bulkhead {
 
@@ -70,5 +73,22 @@ class BoundedSax {
   int depth_ = 0;
   std::optional<std::string> error_;
 };
+
+// Runs nlohmann's SAX parser over `text` into `inner`, behind a BoundedSax of `max_depth`. Never
+// throws. InvalidArgument with ParseJson's message when `text` is not JSON or nests too deep.
+template <typename Inner>
+Status ParseBounded(std::string_view text, Inner& inner, int max_depth) {
+  BoundedSax<Inner> sax(inner, max_depth);
+  bool ok;
+  try {
+    ok = nlohmann::json::sax_parse(text, &sax);
+  } catch (const nlohmann::json::exception& e) {
+    // Not expected (errors arrive through parse_error), but nothing from the network may throw
+    // past this point.
+    return Status::InvalidArgument(std::string("invalid JSON: ") + e.what());
+  }
+  if (!ok || sax.error()) return Status::InvalidArgument(sax.error().value_or("invalid JSON"));
+  return Status::Ok();
+}
 
 }  // namespace bulkhead

@@ -11,18 +11,7 @@ using nlohmann::json;
 Result<json> ParseJson(std::string_view text, int max_depth) {
   json root;
   nlohmann::detail::json_sax_dom_parser<json> dom(root, /*allow_exceptions=*/false);
-  BoundedSax sax(dom, max_depth);
-  bool ok;
-  try {
-    ok = json::sax_parse(text, &sax);
-  } catch (const json::exception& e) {
-    // Not expected (errors arrive through parse_error), but nothing from the network may throw
-    // past this point.
-    return Status::InvalidArgument(std::string("invalid JSON: ") + e.what());
-  }
-  if (!ok || sax.error()) {
-    return Status::InvalidArgument(sax.error().value_or("invalid JSON"));
-  }
+  if (Status s = ParseBounded(text, dom, max_depth); !s.ok()) return s;
   return root;
 }
 
