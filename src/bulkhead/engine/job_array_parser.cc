@@ -128,7 +128,7 @@ Result<JobRecord> JobOf(const MembersCollector::Element& element, std::string_vi
   JobEdits edits;
   auto job = CheckJobMembers(element.members, now, now_text, retry_for, edits);
   if (!job.ok()) return job;
-  if (edits.OnlyAdds() && !element.members.repeated_key && !HasUnicodeEscape(text)) {
+  if (edits.KeepsText(text, [&] { return element.members.repeated_key; })) {
     job->payload = edits.Appended(text, element.members.count == 0);
     return job;
   }

@@ -25,8 +25,7 @@ void JobEdits::Erase(const char* key) {
 
 std::string JobEdits::Apply(nlohmann::json doc, std::string_view source) && {
   source = TrimJsonWhitespace(source);
-  if (!source.empty() && OnlyAdds() && JsonObjectMemberCount(source) == doc.size() &&
-      !HasUnicodeEscape(source)) {
+  if (KeepsText(source, [&] { return JsonObjectMemberCount(source) != doc.size(); })) {
     return Appended(source, doc.empty());
   }
   return Rewritten(std::move(doc));

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <variant>
 
+#include "bulkhead/util/json_text.h"
+
 namespace bulkhead {
 
 class JobEdits {
@@ -30,8 +32,13 @@ class JobEdits {
 
   // The parts of Apply, for a caller that knows more of the text than a document tells (a PUSHB
   // element's members, counted while it was parsed: job_array_parser.h).
-  // Whether every edit adds a member (none replaces or removes one).
-  bool OnlyAdds() const;
+  // Whether the job keeps `source` (trimmed) with the added members appended: every edit adds a
+  // member, no key is given twice (`repeated_key()`, asked only when the rest holds: it may
+  // scan the text) and the text holds no \u escape. Apply's rule, and the only place it is.
+  template <typename RepeatedKey>
+  bool KeepsText(std::string_view source, RepeatedKey repeated_key) const {
+    return !source.empty() && OnlyAdds() && !repeated_key() && !HasUnicodeEscape(source);
+  }
   // `source` (trimmed, ending with the object's closing brace) with the added members before it.
   std::string Appended(std::string_view source, bool empty_object) const;
   // `doc` edited and written out.
@@ -45,6 +52,9 @@ class JobEdits {
     std::variant<std::monostate, std::string, int64_t> value;  // monostate: erase
     bool present = false;
   };
+
+  // Whether every edit adds a member (none replaces or removes one).
+  bool OnlyAdds() const;
 
   std::array<Edit, kMaxEdits> edits_;
   size_t count_ = 0;
