@@ -401,6 +401,11 @@ TEST(ConfigTest, DeliveryKeysAreCheckedWhenRead) {
       {"[delivery.webpush]\ndeadline_hours = 1\n", "webpush jobs expire with their own ttl"},
       {"webhook_deadline_hours = 2\n[delivery.webhook]\ndeadline_hours = 3\n",
        "set either webhook_deadline_hours or delivery.webhook.deadline_hours, not both"},
+      // Found by fuzz_config: hours past the bound overflowed std::chrono's nanoseconds.
+      {"activitypub_deadline_hours = 999199999\n", "activitypub_deadline_hours"},
+      {"[delivery.webhook]\ndeadline_hours = 8761\n", "delivery.webhook.deadline_hours"},
+      {"[delivery]\nunavailable_after_days = 366\n", "delivery.unavailable_after_days"},
+      {"[delivery]\nmax_retry_after_seconds = 99999999999\n", "delivery.max_retry_after_seconds"},
   };
   for (const Case& k : cases) {
     auto path = WriteTemp(k.toml);
@@ -432,9 +437,9 @@ TEST(ConfigTest, DeliveryValidationNamesTheSetting) {
       {[](DeliverySettings& d) { d.breaker_open_max_seconds = 10; },
        "delivery.breaker_open_max_seconds (10) must be at least breaker_open_min_seconds (30)"},
       {[](DeliverySettings& d) { d.unavailable_after_days = 0; },
-       "delivery.unavailable_after_days must be at least 1"},
+       "delivery.unavailable_after_days must be between 1 and 365"},
       {[](DeliverySettings& d) { d.max_retry_after_seconds = 0; },
-       "delivery.max_retry_after_seconds must be at least 1"},
+       "delivery.max_retry_after_seconds must be between 1 and 31536000"},
       {[](DeliverySettings& d) { d.slow_call_threshold_ms = -1; },
        "delivery.slow_call_threshold_ms must be 0 (off) or more"},
       {[](DeliverySettings& d) { d.webhook.total_timeout_ms = 0; },
@@ -448,7 +453,7 @@ TEST(ConfigTest, DeliveryValidationNamesTheSetting) {
       {[](DeliverySettings& d) { d.webhook.low_speed_seconds = 5; },
        "delivery.webhook.low_speed_bytes_per_second and low_speed_seconds must be set together"},
       {[](DeliverySettings& d) { d.activitypub.deadline_hours = 0; },
-       "delivery.activitypub.deadline_hours must be at least 1"},
+       "delivery.activitypub.deadline_hours must be between 1 and 8760"},
   };
   for (const Case& k : cases) {
     Config c;

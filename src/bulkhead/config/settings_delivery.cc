@@ -66,11 +66,13 @@ std::vector<Setting> DeliveryRows() {
        .field = MemberField<&Config::delivery, &D::unavailable_after_days>(),
        .doc = "a host failing continuously this long is unavailable (bulkhead.host_unavailable; "
               "cleared by its next healthy answer)",
-       .min = 1},
+       .min = 1,
+       .max = 365},
       {.key = "delivery.max_retry_after_seconds",
        .field = MemberField<&Config::delivery, &D::max_retry_after_seconds>(),
        .doc = "a Retry-After further ahead is cut to this",
-       .min = 1},
+       .min = 1,
+       .max = 31536000},
       {.key = "delivery.slow_call_threshold_ms",
        .field = MemberField<&Config::delivery, &D::slow_call_threshold_ms>(),
        .doc = "a success slower than this counts as a failure for the breaker",
@@ -122,25 +124,31 @@ std::vector<Setting> DeliveryKindRows() {
                   .field = MemberField<&C::delivery, &D::webpush, &K::http2>(),
                   .doc = "send webpush requests over HTTP/2 where the push service offers it "
                          "(many streams on one connection); false: HTTP/1.1"});
-  // deadline_hours: not for webpush, whose jobs expire with their own ttl.
+  // deadline_hours: not for webpush, whose jobs expire with their own ttl. At most a year (the
+  // bounds here also keep every duration these become within std::chrono's nanoseconds).
+  constexpr int64_t kMaxDeadlineHours = 8760;
   rows.push_back({.key = "delivery.activitypub.deadline_hours",
                   .field = MemberField<&C::delivery, &D::activitypub, &K::deadline_hours>(),
                   .doc = "an activitypub job not delivered this long after its creation is dead "
                          "(\"host unavailable\")",
-                  .min = 1});
+                  .min = 1,
+                  .max = kMaxDeadlineHours});
   rows.push_back({.key = "delivery.webhook.deadline_hours",
                   .field = MemberField<&C::delivery, &D::webhook, &K::deadline_hours>(),
                   .doc = "the same for webhook jobs (webpush jobs use their own ttl)",
-                  .min = 1});
+                  .min = 1,
+                  .max = kMaxDeadlineHours});
   rows.push_back({.key = "activitypub_deadline_hours",
                   .field = MemberField<&C::delivery, &D::activitypub, &K::deadline_hours>(),
                   .doc = "older spelling of delivery.activitypub.deadline_hours",
                   .min = 1,
+                  .max = kMaxDeadlineHours,
                   .older_spelling_of = "delivery.activitypub.deadline_hours"});
   rows.push_back({.key = "webhook_deadline_hours",
                   .field = MemberField<&C::delivery, &D::webhook, &K::deadline_hours>(),
                   .doc = "older spelling of delivery.webhook.deadline_hours",
                   .min = 1,
+                  .max = kMaxDeadlineHours,
                   .older_spelling_of = "delivery.webhook.deadline_hours"});
   return rows;
 }
