@@ -2,19 +2,21 @@
 // what a producer that calls `client.push(job)` in a loop does. Each PUSH is answered only once
 // its job is durable, so this measures the latency of one commit per round trip.
 //
-//   bench_push_rtt [--jobs N] [--warmup W] [--server PATH] [--no-power]
+//   bench_push_rtt [--jobs N] [--warmup W] [--rounds R] [--server PATH] [--no-power]
 //
 // In one run, each against a fresh `bulkhead serve` (default: the `bulkhead` binary beside this
 // one) on free loopback ports:
 //   memory   the memory: store (no durability): the in-run baseline, network + event loop only
 //   sqlite   the SQLite store, durability = "process" (WAL, synchronous=NORMAL: no fsync per
-//            commit; a lone PUSH is committed by the event loop itself)
+//            commit; a lone PUSH is answered once the event loop has copied it into the redo log)
 //   power    the SQLite store, durability = "power" (synchronous=FULL: an fsync per commit, on the
 //            writer thread)
 // For each: W warm-up PUSHes, then N timed ones; pushes per second, round-trip percentiles, and
 // where the server spent its CPU per PUSH, by thread (from /proc/PID/task/*/stat; the SQLite
 // writer thread is "bulkhead-sqlite") with the voluntary context switches per PUSH (each is a
-// thread going to sleep: a hand-off). The last lines are the ratios against memory.
+// thread going to sleep: a hand-off). --rounds R (default 3) runs them all R times, the order
+// reversed every other round; the last lines are the median of the rounds' ratios against memory
+// (each round's listed) and each store's median rate.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -231,16 +233,103 @@ Result<RunResult> RunOne(const std::string& label, const std::string& binary,
   return r;
 }
 
+struct Config {
+  std::string label, store, durability;
+};
+
+void PrintRun(const Config& c, const RunResult& r, int64_t jobs) {
+  std::printf(
+      "%-6s store=%s durability=%s: %.0f pushes/s; round trip p50 %.1f us, p90 %.1f us, "
+      "p99 %.1f us\n",
+      c.label.c_str(), c.store.substr(0, c.store.find(':')).c_str(),
+      c.label == "memory" ? "-" : c.durability.c_str(), r.pushes_per_second, r.p50_us, r.p90_us,
+      r.p99_us);
+  for (const auto& [name, u] : r.per_push) {
+    std::printf("         server thread %-16s %6.1f us CPU and %.2f sleeps per PUSH\n",
+                name.c_str(), u.cpu_seconds,
+                static_cast<double>(u.voluntary_switches) / static_cast<double>(jobs));
+  }
+  std::fflush(stdout);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Each round runs every config on a fresh server, the order reversed every other round, so a
+// machine whose speed drifts during the run weighs on both sides of a round's ratio alike.
+// Returns the results by round, each in configs' order (a failed run leaves the round out).
+std::vector<std::vector<RunResult>> RunRounds(const std::vector<Config>& configs,
+                                              const std::string& server, const std::string& dir,
+                                              int rounds, int64_t jobs, int64_t warmup, int& rc) {
+  std::vector<std::vector<RunResult>> out;
+  for (int round = 1; round <= rounds; ++round) {
+    std::printf("--- round %d of %d\n", round, rounds);
+    std::vector<RunResult> results(configs.size());
+    bool complete = true;
+    for (size_t k = 0; k < configs.size(); ++k) {
+      size_t i = round % 2 == 1 ? k : configs.size() - 1 - k;
+      const Config& c = configs[i];
+      std::string sub = dir + "/r" + std::to_string(round) + "-" + c.label;
+      fs::create_directories(sub);
+      // Each run on a new database file of its own.
+      std::string store = c.store == "sqlite:" ? c.store + sub + "/bench.db" : c.store;
+      auto r = RunOne(c.label, server, store, c.durability, sub, jobs, warmup);
+      fs::remove_all(sub);
+      if (!r.ok()) {
+        std::cerr << "bench_push_rtt: " << c.label << ": " << r.status().ToString() << "\n";
+        rc = 1;
+        complete = false;
+        continue;
+      }
+      PrintRun(c, *r, jobs);
+      results[i] = *r;
+    }
+    if (complete) out.push_back(std::move(results));
+  }
+  return out;
+}
+
+// Per config: each round's ratio against memory (configs[0]), their median, and the median rate.
+void PrintSummary(const std::vector<Config>& configs,
+                  const std::vector<std::vector<RunResult>>& rounds) {
+  if (rounds.empty()) return;
+  for (size_t i = 1; i < configs.size(); ++i) {
+    std::vector<double> ratios, p50_extra;
+    std::string each;
+    for (const auto& round : rounds) {
+      ratios.push_back(round[i].pushes_per_second / round[0].pushes_per_second);
+      p50_extra.push_back(round[i].p50_us - round[0].p50_us);
+      char buf[16];
+      std::snprintf(buf, sizeof(buf), "%s%.2f", each.empty() ? "" : " ", ratios.back());
+      each += buf;
+    }
+    std::printf("ratio %s/memory %.2f (median of %zu rounds: %s; round trip p50 %+.1f us)\n",
+                configs[i].label.c_str(), Median(ratios), rounds.size(), each.c_str(),
+                Median(p50_extra));
+  }
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::vector<double> rates;
+    for (const auto& round : rounds) rates.push_back(round[i].pushes_per_second);
+    std::printf("pushes_per_second %.0f store=%s\n", Median(rates), configs[i].label.c_str());
+  }
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{"bench_push_rtt: one PUSH per round trip on one connection, memory vs SQLite"};
   int64_t jobs = 20'000;
   int64_t warmup = 1'000;
+  int rounds = 3;
   bool no_power = false;
   std::string server;
-  app.add_option("--jobs", jobs, "timed PUSHes per store")
+  app.add_option("--jobs", jobs, "timed PUSHes per store and round")
       ->check(CLI::Range(int64_t{100}, int64_t{10'000'000}));
   app.add_option("--warmup", warmup, "untimed PUSHes first")
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
+  app.add_option("--rounds", rounds, "rounds, each running every store once")
+      ->check(CLI::Range(1, 100));
   app.add_flag("--no-power", no_power, "skip durability = \"power\" (an fsync per PUSH)");
   app.add_option("--server", server, "path of the bulkhead binary (default: beside this one)");
   CLI11_PARSE(app, argc, argv);
@@ -261,53 +350,17 @@ int Run(int argc, char** argv) {
   }
   std::string dir = tmpl;
   std::printf(
-      "bench_push_rtt: server=%s jobs=%lld warmup=%lld, one connection, one PUSH per round "
-      "trip; data in %s\n",
-      server.c_str(), static_cast<long long>(jobs), static_cast<long long>(warmup), dir.c_str());
-  struct Config {
-    std::string label, store, durability;
-  };
+      "bench_push_rtt: server=%s jobs=%lld warmup=%lld rounds=%d, one connection, one PUSH per "
+      "round trip; data in %s\n",
+      server.c_str(), static_cast<long long>(jobs), static_cast<long long>(warmup), rounds,
+      dir.c_str());
   std::vector<Config> configs = {{"memory", "memory:", "process"},
-                                 {"sqlite", "sqlite:" + dir + "/sqlite/bench.db", "process"}};
-  if (!no_power) configs.push_back({"power", "sqlite:" + dir + "/power/bench.db", "power"});
-  std::vector<RunResult> results;
+                                 {"sqlite", "sqlite:", "process"}};
+  if (!no_power) configs.push_back({"power", "sqlite:", "power"});
   int rc = 0;
-  for (const Config& c : configs) {
-    std::string sub = dir + "/" + c.label;
-    fs::create_directories(sub);
-    auto r = RunOne(c.label, server, c.store, c.durability, sub, jobs, warmup);
-    if (!r.ok()) {
-      std::cerr << "bench_push_rtt: " << c.label << ": " << r.status().ToString() << "\n";
-      rc = 1;
-      continue;
-    }
-    std::printf(
-        "%-6s store=%s durability=%s: %.0f pushes/s; round trip p50 %.1f us, p90 %.1f us, "
-        "p99 %.1f us\n",
-        c.label.c_str(), c.store.substr(0, c.store.find(':')).c_str(),
-        c.label == "memory" ? "-" : c.durability.c_str(), r->pushes_per_second, r->p50_us,
-        r->p90_us, r->p99_us);
-    for (const auto& [name, u] : r->per_push) {
-      std::printf("         server thread %-16s %6.1f us CPU and %.2f sleeps per PUSH\n",
-                  name.c_str(), u.cpu_seconds,
-                  static_cast<double>(u.voluntary_switches) / static_cast<double>(jobs));
-    }
-    std::fflush(stdout);
-    results.push_back(*r);
-  }
+  auto results = RunRounds(configs, server, dir, rounds, jobs, warmup, rc);
   fs::remove_all(dir);
-  const RunResult* memory = nullptr;
-  for (const auto& r : results) {
-    if (r.label == "memory") memory = &r;
-  }
-  for (const auto& r : results) {
-    if (memory == nullptr || r.label == "memory") continue;
-    std::printf("ratio %s/memory %.2f (round trip p50 +%.1f us)\n", r.label.c_str(),
-                r.pushes_per_second / memory->pushes_per_second, r.p50_us - memory->p50_us);
-  }
-  for (const auto& r : results) {
-    std::printf("pushes_per_second %.0f store=%s\n", r.pushes_per_second, r.label.c_str());
-  }
+  PrintSummary(configs, results);
   return rc;
 }
 
