@@ -1,11 +1,14 @@
 // Cost per job operation against the backlog: push + fetch + ack of one job while `backlog` other
 // jobs wait in the same queue. The claim under test: 1,000,000 queued jobs behave like 1,000.
 // Measured on MemoryState, what every FETCH/ACK touches on the event loop; the SQLite log behind it
-// writes on its own thread (its cost is in bench/run.d/10-noop.sh).
+// writes on its own thread (its cost is in bench/run.d/10-noop.sh). BM_JidIndexChurn: the index of
+// the cold jobs alone.
 #include <benchmark/benchmark.h>
 
+#include <deque>
 #include <string>
 
+#include "bulkhead/store/jid_index.h"
 #include "bulkhead/store/memory_state.h"
 
 namespace bulkhead {
@@ -66,6 +69,30 @@ void BM_DueScheduledScan(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DueScheduledScan)->Arg(1'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
+
+// The sqlite: store's cold queued jobs by jid (jid_index.h) in a steady state: `backlog` cold jobs,
+// one new jid indexed and the oldest erased per iteration (a PUSH turning cold, a FETCH), the way
+// a queue with a backlog churns. At 1,000,000 the table and the slots are far outside the caches.
+void BM_JidIndexChurn(benchmark::State& state) {
+  const int64_t backlog = state.range(0);
+  std::deque<QueueSlot> slots;
+  JidIndex index;
+  int64_t next = 0;
+  auto push = [&] {
+    slots.push_back(QueueSlot{.id = next + 1, .jid = CompactJid("bench-" + std::to_string(next))});
+    ++next;
+    index.Insert(&slots.back());
+  };
+  for (int64_t i = 0; i < backlog; ++i) push();
+  for (auto _ : state) {
+    push();
+    index.Erase(slots.front().jid.view());
+    slots.pop_front();
+  }
+  benchmark::DoNotOptimize(index.size());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_JidIndexChurn)->Arg(1'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace bulkhead

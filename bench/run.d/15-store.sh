@@ -12,7 +12,7 @@ out="$("$bench" --benchmark_format=json)"
 echo "$out" | python3 -c '
 import json, sys
 runs = {b["name"]: b for b in json.load(sys.stdin)["benchmarks"]}
-for name in ("BM_PushFetchAck", "BM_DueScheduledScan"):
+for name in ("BM_PushFetchAck", "BM_DueScheduledScan", "BM_JidIndexChurn"):
     small = runs[name + "/1000"]["real_time"]
     big = runs[name + "/1000000"]["real_time"]
     print("%s: %.3f us/op at 1k backlog, %.3f us/op at 1M; ratio 1M/1k = %.2f" % (name, small, big, big / small))

@@ -7,6 +7,7 @@
 #include <deque>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "bulkhead/store/embedded_store.h"
 #include "bulkhead/store/jid_index.h"
@@ -59,6 +60,51 @@ TEST(JidIndexTest, ReservedOnceAndInsertNewRefusesAKnownJid) {
   EXPECT_EQ(index.size(), 3000u);
   EXPECT_EQ(index.Find("jid-1234")->id, 1235);
   for (int i = 0; i < 3000; ++i) ASSERT_EQ(index.Find("jid-" + std::to_string(i))->id, i + 1);
+}
+
+// Entries keep their distance from home in 6 bits. One run: a jid of home H, 70 of home H+1,
+// then 29 more of home H (distances 71 and up: kept as "far", their home found from the jid).
+// Erasing the first leaves the 70 in place and shifts each far one back past them; more erases
+// from the middle and the end; every jid is still found, with and without the hash bits.
+TEST(JidIndexTest, ALongRunWithFarEntriesSurvivesErases) {
+  for (bool drop_bits : {false, true}) {
+    JidIndex index;
+    index.Reserve(150);  // no growth below 150: the homes stay where they are found
+    const size_t capacity = index.capacity();
+    const size_t home = index.HomeOf("jid-0");
+    std::vector<std::string> near, next;  // jids of home H, of home H+1
+    for (int i = 0; near.size() < 30 || next.size() < 70; ++i) {
+      std::string jid = "jid-" + std::to_string(i);
+      size_t h = index.HomeOf(jid);
+      if (h == home && near.size() < 30) near.push_back(jid);
+      if (h == ((home + 1) & (capacity - 1)) && next.size() < 70) next.push_back(jid);
+    }
+    std::vector<std::string> run = {near[0]};
+    run.insert(run.end(), next.begin(), next.end());
+    run.insert(run.end(), near.begin() + 1, near.end());
+    if (drop_bits) index.DropHashBits();
+    std::deque<QueueSlot> slots;
+    for (size_t k = 0; k < run.size(); ++k) {
+      slots.push_back(QueueSlot{.id = static_cast<int64_t>(k), .jid = CompactJid(run[k])});
+      ASSERT_TRUE(index.InsertNew(&slots.back())) << run[k];
+    }
+    ASSERT_EQ(index.capacity(), capacity);
+    std::vector<bool> gone(run.size(), false);
+    for (size_t k : {size_t{0}, size_t{75}, size_t{1}, size_t{40}, size_t{99}, size_t{71}}) {
+      index.Erase(run[k]);
+      gone[k] = true;
+      for (size_t m = 0; m < run.size(); ++m) {
+        QueueSlot* s = index.Find(run[m]);
+        if (gone[m]) {
+          EXPECT_EQ(s, nullptr) << run[m] << " after erasing " << run[k];
+        } else {
+          ASSERT_NE(s, nullptr) << run[m] << " after erasing " << run[k] << ", bits " << !drop_bits;
+          EXPECT_EQ(s->id, static_cast<int64_t>(m));
+        }
+      }
+    }
+    EXPECT_EQ(index.size(), 94u);
+  }
 }
 
 // Without the hash bits (a slot above 2^48), every entry's jid is compared: the same answers,

@@ -9,13 +9,13 @@ JidIndex::JidIndex() : table_(16, 0), mask_(15), seed_(std::random_device{}()) {
 
 size_t JidIndex::Hash(std::string_view jid) const {
   // libstdc++'s murmur hash of the bytes, seeded (std::hash<string_view> takes no seed). The low
-  // bits pick the home entry, the top 16 are the tag.
+  // bits pick the home entry, the top 10 are the tag.
   return std::_Hash_bytes(jid.data(), jid.size(), seed_);
 }
 
 size_t JidIndex::Position(std::string_view jid, size_t hash) const {
   const Entry tag = Tag(hash);
-  const Entry tag_bits = tagged_ ? ~kAddressMask : 0;
+  const Entry tag_bits = tagged_ ? kTagMask : 0;
   size_t i = hash & mask_;
   for (Entry e = table_[i]; e != 0; e = table_[i]) {
     if ((e & tag_bits) == tag && SlotOf(e)->jid.view() == jid) break;
@@ -24,10 +24,20 @@ size_t JidIndex::Position(std::string_view jid, size_t hash) const {
   return i;
 }
 
+size_t JidIndex::HomeAt(size_t i) const {
+  Entry e = table_[i];
+  if (tagged_) {
+    size_t distance = (e & kDistanceMask) >> kAddressBits;
+    if (distance < kFar) return (i - distance) & mask_;
+  }
+  return Hash(SlotOf(e)->jid.view()) & mask_;
+}
+
 void JidIndex::Place(QueueSlot* slot, size_t hash) {
-  size_t i = hash & mask_;
+  const size_t home = hash & mask_;
+  size_t i = home;
   while (table_[i] != 0) i = (i + 1) & mask_;
-  table_[i] = EntryOf(slot, hash);
+  table_[i] = EntryOf(slot, hash, (i - home) & mask_);
 }
 
 QueueSlot* JidIndex::Find(std::string_view jid) const {
@@ -48,7 +58,7 @@ bool JidIndex::InsertNew(QueueSlot* slot) {
   size_t hash = Hash(slot->jid.view());
   size_t i = Position(slot->jid.view(), hash);
   if (table_[i] != 0) return false;
-  table_[i] = EntryOf(slot, hash);
+  table_[i] = EntryOf(slot, hash, (i - (hash & mask_)) & mask_);
   ++size_;
   return true;
 }
@@ -60,10 +70,10 @@ void JidIndex::Erase(std::string_view jid) {
   --size_;
   // Backward shift: move every later member of the run whose home is not in (i, j] into the hole.
   for (size_t j = (i + 1) & mask_; table_[j] != 0; j = (j + 1) & mask_) {
-    size_t home = Hash(SlotOf(table_[j])->jid.view()) & mask_;
+    size_t home = HomeAt(j);
     bool stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
     if (stays) continue;
-    table_[i] = table_[j];
+    table_[i] = WithDistance(table_[j], (i - home) & mask_);
     table_[j] = 0;
     i = j;
   }
@@ -83,7 +93,7 @@ void JidIndex::Reserve(size_t n) {
 
 void JidIndex::DropHashBits() {
   if (!tagged_) return;
-  for (Entry& e : table_) e &= kAddressMask;
+  for (Entry& e : table_) e &= kAddressMask;  // the distances go too: each jid is read
   tagged_ = false;
 }
 
