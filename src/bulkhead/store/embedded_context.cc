@@ -113,6 +113,8 @@ void EmbeddedContext::RowsRead(const std::vector<int64_t>& ids,
   // waits for the later rows too.
   for (size_t i = 0; i < ids.size(); ++i) {
     int64_t id = ids[i];
+    size_t ahead = i + MemoryState::kPrefetchAhead;
+    if (rows.ok() && ahead < ids.size() && (*rows)[ahead]) state_.PrefetchCold((*rows)[ahead]->jid);
     reading_.erase(id);
     auto waiter = waiting_.find(id);
     if (waiter == waiting_.end()) {

@@ -237,6 +237,11 @@ class MemoryState {
   // A row read ahead (ColdFetch::ahead): the job turns hot with it when it is still cold and
   // queued as it was (its jid on the same row).
   void Warm(int64_t id, JobRecord row);
+  // How many jobs ahead a loop over many prefetches their cold index entries.
+  static constexpr size_t kPrefetchAhead = 8;
+  // A hint: `jid` is looked up among the cold jobs soon (Warm of a row a few rows on), so that
+  // the memory latency of its index entry overlaps the work before.
+  void PrefetchCold(std::string_view jid) const { cold_.Prefetch(jid); }
   // The row id of the cold queued job `jid`, or 0.
   int64_t ColdId(const std::string& jid) const;
   // Remove(jid) when the job `jid` is still the one stored in row `id` (its row was found gone,

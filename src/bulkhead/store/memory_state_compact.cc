@@ -198,7 +198,10 @@ void MemoryState::FinishLoadCold() {
 }
 
 void MemoryState::EvictDurable(const std::vector<Evictable>& jobs) {
-  for (const Evictable& ev : jobs) {
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    // The index entry a few jobs on is fetched while this one turns cold.
+    if (k + kPrefetchAhead < jobs.size()) cold_.Prefetch(jobs[k + kPrefetchAhead].jid);
+    const Evictable& ev = jobs[k];
     auto it = by_jid_.find(ev.jid);
     if (it == by_jid_.end()) continue;
     Entry* e = it->second.get();
