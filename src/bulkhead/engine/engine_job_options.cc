@@ -40,6 +40,8 @@ Status Engine::ReadPushOptions(JobRecord& job, std::optional<UniqueLock>& lock) 
 }
 
 bool Engine::AdmitFetched(const JobRecord& job) {
+  // Both options live in `custom`: most jobs have none, and one search tells.
+  if (!Mentions(job.payload, "\"custom\"")) return true;
   bool expiring = Mentions(job.payload, "\"expires_at\"");
   bool unique = Mentions(job.payload, "\"unique_until\"");
   if (!expiring && !unique) return true;
