@@ -233,17 +233,18 @@ Result<RunResult> RunOne(const std::string& label, const std::string& binary,
   return r;
 }
 
+// A store to measure: its label, its URL scheme (memory or sqlite: a new database file per run)
+// and durability.
 struct Config {
-  std::string label, store, durability;
+  std::string label, scheme, durability;
 };
 
 void PrintRun(const Config& c, const RunResult& r, int64_t jobs) {
   std::printf(
       "%-6s store=%s durability=%s: %.0f pushes/s; round trip p50 %.1f us, p90 %.1f us, "
       "p99 %.1f us\n",
-      c.label.c_str(), c.store.substr(0, c.store.find(':')).c_str(),
-      c.label == "memory" ? "-" : c.durability.c_str(), r.pushes_per_second, r.p50_us, r.p90_us,
-      r.p99_us);
+      c.label.c_str(), c.scheme.c_str(), c.label == "memory" ? "-" : c.durability.c_str(),
+      r.pushes_per_second, r.p50_us, r.p90_us, r.p99_us);
   for (const auto& [name, u] : r.per_push) {
     std::printf("         server thread %-16s %6.1f us CPU and %.2f sleeps per PUSH\n",
                 name.c_str(), u.cpu_seconds,
@@ -274,8 +275,7 @@ std::vector<std::vector<RunResult>> RunRounds(const std::vector<Config>& configs
       const Config& c = configs[i];
       std::string sub = dir + "/r" + std::to_string(round) + "-" + c.label;
       fs::create_directories(sub);
-      // Each run on a new database file of its own.
-      std::string store = c.store == "sqlite:" ? c.store + sub + "/bench.db" : c.store;
+      std::string store = c.scheme == "sqlite" ? "sqlite:" + sub + "/bench.db" : c.scheme + ":";
       auto r = RunOne(c.label, server, store, c.durability, sub, jobs, warmup);
       fs::remove_all(sub);
       if (!r.ok()) {
@@ -354,9 +354,8 @@ int Run(int argc, char** argv) {
       "round trip; data in %s\n",
       server.c_str(), static_cast<long long>(jobs), static_cast<long long>(warmup), rounds,
       dir.c_str());
-  std::vector<Config> configs = {{"memory", "memory:", "process"},
-                                 {"sqlite", "sqlite:", "process"}};
-  if (!no_power) configs.push_back({"power", "sqlite:", "power"});
+  std::vector<Config> configs = {{"memory", "memory", "process"}, {"sqlite", "sqlite", "process"}};
+  if (!no_power) configs.push_back({"power", "sqlite", "power"});
   int rc = 0;
   auto results = RunRounds(configs, server, dir, rounds, jobs, warmup, rc);
   fs::remove_all(dir);
