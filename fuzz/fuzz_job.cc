@@ -4,7 +4,8 @@
 // Invariants checked: a refusal carries a message; an accepted job's normalised payload (what
 // FETCH hands to a worker, who may push it again) is accepted again with the same jid, queue and
 // jobtype; ParseJobArray gives exactly what parsing the array into a document and checking each
-// element with ParseJobDocument gives (the same error, or the same record and payload).
+// element with ParseJobDocument gives (the same error, or the same record and payload), whether
+// simdjson read the array (simd_json.h) or nlohmann's SAX parser did.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>

@@ -1,6 +1,7 @@
 #include "bulkhead/engine/job_array_parser.h"
 
-#include <algorithm>
+#include <simdjson.h>
+
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_edits.h"
@@ -8,6 +9,7 @@
 #include "bulkhead/util/bounded_sax.h"
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/json_text.h"
+#include "bulkhead/util/simd_json.h"
 #include "bulkhead/util/time_format.h"
 
 namespace bulkhead {
@@ -24,6 +26,23 @@ class MembersCollector {
     bool object = false;
     JobMembers members;
   };
+
+  // What the events of the text `root` was parsed from would collect, read from its document
+  // instead (simd_json.h): the fast path.
+  void CollectDocument(const simdjson::dom::element& root) {
+    is_array_ = root.is_array();
+    if (!is_array_) return;
+    simdjson::dom::array array = root.get_array().value_unsafe();
+    elements_.reserve(array.size());
+    for (simdjson::dom::element e : array) {
+      if (!e.is_object()) {
+        elements_.push_back(Element{.object = false});
+        continue;
+      }
+      elements_.push_back(
+          Element{.object = true, .members = MembersOf(e.get_object().value_unsafe())});
+    }
+  }
 
   bool is_array() const { return is_array_; }
   std::vector<Element>& elements() { return elements_; }
@@ -65,7 +84,7 @@ class MembersCollector {
     return true;
   }
   bool end_object() {
-    if (--depth_ == 1 && is_array_) elements_.back().members.repeated_key = HasRepeatedKey();
+    if (--depth_ == 1 && is_array_) elements_.back().members.repeated_key = AnyRepeated(keys_);
     return true;
   }
   bool start_array(std::size_t) {
@@ -99,20 +118,6 @@ class MembersCollector {
     ++depth_;
     return true;
   }
-  bool HasRepeatedKey() const {
-    if (keys_.size() <= 16) {  // a job's usual few keys: compared pairwise, nothing allocated
-      for (size_t i = 1; i < keys_.size(); ++i) {
-        for (size_t j = 0; j < i; ++j) {
-          if (keys_[i] == keys_[j]) return true;
-        }
-      }
-      return false;
-    }
-    std::vector<std::string_view> sorted(keys_.begin(), keys_.end());
-    std::sort(sorted.begin(), sorted.end());
-    return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
-  }
-
   bool is_array_ = false;
   int depth_ = 0;
   JobMember* target_ = nullptr;
@@ -159,7 +164,12 @@ Result<JobArray> ByDocument(std::string_view text, TimePoint now, int max_json_d
 Result<JobArray> ParseJobArray(std::string_view text, TimePoint now, int max_json_depth,
                                const RetryDefault& retry_for) {
   MembersCollector collector;
-  if (Status s = ParseBounded(text, collector, max_json_depth); !s.ok()) return s;
+  simdjson::dom::element root;
+  if (SimdJsonParse(text, max_json_depth, root)) {
+    collector.CollectDocument(root);
+  } else if (Status s = ParseBounded(text, collector, max_json_depth); !s.ok()) {
+    return s;  // nlohmann's verdict on what the fast path refused, with ParseJson's error
+  }
   JobArray out;
   out.is_array = collector.is_array();
   if (!out.is_array) return out;

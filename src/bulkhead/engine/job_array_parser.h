@@ -1,8 +1,9 @@
 // ParseJobArray: PUSHB's array of jobs, each checked and normalised as ParseJobDocument does
-// (job_parser.h), without a document of the array: one pass of nlohmann's SAX parser collects
-// each element's top-level members (job_members.h), behind ParseJson's depth bound and with its
-// error texts (bounded_sax.h), so it accepts and refuses exactly what ParseJson does. Building
-// the document, looking members up in it and freeing it cost more than the parse itself.
+// (job_parser.h), without a document of the array to look members up in: simdjson's parser
+// (simd_json.h) reads the text and each element's top-level members are read from its tape
+// (job_members.h); a text it leaves to nlohmann (invalid ones among them) gets one pass of
+// nlohmann's SAX parser collecting the same members, behind ParseJson's depth bound and with its
+// error texts (bounded_sax.h). Either way it accepts and refuses exactly what ParseJson does.
 //
 // Each job keeps its own text with the members normalising adds appended (JobEdits); a job whose
 // normalising must replace or remove a member, or whose text repeats a key or holds a \u escape,

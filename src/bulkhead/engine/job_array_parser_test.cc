@@ -8,6 +8,7 @@
 
 #include "bulkhead/util/json.h"
 #include "bulkhead/util/json_text.h"
+#include "bulkhead/util/simd_json.h"
 
 namespace bulkhead {
 namespace {
@@ -91,12 +92,13 @@ std::vector<std::string> JobsOfEveryShape() {
   };
 }
 
-// Each gives what ParseJobDocument gives it.
-TEST(JobArrayParserTest, EachJobAsTheDocumentPathGivesIt) {
-  const std::vector<std::string> jobs = JobsOfEveryShape();
+// The jobs of one PUSHB of `jobs` as the document path gives each; `fast`: simdjson reads it.
+void CheckEachJob(const std::vector<std::string>& jobs, bool fast) {
   std::string array = "[";
   for (size_t i = 0; i < jobs.size(); ++i) array += (i ? "," : "") + jobs[i];
   array += "]";
+  simdjson::dom::element root;
+  ASSERT_EQ(SimdJsonParse(array, kDefaultMaxJsonDepth, root), fast);
   auto parsed = ParseJobArray(array, kPushbNow, kDefaultMaxJsonDepth, PushbRetryFor);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   ASSERT_TRUE(parsed->is_array);
@@ -110,7 +112,20 @@ TEST(JobArrayParserTest, EachJobAsTheDocumentPathGivesIt) {
   EXPECT_EQ(parsed->jobs[28].jid, "short");
   EXPECT_EQ(parsed->jobs[29].jid, "");
   EXPECT_EQ(parsed->jobs[35].jid, "0123456789abcdef");
-  EXPECT_EQ(parsed->jobs.back().jid, "");
+  EXPECT_EQ(parsed->jobs[jobs.size() - 1].jid, fast ? "" : "0123456789abcdef");
+}
+
+// Each gives what ParseJobDocument gives it, whether simdjson reads the array (the fast path,
+// simd_json.h) or nlohmann does (the array holds an integer beyond 64 bits, which simdjson
+// refuses).
+TEST(JobArrayParserTest, EachJobAsTheDocumentPathGivesIt) {
+  for (bool fast : {true, false}) {
+    std::vector<std::string> jobs = JobsOfEveryShape();
+    if (!fast)
+      jobs.push_back(
+          R"({"jid":"0123456789abcdef","jobtype":"a","args":[1e2,18446744073709551616]})");
+    CheckEachJob(jobs, fast);
+  }
 }
 
 TEST(JobArrayParserTest, AJobThatOnlyGainsMembersKeepsItsOwnText) {

@@ -1,5 +1,7 @@
 #include "bulkhead/engine/job_members.h"
 
+#include <simdjson.h>
+
 #include <nlohmann/json.hpp>
 
 namespace bulkhead {
@@ -67,6 +69,54 @@ JobMembers MembersOf(const nlohmann::json& object) {
         break;
     }
   }
+  return members;
+}
+
+JobMembers MembersOf(const simdjson::dom::object& object) {
+  using Type = JobMember::Type;
+  using simdjson::dom::element_type;
+  JobMembers members;
+  std::vector<std::string_view> keys;
+  keys.reserve(16);
+  for (simdjson::dom::key_value_pair kv : object) {
+    ++members.count;
+    keys.push_back(kv.key);
+    JobMember* member = members.Find(kv.key);
+    if (member == nullptr) continue;
+    *member = JobMember{};  // a repeated key: its last value counts
+    const simdjson::dom::element& value = kv.value;
+    switch (value.type()) {
+      case element_type::NULL_VALUE:
+        member->type = Type::kNull;
+        break;
+      case element_type::BOOL:
+        member->type = Type::kBoolean;
+        break;
+      case element_type::INT64:  // nlohmann: a negative integer signed, any other unsigned
+        member->integer = value.get_int64().value_unsafe();
+        member->type = member->integer < 0 ? Type::kInteger : Type::kUnsigned;
+        break;
+      case element_type::UINT64:
+        member->type = Type::kUnsigned;
+        member->integer = static_cast<int64_t>(value.get_uint64().value_unsafe());
+        break;
+      case element_type::DOUBLE:
+        member->type = Type::kFloat;
+        member->real = value.get_double().value_unsafe();
+        break;
+      case element_type::STRING:
+        member->type = Type::kString;
+        member->text = value.get_string().value_unsafe();
+        break;
+      case element_type::ARRAY:
+        member->type = Type::kArray;
+        break;
+      case element_type::OBJECT:
+        member->type = Type::kObject;
+        break;
+    }
+  }
+  members.repeated_key = AnyRepeated(keys);
   return members;
 }
 

@@ -4,11 +4,17 @@
 // that both paths check a job the same way.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
+
+namespace simdjson::dom {
+class object;
+}  // namespace simdjson::dom
 
 namespace bulkhead {
 
@@ -50,5 +56,26 @@ struct JobMembers {
 
 // The members of a parsed job object (`object.is_object()`). A document holds each key once.
 JobMembers MembersOf(const nlohmann::json& object);
+
+// The members of a job object of simdjson's document (simd_json.h), as nlohmann's SAX events
+// would give them: a repeated key counted each time (and `repeated_key` set), its last value
+// the one read.
+JobMembers MembersOf(const simdjson::dom::object& object);
+
+// Whether any key of `keys` (an object's, in order) is given twice.
+template <typename Key>
+bool AnyRepeated(const std::vector<Key>& keys) {
+  if (keys.size() <= 16) {  // a job's usual few keys: compared pairwise, nothing allocated
+    for (size_t i = 1; i < keys.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (keys[i] == keys[j]) return true;
+      }
+    }
+    return false;
+  }
+  std::vector<std::string_view> sorted(keys.begin(), keys.end());
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+}
 
 }  // namespace bulkhead
