@@ -111,6 +111,24 @@ describe('bad input on an identified connection', () => {
   });
 });
 
+describe('the PUSHB bound', () => {
+  test('a PUSHB of more than max_pushb_jobs jobs is refused whole, naming the bound', async (t) => {
+    const config = 'max_pushb_jobs = 3\nfetch_block_ms = 0\n';
+    const server = await startServer(t, { config, store: 'memory' });
+    const c = await RawConn.open(server.port);
+    t.after(() => c.destroy());
+    await c.hello();
+    const jobs = (n) => Array.from({ length: n }, (_, i) => JSON.parse(job({ jid: `boundjid-${i}` })));
+    assertReply(await c.call(`PUSHB ${JSON.stringify(jobs(4))}`),
+      'ERR PUSHB holds more than 3 jobs (max_pushb_jobs)', 'four jobs');
+    // Nothing of it was pushed, and three are taken on the same connection.
+    assert.deepEqual(await c.call('FETCH default'), { type: 'null', text: null });
+    assert.deepEqual(await c.call(`PUSHB ${JSON.stringify(jobs(3))}`), { type: '$', text: '{}' });
+    const f = await c.call('FETCH default');
+    assert.equal(JSON.parse(f.text).jid, 'boundjid-0');
+  });
+});
+
 describe('connection limits', () => {
   const config = 'max_line_bytes = 1024\nline_timeout_seconds = 1\n';
 

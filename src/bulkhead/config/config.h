@@ -162,6 +162,9 @@ struct Config {
   // Bounds on what one client can make the server hold (docs/operations.md, "Hostile or broken
   // clients: the limits"). Arrays and objects in a command's JSON nest at most this deep.
   int max_json_depth = 64;
+  // Jobs one PUSHB may hold: each costs about 1 KB while its PUSHB is parsed and checked, so that
+  // a 16 MiB line of `{}` elements (5 million) would take gigabytes.
+  int max_pushb_jobs = 100000;
   // While a connection's unsent replies reach unsent_replies_pause_bytes its commands are not
   // read (protocol/session.h); past UnsentReplyCap() it is closed and logged.
   int64_t unsent_replies_pause_bytes = 1024 * 1024;

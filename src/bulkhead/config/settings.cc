@@ -179,6 +179,12 @@ std::vector<Setting> LimitRows() {
               "the limit",
        .min = 8,
        .max = 1000},
+      {.key = "max_pushb_jobs",
+       .field = MemberField<&Config::max_pushb_jobs>(),
+       .doc = "jobs one PUSHB may hold (each costs about 1 KB while it is parsed); more is -ERR "
+              "naming the limit",
+       .min = 1,
+       .max = 10000000},
       {.key = "unsent_replies_pause_bytes",
        .field = MemberField<&Config::unsent_replies_pause_bytes>(),
        .doc = "while more replies than this wait for a client that does not read, its commands "

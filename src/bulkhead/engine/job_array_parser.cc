@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "bulkhead/engine/job_edits.h"
@@ -22,6 +23,8 @@ using Type = JobMember::Type;
 // open around the value that comes next: 0 the text itself, 1 an element, 2 a job's member.
 class MembersCollector {
  public:
+  explicit MembersCollector(size_t max_elements) : max_elements_(max_elements) {}
+
   struct Element {
     bool object = false;
     JobMembers members;
@@ -33,6 +36,10 @@ class MembersCollector {
     is_array_ = root.is_array();
     if (!is_array_) return;
     simdjson::dom::array array = root.get_array().value_unsafe();
+    if (array.size() > max_elements_) {
+      too_many_ = true;
+      return;
+    }
     elements_.reserve(array.size());
     for (simdjson::dom::element e : array) {
       if (!e.is_object()) {
@@ -45,6 +52,8 @@ class MembersCollector {
   }
 
   bool is_array() const { return is_array_; }
+  // The array had more than max_elements elements: collecting stopped there.
+  bool too_many() const { return too_many_; }
   std::vector<Element>& elements() { return elements_; }
 
   bool null() {
@@ -70,6 +79,7 @@ class MembersCollector {
   }
   bool start_object(std::size_t) {
     if (depth_ == 1 && is_array_) {
+      if (!Room()) return false;
       elements_.push_back(Element{.object = true});
       keys_.clear();
     }
@@ -89,7 +99,10 @@ class MembersCollector {
   }
   bool start_array(std::size_t) {
     if (depth_ == 0) is_array_ = true;
-    if (depth_ == 1 && is_array_) elements_.push_back(Element{.object = false});
+    if (depth_ == 1 && is_array_) {
+      if (!Room()) return false;
+      elements_.push_back(Element{.object = false});
+    }
     return Open(Type::kArray);
   }
   bool end_array() {
@@ -102,13 +115,21 @@ class MembersCollector {
   // the member `target_` (replacing an earlier one of the same key: the last one counts).
   template <typename Set>
   bool Scalar(Set set, Type type) {
-    if (depth_ == 1 && is_array_) elements_.push_back(Element{.object = false});
+    if (depth_ == 1 && is_array_) {
+      if (!Room()) return false;
+      elements_.push_back(Element{.object = false});
+    }
     if (depth_ == 2 && target_ != nullptr) {
       *target_ = JobMember{.type = type};
       set(*target_);
       target_ = nullptr;
     }
     return true;
+  }
+  // Whether one more element may be collected; else stops the parse (too_many_).
+  bool Room() {
+    too_many_ = elements_.size() >= max_elements_;
+    return !too_many_;
   }
   bool Open(Type type) {
     if (depth_ == 2 && target_ != nullptr) {
@@ -118,7 +139,9 @@ class MembersCollector {
     ++depth_;
     return true;
   }
+  const size_t max_elements_;
   bool is_array_ = false;
+  bool too_many_ = false;
   int depth_ = 0;
   JobMember* target_ = nullptr;
   std::vector<std::string> keys_;  // the current element's keys, in order
@@ -162,14 +185,21 @@ Result<JobArray> ByDocument(std::string_view text, TimePoint now, int max_json_d
 }  // namespace
 
 Result<JobArray> ParseJobArray(std::string_view text, TimePoint now, int max_json_depth,
-                               const RetryDefault& retry_for) {
-  MembersCollector collector;
+                               const RetryDefault& retry_for, int max_jobs) {
+  MembersCollector collector(static_cast<size_t>(std::max(max_jobs, 0)));
   simdjson::dom::element root;
+  Status parsed = Status::Ok();
   if (SimdJsonParse(text, max_json_depth, root)) {
     collector.CollectDocument(root);
-  } else if (Status s = ParseBounded(text, collector, max_json_depth); !s.ok()) {
-    return s;  // nlohmann's verdict on what the fast path refused, with ParseJson's error
+  } else {
+    // nlohmann's verdict on what the fast path refused, with ParseJson's error.
+    parsed = ParseBounded(text, collector, max_json_depth);
   }
+  if (collector.too_many()) {
+    return Status::InvalidArgument("PUSHB holds more than " + std::to_string(max_jobs) +
+                                   " jobs (max_pushb_jobs)");
+  }
+  if (!parsed.ok()) return parsed;
   JobArray out;
   out.is_array = collector.is_array();
   if (!out.is_array) return out;

@@ -33,9 +33,15 @@ struct JobArray {
   std::vector<ArrayJob> jobs;
 };
 
+// The `max_pushb_jobs` default.
+inline constexpr int kDefaultMaxPushbJobs = 100000;
+
 // InvalidArgument (ParseJson's message) when `text` is not JSON or nests deeper than
-// `max_json_depth`. Every job is stamped with `now`.
+// `max_json_depth`; InvalidArgument "PUSHB holds more than N jobs (max_pushb_jobs)" when it is an
+// array of more than `max_jobs` elements, found before they are collected (whatever the text
+// holds after them). Every job is stamped with `now`.
 Result<JobArray> ParseJobArray(std::string_view text, TimePoint now, int max_json_depth,
-                               const RetryDefault& retry_for = {});
+                               const RetryDefault& retry_for = {},
+                               int max_jobs = kDefaultMaxPushbJobs);
 
 }  // namespace bulkhead

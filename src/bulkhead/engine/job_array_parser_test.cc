@@ -165,5 +165,27 @@ TEST(JobArrayParserTest, TextErrorsAreParseJsonsAndOtherDocumentsAreNotArrays) {
   EXPECT_TRUE(empty->jobs.empty());
 }
 
+// An array of more than max_jobs elements is refused with the bound's error, on both paths (an
+// integer beyond 64 bits sends the text to nlohmann's), whatever follows the last one allowed.
+TEST(JobArrayParserTest, MoreJobsThanTheBoundAreRefusedNamingIt) {
+  const std::string job = R"({"jid":"0123456789abcdef","jobtype":"a","args":[]})";
+  const std::string big =
+      R"({"jid":"0123456789abcdef","jobtype":"a","args":[18446744073709551616]})";
+  for (const std::string& last : {job, big}) {
+    std::string three = "[" + job + ",1," + last + "]";
+    auto at_bound = ParseJobArray(three, kPushbNow, kDefaultMaxJsonDepth, PushbRetryFor, 3);
+    ASSERT_TRUE(at_bound.ok()) << at_bound.status().ToString();
+    EXPECT_EQ(at_bound->jobs.size(), 3u);
+    std::string four = "[" + job + ",1,[]," + last + "]";
+    auto over = ParseJobArray(four, kPushbNow, kDefaultMaxJsonDepth, PushbRetryFor, 3);
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.status().message(), "PUSHB holds more than 3 jobs (max_pushb_jobs)");
+  }
+  // Found before the rest is read: invalid JSON after the bound's last element is not reached.
+  auto cut = ParseJobArray("[1,2,3,{\"jid\":", kPushbNow, kDefaultMaxJsonDepth, PushbRetryFor, 3);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().message(), "PUSHB holds more than 3 jobs (max_pushb_jobs)");
+}
+
 }  // namespace
 }  // namespace bulkhead

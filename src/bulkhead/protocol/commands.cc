@@ -190,8 +190,9 @@ void CmdPush(Session& s, std::string_view args, Responder r) {
 
 void CmdPushBulk(Session& s, std::string_view args, Responder r) {
   Engine& engine = s.server().engine();
-  auto parsed =
-      ParseJobArray(args, engine.Now(), s.server().config().max_json_depth, RetryDefaultOf(engine));
+  const Config& config = s.server().config();
+  auto parsed = ParseJobArray(args, engine.Now(), config.max_json_depth, RetryDefaultOf(engine),
+                              config.max_pushb_jobs);
   if (!parsed.ok()) {
     r.Error(parsed.status().message());
     return;
