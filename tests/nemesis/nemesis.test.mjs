@@ -27,6 +27,10 @@ const ONLY = process.env.NEMESIS_ONLY;
 // reports them and does not fail on them.
 const KNOWN = {
   'clock-ahead': ['unique', 'cron'],
+  // A cron claim written on the new primary but not acknowledged by a replica within
+  // redis_wait_timeout_ms is answered as failed, and its retry finds it claimed: due times of the
+  // fail-over's window can be skipped (docs/reliability.md). None outside it.
+  'sentinel-cut': ['cron-in-fault'],
 };
 
 for (const scenario of Object.values(SCENARIOS)) {
@@ -53,6 +57,10 @@ for (const scenario of Object.values(SCENARIOS)) {
     assert.deepEqual(report.cron.multi, [], 'no cron due time fired twice');
     // A due time is skipped only when no node could claim it for longer than the catch-up minute
     // (engine/cron_scheduler.h); no scenario keeps the store away from every node that long.
-    if (!known.includes('cron')) assert.equal(report.cron.missing, 0, 'no cron due time skipped');
+    if (known.includes('cron-in-fault')) {
+      assert.equal(report.cron.missingOutsideFault, 0, 'no cron due time skipped outside the fault');
+    } else if (!known.includes('cron')) {
+      assert.equal(report.cron.missing, 0, 'no cron due time skipped');
+    }
   });
 }

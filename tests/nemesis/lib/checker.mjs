@@ -192,7 +192,9 @@ function uniqueViolations(ops, uniqueForS) {
   return violations;
 }
 
-function cronFirings(ops, jobtype, everyS) {
+// Due times (µs) between the first and the last seen that no job was fetched for; inFault: due
+// within a fault window or one step before its start (the look for it may come after).
+function cronFirings(ops, jobtype, everyS, faults) {
   if (!jobtype) return null;
   const fetched = ops.filter((o) => o.op === 'fetch' && o.jid && o.jobtype === jobtype);
   const byDue = groupBy(fetched, (o) => cronDueMicros(o.jid));
@@ -202,12 +204,17 @@ function cronFirings(ops, jobtype, everyS) {
     if (jids.size > 1) multi.push({ due: new Date(due / 1000).toISOString(), jobs: jids.size });
   }
   const dues = [...byDue.keys()].filter((d) => d !== null).sort((a, b) => a - b);
-  let missing = 0;
+  const skipped = [];
   if (dues.length > 1 && everyS) {
     const step = everyS * 1e6;
-    missing = Math.round((dues[dues.length - 1] - dues[0]) / step) + 1 - dues.length;
+    const seen = new Set(dues.map((d) => Math.round((d - dues[0]) / step)));
+    const last = Math.round((dues[dues.length - 1] - dues[0]) / step);
+    for (let k = 0; k <= last; k += 1) if (!seen.has(k)) skipped.push(dues[0] + k * step);
   }
-  return { dueTimes: dues.length, multi, missing };
+  const inFault = (due) => overlapsFault(faults, due / 1000, due / 1000 + everyS * 1000);
+  const missingInFault = skipped.filter(inFault).length;
+  return { dueTimes: dues.length, multi, missing: skipped.length, missingInFault,
+    missingOutsideFault: skipped.length - missingInFault };
 }
 
 export function check(ops) {
@@ -246,7 +253,7 @@ export function check(ops) {
     staleAcks: staleAcks(ops),
     batches: batchCallbacks(ops, duplicates),
     unique: uniqueViolations(ops, meta.unique_for ?? 0),
-    cron: cronFirings(ops, meta.cron_jobtype, meta.cron_every_s),
+    cron: cronFirings(ops, meta.cron_jobtype, meta.cron_every_s, faults),
     faults: faults.map((f) => ({ name: f.name, ms: Math.round(f.t1 - f.t0) })),
   };
   report.violations = violationsOf(report);
@@ -282,7 +289,8 @@ export function summarize(r) {
       `callback missing ${r.batches.missing.length}, more than once ${r.batches.multi.length} ` +
       `(by a fault-window duplicate ${r.batches.multiInFault.length})`,
     `  unique violations ${r.unique.length}; cron due times ${r.cron?.dueTimes ?? '-'}, ` +
-      `fired twice ${r.cron?.multi.length ?? '-'}, missing ${r.cron?.missing ?? '-'}`,
+      `fired twice ${r.cron?.multi.length ?? '-'}, missing ${r.cron?.missing ?? '-'}` +
+      ` (in a fault window ${r.cron?.missingInFault ?? '-'})`,
     ...r.violations.map((v) => `  VIOLATION: ${v}`),
   ].join('\n');
 }
