@@ -79,8 +79,7 @@ class MembersCollector {
   }
   bool start_object(std::size_t) {
     if (depth_ == 1 && is_array_) {
-      if (!Room()) return false;
-      elements_.push_back(Element{.object = true});
+      if (!AddElement(true)) return false;
       keys_.clear();
     }
     return Open(Type::kObject);
@@ -99,10 +98,7 @@ class MembersCollector {
   }
   bool start_array(std::size_t) {
     if (depth_ == 0) is_array_ = true;
-    if (depth_ == 1 && is_array_) {
-      if (!Room()) return false;
-      elements_.push_back(Element{.object = false});
-    }
+    if (depth_ == 1 && is_array_ && !AddElement(false)) return false;
     return Open(Type::kArray);
   }
   bool end_array() {
@@ -115,10 +111,7 @@ class MembersCollector {
   // the member `target_` (replacing an earlier one of the same key: the last one counts).
   template <typename Set>
   bool Scalar(Set set, Type type) {
-    if (depth_ == 1 && is_array_) {
-      if (!Room()) return false;
-      elements_.push_back(Element{.object = false});
-    }
+    if (depth_ == 1 && is_array_ && !AddElement(false)) return false;
     if (depth_ == 2 && target_ != nullptr) {
       *target_ = JobMember{.type = type};
       set(*target_);
@@ -126,9 +119,10 @@ class MembersCollector {
     }
     return true;
   }
-  // Whether one more element may be collected; else stops the parse (too_many_).
-  bool Room() {
+  // Starts the array's next element; past max_elements, stops the parse instead (too_many_).
+  bool AddElement(bool object) {
     too_many_ = elements_.size() >= max_elements_;
+    if (!too_many_) elements_.push_back(Element{.object = object});
     return !too_many_;
   }
   bool Open(Type type) {
