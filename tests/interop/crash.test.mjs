@@ -152,7 +152,9 @@ test('kill -9 during processing, restart on the same store: every job acked or s
   await drainClient.ack(last.jid);
 });
 
-test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the restart', async (t) => {
+// Eight producers PUSH one job at a time (with `payloadBytes` of args) until the server is killed
+// with kill -9 after `killAfterPushes` confirmed PUSHes; the restarted server must hold every one.
+async function pushThenKill9(t, { payloadBytes, killAfterPushes }) {
   const defer = cleanupStack(t);
   const server = await startServer(defer, { store: 'sqlite' });
   const client = new faktory.Client({ url: server.url, poolSize: 8 });
@@ -166,8 +168,8 @@ test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the 
     }
   });
 
-  const killAfterPushes = 100 + Math.floor(Math.random() * 600);
-  t.diagnostic(`kill -9 after ${killAfterPushes} confirmed PUSHes`);
+  t.diagnostic(`kill -9 after ${killAfterPushes} confirmed PUSHes of ${payloadBytes} bytes of args`);
+  const args = payloadBytes > 0 ? ['x'.repeat(payloadBytes)] : [];
   const confirmed = new Set();
   const attempted = new Set();
   let killed = null;
@@ -179,7 +181,7 @@ test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the 
       next += 1;
       attempted.add(jid);
       try {
-        await client.push({ jid, jobtype: 'Pushed', args: [], queue: 'pushed' });
+        await client.push({ jid, jobtype: 'Pushed', args, queue: 'pushed' });
       } catch {
         return;  // the server is gone
       }
@@ -211,6 +213,16 @@ test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the 
   const unknown = [...drained].filter((j) => !attempted.has(j));
   assert.deepEqual(unknown, [], 'jobs that were never pushed');
   t.diagnostic(`after restart: ${drained.size} stored (${drained.size - confirmed.size} of them unconfirmed)`);
+}
+
+test('kill -9 while jobs are being pushed: every PUSH answered +OK survives the restart', async (t) => {
+  await pushThenKill9(t, { payloadBytes: 0, killAfterPushes: 100 + Math.floor(Math.random() * 600) });
+});
+
+test('kill -9 while large jobs are pushed past the redo log\'s first region: none answered is lost', async (t) => {
+  // 4 KiB jobs: the loop moves to the redo log's second region after 1 MiB (about 250 jobs) and
+  // back to the first once it is committed and the second holds 1 MiB.
+  await pushThenKill9(t, { payloadBytes: 4096, killAfterPushes: 300 + Math.floor(Math.random() * 500) });
 });
 
 test('graceful restart (SIGTERM) keeps queues, reservations, retries, dead and scheduled jobs', async (t) => {

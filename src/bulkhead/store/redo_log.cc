@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -18,7 +19,8 @@ namespace bulkhead {
 namespace {
 
 constexpr char kFileMagic[4] = {'B', 'H', 'R', 'L'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint64_t kVersion1HeaderBytes = 16;  // magic, version, the one region's epoch
 constexpr char kRecordMagic[4] = {'B', 'H', 'R', '1'};
 constexpr size_t kRecordHeaderBytes = 12;  // magic, body length, CRC
 constexpr size_t kBodyPrefixBytes = 16;    // epoch, number
@@ -72,12 +74,35 @@ Status FindLaterRecord(std::string_view file, size_t end, uint64_t epoch, int64_
   return Status::Ok();
 }
 
+// Appends the records of the region [begin, limit) of `file` whose epoch is `epoch` to `out`.
+Status ReadRegion(std::string_view file, size_t begin, size_t limit, uint64_t epoch,
+                  std::vector<RedoLog::Record>& out) {
+  std::string_view region = file.substr(0, limit);  // no record runs past the region's end
+  size_t pos = begin;
+  int64_t last_seq = 0;
+  while (auto body = RecordAt(region, pos, epoch)) {
+    RedoLog::Record record;
+    record.seq = GetInt<int64_t>(body->data() + 8);
+    auto changes = DecodeChanges(body->substr(kBodyPrefixBytes));
+    if (!changes.ok()) {
+      return Status::InvalidArgument("at byte " + std::to_string(pos) + ": " +
+                                     changes.status().message());
+    }
+    record.changes = std::move(*changes);
+    last_seq = record.seq;
+    out.push_back(std::move(record));
+    pos += kRecordHeaderBytes + body->size();
+  }
+  return FindLaterRecord(region, pos, epoch, last_seq);
+}
+
 }  // namespace
 
-Result<std::unique_ptr<RedoLog>> RedoLog::Open(const std::string& path, uint64_t capacity) {
+Result<std::unique_ptr<RedoLog>> RedoLog::Open(const std::string& path, uint64_t region_bytes,
+                                               uint64_t switch_bytes) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Unavailable(Errno("cannot open " + path));
-  const uint64_t size = kHeaderBytes + capacity;
+  const uint64_t size = kHeaderBytes + 2 * region_bytes;
   // Blocks first: an append then never meets a full disk (SIGBUS through the mapping).
   int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
   if (rc == 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) rc = errno;
@@ -89,12 +114,18 @@ Result<std::unique_ptr<RedoLog>> RedoLog::Open(const std::string& path, uint64_t
     ::close(fd);
     return err;
   }
-  std::unique_ptr<RedoLog> log(new RedoLog(path, fd, static_cast<char*>(map), size));
+  std::unique_ptr<RedoLog> log(new RedoLog(path, fd, static_cast<char*>(map), size, switch_bytes));
+  // New epochs follow the largest the file used (either version), so no remains match them.
   if (std::memcmp(log->map_, kFileMagic, sizeof(kFileMagic)) == 0) {
-    log->epoch_ = GetInt<uint64_t>(log->map_ + 8);
+    log->last_epoch_ = GetInt<uint64_t>(log->map_ + 8);
+    if (GetInt<uint32_t>(log->map_ + 4) == kVersion)
+      log->last_epoch_ = std::max(log->last_epoch_, GetInt<uint64_t>(log->map_ + 16));
   }
   std::memcpy(log->map_, kFileMagic, sizeof(kFileMagic));
   PutInt<uint32_t>(log->map_ + 4, kVersion);
+  log->regions_[0].begin = kHeaderBytes;
+  log->regions_[0].limit = log->regions_[1].begin = kHeaderBytes + region_bytes;
+  log->regions_[1].limit = size;
   log->Reset();
   return log;
 }
@@ -107,26 +138,51 @@ RedoLog::~RedoLog() {
 Status RedoLog::Append(int64_t seq, const std::vector<const std::vector<Change>*>& parts) {
   buf_.assign(kRecordHeaderBytes + kBodyPrefixBytes, '\0');
   for (const std::vector<Change>* changes : parts) EncodeChanges(*changes, buf_);
-  if (buf_.size() > size_ - end_) {
+  Region* region = &regions_[active_];
+  const Region& other = regions_[1 - active_];
+  bool fits = buf_.size() <= region->limit - region->end;
+  bool move = !fits || region->end - region->begin >= switch_bytes_;
+  if (move && OtherFree() && buf_.size() <= other.limit - other.begin) {
+    active_ = 1 - active_;
+    ResetRegion(active_);
+    region = &regions_[active_];
+    fits = true;
+  }
+  if (!fits) {
     return Status::ResourceExhausted("the redo log " + path_ + " has no room for " +
                                      std::to_string(buf_.size()) + " bytes");
   }
   char* record = buf_.data();
-  PutInt<uint64_t>(record + kRecordHeaderBytes, epoch_);
+  PutInt<uint64_t>(record + kRecordHeaderBytes, region->epoch);
   PutInt<int64_t>(record + kRecordHeaderBytes + 8, seq);
   std::string_view body(record + kRecordHeaderBytes, buf_.size() - kRecordHeaderBytes);
   std::memcpy(record, kRecordMagic, sizeof(kRecordMagic));
   PutInt<uint32_t>(record + 4, static_cast<uint32_t>(body.size()));
   PutInt<uint32_t>(record + 8, Crc(body));
-  std::memcpy(map_ + end_, record, buf_.size());
-  end_ += buf_.size();
+  std::memcpy(map_ + region->end, record, buf_.size());
+  region->end += buf_.size();
+  region->last_seq = seq;
   return Status::Ok();
 }
 
+bool RedoLog::Committed(int64_t seq) {
+  committed_ = std::max(committed_, seq);
+  return OtherFree();
+}
+
 void RedoLog::Reset() {
-  ++epoch_;
-  PutInt<uint64_t>(map_ + 8, epoch_);  // aligned: the page cache never holds half of it
-  end_ = kHeaderBytes;
+  ResetRegion(0);
+  ResetRegion(1);
+  active_ = 0;
+}
+
+void RedoLog::ResetRegion(int r) {
+  Region& region = regions_[r];
+  region.epoch = ++last_epoch_;
+  // Aligned: the page cache never holds half of it.
+  PutInt<uint64_t>(map_ + 8 + 8 * static_cast<uint64_t>(r), region.epoch);
+  region.end = region.begin;
+  region.last_seq = 0;
 }
 
 Result<RedoLog::Contents> RedoLog::Read(const std::string& path) {
@@ -140,28 +196,31 @@ Result<RedoLog::Contents> RedoLog::Read(const std::string& path) {
   if (!in) return Status::Unavailable("cannot read " + path);
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (file.empty()) return contents;
-  if (file.size() < kHeaderBytes || std::memcmp(file.data(), kFileMagic, 4) != 0 ||
-      GetInt<uint32_t>(file.data() + 4) != kVersion) {
+  const uint32_t version =
+      file.size() >= kVersion1HeaderBytes ? GetInt<uint32_t>(file.data() + 4) : 0;
+  const uint64_t header = version == kVersion ? kHeaderBytes : kVersion1HeaderBytes;
+  if (file.size() < header || std::memcmp(file.data(), kFileMagic, 4) != 0 ||
+      (version != 1 && version != kVersion) ||
+      (version == kVersion && (file.size() - header) % 2 != 0)) {
     return Status::InvalidArgument(path + " is not a redo log of this version (its header)");
   }
-  const uint64_t epoch = GetInt<uint64_t>(file.data() + 8);
-  size_t pos = kHeaderBytes;
-  int64_t last_seq = 0;
-  while (auto body = RecordAt(file, pos, epoch)) {
-    Record record;
-    record.seq = GetInt<int64_t>(body->data() + 8);
-    auto changes = DecodeChanges(body->substr(kBodyPrefixBytes));
-    if (!changes.ok()) {
-      return Status::InvalidArgument(path + " at byte " + std::to_string(pos) + ": " +
-                                     changes.status().message());
-    }
-    record.changes = std::move(*changes);
-    last_seq = record.seq;
-    contents.records.push_back(std::move(record));
-    pos += kRecordHeaderBytes + body->size();
+  // Version 1: one region; version 2: two of equal size, each with its epoch.
+  const int regions = version == kVersion ? 2 : 1;
+  const uint64_t region_bytes = (file.size() - header) / static_cast<uint64_t>(regions);
+  for (int r = 0; r < regions; ++r) {
+    uint64_t begin = header + static_cast<uint64_t>(r) * region_bytes;
+    uint64_t epoch = GetInt<uint64_t>(file.data() + 8 + 8 * static_cast<uint64_t>(r));
+    Status s = ReadRegion(file, begin, begin + region_bytes, epoch, contents.records);
+    if (!s.ok()) return Status::InvalidArgument(path + ": " + s.message());
   }
-  Status later = FindLaterRecord(file, pos, epoch, last_seq);
-  if (!later.ok()) return Status::InvalidArgument(path + ": " + later.message());
+  std::stable_sort(contents.records.begin(), contents.records.end(),
+                   [](const Record& a, const Record& b) { return a.seq < b.seq; });
+  for (size_t i = 1; i < contents.records.size(); ++i) {
+    if (contents.records[i].seq == contents.records[i - 1].seq) {
+      return Status::InvalidArgument(path + ": record " + std::to_string(contents.records[i].seq) +
+                                     " is in both regions");
+    }
+  }
   return contents;
 }
 

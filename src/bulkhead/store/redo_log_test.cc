@@ -201,9 +201,9 @@ TEST_F(RedoLogTest, RecordsReadBackUntilTheFirstPlaceWithoutOne) {
   auto none = RedoLog::Read(redo);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->records.empty()) << "a missing file has no records";
-  auto log = RedoLog::Open(redo, 1 << 16);
+  auto log = RedoLog::Open(redo, 1 << 16, 1 << 16);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ(fs::file_size(redo), RedoLog::kHeaderBytes + (1 << 16));
+  EXPECT_EQ(fs::file_size(redo), RedoLog::kHeaderBytes + 2 * (1 << 16));
   EXPECT_EQ(fs::status(redo).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
   AppendRecords(**log, 1, 3);
@@ -229,7 +229,7 @@ TEST_F(RedoLogTest, RecordsReadBackUntilTheFirstPlaceWithoutOne) {
 
 TEST_F(RedoLogTest, ADamagedRecordWithLaterRecordsIsDamage) {
   std::string redo = path_ + "-redo";
-  auto log = RedoLog::Open(redo, 1 << 16);
+  auto log = RedoLog::Open(redo, 1 << 16, 1 << 16);
   ASSERT_TRUE(log.ok());
   AppendRecords(**log, 1, 5);
   uint64_t second = RedoLog::kHeaderBytes + (*log)->bytes() / 5;  // records are the same size
@@ -244,7 +244,7 @@ TEST_F(RedoLogTest, ADamagedRecordWithLaterRecordsIsDamage) {
 
 TEST_F(RedoLogTest, AResetForgetsTheRecordsAndAFullLogRefusesARecord) {
   std::string redo = path_ + "-redo";
-  auto log = RedoLog::Open(redo, 1000);
+  auto log = RedoLog::Open(redo, 1000, 1000);
   ASSERT_TRUE(log.ok());
   AppendRecords(**log, 1, 3);
   (*log)->Reset();
@@ -259,8 +259,8 @@ TEST_F(RedoLogTest, AResetForgetsTheRecordsAndAFullLogRefusesARecord) {
     full = (*log)->Append(n, {&changes});
   }
   EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full.ToString();
-  // Reopening starts a new epoch: the records the file held are no longer read.
-  log = RedoLog::Open(redo, 1000);
+  // Reopening starts new epochs: the records the file held are no longer read.
+  log = RedoLog::Open(redo, 1000, 1000);
   ASSERT_TRUE(log.ok());
   read = RedoLog::Read(redo);
   ASSERT_TRUE(read.ok());
@@ -271,7 +271,7 @@ TEST_F(RedoLogTest, AResetForgetsTheRecordsAndAFullLogRefusesARecord) {
 // from the redo log and not committed), and copies the files as a kill -9 leaves them to `to`
 // (its redo log too when `with_redo`).
 void AppendThenCopyAsKilled(const std::string& path, int64_t n, const std::string& to,
-                            bool with_redo) {
+                            bool with_redo, size_t payload_bytes = 0) {
   TestLoop loop;
   SqliteChangeLog log(path, loop.poster(), "process");
   log.set_redo_gather_delay(std::chrono::seconds(60));
@@ -282,6 +282,10 @@ void AppendThenCopyAsKilled(const std::string& path, int64_t n, const std::strin
     std::vector<Change> changes(1, Change(Change::Kind::kInsertJob));
     changes[0].id = id;
     changes[0].job = MakeJob("job-redo-" + std::to_string(id));
+    if (payload_bytes > 0) {
+      changes[0].job.payload = R"({"jid":"job-redo-)" + std::to_string(id) + R"(","args":[")" +
+                               std::string(payload_bytes, 'x') + R"("]})";
+    }
     log.Append(std::move(changes), [&](Status s) { done = s; });
     loop.RunUntil([&] { return done.has_value(); });
     ASSERT_TRUE(done->ok()) << done->ToString();
@@ -302,6 +306,25 @@ TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
     Status s = log.Load(state);
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(state.Stats().enqueued, 50u) << "open " << open;
+  }
+}
+
+TEST_F(RedoLogTest, AKilledStoreCommitsTheRecordsOfBothRegionsAtOpen) {
+  std::string killed = (dir_ / "killed.db").string();
+  // 300 jobs of 4 KiB, a record each: past the point where the loop moves to the second region.
+  AppendThenCopyAsKilled(path_, 300, killed, /*with_redo=*/true, 4000);
+  std::ifstream in(killed + "-redo", std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(RedoLog::kHeaderBytes + SqliteChangeLog::kRedoRegionBytes));
+  std::string magic(4, '\0');
+  in.read(magic.data(), 4);
+  EXPECT_EQ(magic, "BHR1") << "the second region holds records";
+  TestLoop loop;
+  for (int open = 0; open < 2; ++open) {  // the second open finds them in the database
+    SqliteChangeLog log(killed, loop.poster(), "process");
+    MemoryState state;
+    Status s = log.Load(state);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(state.Stats().enqueued, 300u) << "open " << open;
   }
 }
 
@@ -526,8 +549,8 @@ TEST_F(RedoLogTest, AFullRedoLogFallsBackToCommitsAndIsResetAfterThem) {
   MemoryState empty;
   ASSERT_TRUE(log.Load(empty).ok());
   const int64_t at_start = LastCommit(path_);
-  // Twice the redo log's size in 4 KiB payloads, 64 jobs a turn.
-  const int64_t jobs = 2 * static_cast<int64_t>(SqliteChangeLog::kRedoMaxBytes) / 4096;
+  // Three regions' size in 4 KiB payloads, 64 jobs a turn: more than both regions hold.
+  const int64_t jobs = 3 * static_cast<int64_t>(SqliteChangeLog::kRedoRegionBytes) / 4096;
   int64_t answered = 0, failed = 0;
   for (int64_t id = 1; id <= jobs;) {
     for (int64_t end = std::min(jobs, id + 63); id <= end; ++id) {
@@ -543,9 +566,12 @@ TEST_F(RedoLogTest, AFullRedoLogFallsBackToCommitsAndIsResetAfterThem) {
   }
   EXPECT_EQ(failed, 0);
   EXPECT_GT(LastCommit(path_), at_start) << "a full redo log is committed without the delay";
+  EXPECT_GE(log.redo_fills(), 1u);
   auto redo = RedoLog::Read(path_ + "-redo");
   ASSERT_TRUE(redo.ok()) << redo.status().ToString();
-  EXPECT_LT(redo->records.size(), static_cast<size_t>(jobs / 64)) << "the log was reset";
+  ASSERT_FALSE(redo->records.empty()) << "the log took records again after the commit";
+  EXPECT_GT(redo->records.front().seq, 1) << "the committed records' region was reset";
+  EXPECT_EQ(redo->records.back().changes.back().id, jobs) << "the last turn was logged";
   log.Close();
   EXPECT_EQ(CommittedCount(path_, "SELECT count(*) FROM jobs"), jobs);
 }
@@ -555,7 +581,7 @@ TEST_F(RedoLogTest, AGapInTheNumbersRefusesTheStart) {
   AppendThenCopyAsKilled(path_, 1, killed, /*with_redo=*/false);
   TestLoop loop;
   // A redo log whose first record is not the one after the database's meta.redo_seq.
-  auto redo = RedoLog::Open(killed + "-redo", 1 << 16);
+  auto redo = RedoLog::Open(killed + "-redo", 1 << 16, 1 << 16);
   ASSERT_TRUE(redo.ok());
   AppendRecords(**redo, 3, 4);
   SqliteChangeLog log(killed, loop.poster(), "process");

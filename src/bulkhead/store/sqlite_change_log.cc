@@ -54,14 +54,14 @@ Status SqliteChangeLog::StartRunning() {
   RecordCommit();
   // Every record of the redo log is in the database now (ReplayRedo): it starts empty.
   if (loop_logs_) {
-    auto redo = RedoLog::Open(RedoPath(), kRedoMaxBytes);
+    auto redo = RedoLog::Open(RedoPath(), kRedoRegionBytes, kRedoSwitchBytes);
     if (!redo.ok()) {
       Abandon();
       return redo.status();
     }
     redo_ = std::move(*redo);
-  } else if (::unlink(RedoPath().c_str()) != 0 && errno != ENOENT) {
-    spdlog::warn("sqlite store {}: cannot remove {}: {}", path_, RedoPath(), std::strerror(errno));
+  } else {
+    RemoveRedoFile();
   }
   if (max_page_count_ > 0) {
     s = SqliteExec(db_, path_,
@@ -75,6 +75,12 @@ Status SqliteChangeLog::StartRunning() {
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "bulkhead-sqlite");
   return Status::Ok();
+}
+
+void SqliteChangeLog::RemoveRedoFile() {
+  if (::unlink(RedoPath().c_str()) != 0 && errno != ENOENT) {
+    spdlog::warn("sqlite store {}: cannot remove {}: {}", path_, RedoPath(), std::strerror(errno));
+  }
 }
 
 int SqliteChangeLog::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
@@ -235,12 +241,12 @@ void SqliteChangeLog::WriterLoop() {
       if (pending_.empty() && stopping_ && !txn_open_) break;
       GatherLocked(lock);
       TakeBatchLocked(batch);
-      // Tasks run between transactions; a full redo log resets once committed.
+      // Tasks run between transactions; a full redo log has room again once committed.
       commit_now = stopping_ || !tasks_.empty() || redo_full_ || !redo_;
     }
     WriteAndAnswer(batch, commit_now);
     if (!txn_open_) {
-      ResetRedoIfDone();
+      FreeCommittedRedo();
       RunWriterTasks(/*stopping=*/false);
       if (wal_pages_ >= kWalAutocheckpointPages) Checkpoint();
     }
@@ -352,9 +358,11 @@ void SqliteChangeLog::Close() {
   if (db_) sqlite3_close(db_);
   db_ = nullptr;
   // Every record is committed (the writer committed what was queued) unless a commit failed:
-  // then the records stay, for the next open to commit.
-  if (redo_ && !failed_.load(std::memory_order_acquire)) redo_->Reset();
+  // then the records stay, for the next open to commit. Otherwise the file goes (the next open
+  // makes a new one), so that a release that reads only an earlier format of it finds none.
+  bool committed = redo_ && !failed_.load(std::memory_order_acquire);
   redo_.reset();
+  if (committed) RemoveRedoFile();
   if (commits_fd_ >= 0) ::close(commits_fd_);
   commits_fd_ = -1;
 }

@@ -26,12 +26,15 @@
 //   commit, the last per row: sqlite_write_behind.h), answers reads from it (the rows as the
 //   logged changes left them), posts the answers it owes, and commits when the delay is over. It
 //   commits at once when it took a change the loop did not log, and before a checkpoint, a
-//   writer task, a reset of a full redo log or Close. The loop logs while the redo log has room
-//   (kRedoMaxBytes); changes that carry a signing key are never logged (they are written to the
-//   database only). The writer resets the redo log once every record in it is committed and it
-//   has grown past kRedoResetBytes. At open, the records
-//   after meta.redo_seq are committed before anything is loaded (a gap in their numbers refuses
-//   the start: records are lost), and the log is emptied once the store runs.
+//   writer task, a reset of a full redo log or Close. The loop logs while the redo log has room:
+//   it has two regions of kRedoRegionBytes (redo_log.h), and the loop moves to the other one
+//   once the one it appends to holds kRedoSwitchBytes and the writer has committed every record
+//   of the other (the writer tells the log what it committed after each commit), so that the
+//   loop logs on under sustained load; the log is full only when the writer is a whole region
+//   behind. Changes that carry a signing key are never logged (they are written to the
+//   database only). At open, the records after meta.redo_seq are committed before anything is
+//   loaded (a gap in their numbers refuses the start: records are lost), and the log is emptied
+//   once the store runs; a clean Close removes its file.
 // - Everything else is committed by the writer thread before it is answered (one posted closure
 //   per batch carries its answers, in order): "power" commits (an fsync each), changes the loop
 //   did not log, checkpoints and writer tasks (backups: a task runs after everything appended
@@ -148,12 +151,16 @@ class SqliteChangeLog final : public ChangeLog {
   // transaction is bigger).
   static constexpr int kWalAutocheckpointPages = 1000;
   static constexpr int64_t kWalSizeLimitBytes = int64_t{4} << 20;
-  // The redo log ("process" only; see "Who commits"): the writer resets it once all of it is
-  // committed and it holds this many bytes; it holds kRedoMaxBytes of records at most (its file's
-  // size): when full the loop stops logging (the changes wait for the writer's commit) until the
-  // writer could reset it.
-  static constexpr uint64_t kRedoResetBytes = uint64_t{1} << 20;
-  static constexpr uint64_t kRedoMaxBytes = uint64_t{8} << 20;
+  // The redo log ("process" only; see "Who commits"): two regions of kRedoRegionBytes (the file
+  // holds both); the loop moves to the other region once the one it appends to holds
+  // kRedoSwitchBytes and every record of the other is committed. When both hold records not
+  // committed and the one appended to has no room, the loop stops logging (the changes wait for
+  // the writer's commit) until the writer has committed the other region's records.
+  static constexpr uint64_t kRedoSwitchBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kRedoRegionBytes = uint64_t{8} << 20;
+  // Tests: how many times the loop found the redo log full (each time the changes of its turn
+  // waited for a commit instead). Thread-safe.
+  uint64_t redo_fills() const;
   // How long the writer keeps a transaction open for more logged changes before it commits
   // them, and how many changes in it end the wait early.
   static constexpr std::chrono::microseconds kRedoGatherDelay{5000};
@@ -237,6 +244,9 @@ class SqliteChangeLog final : public ChangeLog {
   void Abandon();
   std::string CommitsPath() const { return path_ + "-commits"; }
   std::string RedoPath() const { return path_ + "-redo"; }
+  // Removes the redo log's file (when nothing in it is needed: every record committed, or
+  // durability "power", which has none); a failure is logged.
+  void RemoveRedoFile();
   void WriterLoop();
   // On the writer, with mu_ held: takes what is queued (changes, reads, tasks) into `batch`, and
   // counts the answers it owes in answers_in_flight_.
@@ -265,8 +275,9 @@ class SqliteChangeLog final : public ChangeLog {
   // logged changes until the open transaction's deadline (set to gather_delay_ from now when
   // none is open).
   void GatherLocked(std::unique_lock<std::mutex>& lock);
-  // On the writer after a commit: resets the redo log when all of it is committed and it is big.
-  void ResetRedoIfDone();
+  // On the writer after a commit: tells the redo log what is committed, so that the loop may move
+  // to a region whose records all are, and lets a loop that found it full log again.
+  void FreeCommittedRedo();
   // Load: commits the redo log's records after meta.redo_seq (`db_redo_seq`).
   Status ReplayRedo(int64_t db_redo_seq);
   // With mu_ held: records the first failure `s` of `what` (a commit, a redo write), logged at
@@ -335,7 +346,8 @@ class SqliteChangeLog final : public ChangeLog {
   std::chrono::steady_clock::time_point txn_deadline_;  // when it is due to be committed
   size_t txn_changes_ = 0;                              // changes written into it
   int64_t txn_redo_seq_ = 0;                            // the last redo record it holds
-  SqliteWriteBehind write_behind_;                      // its writes that wait for the commit
+  int64_t redo_committed_ = 0;      // the last redo record committed (every one before it is too)
+  SqliteWriteBehind write_behind_;  // its writes that wait for the commit
 
   // Whether the writer has work (kWriter: woken, or busy until it finds the queue empty).
   enum class Owner { kNobody, kWriter };
@@ -356,10 +368,11 @@ class SqliteChangeLog final : public ChangeLog {
   std::unique_ptr<RedoLog> redo_;  // guarded by mu_ once running; "process" only
   int64_t redo_seq_ = 0;           // guarded by mu_: the last redo record's number
   bool gathering_ = false;         // guarded by mu_: the writer waits in GatherLocked
-  bool redo_full_ = false;         // guarded by mu_: a record found no room; until the next reset
-  Owner owner_ = Owner::kNobody;   // guarded by mu_
-  bool flush_posted_ = false;      // guarded by mu_: a FlushOnLoop is on its way
-  bool stopping_ = false;          // guarded by mu_
+  bool redo_full_ = false;   // guarded by mu_: a record found no room, until a commit frees some
+  uint64_t redo_fills_ = 0;  // guarded by mu_: how many times redo_full_ was set
+  Owner owner_ = Owner::kNobody;  // guarded by mu_
+  bool flush_posted_ = false;     // guarded by mu_: a FlushOnLoop is on its way
+  bool stopping_ = false;         // guarded by mu_
   // Answers (durable callbacks, reads) the writer owes or posted that the loop has not run yet:
   // counted up by the writer when it takes a batch (under mu_), down by the loop.
   std::shared_ptr<std::atomic<int>> answers_in_flight_ = std::make_shared<std::atomic<int>>(0);

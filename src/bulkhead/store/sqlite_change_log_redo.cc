@@ -38,8 +38,14 @@ void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answer
   }
   Status s = parts.empty() ? Status::Ok() : redo_->Append(redo_seq_ + 1, parts);
   if (s.code() == StatusCode::kResourceExhausted) {
-    // No room until the writer resets the log: these wait for its commit instead.
+    // No room until the writer commits the other region's records: these wait for its commit.
+    // The loop does not log again until then, so each fill is counted once.
+    ++redo_fills_;
     redo_full_ = true;
+    spdlog::warn(
+        "sqlite store {}: the redo log is full (the writer is a whole region behind); changes "
+        "wait for its commits until it catches up (fill {})",
+        path_, redo_fills_);
   } else if (!s.ok()) {
     // Left unlogged: the writer answers them with this failure.
     FailLocked(s, "redo log write for");
@@ -110,14 +116,16 @@ void SqliteChangeLog::GatherLocked(std::unique_lock<std::mutex>& lock) {
   gathering_ = false;
 }
 
-void SqliteChangeLog::ResetRedoIfDone() {
+void SqliteChangeLog::FreeCommittedRedo() {
   std::lock_guard<std::mutex> lock(mu_);
-  // Records logged since the last batch was taken are not committed yet.
-  if (!redo_ || pending_logged_ || txn_open_) return;
-  if (redo_->bytes() < kRedoResetBytes && !redo_full_) return;
-  if (failed_.load(std::memory_order_relaxed)) return;
-  redo_->Reset();
-  redo_full_ = false;
+  // After a failed commit nothing more is committed: the records stay for the next open.
+  if (!redo_ || failed_.load(std::memory_order_relaxed)) return;
+  if (redo_->Committed(redo_committed_)) redo_full_ = false;
+}
+
+uint64_t SqliteChangeLog::redo_fills() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return redo_fills_;
 }
 
 Status SqliteChangeLog::ReplayRedo(int64_t db_redo_seq) {

@@ -138,6 +138,7 @@ Status SqliteChangeLog::CommitOpen() {
   // (opened once loaded: a replay at open is recorded when the store starts running).
   ++commit_seq_;
   RecordCommit();
+  redo_committed_ = std::max(redo_committed_, txn_redo_seq_);
   return Status::Ok();
 }
 
