@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -40,9 +41,15 @@ class BackupRun {
       Status s = Start(db);
       if (!s.ok()) return Fail(s);
     }
-    int rc = sqlite3_backup_step(backup_, SqliteBackup::kPagesPerStep);
-    BackupProgress p{sqlite3_backup_pagecount(backup_) - sqlite3_backup_remaining(backup_),
-                     sqlite3_backup_pagecount(backup_)};
+    // kPagesPerStep more than the source grew during the step before (new pages appended between
+    // steps are copied too): a fixed number a step never caught up with a store that grows
+    // faster under load. The writer commits what the loop appends between steps, so the copy
+    // outpaces the growth by kPagesPerStep a step and finishes.
+    int rc = sqlite3_backup_step(backup_, SqliteBackup::kPagesPerStep + grown_);
+    const int total = sqlite3_backup_pagecount(backup_);
+    grown_ = last_total_ > 0 ? std::max(0, total - last_total_) : 0;
+    last_total_ = total;
+    BackupProgress p{total - sqlite3_backup_remaining(backup_), total};
     if (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
       poster_([progress = progress_, p] {
         if (progress) progress(p);
@@ -72,7 +79,12 @@ class BackupRun {
   }
 
   Status Error(const char* doing, int rc) const {
-    std::string message = dest_ != nullptr ? sqlite3_errmsg(dest_) : sqlite3_errstr(rc);
+    // The step's own code first: the destination's message may be "not an error" when the
+    // source failed the step.
+    std::string message = sqlite3_errstr(rc);
+    if (dest_ != nullptr && sqlite3_errcode(dest_) != SQLITE_OK) {
+      message += std::string(" (") + sqlite3_errmsg(dest_) + ")";
+    }
     return Status::Unavailable("backup: " + std::string(doing) + " " + tmp_ +
                                " failed: " + message);
   }
@@ -119,6 +131,8 @@ class BackupRun {
   const std::shared_ptr<bool> running_;
   sqlite3* dest_ = nullptr;
   sqlite3_backup* backup_ = nullptr;
+  int last_total_ = 0;  // the source's pages at the last step
+  int grown_ = 0;       // how many it grew by between the last two steps
 };
 
 // True when `path` starts with the SQLite header string ("SQLite format 3\0",

@@ -4,9 +4,11 @@
 // Where it runs: on the store's writer thread, with the writer's own connection, between its
 // commits (SqliteChangeLog::RunOnWriter). It cannot use a connection of its own: the store holds
 // its file with PRAGMA locking_mode=EXCLUSIVE, so no other connection may even read it while the
-// server runs. Each step copies kPagesPerStep pages (4 MiB with 4 KiB pages, a few milliseconds),
-// then the writer commits whatever was appended meanwhile before the next step: the event loop
-// never waits, and a PUSH during the backup waits at most one step longer for its commit.
+// server runs. Each step copies kPagesPerStep pages (4 MiB with 4 KiB pages, a few milliseconds)
+// more than the source grew during the step before, then the writer commits whatever was appended
+// meanwhile before the next step: the event loop never waits (a change logged in the redo log is
+// answered without its commit), and the copy gains kPagesPerStep pages a step on a store that
+// grows under load, so it finishes.
 //
 // What the copy holds: SQLite updates a backup in progress with every change written through the
 // connection it copies from (sqlite3_backup_step: "If the source database is modified by using
