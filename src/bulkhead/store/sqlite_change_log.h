@@ -370,9 +370,10 @@ class SqliteChangeLog final : public ChangeLog {
   bool gathering_ = false;         // guarded by mu_: the writer waits in GatherLocked
   bool redo_full_ = false;   // guarded by mu_: a record found no room, until a commit frees some
   uint64_t redo_fills_ = 0;  // guarded by mu_: how many times redo_full_ was set
-  Owner owner_ = Owner::kNobody;  // guarded by mu_
-  bool flush_posted_ = false;     // guarded by mu_: a FlushOnLoop is on its way
-  bool stopping_ = false;         // guarded by mu_
+  std::chrono::steady_clock::time_point redo_full_logged_;  // guarded by mu_: its last warning
+  Owner owner_ = Owner::kNobody;                            // guarded by mu_
+  bool flush_posted_ = false;  // guarded by mu_: a FlushOnLoop is on its way
+  bool stopping_ = false;      // guarded by mu_
   // Answers (durable callbacks, reads) the writer owes or posted that the loop has not run yet:
   // counted up by the writer when it takes a batch (under mu_), down by the loop.
   std::shared_ptr<std::atomic<int>> answers_in_flight_ = std::make_shared<std::atomic<int>>(0);

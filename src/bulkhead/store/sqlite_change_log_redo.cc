@@ -39,13 +39,18 @@ void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answer
   Status s = parts.empty() ? Status::Ok() : redo_->Append(redo_seq_ + 1, parts);
   if (s.code() == StatusCode::kResourceExhausted) {
     // No room until the writer commits the other region's records: these wait for its commit.
-    // The loop does not log again until then, so each fill is counted once.
+    // The loop does not log again until then, so each fill is counted once; logged at most once
+    // a minute (an overloaded disk fills it again and again).
     ++redo_fills_;
     redo_full_ = true;
-    spdlog::warn(
-        "sqlite store {}: the redo log is full (the writer is a whole region behind); changes "
-        "wait for its commits until it catches up (fill {})",
-        path_, redo_fills_);
+    auto now = std::chrono::steady_clock::now();
+    if (redo_fills_ == 1 || now - redo_full_logged_ >= std::chrono::minutes(1)) {
+      redo_full_logged_ = now;
+      spdlog::warn(
+          "sqlite store {}: the redo log is full (the writer is a whole region behind); changes "
+          "wait for its commits until it catches up ({} times since the start)",
+          path_, redo_fills_);
+    }
   } else if (!s.ok()) {
     // Left unlogged: the writer answers them with this failure.
     FailLocked(s, "redo log write for");
