@@ -9,23 +9,39 @@ namespace {
 constexpr uint8_t kLastKind = static_cast<uint8_t>(Change::Kind::kDeleteRecord);
 constexpr uint8_t kLastJobState = static_cast<uint8_t>(JobState::kWorking);
 
+// Counts the bytes Writer writes for the same calls: EncodeChanges sizes its output once.
+class Sizer {
+ public:
+  template <typename T>
+  void Int(T) {
+    static_assert(std::is_integral_v<T>);
+    bytes_ += sizeof(T);
+  }
+  void Str(const std::string& s) { bytes_ += sizeof(uint32_t) + s.size(); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_ = 0;
+};
+
+// Writes into room made for it beforehand: exactly the bytes a Sizer counted for the same calls.
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  explicit Writer(char* at) : at_(at) {}
   template <typename T>
   void Int(T v) {
     static_assert(std::is_integral_v<T>);
-    char bytes[sizeof(T)];
-    std::memcpy(bytes, &v, sizeof(T));  // little-endian: the machines bulkhead runs on
-    out_.append(bytes, sizeof(T));
+    std::memcpy(at_, &v, sizeof(T));  // little-endian: the machines bulkhead runs on
+    at_ += sizeof(T);
   }
   void Str(const std::string& s) {
     Int(static_cast<uint32_t>(s.size()));
-    out_.append(s);
+    std::memcpy(at_, s.data(), s.size());
+    at_ += s.size();
   }
 
  private:
-  std::string& out_;
+  char* at_;
 };
 
 // Reads what Writer wrote; the first shortfall sets error() and makes every later read a no-op.
@@ -67,7 +83,8 @@ class Reader {
   std::string error_;
 };
 
-void EncodeJob(Writer& w, const JobRecord& j, bool insert) {
+template <typename W>
+void EncodeJob(W& w, const JobRecord& j, bool insert) {
   if (insert) w.Str(j.jid);
   w.Int(static_cast<uint8_t>(j.state));
   w.Str(j.queue);
@@ -95,7 +112,8 @@ void DecodeJob(Reader& r, JobRecord& j, bool insert) {
   j.payload = r.Str("a payload");
 }
 
-void EncodeHostState(Writer& w, const HostStateRecord& h) {
+template <typename W>
+void EncodeHostState(W& w, const HostStateRecord& h) {
   w.Str(h.host);
   w.Int(h.breaker_open_until_us);
   w.Int(h.breaker_series_openings);
@@ -115,7 +133,8 @@ void DecodeHostState(Reader& r, HostStateRecord& h) {
   h.retry_after_until_us = r.Int<int64_t>("a Retry-After time");
 }
 
-void EncodeChange(Writer& w, const Change& c) {
+template <typename W>
+void EncodeChange(W& w, const Change& c) {
   using K = Change::Kind;
   w.Int(static_cast<uint8_t>(c.kind));
   w.Int(c.id);
@@ -212,7 +231,13 @@ Change DecodeChange(Reader& r) {
 }  // namespace
 
 void EncodeChanges(const std::vector<Change>& changes, std::string& out) {
-  Writer w(out);
+  // Sized first, then written in place: one growth of `out` instead of one per field.
+  Sizer size;
+  size.Int(static_cast<uint32_t>(changes.size()));
+  for (const Change& c : changes) EncodeChange(size, c);
+  const size_t at = out.size();
+  out.resize(at + size.bytes());
+  Writer w(out.data() + at);
   w.Int(static_cast<uint32_t>(changes.size()));
   for (const Change& c : changes) EncodeChange(w, c);
 }
