@@ -296,17 +296,23 @@ void AppendThenCopyAsKilled(const std::string& path, int64_t n, const std::strin
   }
 }
 
-TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
-  std::string killed = (dir_ / "killed.db").string();
-  AppendThenCopyAsKilled(path_, 50, killed, /*with_redo=*/true);
+// Opens the store at `path` twice (the first open commits its redo log, the second finds the
+// jobs in the database), each time with `queued` jobs queued.
+void ExpectOpenedTwiceWithQueued(const std::string& path, size_t queued) {
   TestLoop loop;
-  for (int open = 0; open < 2; ++open) {  // the second open finds them in the database
-    SqliteChangeLog log(killed, loop.poster(), "process");
+  for (int open = 0; open < 2; ++open) {
+    SqliteChangeLog log(path, loop.poster(), "process");
     MemoryState state;
     Status s = log.Load(state);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(state.Stats().enqueued, 50u) << "open " << open;
+    EXPECT_EQ(state.Stats().enqueued, queued) << "open " << open;
   }
+}
+
+TEST_F(RedoLogTest, AKilledStoreCommitsItsRedoLogAtOpen) {
+  std::string killed = (dir_ / "killed.db").string();
+  AppendThenCopyAsKilled(path_, 50, killed, /*with_redo=*/true);
+  ExpectOpenedTwiceWithQueued(killed, 50);
 }
 
 TEST_F(RedoLogTest, AKilledStoreCommitsTheRecordsOfBothRegionsAtOpen) {
@@ -318,14 +324,7 @@ TEST_F(RedoLogTest, AKilledStoreCommitsTheRecordsOfBothRegionsAtOpen) {
   std::string magic(4, '\0');
   in.read(magic.data(), 4);
   EXPECT_EQ(magic, "BHR1") << "the second region holds records";
-  TestLoop loop;
-  for (int open = 0; open < 2; ++open) {  // the second open finds them in the database
-    SqliteChangeLog log(killed, loop.poster(), "process");
-    MemoryState state;
-    Status s = log.Load(state);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(state.Stats().enqueued, 300u) << "open " << open;
-  }
+  ExpectOpenedTwiceWithQueued(killed, 300);
 }
 
 // The number of the last commit, from the store's side file `path`-commits.
