@@ -25,8 +25,8 @@
 //   changes): it writes what it takes into it (state updates, records and counters only at the
 //   commit, the last per row: sqlite_write_behind.h), answers reads from it (the rows as the
 //   logged changes left them), posts the answers it owes, and commits when the delay is over. It
-//   commits at once when it took a change the loop did not log, and before a checkpoint, a
-//   writer task, a reset of a full redo log or Close. The loop logs while the redo log has room:
+//   commits at once when it took a change the loop did not log or found the redo log full, and
+//   before a checkpoint, a writer task or Close. The loop logs while the redo log has room:
 //   it has two regions of kRedoRegionBytes (redo_log.h), and the loop moves to the other one
 //   once the one it appends to holds kRedoSwitchBytes and the writer has committed every record
 //   of the other (the writer tells the log what it committed after each commit), so that the
