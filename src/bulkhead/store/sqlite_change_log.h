@@ -108,6 +108,7 @@
 #include "bulkhead/store/sqlite_statements.h"
 #include "bulkhead/store/sqlite_write_behind.h"
 #include "bulkhead/store/store.h"
+#include "bulkhead/util/log_limiter.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -370,10 +371,11 @@ class SqliteChangeLog final : public ChangeLog {
   bool gathering_ = false;         // guarded by mu_: the writer waits in GatherLocked
   bool redo_full_ = false;   // guarded by mu_: a record found no room, until a commit frees some
   uint64_t redo_fills_ = 0;  // guarded by mu_: how many times redo_full_ was set
-  std::chrono::steady_clock::time_point redo_full_logged_;  // guarded by mu_: its last warning
-  Owner owner_ = Owner::kNobody;                            // guarded by mu_
-  bool flush_posted_ = false;  // guarded by mu_: a FlushOnLoop is on its way
-  bool stopping_ = false;      // guarded by mu_
+  // Guarded by mu_: the full log's warning, at most once a minute (the count says how many).
+  LogLimiter redo_full_log_{SystemClock::Instance(), std::chrono::minutes(1), 1};
+  Owner owner_ = Owner::kNobody;  // guarded by mu_
+  bool flush_posted_ = false;     // guarded by mu_: a FlushOnLoop is on its way
+  bool stopping_ = false;         // guarded by mu_
   // Answers (durable callbacks, reads) the writer owes or posted that the loop has not run yet:
   // counted up by the writer when it takes a batch (under mu_), down by the loop.
   std::shared_ptr<std::atomic<int>> answers_in_flight_ = std::make_shared<std::atomic<int>>(0);

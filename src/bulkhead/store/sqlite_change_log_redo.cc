@@ -43,9 +43,7 @@ void SqliteChangeLog::LogLocked(std::vector<std::function<void(Status)>>& answer
     // a minute (an overloaded disk fills it again and again).
     ++redo_fills_;
     redo_full_ = true;
-    auto now = std::chrono::steady_clock::now();
-    if (redo_fills_ == 1 || now - redo_full_logged_ >= std::chrono::minutes(1)) {
-      redo_full_logged_ = now;
+    if (redo_full_log_.Admit("full")) {
       spdlog::warn(
           "sqlite store {}: the redo log is full (the writer is a whole region behind); changes "
           "wait for its commits until it catches up ({} times since the start)",
